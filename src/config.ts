@@ -1,0 +1,302 @@
+/**
+ * Every setting Candor reads from the environment, in one place (DESIGN.md, "Configuration").
+ *
+ * Each key is declared once, as a `Setting`: its environment name, its default, its meaning and
+ * the `Config` that reads and validates it. The `Config` (with `Config.withDefault` and
+ * `Config.withDescription`) and the `configDocs` table (README, `candor --help`) are both derived
+ * from that one declaration, so code and documentation cannot drift apart.
+ *
+ * An empty variable (`PORT=`) counts as unset, as it does in most `.env` tooling.
+ * Secrets are `Redacted`: they print as `<redacted>` and never reach a log line.
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+
+export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfig, {
+  /** Port of the management API (and of `/health/*`). */
+  readonly port: number
+  /** Port of the LLM gateway that SDKs point at. */
+  readonly gatewayPort: number
+  /** Address both servers bind to. */
+  readonly host: string
+  /** Directory of the embedded database and of generated keys; created at start. */
+  readonly dataDir: string
+  /** PostgreSQL connection string; `None` selects the embedded PGlite database in `dataDir`. */
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** NATS server with JetStream; `None` selects the in-process bus. */
+  readonly natsUrl: Option.Option<string>
+  /** Prefix of every NATS subject, stream and KV bucket, so deployments can share one server. */
+  readonly natsPrefix: string
+  /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
+  readonly anthropicBaseUrl: string
+  /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
+  readonly openaiBaseUrl: string
+  /** Upstream for `/gemini/*`. A bare origin: the SDK's paths start with `/v1beta`. */
+  readonly geminiBaseUrl: string
+  /** The judge: `rules` (offline), or `anthropic:<model>` / `openai:<model>`. */
+  readonly analysisModel: string
+  /** Base URL of the LLM judge; `None` uses the provider's public URL. */
+  readonly analysisBaseUrl: Option.Option<string>
+  /** API key of the LLM judge. */
+  readonly analysisApiKey: Option.Option<Redacted.Redacted>
+  /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
+  readonly authJwtSecret: Option.Option<Redacted.Redacted>
+  /** JWKS endpoint of the identity provider (asymmetric tokens). */
+  readonly authJwksUrl: Option.Option<string>
+  /** Required `iss` claim of identity-provider tokens. */
+  readonly authJwtIssuer: Option.Option<string>
+  /** Required `aud` claim of identity-provider tokens. */
+  readonly authJwtAudience: Option.Option<string>
+  /** The administrative key; `None` refuses every service-role call. */
+  readonly serviceRoleKey: Option.Option<Redacted.Redacted>
+  /** Ed25519 private key of certificates and tree heads; `None` generates one into `dataDir`. */
+  readonly signingKey: Option.Option<Redacted.Redacted>
+  /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
+  readonly logOrigin: string
+  /** Least severe level that is logged. */
+  readonly logLevel: LogLevel.LogLevel
+}>() {}
+
+type Settings = CandorConfig["Type"]
+
+export const defaults: Settings = {
+  port: 8080,
+  gatewayPort: 8081,
+  host: "127.0.0.1",
+  dataDir: "./.candor",
+  databaseUrl: Option.none(),
+  natsUrl: Option.none(),
+  natsPrefix: "candor",
+  anthropicBaseUrl: "https://api.anthropic.com",
+  openaiBaseUrl: "https://api.openai.com",
+  geminiBaseUrl: "https://generativelanguage.googleapis.com",
+  analysisModel: "rules",
+  analysisBaseUrl: Option.none(),
+  analysisApiKey: Option.none(),
+  authJwtSecret: Option.none(),
+  authJwksUrl: Option.none(),
+  authJwtIssuer: Option.none(),
+  authJwtAudience: Option.none(),
+  serviceRoleKey: Option.none(),
+  signingKey: Option.none(),
+  logOrigin: "candor.local",
+  logLevel: LogLevel.Info
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readers: `Config.nested(…, key)` around the parser, so every error names the variable.
+
+/** A parser from the raw text to `A`; `Left(message)` becomes an InvalidData error at the key. */
+type Parse<A> = (text: string) => Either.Either<A, string>
+
+const reader = <A>(parse: Parse<A>) => (key: string): Config.Config<A> =>
+  Config.string().pipe(
+    Config.mapOrFail((raw) => {
+      const text = raw.trim()
+      if (text === "") return Either.left(ConfigError.MissingData([], `${key} is empty`))
+      return Either.mapLeft(parse(text), (message) => ConfigError.InvalidData([], `${key} ${message}`))
+    }),
+    Config.nested(key)
+  )
+
+const text = reader(Either.right)
+
+const port = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 65535
+    ? Either.right(n)
+    : Either.left(`must be a TCP port between 1 and 65535, got "${text}"`)
+})
+
+/** An absolute http(s) URL, without a trailing slash so that `${base}${path}` is right. */
+const parseHttpUrl: Parse<string> = (text) => {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
+    ? Either.right(text.replace(/\/+$/, ""))
+    : Either.left(`must be an absolute http:// or https:// URL, got "${text}"`)
+}
+const httpUrl = reader(parseHttpUrl)
+
+/** The gateway forwards `/openai/v1/…` as `/v1/…`, so a base ending in `/v1` would double it. */
+const openaiUrl = reader((text) =>
+  Either.flatMap(parseHttpUrl(text), (url) =>
+    url.endsWith("/v1")
+      ? Either.left(`must be the bare origin, without /v1 (the gateway forwards the /v1 clients send), got "${text}"`)
+      : Either.right(url))
+)
+
+const natsUrl = reader((text) =>
+  // The NATS client also accepts a comma-separated list of servers.
+  text.split(",").every((s) => URL.canParse(s.trim()))
+    ? Either.right(text)
+    : Either.left(`must be a NATS URL such as nats://127.0.0.1:4222, got "${text}"`)
+)
+
+// Validated after redaction, so that neither the value nor a message quoting it can leak
+// (Config.redacted also blanks the messages of errors raised beneath it).
+const postgresUrl = (key: string) =>
+  Config.redacted(text(key)).pipe(Config.mapOrFail((url) =>
+    /^postgres(ql)?:\/\//.test(Redacted.value(url)) && URL.canParse(Redacted.value(url))
+      ? Either.right(url)
+      : Either.left(ConfigError.InvalidData([key], `${key} must be a postgres:// or postgresql:// URL (value not shown)`))
+  ))
+
+const secret = (key: string) => Config.redacted(text(key))
+
+// NATS forbids `.`, `*`, `>` and spaces in stream names; KV buckets allow only these characters.
+const natsPrefix = reader((text) =>
+  /^[A-Za-z0-9_-]+$/.test(text)
+    ? Either.right(text)
+    : Either.left(`may contain only letters, digits, "-" and "_", got "${text}"`)
+)
+
+const analysisModel = reader((text) =>
+  text === "rules" || /^(anthropic|openai):\S+$/.test(text)
+    ? Either.right(text)
+    : Either.left(`must be "rules", "anthropic:<model>" or "openai:<model>", got "${text}"`)
+)
+
+// The origin is the first line of a signed note (C2SP tlog-checkpoint): no spaces or newlines.
+const logOrigin = reader((text) =>
+  /^\S+$/.test(text) ? Either.right(text) : Either.left(`must not contain whitespace, got "${text}"`)
+)
+
+const logLevel = reader((text) => {
+  const level = LogLevel.allLevels.find((l) => l.label === text.toUpperCase())
+  return level !== undefined
+    ? Either.right(level)
+    : Either.left(`must be one of ${LogLevel.allLevels.map((l) => l.label.toLowerCase()).join(", ")}, got "${text}"`)
+})
+
+// ---------------------------------------------------------------------------------------------
+// Settings: one declaration per key.
+
+/** One row of the configuration table, as shown in the README and `candor --help`. */
+export interface ConfigDoc {
+  readonly key: string
+  readonly default: string
+  readonly description: string
+}
+
+interface Setting<A> extends ConfigDoc {
+  readonly config: Config.Config<A>
+}
+
+const withDefault = <A>(
+  key: string,
+  read: (key: string) => Config.Config<A>,
+  fallback: A,
+  description: string,
+  shown: string = String(fallback)
+): Setting<A> => ({
+  key,
+  default: shown,
+  description,
+  config: read(key).pipe(Config.withDefault(fallback), Config.withDescription(description))
+})
+
+const optional = <A>(
+  key: string,
+  read: (key: string) => Config.Config<A>,
+  whenUnset: string,
+  description: string
+): Setting<Option.Option<A>> => ({
+  key,
+  default: `unset (${whenUnset})`,
+  description,
+  config: read(key).pipe(Config.withDescription(description), Config.option)
+})
+
+const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
+  port: withDefault("PORT", port, defaults.port, "Port of the management API and /health"),
+  gatewayPort: withDefault("GATEWAY_PORT", port, defaults.gatewayPort, "Port of the LLM gateway"),
+  host: withDefault("HOST", text, defaults.host, "Bind address of both servers"),
+  dataDir: withDefault("CANDOR_DATA_DIR", text, defaults.dataDir, "Embedded database and generated keys"),
+  databaseUrl: optional("DATABASE_URL", postgresUrl, "embedded PGlite", "PostgreSQL connection string (secret)"),
+  natsUrl: optional("NATS_URL", natsUrl, "in-process bus", "NATS server with JetStream"),
+  natsPrefix: withDefault(
+    "CANDOR_NATS_PREFIX",
+    natsPrefix,
+    defaults.natsPrefix,
+    "Prefix of every NATS subject, stream and KV bucket"
+  ),
+  anthropicBaseUrl: withDefault(
+    "ANTHROPIC_BASE_URL",
+    httpUrl,
+    defaults.anthropicBaseUrl,
+    "Upstream of /anthropic/*"
+  ),
+  openaiBaseUrl: withDefault(
+    "OPENAI_BASE_URL",
+    openaiUrl,
+    defaults.openaiBaseUrl,
+    "Upstream of /openai/* (bare origin, without /v1)"
+  ),
+  geminiBaseUrl: withDefault("GEMINI_BASE_URL", httpUrl, defaults.geminiBaseUrl, "Upstream of /gemini/*"),
+  analysisModel: withDefault(
+    "ANALYSIS_MODEL",
+    analysisModel,
+    defaults.analysisModel,
+    "Judge: rules, anthropic:<model> or openai:<model>"
+  ),
+  analysisBaseUrl: optional("ANALYSIS_BASE_URL", httpUrl, "the provider's public URL", "Base URL of the LLM judge"),
+  analysisApiKey: optional("ANALYSIS_API_KEY", secret, "none", "API key of the LLM judge (secret)"),
+  authJwtSecret: optional(
+    "AUTH_JWT_SECRET",
+    secret,
+    "a dev secret in the data dir",
+    "HMAC secret of identity-provider tokens (secret)"
+  ),
+  authJwksUrl: optional("AUTH_JWKS_URL", httpUrl, "none", "JWKS URL of the identity provider"),
+  authJwtIssuer: optional("AUTH_JWT_ISSUER", text, "not checked", "Required iss claim of tokens"),
+  authJwtAudience: optional("AUTH_JWT_AUDIENCE", text, "not checked", "Required aud claim of tokens"),
+  serviceRoleKey: optional(
+    "SERVICE_ROLE_KEY",
+    secret,
+    "service-role calls refused",
+    "The administrative key (secret)"
+  ),
+  signingKey: optional("SIGNING_KEY", secret, "generated into the data dir", "Ed25519 private key (secret)"),
+  logOrigin: withDefault(
+    "CANDOR_LOG_ORIGIN",
+    logOrigin,
+    defaults.logOrigin,
+    "Log origin: tree heads name <origin>/agents/<agent_id>"
+  ),
+  logLevel: withDefault(
+    "LOG_LEVEL",
+    logLevel,
+    defaults.logLevel,
+    "Least severe level logged: all, trace, debug, info, warn, error, fatal, off",
+    "info"
+  )
+}
+
+/** The configuration table, in declaration order: the source of the README table and `--help`. */
+export const configDocs: ReadonlyArray<ConfigDoc> = Object.values(settings).map(
+  ({ default: def, description, key }) => ({ key, default: def, description })
+)
+
+/** Reads and validates every setting. */
+export const config: Config.Config<Settings> = Config.all(
+  Object.fromEntries(Object.entries(settings).map(([field, s]) => [field, s.config]))
+) as Config.Config<Settings> // the mapped type of `settings` guarantees the shape
+
+/** Only LOG_LEVEL: the logger is set up before (and even without) the rest of the configuration. */
+export const logLevelConfig: Config.Config<LogLevel.LogLevel> = settings.logLevel.config
+
+/** Fixed settings over the defaults: for tests and embedding. */
+export const layer = (options?: Partial<Settings>): Layer.Layer<CandorConfig> =>
+  Layer.succeed(CandorConfig, { ...defaults, ...options })
+
+/** Settings from the current ConfigProvider: the process environment, unless a test replaces it. */
+export const layerFromEnv: Layer.Layer<CandorConfig, ConfigError.ConfigError> = Layer.effect(
+  CandorConfig,
+  config
+)

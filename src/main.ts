@@ -1,0 +1,38 @@
+/**
+ * Entry point (`bin/candor.js` loads it): runs the CLI with JSON logs at LOG_LEVEL.
+ * NodeRuntime.runMain interrupts the program on SIGINT/SIGTERM, so every scope finalizer (server
+ * close, later consumer drains) runs before the process exits.
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import { run } from "./cli.js"
+import { logLevelConfig } from "./config.js"
+
+const LogLevelLive = Layer.unwrapEffect(Effect.map(logLevelConfig, Logger.minimumLogLevel))
+
+/** One JSON line per failure; runMain's own reporting would bypass the JSON logger. */
+const report = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  const failure = Cause.failureOption(cause)
+  // @effect/cli has already printed the usage error.
+  if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return Effect.void
+  if (Option.isSome(failure) && ConfigError.isConfigError(failure.value)) {
+    return Effect.logError("invalid configuration").pipe(Effect.annotateLogs("error", String(failure.value)))
+  }
+  return Effect.logError("candor stopped on an error", cause)
+}
+
+const main = Effect.suspend(() => run(process.argv)).pipe(
+  Effect.provide(LogLevelLive),
+  Effect.tapErrorCause(report),
+  Effect.provide([Logger.json, NodeContext.layer])
+)
+
+NodeRuntime.runMain(main, { disablePrettyLogger: true, disableErrorReporting: true })

@@ -1,0 +1,58 @@
+/**
+ * `candor serve`: the layers one process runs. Today that is the HTTP server on HOST:PORT with the
+ * health probes; the gateway, API, workers and prover join here as their adapters land, each
+ * behind the roles that select it.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import { resolve } from "node:path"
+import { CandorConfig } from "./config.js"
+import { HealthRoutes } from "./http/health.js"
+import { NotFoundLive } from "./http/not-found.js"
+
+/** What one process can be; `all` is every role at once (the embedded default). */
+export const roles = ["gateway", "api", "worker", "prover"] as const
+export type Role = (typeof roles)[number]
+export const roleChoices = ["all", ...roles] as const
+export type RoleChoice = (typeof roleChoices)[number]
+
+export const selectRoles = (choice: RoleChoice): ReadonlyArray<Role> => (choice === "all" ? roles : [choice])
+
+/** Creates CANDOR_DATA_DIR (and its parents) before anything wants to write there. */
+const DataDirLive = Layer.effectDiscard(Effect.gen(function*() {
+  const { dataDir } = yield* CandorConfig
+  const fs = yield* FileSystem.FileSystem
+  yield* fs.makeDirectory(dataDir, { recursive: true })
+}))
+
+/** The HTTP server on HOST:PORT; it also provides `HttpServer`, so callers can read the bound address. */
+const HttpLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ host, port }) =>
+  HttpLayerRouter.serve(Layer.mergeAll(HealthRoutes, NotFoundLive), { disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
+  )
+))
+
+/** One structured line once the server is bound (the port may be ephemeral), one when stopping. */
+const announce = (selected: ReadonlyArray<Role>) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const { dataDir } = yield* CandorConfig
+    const { address } = yield* HttpServer.HttpServer
+    yield* Effect.log("listening").pipe(Effect.annotateLogs({
+      url: HttpServer.formatAddress(address),
+      roles: selected,
+      dataDir: resolve(dataDir)
+    }))
+    yield* Effect.addFinalizer(() => Effect.log("shutting down"))
+  }))
+
+/** Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
+export const ServeLive = (selected: ReadonlyArray<Role>) =>
+  announce(selected).pipe(
+    Layer.provideMerge(HttpLive),
+    Layer.provide(DataDirLive)
+  )
