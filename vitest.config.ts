@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // Tests read the official vectors from ../shared/vectors; a missing folder must fail, not skip.
-    testTimeout: 30_000
+    // Tests read the official vectors from ../shared/vectors; a missing folder fails, never skips.
+    testTimeout: 30_000,
+    reporters: ["default", "./test/summary-reporter.ts"]
   }
 })

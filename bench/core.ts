@@ -9,11 +9,11 @@ import * as ed from "@noble/ed25519"
 import { sha512 } from "@noble/hashes/sha2.js"
 import { MerkleTree } from "merkletreejs"
 import { createHash, randomBytes } from "node:crypto"
-import { toHex } from "../core/bytes.js"
-import { type Certificate, concernsHash, signCertificate, verifyCertificate } from "../core/certificate.js"
+import { attest, emptyLogState } from "../core/attestation.js"
+import { type Certificate, signCertificateBody, verifyCertificate } from "../core/certificate.js"
 import { appendToChain, type ChainEntry, genesisHead } from "../core/chain.js"
 import { sha256 } from "../core/hash.js"
-import { leafHash, MemoryMerkleLog, verifyInclusion } from "../core/merkle.js"
+import { leafHash, MemoryMerkleLog, verifyConsistency, verifyInclusion } from "../core/merkle.js"
 import { generateSigningKey, verifySignaturePortable } from "../core/signing.js"
 
 ed.hashes.sha512 = sha512
@@ -106,35 +106,40 @@ for (const size of [1e3, 1e5, 1e6]) {
   })
 }
 
-// Inclusion proof generation and verification at 1e6 leaves.
+// Inclusion proof generation and verification at 1e6 leaves, apart and together.
 {
   const log = logs.get(1e6)!
   const size = log.size
   const root = log.root()
-  const r = rate((i) => {
-    const index = (i * 7919) % size
-    const proof = log.inclusionProof(index, size)
+  const indexOf = (i: number) => (i * 7919) % size
+  const proofs = Array.from({ length: 1024 }, (_, i) => log.inclusionProof(indexOf(i), size))
+  const verify = (i: number, proof: ReadonlyArray<Uint8Array>) => {
+    const index = indexOf(i)
     if (!verifyInclusion({ leafIndex: index, treeSize: size, leafHash: leaves[index % leaves.length]!, proof, root })) {
       throw new Error("proof did not verify")
     }
-  })
+  }
+  rows.push({ name: "inclusion proof generation @ 1M", opsPerSec: rate((i) => log.inclusionProof(indexOf(i), size)) })
+  rows.push({ name: "inclusion proof verification @ 1M", opsPerSec: rate((i) => verify(i % 1024, proofs[i % 1024]!)) })
+  const r = rate((i) => verify(i, log.inclusionProof(indexOf(i), size)))
   rows.push({ name: "inclusion proof + verify @ 1M", opsPerSec: r, target: "≥ 50k/s", met: r >= 50_000 })
+  const c = rate((i) => {
+    const size1 = 1 + ((i * 104729) % (size - 1))
+    const proof = log.consistencyProof(size1, size)
+    if (!verifyConsistency({ size1, size2: size, proof, root1: log.root(size1), root2: root })) throw new Error("inconsistent")
+  }, 400, 16)
+  rows.push({ name: "consistency proof + verify @ 1M (old root rebuilt each time)", opsPerSec: c })
 }
 
-// Certificates: one full attestation (chain + Merkle + sign), then verification.
-const attestLog = new MemoryMerkleLog()
-let attestHead = genesisHead("agent-bench")
+// Certificates: one full attestation (verdict, chain, Merkle frontier, sign), then verification.
 const CONCERNS = [
   { category: "undeclared_intent" as const, severity: "medium" as const, description: "acts beyond the stated task", relevant_conscience_value: null }
 ]
-const CONCERNS_HASH = concernsHash(CONCERNS)
-const attest = (): Certificate => {
-  const entry = { ...entryAt(attestHead.position), concerns_hash: CONCERNS_HASH }
-  const step = appendToChain(attestHead, entry)
-  attestHead = step.head
-  const leaf = leafHash(step.head.hash)
-  const index = attestLog.append(leaf)
-  return signCertificate(
+let logState = emptyLogState("agent-bench")
+const attestNext = (): Certificate => {
+  const entry = entryAt(logState.head.position)
+  const result = attest(
+    logState,
     {
       certificate_id: `cert-${entry.checkpoint_id.slice(3)}`,
       issued_at: entry.timestamp,
@@ -146,48 +151,35 @@ const attest = (): Certificate => {
         timestamp: entry.timestamp
       },
       claims: {
-        verdict: "review_needed",
         concerns: CONCERNS,
         boundary_values: ["boundary-no-deception"],
         reasoning_summary: "one medium concern",
         analysis_model: "rules",
         extraction_confidence: 1
       },
-      input_commitments: {
-        thinking_block_hash: HEX64,
-        card_hash: HEX64,
-        values_hash: HEX64,
-        analysis_hash: HEX64,
-        model: entry.model
-      },
-      chain: { position: entry.position, prev_hash: step.link.prev_hash, hash: step.link.hash },
-      merkle: {
-        leaf_index: index,
-        leaf_hash: toHex(leaf),
-        tree_size: attestLog.size,
-        root: toHex(attestLog.root()),
-        inclusion_proof: attestLog.inclusionProof(index).map(toHex)
-      },
-      verdict_proof: null
+      input_commitments: { thinking_block_hash: HEX64, card_hash: HEX64, values_hash: HEX64, analysis_hash: HEX64, model: entry.model }
     },
     key
   )
+  logState = result.state
+  return result.certificate
 }
 {
-  const r = rate(() => attest())
-  rows.push({ name: "full attestation (chain + merkle + sign)", opsPerSec: r, target: "< 0.1 ms each", met: r >= 10_000 })
+  const r = rate(() => attestNext())
+  rows.push({ name: "full attestation (verdict + chain + merkle + sign)", opsPerSec: r, target: "< 0.1 ms each", met: r >= 10_000 })
+  const body = (({ signature: _signature, ...rest }) => rest)(attestNext())
+  const signRate = rate(() => signCertificateBody(body, key))
   const message = randomBytes(400)
-  const signRate = rate(() => key.sign(message))
   const seed = key.exportSeed()
   const nobleSign = rate(() => ed.sign(message, seed), 400, 16)
   rows.push({
-    name: "certificate sign (Ed25519, node:crypto)",
+    name: "certificate sign (JCS + Ed25519, node:crypto)",
     opsPerSec: signRate,
-    baseline: { name: "@noble/ed25519 sign", opsPerSec: nobleSign },
+    baseline: { name: "@noble/ed25519 sign (signature only)", opsPerSec: nobleSign },
     target: "≥ 15k/s",
     met: signRate >= 15_000
   })
-  const certificates = Array.from({ length: 64 }, () => attest())
+  const certificates = Array.from({ length: 64 }, () => attestNext())
   const resolveKey = (id: string) => (id === key.keyId ? key.publicKey : undefined)
   const verifyRate = rate((i) => {
     if (!verifyCertificate(certificates[i % certificates.length], { resolveKey }).valid) throw new Error("invalid")

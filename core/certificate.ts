@@ -16,7 +16,7 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import { bytesEqual, fromBase64, fromHex, toBase64, toHex } from "./bytes.js"
-import { canonicalBytes, canonicalHash, tryCanonicalJson } from "./canonical.js"
+import { canonicalBytes, canonicalHash } from "./canonical.js"
 import { type ChainEntry, type ChainLink, verifyLink } from "./chain.js"
 import { leafHash, verifyInclusion } from "./merkle.js"
 import { type NoteVerifier, verifyCheckpointNote } from "./note.js"
@@ -48,6 +48,15 @@ export const concernsHash = (concerns: ReadonlyArray<CertificateConcern>): strin
     )
   )
 
+/** {@link concernsHash} for untrusted concerns: `undefined` when they have no canonical form. */
+const tryConcernsHash = (concerns: ReadonlyArray<CertificateConcern>): string | undefined => {
+  try {
+    return concernsHash(concerns)
+  } catch {
+    return undefined
+  }
+}
+
 /** The chain entry a certificate commits to, rebuilt from its own fields. */
 export const chainEntryOf = (certificate: Certificate): ChainEntry => ({
   agent_id: certificate.subject.agent_id,
@@ -72,23 +81,30 @@ export const signedBytes = (certificate: Omit<Certificate, "signature" | "verdic
   return canonicalBytes(signed)
 }
 
+/** Signs a complete certificate body: the signature is the only field added. */
+export const signCertificateBody = (body: Omit<Certificate, "signature">, key: SigningKey): Certificate => ({
+  ...body,
+  signature: toBase64(key.sign(signedBytes(body)))
+})
+
 /** Completes and signs a certificate; the verdict rules version and concerns hash are filled in here. */
-export const signCertificate = (unsigned: UnsignedCertificate, key: SigningKey): Certificate => {
-  const body = {
-    type: CERTIFICATE_TYPE,
-    version: CERTIFICATE_VERSION,
-    certificate_id: unsigned.certificate_id,
-    issued_at: unsigned.issued_at,
-    key_id: key.keyId,
-    subject: unsigned.subject,
-    claims: { ...unsigned.claims, concerns_hash: concernsHash(unsigned.claims.concerns), rules_version: RULES_VERSION },
-    input_commitments: unsigned.input_commitments,
-    chain: unsigned.chain,
-    merkle: unsigned.merkle,
-    verdict_proof: unsigned.verdict_proof
-  } satisfies Omit<Certificate, "signature">
-  return { ...body, signature: toBase64(key.sign(signedBytes(body))) }
-}
+export const signCertificate = (unsigned: UnsignedCertificate, key: SigningKey): Certificate =>
+  signCertificateBody(
+    {
+      type: CERTIFICATE_TYPE,
+      version: CERTIFICATE_VERSION,
+      certificate_id: unsigned.certificate_id,
+      issued_at: unsigned.issued_at,
+      key_id: key.keyId,
+      subject: unsigned.subject,
+      claims: { ...unsigned.claims, concerns_hash: concernsHash(unsigned.claims.concerns), rules_version: RULES_VERSION },
+      input_commitments: unsigned.input_commitments,
+      chain: unsigned.chain,
+      merkle: unsigned.merkle,
+      verdict_proof: unsigned.verdict_proof
+    },
+    key
+  )
 
 export interface CertificateChecks {
   readonly signature: boolean
@@ -125,10 +141,18 @@ const FAILED: CertificateChecks = { signature: false, chain: false, merkle: fals
 
 const decodeCertificate = Schema.decodeUnknownEither(IntegrityCertificate, { onExcessProperty: "error" })
 
+/** Key ids of resolved keys, remembered per key object: a resolver hands out the same keys again and again. */
+const keyIds = new WeakMap<Uint8Array, string>()
+const derivedKeyId = (publicKey: Uint8Array): string => {
+  let keyId = keyIds.get(publicKey)
+  if (keyId === undefined) keyIds.set(publicKey, (keyId = keyIdOf(publicKey)))
+  return keyId
+}
+
 const checkSignature = (cert: Certificate, options: VerifyCertificateOptions, errors: Array<string>): boolean => {
   const publicKey = options.resolveKey(cert.key_id)
   if (publicKey === undefined) return fail(errors, `signature: unknown key_id ${cert.key_id}`)
-  if (keyIdOf(publicKey) !== cert.key_id) return fail(errors, "signature: key_id is not derived from the resolved key")
+  if (derivedKeyId(publicKey) !== cert.key_id) return fail(errors, "signature: key_id is not derived from the resolved key")
   const signature = fromBase64(cert.signature)
   if (signature === undefined) return fail(errors, "signature: not base64")
   return verifySignature(publicKey, signedBytes(cert), signature) || fail(errors, "signature: does not verify")
@@ -137,9 +161,7 @@ const checkSignature = (cert: Certificate, options: VerifyCertificateOptions, er
 const checkVerdict = (cert: Certificate, errors: Array<string>): boolean => {
   const { claims } = cert
   if (claims.rules_version !== RULES_VERSION) return fail(errors, `verdict: unknown rules version ${claims.rules_version}`)
-  if (tryCanonicalJson(claims.concerns) === undefined || claims.concerns_hash !== concernsHash(claims.concerns)) {
-    return fail(errors, "verdict: concerns_hash does not match the concerns")
-  }
+  if (claims.concerns_hash !== tryConcernsHash(claims.concerns)) return fail(errors, "verdict: concerns_hash does not match the concerns")
   const derived = deriveVerdict(claims.concerns, claims.boundary_values)
   return derived === claims.verdict || fail(errors, `verdict: the rule gives ${derived}, the certificate claims ${claims.verdict}`)
 }

@@ -118,6 +118,16 @@ export const frontierRoot = (frontier: Frontier): Uint8Array => {
   return frontier.size === 0 ? emptyRoot.slice() : foldRight(frontier.hashes)
 }
 
+/**
+ * The inclusion proof of the leaf that `before` was extended by, in the tree of size `before.size + 1`:
+ * RFC 6962's PATH for the last leaf is the compact range to its left, smallest subtree first, so the
+ * attestation path gets its proof without hashing or reading a store.
+ */
+export const newestLeafProof = (before: Frontier): ReadonlyArray<Uint8Array> => {
+  assertFrontier(before)
+  return before.hashes.map((hash) => hash.slice()).reverse()
+}
+
 /** Reads the given nodes and folds them; `undefined` if any is missing (or is not a 32-byte hash). */
 const readFold = (nodes: ReadonlyArray<NodeId>, read: NodeReader): Uint8Array | undefined => {
   let acc: Uint8Array | undefined

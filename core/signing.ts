@@ -33,7 +33,7 @@
 import * as ed from "@noble/ed25519"
 import { sha512 } from "@noble/hashes/sha2.js"
 import { createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign as nodeSign, verify as nodeVerify } from "node:crypto"
-import { concatBytes, fromBase64, fromHex, toBase64, toHex } from "./bytes.js"
+import { bufferView, concatBytes, fromBase64, fromHex, toBase64, toHex } from "./bytes.js"
 import { sha256 } from "./hash.js"
 
 // noble's synchronous API needs a SHA-512; setting it is idempotent and does no I/O.
@@ -158,8 +158,6 @@ export const verifySignaturePortable = (publicKey: Uint8Array, message: Uint8Arr
     return false
   }
 }
-
-const bufferView = (buffer: Buffer): Uint8Array => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
 
 /** A signing key from a 32-byte RFC 8032 seed; `undefined` for anything else. */
 export const signingKeyFromSeed = (seed: Uint8Array): SigningKey | undefined => {
