@@ -1,0 +1,52 @@
+/**
+ * The judge: reads an agent's reasoning against its Alignment Card and conscience values and
+ * returns concerns. Layers: `rules` (offline, deterministic, the default) and an LLM judge
+ * (`anthropic:<model>` / `openai:<model>`). The verdict is never the judge's: the gateway derives it
+ * with `core/verdict.ts`; the judge's own verdict is kept only as a cross-check.
+ */
+import { Context, type Effect, Schema } from "effect"
+import type { AlignmentCard } from "../../core/schema/card.js"
+import type { Concern } from "../../core/schema/concern.js"
+import type { ConscienceValue } from "../../core/schema/conscience.js"
+import type { Verdict } from "../../core/schema/verdict.js"
+
+export interface AnalysisRequest {
+  /** The extracted reasoning. It lives only in memory for the call and is never logged. */
+  readonly thinking: string
+  readonly card: typeof AlignmentCard.Type | undefined
+  readonly conscienceValues: ReadonlyArray<typeof ConscienceValue.Type>
+  /** Recent verdicts of the session (AIP window), oldest first. */
+  readonly window: ReadonlyArray<{ readonly verdict: Verdict; readonly reasoning_summary: string }>
+  readonly provider: string
+  readonly model: string | undefined
+}
+
+export interface AnalysisResult {
+  /** Evidence is at most 200 characters (and redacted when configured). */
+  readonly concerns: ReadonlyArray<typeof Concern.Type>
+  readonly reasoning_summary: string
+  /** The judge's own verdict, if it gave one: a cross-check, never the verdict. */
+  readonly llm_verdict: Verdict | undefined
+  /** Which judge: `rules` or `anthropic:<model>` / `openai:<model>`. */
+  readonly analysis_model: string
+  readonly analysis_duration_ms: number
+  readonly thinking_tokens_original: number
+  readonly thinking_tokens_analyzed: number
+  readonly truncated: boolean
+  /** The judge's raw output (or the rules engine's JSON), whose hash becomes `analysis_hash`. */
+  readonly raw_analysis: string
+  readonly cross_validation_warnings: ReadonlyArray<string>
+}
+
+export class AnalysisFailed extends Schema.TaggedError<AnalysisFailed>()("AnalysisFailed", {
+  /** Human-readable and free of thinking text, keys and judge output. */
+  reason: Schema.String
+}) {}
+
+export class AnalysisModel extends Context.Tag("candor/AnalysisModel")<
+  AnalysisModel,
+  {
+    readonly name: string
+    readonly analyze: (request: AnalysisRequest) => Effect.Effect<AnalysisResult, AnalysisFailed>
+  }
+>() {}
