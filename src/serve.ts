@@ -9,9 +9,17 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { createServer } from "node:http"
 import { resolve } from "node:path"
+import { layerFromSpec } from "../adapters/analysis/layer.js"
+import { Bus } from "../adapters/bus/Bus.js"
+import { AgentState } from "../adapters/gateway/AgentState.js"
+import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
+import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
+import { providerAdapters } from "../adapters/providers/registry.js"
 import { CandorConfig } from "./config.js"
+import * as Gateway from "./gateway/server.js"
 import { HealthRoutes } from "./http/health.js"
 import { NotFoundLive } from "./http/not-found.js"
 
@@ -50,9 +58,34 @@ const announce = (selected: ReadonlyArray<Role>) =>
     yield* Effect.addFinalizer(() => Effect.log("shutting down"))
   }))
 
+/** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
+const AnalysisLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisModel }) =>
+    layerFromSpec(analysisModel, {
+      apiKey: Option.getOrUndefined(analysisApiKey),
+      baseUrl: Option.getOrUndefined(analysisBaseUrl)
+    })
+  )
+)
+
+/**
+ * The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange. Agent state and the bus are
+ * in-process until the actors (JetStream, PostgreSQL) take them over.
+ */
+const GatewayLive = Gateway.layer().pipe(
+  Layer.provide(GatewayInspector.layer()),
+  Layer.provide(Layer.mergeAll(
+    Layer.succeed(ProviderAdapters, providerAdapters),
+    AgentState.layerMemory,
+    Bus.layerMemory,
+    AnalysisLive
+  ))
+)
+
 /** Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const ServeLive = (selected: ReadonlyArray<Role>) =>
   announce(selected).pipe(
     Layer.provideMerge(HttpLive),
+    Layer.merge(selected.includes("gateway") ? Layer.discard(GatewayLive) : Layer.empty),
     Layer.provide(DataDirLive)
   )

@@ -36,6 +36,11 @@ export interface AnalysisResult {
   /** The judge's raw output (or the rules engine's JSON), whose hash becomes `analysis_hash`. */
   readonly raw_analysis: string
   readonly cross_validation_warnings: ReadonlyArray<string>
+  /**
+   * Set when no judge looked at the text (added, optional): the LLM judge returns a clear with
+   * `below_evidence_threshold` for reasoning under 100 estimated tokens, as AIP does.
+   */
+  readonly synthetic_reason?: "below_evidence_threshold"
 }
 
 export class AnalysisFailed extends Schema.TaggedError<AnalysisFailed>()("AnalysisFailed", {

@@ -45,11 +45,24 @@ export interface Extraction {
   readonly providerError: string | undefined
 }
 
+/** What a stream yielded: an `Extraction` plus how the stream ended and what was skipped. */
+export interface StreamExtraction extends Extraction {
+  /** False when the stream ended before its terminal event (truncated, disconnected). */
+  readonly complete: boolean
+  /**
+   * Events whose JSON did not parse: skipped, never thrown. Optional so that extractors written
+   * against the first version of this contract (tests' fakes) still type-check; ours always set it.
+   */
+  readonly malformedEvents?: number
+  /** Events dropped for exceeding the parser's size limit (memory stays bounded); optional likewise. */
+  readonly oversizedEvents?: number
+}
+
 /** Incremental extraction over a response stream: chunks arrive split at any byte. */
 export interface StreamExtractor {
   readonly push: (chunk: Uint8Array) => void
   /** Everything seen so far; `complete` is false when the stream ended before its terminal event. */
-  readonly finish: () => Extraction & { readonly complete: boolean }
+  readonly finish: () => StreamExtraction
 }
 
 export interface RequestInfo {

@@ -173,10 +173,11 @@ describe("bin/candor.js", () => {
 
   it("serve logs its address as JSON, answers, and exits 0 on SIGTERM", async () => {
     const port = await freePort()
+    const gatewayPort = await freePort()
     const dataDir = mkdtempSync(join(tmpdir(), "candor-serve-"))
     const child = spawn(process.execPath, [bin, "serve"], {
       cwd: tmpdir(),
-      env: { ...process.env, PORT: String(port), CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info" },
+      env: { ...process.env, PORT: String(port), GATEWAY_PORT: String(gatewayPort), CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "inherit"]
     })
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))

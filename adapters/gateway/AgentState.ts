@@ -1,0 +1,51 @@
+/**
+ * What the gateway must know about an agent before forwarding: its enforcement mode, what to do when
+ * analysis fails, whether it is contained, and a nudge waiting for its next request. The actors own
+ * this state and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory`
+ * is that copy for the embedded default and for tests.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { EnforcementMode, FailurePolicy } from "../../core/schema/verdict.js"
+
+export interface Containment {
+  readonly status: "paused" | "killed"
+  readonly reason: string
+  /** RFC 3339. */
+  readonly since: string
+}
+
+export interface AgentSettings {
+  readonly mode: EnforcementMode
+  readonly failurePolicy: FailurePolicy
+  readonly containment: Containment | undefined
+}
+
+/** An unknown agent: observe, fail open (the reference's default), not contained. */
+export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
+
+export class AgentState extends Context.Tag("candor/gateway/AgentState")<AgentState, {
+  readonly get: (agentId: string) => Effect.Effect<AgentSettings>
+  readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void>
+  /** The pending nudge, removed as it is read: each nudge is injected once. */
+  readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
+  readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>
+}>() {
+  static readonly layerMemory: Layer.Layer<AgentState> = Layer.sync(AgentState, () => {
+    const settings = new Map<string, AgentSettings>()
+    const nudges = new Map<string, string>()
+    return {
+      get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+      update: (agentId, patch) =>
+        Effect.sync(() => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })),
+      takeNudge: (agentId) =>
+        Effect.sync(() => {
+          const text = nudges.get(agentId)
+          nudges.delete(agentId)
+          return text
+        }),
+      setNudge: (agentId, text) => Effect.sync(() => void nudges.set(agentId, text))
+    }
+  })
+}

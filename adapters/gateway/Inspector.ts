@@ -1,0 +1,80 @@
+/**
+ * The seam between the pass-through proxy and the integrity pipeline. The gateway server calls it
+ * at three points of every exchange; the default (`layerNoop`) forwards everything untouched.
+ *
+ * 1. `beforeRequest`: may rewrite the body (a pending nudge) or answer instead of forwarding
+ *    (containment 403, policy 403). It also says whether the response must be held for a verdict.
+ * 2. `onResponse` / `onFailure`: the side path. `onResponse` returns the observer that gets a copy of
+ *    every body chunk and the outcome; `onFailure` hears of exchanges that never got response headers.
+ * 3. `completeNonStreaming`: only for held responses (`enforce` mode, non-streaming): the server has
+ *    buffered the body and waits for the verdict before answering.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
+import { type ExchangeOutcome, noopObserver, type ResponseObserver } from "../proxy/ExchangeOutcome.js"
+import type { ProviderName } from "../providers/provider.js"
+
+export interface InspectedRequest {
+  readonly provider: ProviderName
+  /** The upstream URL the request goes to (path and query as the client sent them). */
+  readonly url: URL
+  /** The client's headers, as Node parsed them (lowercase names); they carry keys: never log them. */
+  readonly headers: IncomingHttpHeaders
+  readonly body: Uint8Array
+}
+
+/** An answer the gateway gives itself instead of (or in place of) the upstream's. */
+export interface GatewayResponse {
+  readonly status: number
+  readonly headers: OutgoingHttpHeaders
+  readonly body: Uint8Array
+}
+
+export type RequestDecision =
+  | {
+    /** The body to send upstream: the client's bytes, or a rewrite (nudge injected). */
+    readonly forward: Uint8Array
+    /** Opaque to the server; handed back on the later calls. */
+    readonly context: unknown
+    /** Buffer the response and call `completeNonStreaming` before answering (enforce, non-streaming). */
+    readonly hold: boolean
+  }
+  | { readonly respond: GatewayResponse }
+
+export interface ResponseHead {
+  readonly status: number
+  readonly headers: IncomingHttpHeaders
+  /** True when the body streams (SSE or chunked without a length). */
+  readonly stream: boolean
+}
+
+export type HeldVerdict = { readonly pass: true } | { readonly respond: GatewayResponse }
+
+export class Inspector extends Context.Tag("candor/gateway/Inspector")<Inspector, {
+  readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
+  /** Synchronous and cheap: it runs between the upstream's headers and the client's. */
+  readonly onResponse: (context: unknown, head: ResponseHead) => ResponseObserver
+  /** The exchange ended before response headers: refused, timed out, or the client left. */
+  readonly onFailure: (context: unknown, outcome: ExchangeOutcome) => void
+  readonly completeNonStreaming: (
+    context: unknown,
+    response: { readonly status: number; readonly headers: IncomingHttpHeaders; readonly body: Uint8Array }
+  ) => Effect.Effect<HeldVerdict>
+}>() {
+  /** Forwards every request unchanged and observes nothing. */
+  static readonly layerNoop: Layer.Layer<Inspector> = Layer.succeed(Inspector, {
+    beforeRequest: (request) => Effect.succeed({ forward: request.body, context: undefined, hold: false }),
+    onResponse: () => noopObserver,
+    onFailure: () => {},
+    completeNonStreaming: () => Effect.succeed({ pass: true })
+  })
+}
+
+/** The gateway's own JSON answers: `{"error": …}` plus any structured members. */
+export const jsonResponse = (status: number, body: Record<string, unknown>): GatewayResponse => ({
+  status,
+  headers: { "content-type": "application/json" },
+  body: Buffer.from(JSON.stringify(body))
+})

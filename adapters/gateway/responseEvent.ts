@@ -1,0 +1,114 @@
+/**
+ * The one event the gateway publishes per response: a checkpoint draft and an AP-Trace draft
+ * (linked by construction: the checkpoint's `linked_trace_id` is the trace's id), hashes and
+ * metadata. Never prompt, response or thinking text: the thinking is represented by its SHA-256.
+ */
+import { randomUUID } from "node:crypto"
+import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
+import type { APTraceDraft } from "../../core/schema/trace.js"
+import type { SyntheticReason, Verdict } from "../../core/schema/verdict.js"
+import { recommendedAction } from "../../core/verdict.js"
+import type { AnalysisResult } from "../analysis/AnalysisModel.js"
+import type { Extraction } from "../providers/provider.js"
+import type { ExchangeOutcome } from "../proxy/ExchangeOutcome.js"
+
+export interface Judgement {
+  readonly verdict: Verdict
+  readonly thinkingHash: string | "none"
+  readonly analysis: AnalysisResult | undefined
+  readonly synthetic: SyntheticReason | undefined
+}
+
+export interface ResponseEvent {
+  readonly type: "gateway.response"
+  readonly agent_id: string
+  readonly session_id: string
+  readonly provider: string
+  readonly outcome: ExchangeOutcome
+  readonly checkpoint: IntegrityCheckpoint
+  readonly trace: APTraceDraft
+}
+
+export interface EventInput {
+  readonly agentId: string
+  readonly sessionId: string
+  readonly provider: string
+  readonly outcome: ExchangeOutcome
+  readonly extraction: Extraction | undefined
+  readonly judgement: Judgement
+  readonly now: Date
+}
+
+/** Before the actor binds the agent's active card. */
+export const UNBOUND_CARD = "card-unbound"
+
+export const buildResponseEvent = (input: EventInput): ResponseEvent => {
+  const { agentId, extraction, judgement, now, sessionId } = input
+  const timestamp = now.toISOString()
+  const traceId = `tr-${randomUUID()}`
+  const analysis = judgement.analysis
+  const toolCall = extraction?.toolCalls[0]
+  const trace: APTraceDraft = {
+    trace_id: traceId,
+    agent_id: agentId,
+    timestamp,
+    action: toolCall !== undefined
+      ? { type: "execute", name: toolCall.name, category: "bounded" }
+      : { type: "recommend", name: "respond", category: "bounded" },
+    decision: {
+      selected: toolCall?.name ?? "respond",
+      selection_reasoning: analysis?.reasoning_summary ?? "",
+      values_applied: []
+    },
+    context: {
+      session_id: sessionId,
+      metadata: { provider: input.provider, outcome: input.outcome.kind, verdict: judgement.verdict }
+    }
+  }
+  const checkpoint: IntegrityCheckpoint = {
+    checkpoint_id: `ic-${randomUUID()}`,
+    agent_id: agentId,
+    card_id: UNBOUND_CARD,
+    session_id: sessionId,
+    timestamp,
+    thinking_block_hash: judgement.thinkingHash,
+    provider: input.provider,
+    model: extraction?.model ?? "unknown",
+    verdict: judgement.verdict,
+    concerns: analysis?.concerns ?? [],
+    reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement.synthetic),
+    conscience_context: { values_checked: [], conflicts: [], supports: [], considerations: [], consultation_depth: "surface" },
+    // The session actor assigns the real position; the gateway does not see the window.
+    window_position: { index: 0, window_size: 0 },
+    analysis_metadata: {
+      analysis_model: analysis?.analysis_model ?? "none",
+      analysis_duration_ms: analysis?.analysis_duration_ms ?? 0,
+      thinking_tokens_original: analysis?.thinking_tokens_original ?? 0,
+      thinking_tokens_analyzed: analysis?.thinking_tokens_analyzed ?? 0,
+      truncated: analysis?.truncated ?? false,
+      extraction_confidence: extraction?.thinking?.confidence ?? null,
+      ...(analysis?.llm_verdict !== undefined ? { llm_verdict: analysis.llm_verdict } : {}),
+      ...(input.outcome.kind !== "complete" ? { partial: true } : {})
+    },
+    linked_trace_id: trace.trace_id,
+    re_evaluated_at: null,
+    original_verdict: null,
+    ...(judgement.synthetic !== undefined ? { synthetic: true, synthetic_reason: judgement.synthetic } : {}),
+    ...(analysis !== undefined && analysis.cross_validation_warnings.length > 0
+      ? { cross_validation_warnings: analysis.cross_validation_warnings }
+      : {})
+  }
+  return { type: "gateway.response", agent_id: agentId, session_id: sessionId, provider: input.provider, outcome: input.outcome, checkpoint, trace }
+}
+
+const syntheticSummary = (reason: SyntheticReason | undefined): string =>
+  reason === "analysis_failed" ? "analysis failed" : reason === "no_thinking_block" ? "no thinking block" : ""
+
+/** The text injected into the agent's next request after a violation in `nudge` mode. */
+export const nudgeText = (event: ResponseEvent): string => {
+  const concern = event.checkpoint.concerns[0]
+  return "[INTEGRITY NOTICE — Candor]\n" +
+    `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged as a boundary violation.\n` +
+    (concern !== undefined ? `Concern: ${concern.category} (${concern.severity}). ` : "") +
+    `Recommended action: ${recommendedAction(event.checkpoint.verdict, event.checkpoint.concerns)}.`
+}

@@ -1,0 +1,10 @@
+/** The provider adapters' public surface, for the gateway. */
+export type * from "./provider.js"
+export { anthropicAdapter } from "./anthropic.js"
+export { openaiAdapter } from "./openai.js"
+export { geminiAdapter } from "./gemini.js"
+export { adapterFor, isProviderName, PROVIDER_NAMES, providerAdapters, providerFromPath, type ProviderRoute } from "./registry.js"
+export { inferThinking } from "./fallback.js"
+export { RESPOND_ACTION, traceActionOf, type TraceAction, type TraceActionCategory, type TraceActionType } from "./trace-action.js"
+export { keyHashesEqual, sha256Hex } from "./identity.js"
+export { createSseParser, DEFAULT_MAX_EVENT_CHARS, type SseEvent, type SseParser } from "./sse.js"

@@ -1,0 +1,33 @@
+/**
+ * How one proxied exchange ended, as the side path hears of it. Every exchange reports exactly one
+ * outcome, so a disconnect or an upstream failure is recorded rather than lost.
+ *
+ * - `complete`: the upstream's body ended cleanly and was handed to the client in full.
+ * - `partial`: the body ended cleanly but its content was cut short (an SSE stream without its
+ *   terminal event). The proxy cannot know this; the Inspector, which parses, reports it.
+ * - `upstream_error`: connection refused, DNS failure, reset, or the upstream died mid-body.
+ * - `timeout`: connect, response-headers or idle-body timeout.
+ * - `client_aborted`: the client went away first; the upstream request was aborted.
+ */
+export type OutcomeKind = "complete" | "partial" | "upstream_error" | "timeout" | "client_aborted"
+
+export interface ExchangeOutcome {
+  readonly kind: OutcomeKind
+  /** The upstream status, when response headers arrived. */
+  readonly status: number | undefined
+  /** Body bytes received from the upstream (before any decoding). */
+  readonly bytes: number
+  /** A short machine-readable cause (an errno or undici code); never a header or body excerpt. */
+  readonly cause: string | undefined
+}
+
+/**
+ * The side observer of a response body. It runs on the event loop after each chunk has been handed to
+ * the client, so it must be cheap; the proxy catches anything it throws so the main path never sees it.
+ */
+export interface ResponseObserver {
+  readonly chunk: (bytes: Uint8Array) => void
+  readonly end: (outcome: ExchangeOutcome) => void
+}
+
+export const noopObserver: ResponseObserver = { chunk: () => {}, end: () => {} }

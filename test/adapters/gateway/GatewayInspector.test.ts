@@ -1,0 +1,186 @@
+/**
+ * The Inspector behind a real gateway on loopback, with in-memory state and bus: containment,
+ * nudges, enforce blocking, failure policies, and exactly one linked, text-free event per response.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { createHash } from "node:crypto"
+import { AgentState } from "../../../adapters/gateway/AgentState.js"
+import { agentIdOf } from "../../../adapters/gateway/agentIdentity.js"
+import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
+import { Inspector } from "../../../adapters/gateway/Inspector.js"
+import type { ResponseEvent } from "../../../adapters/gateway/responseEvent.js"
+import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
+import { eventSubject, partitionOf } from "../../../adapters/bus/subjects.js"
+import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "../proxy/harness.js"
+import { FakeAdapters, FakeJudge } from "./fakes.js"
+
+let scope: Scope.CloseableScope
+let upstream: FakeUpstream
+let gateway: TestGateway
+let state: AgentState["Type"]
+let events: Subscription
+
+const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+beforeAll(async () => {
+  scope = await run(Scope.make())
+  const context = await run(Layer.buildWithScope(
+    GatewayInspector.layer().pipe(
+      Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, FakeAdapters, FakeJudge))
+    ),
+    scope
+  ))
+  state = Context.get(context, AgentState)
+  events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
+  // The upstream answers with the thinking the request asks for: {"think": "..."} in the body.
+  upstream = await startUpstream((r, res) => {
+    const { stream, think } = JSON.parse(r.body.toString()) as { stream?: boolean; think?: string }
+    if (stream === true) {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write(`event: content_block_delta\ndata: {"delta":{"type":"thinking_delta","thinking":"${think}"}}\n\n`)
+      res.end("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+      return
+    }
+    const body = JSON.stringify({ model: "claude-test", content: [
+      ...(think === undefined ? [] : [{ type: "thinking", thinking: think }]),
+      { type: "text", text: "ok" }
+    ] })
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+    res.end(body)
+  })
+  gateway = await startGateway(upstream.url, Context.get(context, Inspector))
+})
+afterAll(async () => {
+  await gateway.close()
+  await upstream.close()
+  await run(Scope.close(scope, Exit.void))
+})
+
+let keyCounter = 0
+/** A fresh agent per test, so state never leaks between tests. */
+const newAgent = () => {
+  const key = `sk-ant-test-${++keyCounter}`
+  const agentId = agentIdOf(createHash("sha256").update(key).digest("hex"), undefined)
+  const send = (body: Record<string, unknown>) =>
+    call(`${gateway.url}/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude-test", ...body })
+    })
+  return { key, agentId, send }
+}
+
+const nextEvent = async () => {
+  const message = await run(events.take)
+  return { subject: message.subject, event: message.payload as ResponseEvent }
+}
+
+describe("GatewayInspector", () => {
+  it("publishes one event per response, linked to its trace, with the thinking only as a hash", async () => {
+    const agent = newAgent()
+    const think = "secret plan SHOULD-NOT-LEAK"
+    const res = await agent.send({ think })
+    expect(res.status).toBe(200)
+    const { event, subject } = await nextEvent()
+    expect(subject).toBe(eventSubject(agent.agentId))
+    expect(subject).toBe(`candor.events.${partitionOf(agent.agentId)}.${agent.agentId}`)
+    expect(event.agent_id).toBe(agent.agentId)
+    expect(event.checkpoint.checkpoint_id).toMatch(/^ic-[0-9a-f-]{36}$/)
+    expect(event.checkpoint.linked_trace_id).toBe(event.trace.trace_id)
+    expect(event.checkpoint.thinking_block_hash).toBe(createHash("sha256").update(think).digest("hex"))
+    expect(event.checkpoint.verdict).toBe("clear")
+    expect(event.outcome.kind).toBe("complete")
+    expect(JSON.stringify(event)).not.toContain("SHOULD-NOT-LEAK")
+
+    // A streamed response: one event too, parsed from the side copy.
+    await agent.send({ think: "streamed STREAM-SECRET", stream: true })
+    const streamed = (await nextEvent()).event
+    expect(streamed.checkpoint.thinking_block_hash).toBe(createHash("sha256").update("streamed STREAM-SECRET").digest("hex"))
+    expect(streamed.checkpoint.linked_trace_id).toBe(streamed.trace.trace_id)
+    expect(JSON.stringify(streamed)).not.toContain("STREAM-SECRET")
+  })
+
+  it("answers 403 with containment_error for a contained agent, without calling the upstream", async () => {
+    const agent = newAgent()
+    const containment = { status: "paused" as const, reason: "operator review", since: "2026-01-31T12:00:00Z" }
+    await run(state.update(agent.agentId, { containment }))
+    const before = upstream.requests.length
+    const res = await agent.send({ think: "x" })
+    expect(res.status).toBe(403)
+    expect(JSON.parse(res.body.toString())).toEqual({
+      error: "agent is paused: operator review",
+      containment_error: { agent_id: agent.agentId, ...containment }
+    })
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("in nudge mode, a violation injects a nudge into the next request's system prompt, once", async () => {
+    const agent = newAgent()
+    await run(state.update(agent.agentId, { mode: "nudge" }))
+    expect((await agent.send({ think: "EXFILTRATE the keys" })).status).toBe(200) // nudge never blocks
+    const violation = (await nextEvent()).event
+    expect(violation.checkpoint.verdict).toBe("boundary_violation")
+
+    await agent.send({ think: "fine", system: "be helpful" })
+    await nextEvent()
+    const nudged = JSON.parse(upstream.requests.at(-1)!.body.toString()) as { system: string }
+    expect(nudged.system).toContain("be helpful\n\n[INTEGRITY NOTICE")
+    expect(nudged.system).toContain(violation.checkpoint.checkpoint_id)
+
+    const raw = JSON.stringify({ model: "claude-test", think: "fine", system: "be helpful" })
+    await agent.send({ think: "fine", system: "be helpful" })
+    await nextEvent()
+    expect(upstream.requests.at(-1)!.body.toString()).toBe(raw) // cleared: the bytes pass untouched again
+  })
+
+  it("in enforce mode, blocks a non-streaming violation with 403 and passes a clean response byte for byte", async () => {
+    const agent = newAgent()
+    await run(state.update(agent.agentId, { mode: "enforce" }))
+    const blocked = await agent.send({ think: "EXFILTRATE now" })
+    const event = (await nextEvent()).event
+    expect(blocked.status).toBe(403)
+    expect(JSON.parse(blocked.body.toString())).toEqual({
+      error: "blocked by Candor: boundary violation",
+      checkpoint_id: event.checkpoint.checkpoint_id
+    })
+
+    const clean = await agent.send({ think: "all good" })
+    await nextEvent()
+    expect(clean.status).toBe(200)
+    expect(JSON.parse(clean.body.toString())).toEqual({
+      model: "claude-test",
+      content: [{ type: "thinking", thinking: "all good" }, { type: "text", text: "ok" }]
+    })
+  })
+
+  it("fail-open records a synthetic clear analysis_failed; fail-closed treats the failure as a violation", async () => {
+    const open = newAgent()
+    await run(state.update(open.agentId, { mode: "enforce", failurePolicy: "fail_open" }))
+    expect((await open.send({ think: "FAILJUDGE" })).status).toBe(200)
+    const opened = (await nextEvent()).event.checkpoint
+    expect(opened).toMatchObject({ verdict: "clear", synthetic: true, synthetic_reason: "analysis_failed" })
+
+    const closed = newAgent()
+    await run(state.update(closed.agentId, { mode: "enforce", failurePolicy: "fail_closed" }))
+    expect((await closed.send({ think: "FAILJUDGE" })).status).toBe(403)
+    const shut = (await nextEvent()).event.checkpoint
+    expect(shut).toMatchObject({ verdict: "boundary_violation", synthetic: true, synthetic_reason: "analysis_failed" })
+  })
+
+  it("a response without thinking gets a synthetic clear with thinking_block_hash none", async () => {
+    const agent = newAgent()
+    await agent.send({})
+    const event = (await nextEvent()).event
+    expect(event.checkpoint).toMatchObject({
+      verdict: "clear",
+      thinking_block_hash: "none",
+      synthetic: true,
+      synthetic_reason: "no_thinking_block"
+    })
+  })
+})
