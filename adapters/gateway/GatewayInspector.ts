@@ -7,6 +7,7 @@
  * fed by a bounded queue, so analysis never delays a byte to the client; a full queue is counted and
  * logged, never waited on.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -24,6 +25,10 @@ import { agentIdOf, derivedSessionId, headerText } from "./agentIdentity.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { buildResponseEvent, type Judgement, nudgeText, type ResponseEvent } from "./responseEvent.js"
+
+/** A loggable name for an unknown failure, never its message. */
+const errorKind = (error: unknown): string =>
+  typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : error instanceof Error ? error.name : typeof error
 
 /** What the request path learned, handed back on the response path. */
 interface Exchange {
@@ -155,7 +160,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
 
     yield* Queue.take(queue).pipe(
       Effect.flatMap(process),
-      Effect.catchAllCause((cause) => Effect.logWarning("gateway analysis failed", cause)),
+      // Only the error's kind: messages of parse errors can quote the text they failed on (thinking).
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("gateway analysis failed").pipe(
+          Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) })
+        )
+      ),
       Effect.forever,
       Effect.forkScoped
     )
