@@ -11,13 +11,13 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { createHash } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
 import type { SyntheticReason, Verdict } from "../../core/schema/verdict.js"
 import { deriveVerdict } from "../../core/verdict.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
 import { Bus } from "../bus/Bus.js"
 import { eventSubject } from "../bus/subjects.js"
+import { sha256Hex } from "../providers/identity.js"
 import type { Extraction, ProviderAdapter } from "../providers/provider.js"
 import type { ExchangeOutcome } from "../proxy/ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "./AgentState.js"
@@ -64,8 +64,6 @@ const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   }
   return out
 }
-
-const sha256Hex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {

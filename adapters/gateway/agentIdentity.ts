@@ -10,17 +10,19 @@
  * agent within the same clock hour share a derived session. 128 bits of the digest are plenty for
  * an identifier and keep subjects and URLs short.
  */
-import { createHash } from "node:crypto"
+import { toHex, utf8 } from "../../core/bytes.js"
+import { taggedHash } from "../../core/hash.js"
 
 const HOUR_MS = 3_600_000
 
+/** The core's domain-separated hash (`candor/v1/<purpose>\0 ‖ data`), hex, cut to 128 bits. */
+const shortTaggedHex = (purpose: string, data: string): string => toHex(taggedHash(purpose, utf8(data))).slice(0, 32)
+
 export const agentIdOf = (keyHash: string, name: string | undefined): string =>
-  "agt-" + createHash("sha256").update(`candor/v1/agent\0${keyHash}\0${name ?? ""}`, "utf8").digest("hex").slice(0, 32)
+  "agt-" + shortTaggedHex("agent", `${keyHash}\0${name ?? ""}`)
 
 export const derivedSessionId = (agentId: string, nowMs: number): string =>
-  "ses-" +
-  createHash("sha256").update(`candor/v1/session\0${agentId}\0${Math.floor(nowMs / HOUR_MS)}`, "utf8").digest("hex")
-    .slice(0, 32)
+  "ses-" + shortTaggedHex("session", `${agentId}\0${Math.floor(nowMs / HOUR_MS)}`)
 
 /** A header value as one string: the first of repeated values, trimmed; empty counts as absent. */
 export const headerText = (value: string | ReadonlyArray<string> | undefined): string | undefined => {
