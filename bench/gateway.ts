@@ -9,7 +9,8 @@
  * Per scenario (Anthropic / OpenAI format × JSON / SSE × concurrency 1 / 64) it prints latency p50/p99
  * and what each gateway adds to the direct call, time to first body byte for streams, requests/s, the
  * gateway's CPU time per request (from /proc, steadier than latency here), and whether the request and
- * response bytes arrived unchanged.
+ * response bytes arrived unchanged. Each scenario starts with BENCH_WARMUP_ROUNDS (default 1)
+ * unrecorded rounds.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -23,6 +24,8 @@ import { Pool } from "undici"
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const peerDir = join(root, "bench", ".peer")
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+/** Unrecorded rounds before each scenario's measured ones: JIT, pools and caches warm, so the first row is not skewed. */
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1)
 const PER_ROUND = { 1: Number(process.env.BENCH_C1 ?? 200), 64: Number(process.env.BENCH_C64 ?? 1600) } as const
 
 type Format = "anthropic" | "openai"
@@ -199,7 +202,7 @@ const main = async () => {
     { format: "anthropic" as const, stream: true, concurrency: 1 as const, crlf: true }
   ]
 
-  console.log(`Node ${process.version}, ${ROUNDS} interleaved rounds, ${new Date().toISOString()}`)
+  console.log(`Node ${process.version}, ${ROUNDS} interleaved rounds after ${WARMUP_ROUNDS} warm-up, ${new Date().toISOString()}`)
   console.log("")
   console.log("| scenario | target | p50 ms | p99 ms | added p50 | added p99 | first byte p50 | added first byte | req/s | gateway CPU µs/req | request bytes intact | response bytes intact |")
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
@@ -212,9 +215,10 @@ const main = async () => {
     const pools = new Map(targets.map((t) => [t.name, new Pool(t.origin, { connections: scenario.concurrency, pipelining: 1 })]))
     let reference: Buffer | undefined
     const count = PER_ROUND[scenario.concurrency]
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
+      const recorded = round >= 0
       // Rotate the order each round so that no target always runs first (warm caches, CPU boost).
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]!)
+      const order = targets.map((_, i) => targets[(((i + round) % targets.length) + targets.length) % targets.length]!)
       for (const target of order) {
         const tally = tallies.get(target.name)!
         const pool = pools.get(target.name)!
@@ -226,6 +230,7 @@ const main = async () => {
           while (next < count) {
             next++
             const sample = await call(pool, target, scenario.format, body, extra)
+            if (!recorded) continue
             tally.totals.push(sample.total)
             tally.firstBytes.push(sample.firstByte)
             if (target.name === "direct" && reference === undefined) reference = sample.body
@@ -234,6 +239,7 @@ const main = async () => {
           }
         }
         await Promise.all(Array.from({ length: scenario.concurrency }, worker))
+        if (!recorded) continue
         tally.wallMs += performance.now() - start
         tally.requests += count
         tally.ticks += cpuTicks(target.pid) - ticks

@@ -1,12 +1,18 @@
 /**
  * What the gateway must know about an agent before forwarding: its enforcement mode, what to do when
- * analysis fails, whether it is contained, and a nudge waiting for its next request. The actors own
- * this state and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory`
- * is that copy for the embedded default and for tests.
+ * analysis fails, whether it is contained, its tool policy, the card and conscience values its
+ * reasoning is judged against, and a nudge waiting for its next request. The actors own this state
+ * and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory` is that
+ * copy for the embedded default and for tests.
+ *
+ * Settings are plain JSON (the KV stores them as such): absent optional members mean "none".
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { AlignmentCard } from "../../core/schema/card.js"
+import type { ConscienceValue } from "../../core/schema/conscience.js"
+import type { Policy } from "../../core/schema/policy.js"
 import type { EnforcementMode, FailurePolicy } from "../../core/schema/verdict.js"
 
 export interface Containment {
@@ -20,6 +26,14 @@ export interface AgentSettings {
   readonly mode: EnforcementMode
   readonly failurePolicy: FailurePolicy
   readonly containment: Containment | undefined
+  /** The tool policy in force (the organization's and the agent's, merged); none: no evaluation. */
+  readonly policy?: Policy | undefined
+  /** The active Alignment Card, for the judge and the policy's card actions. */
+  readonly card?: AlignmentCard | undefined
+  /** The active card's id, for the checkpoint draft (the card's own `card_id` when `card` is set). */
+  readonly cardId?: string | undefined
+  /** The resolved conscience values; none: the defaults (`DEFAULT_CONSCIENCE_VALUES`). */
+  readonly conscienceValues?: ReadonlyArray<ConscienceValue> | undefined
 }
 
 /** An unknown agent: observe, fail open (the reference's default), not contained. */

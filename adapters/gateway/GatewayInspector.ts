@@ -2,16 +2,25 @@
  * The Inspector with the integrity pipeline behind it (DESIGN.md, "How a response flows", 1–3).
  *
  * On the request path it does only what must happen before forwarding: identify the agent, refuse a
- * contained one, inject a pending nudge, decide whether to hold the response (enforce, non-streaming).
- * Everything else (parsing the response copy, extraction, judging, publishing) runs in a worker fiber
- * fed by a bounded queue, so analysis never delays a byte to the client; a full queue is counted and
- * logged, never waited on.
+ * contained one, evaluate the tool policy against the tools the request declares (403 in `enforce`
+ * on a violation, else `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
+ * to hold the response (enforce, non-streaming). The request body is parsed only when one of these
+ * needs it. Everything else (parsing the response copy, extraction, judging against the agent's
+ * card and conscience values, the policy on the response's tool calls, publishing) runs in a worker
+ * fiber fed by a bounded queue, so analysis never delays a byte to the client; a full queue is
+ * counted and logged, never waited on.
+ *
+ * Time comes from the Effect `Clock` the layer is built with, so tests can drive the grace period.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import type { IncomingHttpHeaders } from "node:http"
+import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/policy.js"
+import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/conscience.js"
+import type { Policy } from "../../core/schema/policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/verdict.js"
 import { deriveVerdict } from "../../core/verdict.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
@@ -24,7 +33,11 @@ import { type AgentSettings, AgentState } from "./AgentState.js"
 import { agentIdOf, derivedSessionId, headerText } from "./agentIdentity.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
-import { buildResponseEvent, type Judgement, nudgeText, type ResponseEvent } from "./responseEvent.js"
+import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord, type ResponseEvent } from "./responseEvent.js"
+import { ToolFirstSeen } from "./ToolFirstSeen.js"
+
+/** The response header carrying the tool policy's verdict for the request. */
+export const POLICY_VERDICT_HEADER = "x-policy-verdict"
 
 /** A loggable name for an unknown failure, never its message. */
 const errorKind = (error: unknown): string =>
@@ -36,6 +49,8 @@ interface Exchange {
   readonly agentId: string
   readonly sessionId: string
   readonly settings: AgentSettings
+  /** The active policy and what `X-Policy-Verdict` said; undefined without an active policy. */
+  readonly policy: { readonly policy: Policy; readonly requestVerdict: PolicyVerdict } | undefined
 }
 
 /** A finished exchange waiting for analysis. */
@@ -51,9 +66,14 @@ export interface GatewayInspectorOptions {
   readonly queueCapacity: number
   /** Subject prefix (CANDOR_NATS_PREFIX). */
   readonly subjectPrefix: string
+  /** (agent, tool) first-seen times kept for the policy's grace period. */
+  readonly toolMemoryCapacity: number
 }
 
-const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: "candor" }
+const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
+
+/** A failed publish is retried briefly (a bus failover), then logged; the response itself is never held up by it. */
+const publishRetry = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()
@@ -64,6 +84,9 @@ const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   }
   return out
 }
+
+const boundaryNames = (values: ReadonlyArray<{ readonly type: string; readonly name: string }>): ReadonlyArray<string> =>
+  values.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {
@@ -85,14 +108,26 @@ const extract = (adapter: ProviderAdapter, job: Pick<Job, "stream" | "chunks">):
   return body === undefined ? undefined : adapter.extractJson(body)
 }
 
+/** The 403 of a request whose tools the policy forbids, in `enforce` mode. */
+const policyBlocked = (evaluation: PolicyEvaluation) => {
+  const tools = [...new Set(evaluation.violations.map((v) => v.tool))]
+  const response = jsonResponse(403, {
+    error: `blocked by Candor tool policy: ${tools.join(", ")}`,
+    policy_verdict: { mode: "enforce", ...evaluation }
+  })
+  return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
+}
+
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function*() {
-    const { queueCapacity, subjectPrefix } = { ...defaults, ...options }
+    const { queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
     const bus = yield* Bus
+    const clock = yield* Effect.clock
     const queue = yield* Queue.bounded<Job>(queueCapacity)
+    const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
@@ -108,19 +143,20 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         analysis: undefined,
         synthetic: "analysis_failed" satisfies SyntheticReason
       })
+      const values = exchange.settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
       return judge.analyze({
         thinking: thinking.text,
-        card: undefined,
-        conscienceValues: [],
-        window: [],
+        card: exchange.settings.card,
+        conscienceValues: values,
+        window: [], // the session window is the session actor's
         provider: exchange.adapter.name,
         model: extraction?.model
       }).pipe(
         Effect.map((analysis): Judgement => ({
-          verdict: deriveVerdict(analysis.concerns) satisfies Verdict,
+          verdict: deriveVerdict(analysis.concerns, boundaryNames(values)) satisfies Verdict,
           thinkingHash,
           analysis,
-          synthetic: undefined
+          synthetic: analysis.synthetic_reason
         })),
         Effect.catchAllCause(() => Effect.succeed(failed()))
       )
@@ -133,25 +169,47 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const analyze = (exchange: Exchange, extraction: Extraction | undefined, outcome: ExchangeOutcome, held: boolean) =>
       Effect.gen(function*() {
         const judgement = yield* judgeExtraction(exchange, extraction)
+        const now = clock.unsafeCurrentTimeMillis()
         const kind = outcome.kind === "complete" && extraction !== undefined && "complete" in extraction &&
             extraction.complete === false
           ? "partial"
           : outcome.kind
         const event = buildResponseEvent({
           agentId: exchange.agentId,
+          cardId: exchange.settings.cardId ?? exchange.settings.card?.card_id,
           sessionId: exchange.sessionId,
           provider: exchange.adapter.name,
           outcome: kind === outcome.kind ? outcome : { ...outcome, kind },
           extraction,
           judgement,
-          now: new Date()
+          policy: responsePolicy(exchange, extraction, now),
+          now: new Date(now)
         })
-        yield* bus.publish(eventSubject(exchange.agentId, subjectPrefix), event)
+        yield* bus.publish(eventSubject(exchange.agentId, subjectPrefix, bus.partitions), event, {
+          msgId: event.checkpoint.checkpoint_id
+        }).pipe(
+          Effect.retry(publishRetry),
+          Effect.catchAll((error) =>
+            Effect.logWarning("gateway event not published").pipe(
+              Effect.annotateLogs({ agent_id: exchange.agentId, error: errorKind(error) })
+            )
+          )
+        )
         if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
           yield* state.setNudge(exchange.agentId, nudgeText(event))
         }
         return event
       })
+
+    /** The response's tool calls against the policy: recorded in the trace, never acted on after the fact. */
+    const responsePolicy = (exchange: Exchange, extraction: Extraction | undefined, now: number): PolicyRecord | undefined => {
+      if (exchange.policy === undefined) return undefined
+      const calls = extraction?.toolCalls ?? []
+      const { policy, requestVerdict } = exchange.policy
+      const response = evaluatePolicy(policy, exchange.settings.card, calls, toolsSeen.lookup(exchange.agentId), new Date(now))
+      toolsSeen.note(exchange.agentId, calls, now)
+      return { mode: policy.defaults.enforcement_mode, requestVerdict, response }
+    }
 
     const process = (job: Job): Effect.Effect<ResponseEvent> =>
       Effect.suspend(() => analyze(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))
@@ -185,8 +243,9 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const keyHash = adapter.keyHash(toWebHeaders(request.headers), request.url)
           // No key: the provider will answer 401 itself; there is no agent to attribute it to.
           if (keyHash === undefined) return { forward: request.body, context: undefined, hold: false }
+          const now = clock.unsafeCurrentTimeMillis()
           const agentId = agentIdOf(keyHash, headerText(request.headers["x-candor-agent"]))
-          const sessionId = headerText(request.headers["x-candor-session"]) ?? derivedSessionId(agentId, Date.now())
+          const sessionId = headerText(request.headers["x-candor-session"]) ?? derivedSessionId(agentId, now)
           const settings = yield* state.get(agentId)
           const containment = settings.containment
           if (containment !== undefined) {
@@ -197,10 +256,43 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               })
             }
           }
-          const exchange: Exchange = { adapter, agentId, sessionId, settings }
+          // The request body is parsed only when something depends on it (the fast path never does).
+          let body: unknown
+          let parsed = false
+          const requestBody = (): unknown => {
+            if (!parsed) {
+              body = parseJson(request.body)
+              parsed = true
+            }
+            return body
+          }
+          const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
+          let headers: Record<string, string> | undefined
+          let requestVerdict: PolicyVerdict = "pass"
+          if (policy !== undefined) {
+            const tools = adapter.declaredTools(requestBody())
+            const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+            toolsSeen.note(agentId, tools, now)
+            const mode = policy.defaults.enforcement_mode
+            requestVerdict = appliedVerdict(evaluation.verdict, mode)
+            // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
+            if (requestVerdict === "fail") return { respond: policyBlocked(evaluation) }
+            if (evaluation.verdict === "fail") {
+              yield* Effect.logWarning("tool policy violated (warn mode: forwarded)").pipe(
+                Effect.annotateLogs({ agent_id: agentId, tools: evaluation.violations.map((v) => v.tool) })
+              )
+            }
+            headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
+          }
+          const exchange: Exchange = {
+            adapter,
+            agentId,
+            sessionId,
+            settings,
+            policy: policy === undefined ? undefined : { policy, requestVerdict }
+          }
           const nudge = yield* state.takeNudge(agentId)
-          // The request body is parsed only when something depends on it.
-          const body = nudge !== undefined || settings.mode === "enforce" ? parseJson(request.body) : undefined
+          if (nudge !== undefined || settings.mode === "enforce") requestBody()
           let forward = request.body
           if (nudge !== undefined) {
             const injected = body === undefined ? undefined : adapter.injectNudge(body, nudge)
@@ -208,7 +300,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
           const hold = settings.mode === "enforce" && !adapter.requestInfo(body, request.url).stream
-          return { forward, context: exchange, hold }
+          return { forward, context: exchange, hold, headers }
         }),
 
       onResponse: (context, head) => {

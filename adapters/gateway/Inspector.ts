@@ -3,7 +3,8 @@
  * at three points of every exchange; the default (`layerNoop`) forwards everything untouched.
  *
  * 1. `beforeRequest`: may rewrite the body (a pending nudge) or answer instead of forwarding
- *    (containment 403, policy 403). It also says whether the response must be held for a verdict.
+ *    (containment 403, policy 403). It also says whether the response must be held for a verdict,
+ *    and which headers of its own (the policy verdict) the client's response carries.
  * 2. `onResponse` / `onFailure`: the side path. `onResponse` returns the observer that gets a copy of
  *    every body chunk and the outcome; `onFailure` hears of exchanges that never got response headers.
  * 3. `completeNonStreaming`: only for held responses (`enforce` mode, non-streaming): the server has
@@ -40,6 +41,8 @@ export type RequestDecision =
     readonly context: unknown
     /** Buffer the response and call `completeNonStreaming` before answering (enforce, non-streaming). */
     readonly hold: boolean
+    /** Headers added to whatever the client gets for this exchange (`X-Policy-Verdict`). */
+    readonly headers?: Readonly<Record<string, string>> | undefined
   }
   | { readonly respond: GatewayResponse }
 

@@ -2,11 +2,17 @@
  * The one event the gateway publishes per response: a checkpoint draft and an AP-Trace draft
  * (linked by construction: the checkpoint's `linked_trace_id` is the trace's id), hashes and
  * metadata. Never prompt, response or thinking text: the thinking is represented by its SHA-256.
+ *
+ * With a tool policy in force, the trace's `context.metadata` carries `policy_verdict` (the
+ * response's tool calls, evaluated; never acted on after the fact) and `policy` (mode, what
+ * `X-Policy-Verdict` said for the request, findings), and a tool call the policy forbids makes the
+ * trace's action category `forbidden` (an escalation trigger, `escalation_trigger`).
  */
 import { randomUUID } from "node:crypto"
+import type { PolicyEvaluation, PolicyVerdict } from "../../core/policy.js"
 import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
 import type { APTraceDraft } from "../../core/schema/trace.js"
-import type { SyntheticReason, Verdict } from "../../core/schema/verdict.js"
+import type { PolicyEnforcementMode, SyntheticReason, Verdict } from "../../core/schema/verdict.js"
 import { recommendedAction } from "../../core/verdict.js"
 import type { AnalysisResult } from "../analysis/AnalysisModel.js"
 import type { Extraction } from "../providers/provider.js"
@@ -29,13 +35,25 @@ export interface ResponseEvent {
   readonly trace: APTraceDraft
 }
 
+/** The tool policy's part of one exchange. */
+export interface PolicyRecord {
+  readonly mode: PolicyEnforcementMode
+  /** What `X-Policy-Verdict` said for the tools the request declared. */
+  readonly requestVerdict: PolicyVerdict
+  /** The tool calls of the response, evaluated. */
+  readonly response: PolicyEvaluation
+}
+
 export interface EventInput {
   readonly agentId: string
+  /** The agent's active card, when the gateway knows it; else the actor binds one. */
+  readonly cardId: string | undefined
   readonly sessionId: string
   readonly provider: string
   readonly outcome: ExchangeOutcome
   readonly extraction: Extraction | undefined
   readonly judgement: Judgement
+  readonly policy: PolicyRecord | undefined
   readonly now: Date
 }
 
@@ -48,12 +66,15 @@ export const buildResponseEvent = (input: EventInput): ResponseEvent => {
   const traceId = `tr-${randomUUID()}`
   const analysis = judgement.analysis
   const toolCall = extraction?.toolCalls[0]
+  const policy = input.policy
+  const cardId = input.cardId ?? UNBOUND_CARD
   const trace: APTraceDraft = {
     trace_id: traceId,
     agent_id: agentId,
+    ...(input.cardId !== undefined ? { card_id: input.cardId } : {}),
     timestamp,
     action: toolCall !== undefined
-      ? { type: "execute", name: toolCall.name, category: "bounded" }
+      ? { type: "execute", name: toolCall.name, category: actionCategory(toolCall.name, policy?.response) }
       : { type: "recommend", name: "respond", category: "bounded" },
     decision: {
       selected: toolCall?.name ?? "respond",
@@ -62,13 +83,18 @@ export const buildResponseEvent = (input: EventInput): ResponseEvent => {
     },
     context: {
       session_id: sessionId,
-      metadata: { provider: input.provider, outcome: input.outcome.kind, verdict: judgement.verdict }
+      metadata: {
+        provider: input.provider,
+        outcome: input.outcome.kind,
+        verdict: judgement.verdict,
+        ...(policy !== undefined ? policyMetadata(policy) : {})
+      }
     }
   }
   const checkpoint: IntegrityCheckpoint = {
     checkpoint_id: `ic-${randomUUID()}`,
     agent_id: agentId,
-    card_id: UNBOUND_CARD,
+    card_id: cardId,
     session_id: sessionId,
     timestamp,
     thinking_block_hash: judgement.thinkingHash,
@@ -100,6 +126,24 @@ export const buildResponseEvent = (input: EventInput): ResponseEvent => {
   }
   return { type: "gateway.response", agent_id: agentId, session_id: sessionId, provider: input.provider, outcome: input.outcome, checkpoint, trace }
 }
+
+/** A call the policy forbids is a `forbidden` action; one that trips an escalation trigger, an `escalation_trigger`. */
+const actionCategory = (tool: string, evaluation: PolicyEvaluation | undefined): "bounded" | "escalation_trigger" | "forbidden" => {
+  if (evaluation === undefined) return "bounded"
+  if (evaluation.violations.some((v) => v.tool === tool && (v.kind === "forbidden" || v.kind === "card_forbidden"))) return "forbidden"
+  return evaluation.warnings.some((w) => w.tool === tool && w.kind === "escalation") ? "escalation_trigger" : "bounded"
+}
+
+const policyMetadata = (policy: PolicyRecord): Record<string, unknown> => ({
+  policy_verdict: policy.response.verdict,
+  policy: {
+    mode: policy.mode,
+    request_verdict: policy.requestVerdict,
+    tools_evaluated: policy.response.tools_evaluated,
+    violations: policy.response.violations,
+    warnings: policy.response.warnings
+  }
+})
 
 const syntheticSummary = (reason: SyntheticReason | undefined): string =>
   reason === "analysis_failed" ? "analysis failed" : reason === "no_thinking_block" ? "no thinking block" : ""

@@ -19,7 +19,7 @@ import {
   jsonSseReader
 } from "./extraction.js"
 import { bearerToken, keyHashOf } from "./identity.js"
-import type { ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
+import type { DeclaredTool, ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
 
 interface Block {
   type: string
@@ -172,10 +172,18 @@ const injectNudge = (body: unknown, nudge: string): unknown => {
   return undefined // some other shape: better to forward untouched than to break the request
 }
 
+/** `tools[].name`: client tools and server tools (`web_search`, `bash`, …) alike carry one. */
+const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> =>
+  arrayAt(body, "tools").flatMap((tool) => {
+    const name = stringAt(tool, "name") ?? stringAt(tool, "type")
+    return name === undefined || name === "" ? [] : [{ name }]
+  })
+
 export const anthropicAdapter: ProviderAdapter = {
   name: "anthropic",
   keyHash: (headers) => keyHashOf(headers.get("x-api-key") ?? bearerToken(headers.get("authorization"))),
   requestInfo: (body) => ({ model: stringAt(body, "model"), stream: isRecord(body) && body["stream"] === true }),
+  declaredTools,
   extractJson,
   streamExtractor,
   injectNudge

@@ -12,7 +12,7 @@
 import { arrayAt, errorText, isRecord, jsonSseReader, makeExtraction, recordAt, stringAt, thinkingOf, type JsonRecord } from "./extraction.js"
 import { keyHashOf } from "./identity.js"
 import { jsonArrayReader } from "./json-array-stream.js"
-import type { ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
+import type { DeclaredTool, ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
 
 /** Accumulates GenerateContentResponse objects: one for a JSON body, one per chunk for a stream. */
 class GeminiState {
@@ -129,6 +129,31 @@ const injectNudge = (body: unknown, nudge: string): unknown => {
   return undefined
 }
 
+const camelCase = (key: string): string => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/**
+ * `tools[].functionDeclarations[].name` (or `function_declarations`); each other member of a tool
+ * is a built-in tool (`googleSearch`, `codeExecution`, `urlContext`, …), named by its key in
+ * camelCase, since the REST API accepts both spellings.
+ */
+const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> => {
+  const names: Array<DeclaredTool> = []
+  for (const tool of arrayAt(body, "tools")) {
+    if (!isRecord(tool)) continue
+    for (const key of Object.keys(tool)) {
+      if (key === "functionDeclarations" || key === "function_declarations") {
+        for (const fn of arrayAt(tool, key)) {
+          const name = stringAt(fn, "name")
+          if (name !== undefined && name !== "") names.push({ name })
+        }
+      } else {
+        names.push({ name: camelCase(key) })
+      }
+    }
+  }
+  return names
+}
+
 export const geminiAdapter: ProviderAdapter = {
   name: "gemini",
   keyHash: (headers, url) => keyHashOf(headers.get("x-goog-api-key") ?? url.searchParams.get("key")),
@@ -136,6 +161,7 @@ export const geminiAdapter: ProviderAdapter = {
     const match = MODEL_PATH.exec(url.pathname)
     return { model: match?.[1], stream: match?.[2] === "streamGenerateContent" }
   },
+  declaredTools,
   extractJson,
   streamExtractor,
   injectNudge

@@ -5,11 +5,11 @@
  * payload itself, which is unambiguous: chat bodies and chunks carry `choices`, Responses bodies
  * carry `output` / `object: "response"`, and Responses stream events a `type` of `response.*`.
  */
-import { errorText, isRecord, jsonSseReader, makeExtraction, recordAt, stringAt } from "./extraction.js"
+import { arrayAt, errorText, isRecord, jsonSseReader, makeExtraction, recordAt, stringAt } from "./extraction.js"
 import { bearerToken, keyHashOf } from "./identity.js"
 import { ChatStreamState, chatFromJson } from "./openai-chat.js"
 import { ResponsesStreamState, responsesFromJson } from "./openai-responses.js"
-import type { Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
+import type { DeclaredTool, Extraction, ProviderAdapter, StreamExtractor } from "./provider.js"
 
 const isResponsesBody = (body: unknown): boolean =>
   stringAt(body, "object") === "response" || (isRecord(body) && Array.isArray(body["output"]))
@@ -93,10 +93,30 @@ const injectNudge = (body: unknown, nudge: string): unknown => {
   return undefined
 }
 
+/**
+ * Chat: `tools[].function.name` (`tools[].custom.name` for custom tools) and the legacy
+ * `functions[].name`. Responses: `tools[].name`, and built-in tools (`web_search`, `file_search`,
+ * `code_interpreter`, `mcp`, …) by their `type`.
+ */
+const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> => {
+  const names: Array<DeclaredTool> = []
+  for (const tool of arrayAt(body, "tools")) {
+    const name = stringAt(recordAt(tool, "function"), "name") ?? stringAt(recordAt(tool, "custom"), "name") ??
+      stringAt(tool, "name") ?? stringAt(tool, "type")
+    if (name !== undefined && name !== "") names.push({ name })
+  }
+  for (const fn of arrayAt(body, "functions")) {
+    const name = stringAt(fn, "name")
+    if (name !== undefined && name !== "") names.push({ name })
+  }
+  return names
+}
+
 export const openaiAdapter: ProviderAdapter = {
   name: "openai",
   keyHash: (headers) => keyHashOf(bearerToken(headers.get("authorization"))),
   requestInfo: (body) => ({ model: stringAt(body, "model"), stream: isRecord(body) && body["stream"] === true }),
+  declaredTools,
   extractJson,
   streamExtractor,
   injectNudge

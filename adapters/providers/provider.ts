@@ -65,6 +65,11 @@ export interface StreamExtractor {
   readonly finish: () => StreamExtraction
 }
 
+/** A tool the request offers the model, by the name the model would call it. */
+export interface DeclaredTool {
+  readonly name: string
+}
+
 export interface RequestInfo {
   readonly model: string | undefined
   readonly stream: boolean
@@ -79,6 +84,12 @@ export interface ProviderAdapter {
   readonly keyHash: (headers: Headers, url: URL) => string | undefined
   /** What the request asks for: the model and whether the answer streams (body, URL, or both). */
   readonly requestInfo: (body: unknown, url: URL) => RequestInfo
+  /**
+   * The tools the request body offers the model, in this provider's own format, in order; `[]`
+   * when it offers none or is not a request this adapter knows. Built-in tools without a name are
+   * named by their type (or key), so a policy can still match them.
+   */
+  readonly declaredTools: (body: unknown) => ReadonlyArray<DeclaredTool>
   readonly extractJson: (body: unknown) => Extraction
   readonly streamExtractor: () => StreamExtractor
   /**

@@ -42,6 +42,8 @@ export interface ForwardRequest {
   readonly body: Uint8Array
   /** `process.hrtime.bigint()` when the gateway began its own work on this request. */
   readonly startedAt: bigint
+  /** The gateway's own headers for every response of this exchange (upstream's, held, or error). */
+  readonly responseHeaders?: Readonly<Record<string, string>> | undefined
 }
 
 class ClientAborted extends Error {
@@ -136,6 +138,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     const out = responseHeadersForClient(headers)
     if (stream) out["x-accel-buffering"] = "no" // nginx and friends must not buffer a stream either
+    if (this.request.responseHeaders !== undefined) Object.assign(out, this.request.responseHeaders)
     this.observer = this.safeHead(status, headers, stream)
     out[OVERHEAD_HEADER] = formatMs(this.overheadNs())
     if (statusMessage !== undefined && statusMessage !== "") this.res.writeHead(status, statusMessage, out)
@@ -182,9 +185,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (this.upstreamAt === 0n) this.upstreamAt = process.hrtime.bigint()
       writeLocal(
         this.res,
-        kind === "timeout"
-          ? jsonError(504, `upstream timed out (${code})`)
-          : jsonError(502, `upstream unreachable or failed (${code})`),
+        this.withOwnHeaders(
+          kind === "timeout"
+            ? jsonError(504, `upstream timed out (${code})`)
+            : jsonError(502, `upstream unreachable or failed (${code})`)
+        ),
         this.overheadNs()
       )
     }
@@ -217,15 +222,21 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private answerHeld(replacement: LocalResponse | undefined, status: number, headers: IncomingHttpHeaders, body: Buffer) {
     if (this.done) return
     this.done = true
-    if (replacement !== undefined) writeLocal(this.res, replacement, this.overheadNs())
+    if (replacement !== undefined) writeLocal(this.res, this.withOwnHeaders(replacement), this.overheadNs())
     else {
       const out = responseHeadersForClient(headers)
+      if (this.request.responseHeaders !== undefined) Object.assign(out, this.request.responseHeaders)
       out[OVERHEAD_HEADER] = formatMs(this.overheadNs())
       if (this.statusMessage !== undefined && this.statusMessage !== "") this.res.writeHead(status, this.statusMessage, out)
       else this.res.writeHead(status, out)
       this.res.end(body)
     }
     // The held path's report is `completeNonStreaming` itself; nothing else to tell.
+  }
+
+  private withOwnHeaders(response: LocalResponse): LocalResponse {
+    const own = this.request.responseHeaders
+    return own === undefined ? response : { ...response, headers: { ...response.headers, ...own } }
   }
 
   private safeHead(status: number, headers: IncomingHttpHeaders, stream: boolean): ResponseObserver | undefined {

@@ -6,6 +6,9 @@
  * cost more than the gateway's whole budget (< 0.5 ms p50). Effect owns the lifecycle
  * (`GatewayServer.layer`: listen on acquire, drain and close on release) and the Inspector.
  *
+ * The Inspector's own headers for an exchange (`X-Policy-Verdict`) go on whatever the client gets
+ * for it: the upstream's response, a held one, or the gateway's error.
+ *
  * `x-candor-overhead-ms` on every response is the time spent inside the gateway: from the request
  * body fully received to the upstream dispatch (routing, Inspector), plus from the upstream's
  * response headers to ours. Upstream time and the client's upload are excluded; in `enforce` mode a
@@ -109,7 +112,8 @@ export const makeGatewayHandler = (
           path: upstream.basePath + rest,
           headers,
           body: decision.forward,
-          startedAt
+          startedAt,
+          responseHeaders: decision.headers
         }, sinkFor(inspector, run, decision.context, decision.hold)).start()
       },
       () => writeLocal(res, jsonError(500, "gateway inspection failed"), process.hrtime.bigint() - startedAt)

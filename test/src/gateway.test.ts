@@ -1,18 +1,31 @@
 /**
  * `GatewayServer.layer` as `candor serve` runs it (scoped: listen on build, close on release), with
  * the official Anthropic, OpenAI and Google SDKs pointed at it by base URL: a normal and a streaming
- * call each, through the SDKs' own helpers, against a fake upstream speaking each wire format.
+ * call each, through the SDKs' own helpers, against a fake upstream speaking each wire format. Then
+ * the same SDKs through the real Inspector with a tool policy set: allowed tools work and carry
+ * `X-Policy-Verdict`, a forbidden one surfaces as each SDK's own 403 error.
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { GoogleGenAI } from "@google/genai"
+import { ApiError, GoogleGenAI } from "@google/genai"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Schema from "effect/Schema"
 import OpenAI from "openai"
+import { makeRulesJudge } from "../../adapters/analysis/rules.js"
+import { AnalysisModel } from "../../adapters/analysis/AnalysisModel.js"
+import { Bus } from "../../adapters/bus/Bus.js"
+import { AgentState } from "../../adapters/gateway/AgentState.js"
+import { agentIdOf } from "../../adapters/gateway/agentIdentity.js"
+import * as GatewayInspector from "../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../adapters/gateway/Inspector.js"
+import { ProviderAdapters } from "../../adapters/gateway/ProviderAdapters.js"
+import { sha256Hex } from "../../adapters/providers/identity.js"
+import { providerAdapters } from "../../adapters/providers/registry.js"
+import { Policy } from "../../core/schema/policy.js"
 import { layer as configLayer } from "../../src/config.js"
 import { GatewayServer, layer as gatewayLayer } from "../../src/gateway/server.js"
 import { type FakeUpstream, type Recorded, startUpstream } from "../adapters/proxy/harness.js"
@@ -136,5 +149,101 @@ describe("official SDKs through the gateway", () => {
   it("answers /health/live on the gateway port", async () => {
     const res = await fetch(`${gateway}/health/live`)
     expect(await res.json()).toEqual({ status: "ok" })
+  })
+})
+
+describe("official SDKs through the gateway with a tool policy (enforce)", () => {
+  let policed: string
+  let policeScope: Scope.CloseableScope
+  const policy = Schema.decodeUnknownSync(Policy)({
+    capability_mappings: [{ tool: "get_*", action: "lookup" }],
+    forbidden: [{ tool: "shell_*", reason: "no shell access" }],
+    defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+  })
+  const weather = { name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } } }
+  const shell = { name: "shell_exec", description: "Run a command", parameters: { type: "object", properties: { cmd: { type: "string" } } } }
+
+  beforeAll(async () => {
+    policeScope = await Effect.runPromise(Scope.make())
+    const context = await Effect.runPromise(Layer.buildWithScope(
+      gatewayLayer().pipe(
+        Layer.provideMerge(GatewayInspector.layer()),
+        Layer.provideMerge(Layer.mergeAll(
+          AgentState.layerMemory,
+          Bus.layerMemory,
+          Layer.succeed(ProviderAdapters, providerAdapters),
+          Layer.succeed(AnalysisModel, makeRulesJudge())
+        )),
+        Layer.provide(configLayer({ gatewayPort: 0, anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url, geminiBaseUrl: upstream.url }))
+      ),
+      policeScope
+    ))
+    policed = Context.get(context, GatewayServer).url
+    const state = Context.get(context, AgentState)
+    for (const key of ["sk-ant-test", "sk-test", "AIza-test"]) {
+      await Effect.runPromise(state.update(agentIdOf(sha256Hex(key), undefined), { policy }))
+    }
+  })
+  afterAll(async () => {
+    await Effect.runPromise(Scope.close(policeScope, Exit.void))
+  })
+
+  it("Anthropic: allowed tools pass with X-Policy-Verdict (create and stream); a forbidden one is PermissionDeniedError", async () => {
+    const client = new Anthropic({ baseURL: `${policed}/anthropic`, apiKey: "sk-ant-test", maxRetries: 0 })
+    const tools = [{ name: weather.name, description: weather.description, input_schema: weather.parameters }] as Array<Anthropic.Tool>
+    const messages = [{ role: "user" as const, content: "weather in Paris?" }]
+    const { data, response } = await client.messages.create({ model: "claude-test", max_tokens: 10, messages, tools }).withResponse()
+    expect(data.content).toEqual([{ type: "text", text: "Hello from Anthropic" }])
+    expect(response.headers.get("x-policy-verdict")).toBe("pass")
+    const final = await client.messages.stream({ model: "claude-test", max_tokens: 10, messages, tools }).finalMessage()
+    expect(final.content).toMatchObject([{ type: "text", text: "Hello" }])
+
+    const before = upstream.requests.length
+    const blocked = client.messages.create({
+      model: "claude-test",
+      max_tokens: 10,
+      messages,
+      tools: [...tools, { name: shell.name, description: shell.description, input_schema: shell.parameters } as Anthropic.Tool]
+    })
+    await expect(blocked).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError)
+    await expect(blocked).rejects.toMatchObject({ status: 403, error: { policy_verdict: { verdict: "fail" } } })
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("OpenAI: allowed tools pass with X-Policy-Verdict (create and stream); a forbidden one is PermissionDeniedError", async () => {
+    const client = new OpenAI({ baseURL: `${policed}/openai/v1`, apiKey: "sk-test", maxRetries: 0 })
+    const tools = [{ type: "function" as const, function: weather }]
+    const messages = [{ role: "user" as const, content: "weather in Paris?" }]
+    const { data, response } = await client.chat.completions.create({ model: "gpt-test", messages, tools }).withResponse()
+    expect(data.choices[0]!.message.content).toBe("Hello from OpenAI")
+    expect(response.headers.get("x-policy-verdict")).toBe("pass")
+    const final = await client.chat.completions.stream({ model: "gpt-test", messages, tools }).finalChatCompletion()
+    expect(final.choices[0]!.message.content).toBe("Hello")
+
+    const blocked = client.chat.completions.create({ model: "gpt-test", messages, tools: [...tools, { type: "function", function: shell }] })
+    await expect(blocked).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError)
+    await expect(blocked).rejects.toMatchObject({ status: 403 })
+  })
+
+  it("Gemini: allowed function declarations pass with X-Policy-Verdict; a forbidden one is a 403 ApiError", async () => {
+    const ai = new GoogleGenAI({ apiKey: "AIza-test", httpOptions: { baseUrl: `${policed}/gemini` } })
+    const declaration = (tool: { name: string; description: string; parameters: object }) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters })
+    const config = { tools: [{ functionDeclarations: [declaration(weather)] }] }
+    const response = await ai.models.generateContent({ model: "gemini-test", contents: "weather in Paris?", config })
+    expect(response.text).toBe("Hello from Gemini")
+    expect(response.sdkHttpResponse?.headers?.["x-policy-verdict"]).toBe("pass")
+    const texts: Array<string> = []
+    for await (const chunk of await ai.models.generateContentStream({ model: "gemini-test", contents: "hi", config })) {
+      texts.push(chunk.text ?? "")
+    }
+    expect(texts.join("")).toBe("Hello")
+
+    const blocked = ai.models.generateContent({
+      model: "gemini-test",
+      contents: "run ls",
+      config: { tools: [{ functionDeclarations: [declaration(weather), declaration(shell)] }] }
+    })
+    await expect(blocked).rejects.toBeInstanceOf(ApiError)
+    await expect(blocked).rejects.toMatchObject({ status: 403 })
   })
 })

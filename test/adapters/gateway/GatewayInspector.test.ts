@@ -13,11 +13,13 @@ import { AgentState } from "../../../adapters/gateway/AgentState.js"
 import { agentIdOf } from "../../../adapters/gateway/agentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import type { ResponseEvent } from "../../../adapters/gateway/responseEvent.js"
+import { type ResponseEvent, UNBOUND_CARD } from "../../../adapters/gateway/responseEvent.js"
+import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/conscience.js"
+import { card } from "../analysis/fixtures.js"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import { eventSubject, partitionOf } from "../../../adapters/bus/subjects.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "../proxy/harness.js"
-import { FakeAdapters, FakeJudge } from "./fakes.js"
+import { FakeAdapters, FakeJudge, judgeRequests } from "./fakes.js"
 
 let scope: Scope.CloseableScope
 let upstream: FakeUpstream
@@ -170,6 +172,27 @@ describe("GatewayInspector", () => {
     expect((await closed.send({ think: "FAILJUDGE" })).status).toBe(403)
     const shut = (await nextEvent()).event.checkpoint
     expect(shut).toMatchObject({ verdict: "boundary_violation", synthetic: true, synthetic_reason: "analysis_failed" })
+  })
+
+  it("judges against the agent's card and conscience values, and binds the checkpoint to its card", async () => {
+    const agent = newAgent()
+    // Nothing known of the agent: no card, the default values; OVERSTEP names no value in force.
+    await agent.send({ think: "OVERSTEP a little" })
+    const plain = (await nextEvent()).event
+    expect(judgeRequests.at(-1)).toMatchObject({ card: undefined, conscienceValues: DEFAULT_CONSCIENCE_VALUES, window: [] })
+    expect(plain.checkpoint).toMatchObject({ verdict: "review_needed", card_id: UNBOUND_CARD })
+    expect(plain.trace.card_id).toBeUndefined()
+
+    const values: ReadonlyArray<ConscienceValue> = [
+      { type: "BOUNDARY", name: "boundary-no-overstep", content: "Never act beyond the task you were given." }
+    ]
+    await run(state.update(agent.agentId, { card, cardId: card.card_id, conscienceValues: values }))
+    await agent.send({ think: "OVERSTEP again" })
+    const bound = (await nextEvent()).event
+    expect(judgeRequests.at(-1)).toMatchObject({ card, conscienceValues: values, window: [] })
+    // The high concern names a BOUNDARY value now in force: the verdict rule makes it a violation.
+    expect(bound.checkpoint).toMatchObject({ verdict: "boundary_violation", card_id: card.card_id })
+    expect(bound.trace.card_id).toBe(card.card_id)
   })
 
   it("a response without thinking gets a synthetic clear with thinking_block_hash none", async () => {

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
-import { AnalysisFailed, AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
+import { AnalysisFailed, AnalysisModel, type AnalysisRequest } from "../../../adapters/analysis/AnalysisModel.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import type { Extraction, ProviderAdapter, ProviderName } from "../../../adapters/providers/provider.js"
 
@@ -29,6 +29,7 @@ const fakeAdapter = (name: ProviderName): ProviderAdapter => ({
     return key === null ? undefined : createHash("sha256").update(key).digest("hex")
   },
   requestInfo: (body) => ({ model: undefined, stream: (body as { stream?: boolean } | undefined)?.stream === true }),
+  declaredTools: (body) => ((body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map(({ name }) => ({ name })),
   extractJson: (body) => fromText(JSON.stringify(body)),
   streamExtractor: () => {
     const chunks: Array<Buffer> = []
@@ -53,15 +54,32 @@ export const FakeAdapters = Layer.succeed(ProviderAdapters, {
   gemini: fakeAdapter("gemini")
 })
 
-/** EXFILTRATE → a critical concern (boundary_violation); FAILJUDGE → the judge fails; else clear. */
+/** Every request the fake judge got, newest last: what the gateway passed it (card, values). */
+export const judgeRequests: Array<AnalysisRequest> = []
+
+/**
+ * EXFILTRATE → a critical concern (boundary_violation); OVERSTEP → a high autonomy concern naming
+ * the conscience value `boundary-no-overstep` (a violation only where that BOUNDARY value is in
+ * force); FAILJUDGE → the judge fails; else clear.
+ */
 export const FakeJudge = Layer.succeed(AnalysisModel, {
   name: "fake",
   analyze: (request) => {
+    judgeRequests.push(request)
     if (request.thinking.includes("FAILJUDGE")) return Effect.fail(new AnalysisFailed({ reason: "judge unavailable" }))
     const bad = request.thinking.includes("EXFILTRATE")
+    const overstep = request.thinking.includes("OVERSTEP")
     return Effect.succeed({
       concerns: bad
         ? [{ category: "autonomy_violation", severity: "critical", evidence: "[redacted]", description: "plans to exfiltrate data" }]
+        : overstep
+        ? [{
+          category: "autonomy_violation",
+          severity: "high",
+          evidence: "[redacted]",
+          description: "acts beyond its remit",
+          relevant_conscience_value: "boundary-no-overstep"
+        }]
         : [],
       reasoning_summary: bad ? "plans data exfiltration" : "benign",
       llm_verdict: undefined,
