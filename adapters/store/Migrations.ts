@@ -1,0 +1,37 @@
+/**
+ * Versioned schema migrations, bundled with the code (no file glob at run time) and run at start on
+ * both backends by the @effect/sql `Migrator`: each runs once, in order, in one transaction that
+ * also records it in `candor_migrations`.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import initial from "./migrations/0001_initial.js"
+
+const TABLE = "candor_migrations"
+
+/** `<id>_<name>`: the id orders them and must never be reused. */
+export const migrations = Migrator.fromRecord({
+  "0001_initial": initial
+})
+
+/**
+ * The Migrator creates its table only after failing to find it, a race when several processes
+ * start on an empty database (`--role` split). Creating it first under a transaction-scoped
+ * advisory lock closes that race; the Migrator then locks the table itself while it migrates.
+ */
+const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(
+    Effect.zipRight(
+      sql`select pg_advisory_xact_lock(7260411) as locked`,
+      sql`create table if not exists ${sql(TABLE)} (
+        migration_id integer primary key,
+        created_at timestamptz not null default now(),
+        name text not null
+      )`
+    )
+  )
+)
+
+/** Applies the migrations this database has not had yet; returns those it applied. */
+export const run = Effect.zipRight(ensureTable, Migrator.make({})({ loader: migrations, table: TABLE }))

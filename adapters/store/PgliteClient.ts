@@ -1,0 +1,102 @@
+/**
+ * An Effect 3 `SqlClient` over embedded PGlite (PostgreSQL compiled to WASM): the embedded default,
+ * so `candor serve` needs no database server. There is no Effect 3 `@effect/sql-pglite`, so this is
+ * the small layer it would be: `Client.make` from @effect/sql with the PostgreSQL compiler of
+ * @effect/sql-pg, so every statement compiles exactly as it does on a real server.
+ *
+ * PGlite is one connection. A semaphore with one permit is held for the whole life of each
+ * statement's scope, and a transaction holds it from BEGIN to COMMIT, so a statement of another
+ * fiber can never slip into someone else's transaction (PGlite would run it there). Nested
+ * `withTransaction` calls become savepoints (handled by `Client.make`).
+ */
+import { PGlite } from "@electric-sql/pglite"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Client from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { mkdirSync } from "node:fs"
+
+export interface PgliteClientOptions {
+  /** A directory for the database files; absent: in memory, gone when the scope closes. */
+  readonly dataDir?: string | undefined
+}
+
+const fail = (message: string) => (cause: unknown) => new SqlError({ cause, message })
+
+const makeConnection = (db: PGlite): Connection => {
+  const query = (sql: string, params: ReadonlyArray<unknown>, rowMode: "object" | "array") =>
+    Effect.tryPromise({
+      try: () => db.query(sql, params as Array<unknown>, { rowMode }),
+      catch: fail("Failed to execute statement")
+    })
+  const execute: Connection["execute"] = (sql, params, transformRows) =>
+    Effect.map(query(sql, params, "object"), (result) =>
+      transformRows ? transformRows(result.rows as Array<object>) : result.rows
+    )
+  return {
+    execute,
+    executeRaw: (sql, params) => query(sql, params, "object"),
+    executeValues: (sql, params) => Effect.map(query(sql, params, "array"), (result) => result.rows as Array<Array<unknown>>),
+    executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(execute(sql, params, transformRows)),
+    // Without parameters, the simple protocol: several statements at once (migrations, BEGIN, …).
+    executeUnprepared: (sql, params, transformRows) =>
+      params.length > 0
+        ? execute(sql, params, transformRows)
+        : Effect.map(
+            Effect.tryPromise({ try: () => db.exec(sql), catch: fail("Failed to execute statement") }),
+            (results) => {
+              const rows = results.map((result) => (transformRows ? transformRows(result.rows as Array<object>) : result.rows))
+              return rows.length === 1 ? rows[0]! : rows
+            }
+          )
+  }
+}
+
+const openPglite = (options: PgliteClientOptions) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => {
+        if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true })
+        return PGlite.create(options.dataDir)
+      },
+      catch: fail("PgliteClient: failed to open the database")
+    }),
+    (db) => Effect.promise(() => db.close())
+  )
+
+/** The client; PGlite is closed when the scope closes. */
+export const make = (
+  options: PgliteClientOptions = {}
+): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function* () {
+    const db = yield* openPglite(options)
+    const connection = makeConnection(db)
+    const permit = yield* Effect.makeSemaphore(1)
+    // The permit is released by the scope of the statement or transaction that took it.
+    const acquirer = Effect.uninterruptibleMask((restore) =>
+      Effect.zipRight(
+        restore(permit.take(1)),
+        Effect.as(
+          Effect.flatMap(Effect.scope, (scope) => Scope.addFinalizer(scope, permit.release(1))),
+          connection
+        )
+      )
+    )
+    return yield* Client.make({
+      acquirer,
+      transactionAcquirer: acquirer,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [
+        ["db.system", "postgresql"],
+        ["db.client", "pglite"]
+      ]
+    })
+  })
+
+export const layer = (options: PgliteClientOptions = {}): Layer.Layer<Client.SqlClient, SqlError> =>
+  Layer.scoped(Client.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

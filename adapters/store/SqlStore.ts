@@ -1,0 +1,267 @@
+/**
+ * The `Store` on any PostgreSQL `SqlClient`: @effect/sql-pg on a server, or PgliteClient embedded.
+ * One SQL text for both (PGlite is PostgreSQL); see migrations/0001_initial.ts for the schema.
+ *
+ * Stored records (checkpoints, traces, certificates, cards, alerts) are read back without decoding:
+ * only this store writes them, from values already typed by their schemas.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type AgentLogState, emptyLogState } from "../../core/attestation.js"
+import { fromHex } from "../../core/bytes.js"
+import type { Certificate } from "../../core/certificate.js"
+import type { AlignmentCard } from "../../core/schema/card.js"
+import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
+import type { ConscienceValue } from "../../core/schema/conscience.js"
+import type { DriftAlert } from "../../core/schema/drift.js"
+import type { APTrace } from "../../core/schema/trace.js"
+import { json, toCount, toIso } from "./rows.js"
+import { makeCommitBatch } from "./sqlCommit.js"
+import { makeMerkleReads } from "./sqlMerkle.js"
+import { type OutboxItem, Store, StoreError } from "./Store.js"
+
+const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+
+/** Bodies of the rows, in the order the query returned them. */
+const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> => rows.map((row) => row.body as A)
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const merkle = makeMerkleReads(sql)
+
+  const firstBody = <A>(operation: string, query: Effect.Effect<ReadonlyArray<{ readonly body: unknown }>, SqlError>) =>
+    query.pipe(
+      Effect.map((rows) => rows[0]?.body as A | undefined),
+      storeError(operation)
+    )
+
+  const loadLogState = (agentId: string): Effect.Effect<AgentLogState, StoreError> =>
+    sql<{ position: unknown; hash: string; frontier: ReadonlyArray<string> }>`
+      select position, encode(hash, 'hex') as hash, frontier from chain_heads where agent_id = ${agentId}`.pipe(
+      Effect.map(([row]) => {
+        if (row === undefined) return emptyLogState(agentId)
+        const size = toCount(row.position)
+        return {
+          head: { position: size, hash: fromHex(row.hash)! },
+          frontier: { size, hashes: row.frontier.map((hash) => fromHex(hash)!) }
+        }
+      }),
+      storeError("loadLogState")
+    )
+
+  const existingCheckpoints = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>, StoreError> =>
+    ids.length === 0
+      ? Effect.succeed(new Set())
+      : sql<{ checkpoint_id: string }>`
+          select checkpoint_id from checkpoints
+          where checkpoint_id in (select jsonb_array_elements_text(${json(ids)}::jsonb))`.pipe(
+          Effect.map((rows) => new Set(rows.map((row) => row.checkpoint_id))),
+          storeError("existingCheckpoints")
+        )
+
+  const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) => {
+    const filters = [
+      sql`agent_id = ${query.agentId}`,
+      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
+      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
+    ]
+    const page = sql<{ body: unknown }>`
+      select body from checkpoints where ${sql.and(filters)}
+      order by occurred_at desc, position desc
+      limit ${query.limit} offset ${query.offset}`
+    // Per-verdict counters keep the total flat however long the log; a session is short enough to count.
+    const total =
+      query.sessionId === undefined
+        ? sql<{ total: unknown }>`
+            select sum(count) as total from checkpoint_counts
+            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
+        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
+    return Effect.all([page, total]).pipe(
+      Effect.map(([rows, [count]]) => ({ items: bodies<IntegrityCheckpoint>(rows), total: toCount(count?.total) })),
+      storeError("listCheckpoints")
+    )
+  }
+
+  const treeHead: Store["Type"]["treeHead"] = (agentId, treeSize) =>
+    sql<{ agent_id: string; tree_size: unknown; root: string; note: string; created_at: unknown }>`
+      select agent_id, tree_size, encode(root, 'hex') as root, note, created_at from tree_heads
+      where agent_id = ${agentId} ${treeSize === undefined ? sql`` : sql`and tree_size = ${treeSize}`}
+      order by tree_size desc limit 1`.pipe(
+      Effect.map(([row]) =>
+        row === undefined
+          ? undefined
+          : { agent_id: row.agent_id, tree_size: toCount(row.tree_size), root: row.root, note: row.note, created_at: toIso(row.created_at) }
+      ),
+      storeError("treeHead")
+    )
+
+  const putCard = (agentId: string, card: AlignmentCard): Effect.Effect<number, StoreError> =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
+          // The agent row lock serialises versioning: two concurrent puts get versions n and n + 1.
+          yield* sql`select agent_id from agents where agent_id = ${agentId} for update`
+          yield* sql`update cards set active = false where agent_id = ${agentId} and active`
+          const [row] = yield* sql<{ version: number }>`
+            insert into cards (agent_id, version, card_id, card, retention_days, active)
+            select ${agentId}, coalesce(max(version), 0) + 1, ${card.card_id}, ${json(card)}::jsonb,
+                   ${card.audit_commitment.retention_days}, true
+            from cards where agent_id = ${agentId}
+            returning version`
+          return row!.version
+        })
+      )
+      .pipe(storeError("putCard"))
+
+  const claimOutbox = (kind: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<OutboxItem>, StoreError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const at = new Date(now).toISOString()
+      const until = new Date(now + leaseMs).toISOString()
+      // SKIP LOCKED: relays claiming at the same moment take disjoint items instead of waiting.
+      return sql<{ id: unknown; kind: string; payload: unknown; attempts: number; created_at: unknown }>`
+        update outbox o set leased_until = ${until}::timestamptz, attempts = o.attempts + 1
+        from (
+          select id from outbox
+          where kind = ${kind} and not dead and due_at <= ${at}::timestamptz
+            and (leased_until is null or leased_until <= ${at}::timestamptz)
+          order by due_at, id
+          limit ${limit}
+          for update skip locked
+        ) due
+        where o.id = due.id
+        returning o.id, o.kind, o.payload, o.attempts, o.created_at`
+    }).pipe(
+      Effect.map((rows) =>
+        rows
+          .map((row) => ({
+            id: String(row.id),
+            kind: row.kind,
+            payload: row.payload,
+            attempts: row.attempts,
+            created_at: toIso(row.created_at)
+          }))
+          .sort((a, b) => toCount(a.id) - toCount(b.id))
+      ),
+      storeError("claimOutbox")
+    )
+
+  const failOutbox = (id: string, error: string, retryInMs: number, maxAttempts: number) =>
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => sql`
+        update outbox
+        set last_error = ${error}, leased_until = null, due_at = ${new Date(now + retryInMs).toISOString()}::timestamptz,
+            dead = attempts >= ${maxAttempts}
+        where id = ${id}::bigint`
+    ).pipe(Effect.asVoid, storeError("failOutbox"))
+
+  /** Rows past the retention of the agent's active card; agents without a card keep everything. */
+  const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
+    const at = now.toISOString()
+    return sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const [checkpoints] = yield* sql<{ n: unknown }>`
+            with expired as (
+              select c.checkpoint_id from checkpoints c
+              join cards k on k.agent_id = c.agent_id and k.active
+              where c.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
+            ), certificates_gone as (
+              delete from certificates where checkpoint_id in (select checkpoint_id from expired)
+            ), proofs_gone as (
+              delete from proofs where checkpoint_id in (select checkpoint_id from expired)
+            ), gone as (
+              delete from checkpoints where checkpoint_id in (select checkpoint_id from expired)
+              returning agent_id, verdict
+            ), counted as (
+              update checkpoint_counts n set count = n.count - g.count
+              from (select agent_id, verdict, count(*) as count from gone group by agent_id, verdict) g
+              where n.agent_id = g.agent_id and n.verdict = g.verdict
+            )
+            select count(*) as n from gone`
+          const [traces] = yield* sql<{ n: unknown }>`
+            with gone as (
+              delete from traces t using cards k
+              where k.agent_id = t.agent_id and k.active
+                and t.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
+              returning 1
+            )
+            select count(*) as n from gone`
+          return toCount(checkpoints?.n) + toCount(traces?.n)
+        })
+      )
+      .pipe(storeError("purgeExpired"))
+  }
+
+  return Store.of({
+    loadLogState,
+    existingCheckpoints,
+    commitBatch: makeCommitBatch(sql),
+
+    getCheckpoint: (checkpointId) =>
+      firstBody<IntegrityCheckpoint>("getCheckpoint", sql`select body from checkpoints where checkpoint_id = ${checkpointId}`),
+    listCheckpoints,
+    getCertificate: (checkpointId) =>
+      firstBody<Certificate>("getCertificate", sql`select body from certificates where checkpoint_id = ${checkpointId}`),
+    getTrace: (traceId) => firstBody<APTrace>("getTrace", sql`select body from traces where trace_id = ${traceId}`),
+    recentTraces: (agentId, limit) =>
+      sql<{ body: unknown }>`
+        select body from traces where agent_id = ${agentId} order by occurred_at desc limit ${limit}`.pipe(
+        Effect.map(bodies<APTrace>),
+        storeError("recentTraces")
+      ),
+    sessionCheckpoints: (sessionId, limit) =>
+      sql<{ body: unknown }>`
+        select body from checkpoints where session_id = ${sessionId}
+        order by occurred_at desc, position desc limit ${limit}`.pipe(
+        Effect.map(bodies<IntegrityCheckpoint>),
+        storeError("sessionCheckpoints")
+      ),
+    inclusionProof: merkle.inclusion,
+    consistencyProof: merkle.consistency,
+    treeHead,
+    driftAlerts: (agentId, limit) =>
+      sql<{ body: unknown }>`
+        select body from drift_alerts where agent_id = ${agentId} order by detected_at desc limit ${limit}`.pipe(
+        Effect.map(bodies<DriftAlert>),
+        storeError("driftAlerts")
+      ),
+
+    putCard,
+    activeCard: (agentId) =>
+      sql<{ card: unknown; version: number }>`
+        select card, version from cards where agent_id = ${agentId} and active`.pipe(
+        Effect.map(([row]) => (row === undefined ? undefined : { card: row.card as AlignmentCard, version: row.version })),
+        storeError("activeCard")
+      ),
+    putConscienceValues: (agentId, values) =>
+      sql`
+        insert into conscience_values (agent_id, "values") values (${agentId}, ${json(values)}::jsonb)
+        on conflict (agent_id) do update set "values" = excluded."values", updated_at = now()`.pipe(
+        Effect.asVoid,
+        storeError("putConscienceValues")
+      ),
+    conscienceValues: (agentId) =>
+      sql<{ values: ReadonlyArray<ConscienceValue> }>`
+        select "values" from conscience_values where agent_id = ${agentId}`.pipe(
+        Effect.map(([row]) => row?.values ?? []),
+        storeError("conscienceValues")
+      ),
+
+    claimOutbox,
+    completeOutbox: (id) => sql`delete from outbox where id = ${id}::bigint`.pipe(Effect.asVoid, storeError("completeOutbox")),
+    failOutbox,
+
+    purgeExpired
+  })
+})
+
+/** The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreLive). */
+export const layer: Layer.Layer<Store, never, SqlClient.SqlClient> = Layer.effect(Store, make)

@@ -1,0 +1,27 @@
+/**
+ * Migrations on PostgreSQL when several processes start at once on an empty database: each
+ * migration is applied exactly once and every process comes up.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Migrations from "../../../adapters/store/Migrations.js"
+import { throwawayDatabase } from "../../support/postgres.js"
+
+describe("Migrations on PostgreSQL", () => {
+  it.scoped("apply once when four processes start together", () =>
+    Effect.gen(function* () {
+      const url = yield* throwawayDatabase
+      // Each "process" has its own pool, as separate `candor serve` instances would.
+      const start = Effect.provide(Migrations.run, PgClient.layer({ url }))
+      const applied = yield* Effect.all([start, start, start, start], { concurrency: "unbounded" })
+      expect(applied.flat()).toEqual([[1, "initial"]])
+      const tables = yield* Effect.provide(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: string }>`select count(*) as n from candor_migrations`),
+        PgClient.layer({ url })
+      )
+      expect(tables).toEqual([{ n: "1" }])
+    })
+  )
+})

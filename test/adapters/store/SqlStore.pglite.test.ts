@@ -1,0 +1,16 @@
+/**
+ * The store conformance suite on embedded PGlite, in memory: one instance for the whole file
+ * (each costs seconds and hundreds of MB).
+ */
+import { layer } from "@effect/vitest"
+import * as Layer from "effect/Layer"
+import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../../adapters/store/SqlStore.js"
+import { migrated } from "../../../adapters/store/StoreLive.js"
+import { storeConformance } from "./conformance.js"
+
+const StoreOnPglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+
+layer(StoreOnPglite, { timeout: "60 seconds" })("SqlStore on PGlite", (it) => {
+  storeConformance(it)
+})
