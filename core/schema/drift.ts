@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { literalUnion } from "./literals.js"
-import { AgentId, CheckpointId, DateTimeString, Identifier, SessionId } from "./ids.js"
+import { AgentId, CheckpointId, DateTimeString, Identifier, SessionId, TraceId } from "./ids.js"
 
 /** AIP: majority concern category of the non-clear streak, or `unknown` when none has a strict majority. */
 export const AIP_DRIFT_DIRECTIONS = [
@@ -38,6 +38,8 @@ export const DriftAlert = Schema.Struct({
   agent_id: AgentId,
   session_id: SessionId,
   checkpoint_ids: Schema.Array(CheckpointId),
+  /** AAP alerts: the traces of the streak (their linked checkpoints, when known, are in `checkpoint_ids`). */
+  trace_ids: Schema.optionalWith(Schema.Array(TraceId), { exact: true }),
   sustained_checks: Schema.NonNegativeInt,
   severity: DriftSeverity,
   drift_direction: Schema.String.annotations({ description: "An AIP or AAP drift direction" }),
