@@ -33,6 +33,10 @@ export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfi
   readonly natsUrl: Option.Option<string>
   /** Prefix of every NATS subject, stream and KV bucket, so deployments can share one server. */
   readonly natsPrefix: string
+  /** Event partitions P: fixed for the life of a deployment. */
+  readonly partitions: number
+  /** Names this worker in partition leases (unset: host and pid). */
+  readonly workerId: Option.Option<string>
   /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
   readonly anthropicBaseUrl: string
   /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
@@ -73,6 +77,8 @@ export const defaults: Settings = {
   databaseUrl: Option.none(),
   natsUrl: Option.none(),
   natsPrefix: "candor",
+  partitions: 64,
+  workerId: Option.none(),
   anthropicBaseUrl: "https://api.anthropic.com",
   openaiBaseUrl: "https://api.openai.com",
   geminiBaseUrl: "https://generativelanguage.googleapis.com",
@@ -129,6 +135,19 @@ const openaiUrl = reader((text) =>
     url.endsWith("/v1")
       ? Either.left(`must be the bare origin, without /v1 (the gateway forwards the /v1 clients send), got "${text}"`)
       : Either.right(url))
+)
+
+const partitionCount = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 1024
+    ? Either.right(n)
+    : Either.left(`must be a whole number of partitions between 1 and 1024, got "${text}"`)
+})
+
+const workerId = reader((text) =>
+  /^[-\w]{1,64}$/.test(text)
+    ? Either.right(text)
+    : Either.left(`must be 1 to 64 letters, digits, "-" or "_", got "${text}"`)
 )
 
 const natsUrl = reader((text) =>
@@ -226,6 +245,13 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     defaults.natsPrefix,
     "Prefix of every NATS subject, stream and KV bucket"
   ),
+  partitions: withDefault(
+    "CANDOR_PARTITIONS",
+    partitionCount,
+    defaults.partitions,
+    "Event partitions; fixed for the life of a deployment"
+  ),
+  workerId: optional("CANDOR_WORKER_ID", workerId, "<host>-<pid>", "Names this worker in partition leases"),
   anthropicBaseUrl: withDefault(
     "ANTHROPIC_BASE_URL",
     httpUrl,

@@ -1,7 +1,8 @@
 /**
- * `candor serve`: the layers one process runs. Today that is the HTTP server on HOST:PORT with the
- * health probes; the gateway, API, workers and prover join here as their adapters land, each
- * behind the roles that select it.
+ * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
+ * on HOST:PORT (health, later the API), the gateway on GATEWAY_PORT, and the workers (partition
+ * consumers, agent actors, outbox relays). Bus and agent state are shared by all roles of one
+ * process: in-process on the embedded default, NATS JetStream and KV when NATS_URL is set.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -14,7 +15,13 @@ import { createServer } from "node:http"
 import { resolve } from "node:path"
 import { layerFromSpec } from "../adapters/analysis/layer.js"
 import { Bus } from "../adapters/bus/Bus.js"
+import * as KvAgentState from "../adapters/bus/KvAgentState.js"
+import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/gateway/AgentState.js"
+import * as SigningKeys from "../adapters/keys/SigningKeys.js"
+import * as StoreLive from "../adapters/store/StoreLive.js"
+import { defaultWorkerId, PartitionOwnership } from "../streams/PartitionOwnership.js"
+import { runWorkers } from "../streams/PartitionWorkers.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
 import { providerAdapters } from "../adapters/providers/registry.js"
@@ -68,24 +75,53 @@ const AnalysisLive = Layer.unwrapEffect(
   )
 )
 
-/**
- * The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange. Agent state and the bus are
- * in-process until the actors (JetStream, PostgreSQL) take them over.
- */
+/** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
 const GatewayLive = Gateway.layer().pipe(
   Layer.provide(GatewayInspector.layer()),
-  Layer.provide(Layer.mergeAll(
-    Layer.succeed(ProviderAdapters, providerAdapters),
-    AgentState.layerMemory,
-    Bus.layerMemory,
-    AnalysisLive
-  ))
+  Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
 )
+
+/** How long a worker's partition lease outlives its last renewal. */
+const LEASE_TTL_MS = 15_000
+
+/**
+ * Bus, agent state and partition ownership: in-process and owning every partition on the embedded
+ * default; on NATS (one connection) with leases shared among workers otherwise. A process without
+ * the worker role owns no partition.
+ */
+const MessagingLive = (withWorkers: boolean) =>
+  Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
+    const worker = Option.getOrElse(workerId, defaultWorkerId)
+    if (Option.isNone(natsUrl)) {
+      return Layer.mergeAll(
+        Bus.layerMemoryWith({ prefix, partitions }),
+        AgentState.layerMemory,
+        PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker)
+      )
+    }
+    return Layer.mergeAll(
+      Bus.layerJetStream({ prefix, partitions }),
+      KvAgentState.layer({ prefix }),
+      withWorkers
+        ? PartitionOwnership.layerLease({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
+        : PartitionOwnership.layerAll(0, worker)
+    ).pipe(Layer.provide(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+  }))
+
+/** The agent actors: the store (PostgreSQL or PGlite, migrated at start), the signing key, the consumers. */
+const WorkersLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  Layer.scopedDiscard(runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })).pipe(
+    Layer.provide(StoreLive.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })),
+    Layer.provide(SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir }))
+  )
+))
 
 /** Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
 export const ServeLive = (selected: ReadonlyArray<Role>) =>
   announce(selected).pipe(
     Layer.provideMerge(HttpLive),
     Layer.merge(selected.includes("gateway") ? Layer.discard(GatewayLive) : Layer.empty),
+    Layer.merge(selected.includes("worker") ? WorkersLive : Layer.empty),
+    Layer.provide(MessagingLive(selected.includes("worker"))),
     Layer.provide(DataDirLive)
   )

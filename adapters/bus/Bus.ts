@@ -1,18 +1,34 @@
 /**
- * The event bus between gateways and the actors in `streams/`. Subjects are dot-separated
- * (`candor.events.<partition>.<agent_id>`); a subscription takes every subject under a prefix.
- * `layerMemory` is the embedded default (one process); a JetStream layer joins when NATS_URL is set.
+ * The event bus between gateways and the actors in `streams/`.
+ *
+ * - `publish` is durable: it resolves once the message is stored. Events go to
+ *   `<prefix>.events.<partition>.<agent_id>`, decisions to `<prefix>.alerts.…` / `<prefix>.containment.…`;
+ *   a subject no stream stores is refused. `msgId` deduplicates republishes within a window.
+ * - `consumePartition` is the durable, shared queue of one partition: explicit acks, redelivery after
+ *   the ack wait, and after `maxDeliver` deliveries a copy to `<prefix>.dead.events.…` instead of
+ *   another delivery. Chunks of the stream are the batches as they arrive.
+ * - `subscribe` is a live, non-durable fan-out by subject prefix (security tooling, tests).
+ *
+ * `layerMemory` is the embedded default (one process, nothing survives it); `layerJetStream` runs
+ * the same contract on NATS JetStream. Both pass `test/adapters/bus/busConformance.ts`.
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { BusError } from "./BusError.js"
+import { make as makeJetStream } from "./BusJetStream.js"
+import { make as makeMemory } from "./BusMemory.js"
+import { type BusOptions, busOptions } from "./BusOptions.js"
+import type { NatsConnection } from "./NatsConnection.js"
+
+export { BusError } from "./BusError.js"
+export { type BusOptions, defaultBusOptions } from "./BusOptions.js"
 
 export interface BusMessage {
   readonly subject: string
-  /** A JSON-serialisable value: the JetStream layer sends its JSON text. */
+  /** A JSON value: what was published, after a JSON round trip. */
   readonly payload: unknown
 }
 
@@ -21,24 +37,37 @@ export interface Subscription {
   readonly take: Effect.Effect<BusMessage>
 }
 
+/** One delivery of a stored event; settle it with `ack` (done) or `nak` (deliver again). */
+export interface Delivery extends BusMessage {
+  /** 1 on the first delivery, 2 on the first redelivery, … */
+  readonly deliveryCount: number
+  readonly ack: Effect.Effect<void, BusError>
+  /** Deliver again, after `delayMs` when given. */
+  readonly nak: (delayMs?: number) => Effect.Effect<void, BusError>
+}
+
+export interface PublishOptions {
+  /** Publishes with the same id within the duplicate window are stored once. */
+  readonly msgId?: string
+}
+
 export class Bus extends Context.Tag("candor/Bus")<Bus, {
-  readonly publish: (subject: string, payload: unknown) => Effect.Effect<void>
+  readonly partitions: number
+  /** Resolves once stored; safe to call with many publishes in flight. */
+  readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>
+  /** Never ends on its own: outages are retried; it fails only when the bus is gone for good. */
+  readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>
   /** Subscribed from the moment this effect completes until its scope closes. */
   readonly subscribe: (subjectPrefix: string) => Effect.Effect<Subscription, never, Scope.Scope>
 }>() {
-  /** In-process: one unbounded PubSub; every subscriber filters by prefix. */
-  static readonly layerMemory: Layer.Layer<Bus> = Layer.effect(
-    Bus,
-    Effect.map(PubSub.unbounded<BusMessage>(), (hub) => ({
-      publish: (subject, payload) => Effect.asVoid(PubSub.publish(hub, { subject, payload })),
-      subscribe: (prefix) =>
-        Effect.map(PubSub.subscribe(hub), (queue): Subscription => {
-          const take: Effect.Effect<BusMessage> = Effect.flatMap(
-            Queue.take(queue),
-            (m) => (m.subject.startsWith(prefix) ? Effect.succeed(m) : take)
-          )
-          return { take }
-        })
-    }))
-  )
+  /** In-process, with the default options. */
+  static readonly layerMemory: Layer.Layer<Bus> = Layer.scoped(Bus, makeMemory(busOptions()))
+
+  /** In-process, with options (short ack waits in tests). */
+  static readonly layerMemoryWith = (options: Partial<BusOptions> = {}): Layer.Layer<Bus> =>
+    Layer.scoped(Bus, makeMemory(busOptions(options)))
+
+  /** On NATS JetStream: streams and one durable consumer per partition are created at start. */
+  static readonly layerJetStream = (options: Partial<BusOptions> = {}): Layer.Layer<Bus, BusError, NatsConnection> =>
+    Layer.scoped(Bus, makeJetStream(busOptions(options)))
 }

@@ -1,15 +1,85 @@
 /**
- * Subject names. An agent's events always land in the same partition, so one actor sees them in
- * order: partition = the first four bytes of SHA-256(agent_id), big-endian, mod 64. Stable across
- * processes and versions (never `String.hashCode`-style or randomised hashing).
+ * Subject, stream and consumer names, derived from CANDOR_NATS_PREFIX so deployments (and test runs)
+ * can share one NATS server. An agent's events always land in the same partition, so one actor sees
+ * them in order: partition = the first four bytes of SHA-256(agent_id), big-endian, mod P. Stable
+ * across processes and versions (never `String.hashCode`-style or randomised hashing).
+ *
+ *   <prefix>.events.<partition>.<agent_id>        the gateway's events (stream <PREFIX>_EVENTS)
+ *   <prefix>.alerts.…  <prefix>.containment.…     the actors' decisions (stream <PREFIX>_DECISIONS)
+ *   <prefix>.dead.events.<partition>.<agent_id>   events given up after max-deliver (stream <PREFIX>_DEAD)
  */
 import { createHash } from "node:crypto"
 
+/** Fixed for the life of a deployment: changing it moves agents between partitions. */
 export const PARTITIONS = 64
 
 export const partitionOf = (agentId: string, partitions: number = PARTITIONS): number =>
   createHash("sha256").update(agentId, "utf8").digest().readUInt32BE(0) % partitions
 
 /** `<prefix>.events.<partition>.<agent_id>`; the prefix is CANDOR_NATS_PREFIX (default `candor`). */
-export const eventSubject = (agentId: string, prefix = "candor"): string =>
-  `${prefix}.events.${partitionOf(agentId)}.${agentId}`
+export const eventSubject = (agentId: string, prefix = "candor", partitions: number = PARTITIONS): string =>
+  `${prefix}.events.${partitionOf(agentId, partitions)}.${agentId}`
+
+/** Every event of one partition: the filter of its consumer. */
+export const partitionFilter = (prefix: string, partition: number): string => `${prefix}.events.${partition}.>`
+
+/** The partition an event subject names, or undefined for any other subject. */
+export const partitionOfSubject = (subject: string, prefix: string): number | undefined => {
+  // Canonical decimal only: `07` would be stored but match no consumer's filter (`….events.7.>`).
+  const match = /^(0|[1-9]\d*)\.[^.]+/.exec(subject.startsWith(`${prefix}.events.`) ? subject.slice(prefix.length + 8) : "")
+  return match === null ? undefined : Number(match[1])
+}
+
+/** `<prefix>.events.3.agt-x` → `<prefix>.dead.events.3.agt-x`. */
+export const deadLetterSubject = (subject: string, prefix: string): string =>
+  `${prefix}.dead.${subject.slice(prefix.length + 1)}`
+
+/** The durable consumer of a partition, zero-padded so names sort: `events-p07`. */
+export const consumerName = (partition: number, partitions: number = PARTITIONS): string =>
+  `events-p${String(partition).padStart(Math.max(2, String(partitions - 1).length), "0")}`
+
+export interface StreamNames {
+  readonly events: string
+  readonly decisions: string
+  readonly dead: string
+}
+
+/** `candor` → `CANDOR_EVENTS`, `CANDOR_DECISIONS`, `CANDOR_DEAD`. */
+export const streamNames = (prefix: string): StreamNames => {
+  const base = prefix.toUpperCase()
+  return { events: `${base}_EVENTS`, decisions: `${base}_DECISIONS`, dead: `${base}_DEAD` }
+}
+
+/** The subjects each stream stores. */
+export const streamSubjects = (prefix: string): { readonly [K in keyof StreamNames]: ReadonlyArray<string> } => ({
+  events: [`${prefix}.events.>`],
+  decisions: [`${prefix}.alerts.>`, `${prefix}.containment.>`],
+  dead: [`${prefix}.dead.>`]
+})
+
+/** Which stream stores a subject, or undefined when none does (such a publish cannot be durable). */
+export const streamOf = (subject: string, prefix: string): keyof StreamNames | undefined => {
+  if (!isSubject(subject) || !subject.startsWith(`${prefix}.`)) return undefined
+  const [kind, ...rest] = subject.slice(prefix.length + 1).split(".")
+  if (rest.length === 0) return undefined
+  if (kind === "events") return partitionOfSubject(subject, prefix) === undefined ? undefined : "events"
+  if (kind === "alerts" || kind === "containment") return "decisions"
+  return kind === "dead" ? "dead" : undefined
+}
+
+/** Dot-separated non-empty tokens without wildcards or whitespace: a subject one can publish to. */
+export const isSubject = (subject: string): boolean => /^[^.*>\s]+(\.[^.*>\s]+)*$/.test(subject)
+
+/**
+ * Subscriptions take a prefix. One ending in `.` means everything below it (`candor.alerts.`);
+ * otherwise the subject itself and everything below it (`candor.alerts`). Both layers agree on this,
+ * since NATS can only match whole tokens.
+ */
+export const matchesPrefix = (subject: string, subjectPrefix: string): boolean =>
+  subjectPrefix.endsWith(".")
+    ? subject.startsWith(subjectPrefix)
+    : subject === subjectPrefix || subject.startsWith(`${subjectPrefix}.`)
+
+/** The NATS subscriptions equivalent to `matchesPrefix`. */
+export const wildcardsOf = (subjectPrefix: string): ReadonlyArray<string> =>
+  subjectPrefix.endsWith(".") ? [`${subjectPrefix}>`] : [subjectPrefix, `${subjectPrefix}.>`]

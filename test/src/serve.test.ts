@@ -93,6 +93,8 @@ describe("config", () => {
       "DATABASE_URL",
       "NATS_URL",
       "CANDOR_NATS_PREFIX",
+      "CANDOR_PARTITIONS",
+      "CANDOR_WORKER_ID",
       "ANTHROPIC_BASE_URL",
       "OPENAI_BASE_URL",
       "GEMINI_BASE_URL",

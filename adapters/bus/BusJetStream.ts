@@ -1,0 +1,187 @@
+/**
+ * The bus on NATS JetStream (server 2.9: no subject transforms, so the publisher names the partition).
+ *
+ * Publishing awaits the PubAck and retries transient failures; every publish carries a Nats-Msg-Id
+ * (the caller's, else a fresh one) so a retry of a publish that was in fact stored is dropped by the
+ * server. A partition consumer runs the client's `consume()` into a mailbox: the stream's chunks are
+ * what has arrived. Whenever `consume()` ends (consumer deleted, stream missing, heartbeats lost) the
+ * consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
+ */
+import { headers } from "@nats-io/transport-node"
+import { jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import type { Bus, BusMessage, Delivery, Subscription } from "./Bus.js"
+import { BusError } from "./BusError.js"
+import type { BusOptions } from "./BusOptions.js"
+import { ensureConsumer, ensureStreams, tryNats } from "./jetStreamSetup.js"
+import { NatsConnection } from "./NatsConnection.js"
+import {
+  consumerName,
+  deadLetterSubject,
+  partitionOfSubject,
+  streamNames,
+  streamOf,
+  wildcardsOf
+} from "./subjects.js"
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** JSON, or undefined for bytes that are not (never published through this bus). */
+const decode = (data: Uint8Array): { readonly value: unknown } | undefined => {
+  try {
+    return { value: JSON.parse(decoder.decode(data)) }
+  } catch {
+    return undefined
+  }
+}
+
+/** A PubAck lost to a reconnect is retried; the msgId makes the retry harmless. */
+const publishRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+
+/** Re-creating a consumer after it ended: quickly at first, then every few seconds, forever. */
+const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
+
+export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, NatsConnection | Scope.Scope> =>
+  Effect.gen(function*() {
+    const { batchSize, maxDeliver, partitions, prefix } = options
+    const nc = yield* NatsConnection
+    const js = jetstream(nc)
+    const jsm = yield* tryNats("jetstreamManager", () => jetstreamManager(nc))
+    const names = streamNames(prefix)
+    yield* ensureStreams(jsm, options)
+    yield* Effect.forEach(
+      Array.from({ length: partitions }, (_, p) => p),
+      (p) => ensureConsumer(jsm, options, p),
+      { concurrency: 8, discard: true }
+    )
+
+    const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) =>
+      Effect.gen(function*() {
+        const partition = partitionOfSubject(subject, prefix)
+        if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
+          return yield* new BusError({ operation: "publish", cause: `no stream stores subject ${subject}` })
+        }
+        const data = yield* Effect.try({
+          try: () => encoder.encode(JSON.stringify(payload) ?? "null"),
+          catch: (cause) => new BusError({ operation: "publish", cause })
+        })
+        const msgID = publishOptions?.msgId ?? randomUUID()
+        yield* tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(Effect.retry(publishRetry))
+      })
+
+    const consumePartition: Bus["Type"]["consumePartition"] = (partition) =>
+      Number.isInteger(partition) && partition >= 0 && partition < partitions
+        ? Stream.unwrapScoped(Effect.gen(function*() {
+          const arrived = yield* Mailbox.make<JsMsg, BusError>()
+          yield* superviseConsumer(partition, arrived).pipe(Effect.forkScoped)
+          return Mailbox.toStream(arrived).pipe(Stream.mapChunksEffect((chunk) => settleDeadLetters(chunk)))
+        }))
+        : Stream.fail(new BusError({ operation: "consumePartition", cause: `no partition ${partition}` }))
+
+    /** Runs `consume()` into the mailbox, re-creating the consumer whenever it ends. */
+    const superviseConsumer = (partition: number, arrived: Mailbox.Mailbox<JsMsg, BusError>) => {
+      const durable = consumerName(partition, partitions)
+      const once = Effect.gen(function*() {
+        // A missing stream (deleted by hand, or a server that lost its storage) is re-created too.
+        yield* ensureConsumer(jsm, options, partition).pipe(
+          Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(jsm, options, partition)))
+        )
+        const consumer = yield* tryNats("consume", () => js.consumers.get(names.events, durable))
+        const messages = yield* Effect.acquireRelease(
+          tryNats("consume", () =>
+            consumer.consume({
+              max_messages: batchSize,
+              // End on a deleted consumer or stream, so that we re-create it.
+              abort_on_missing_resource: true,
+              callback: (m) => void arrived.unsafeOffer(m)
+            })
+          ),
+          (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        )
+        const ended = yield* Effect.promise(() => messages.closed())
+        return yield* new BusError({ operation: `consume ${durable}`, cause: ended ?? "consume ended" })
+      }).pipe(Effect.scoped)
+      return once.pipe(
+        Effect.tapError((error) =>
+          Effect.logWarning("bus consumer ended; resuming").pipe(
+            Effect.annotateLogs({ consumer: durable, error: error.message })
+          )
+        ),
+        // Only a closed connection is final; anything else is retried.
+        Effect.catchAll((error) => (nc.isClosed() ? Effect.fail(error) : Effect.void)),
+        Effect.repeat(resumeRetry),
+        Effect.catchAll((error) => arrived.fail(error))
+      )
+    }
+
+    /** Deliveries past `maxDeliver` (and undecodable ones) go to the dead-letter stream, then are terminated. */
+    const settleDeadLetters = (chunk: Chunk.Chunk<JsMsg>): Effect.Effect<Chunk.Chunk<Delivery>, BusError> =>
+      Effect.gen(function*() {
+        const live: Array<Delivery> = []
+        for (const m of chunk) {
+          const decoded = decode(m.data)
+          if (decoded !== undefined && m.info.deliveryCount <= maxDeliver) {
+            live.push(delivery(m, decoded.value))
+            continue
+          }
+          // If the copy fails, the event stays pending and is dead-lettered on its next delivery.
+          yield* deadLetter(js, m, prefix, names.events).pipe(
+            Effect.zipRight(Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) })),
+            Effect.catchAll((error) =>
+              Effect.logWarning("bus dead letter failed").pipe(Effect.annotateLogs({ subject: m.subject, error: error.message }))
+            )
+          )
+        }
+        return Chunk.unsafeFromArray(live)
+      })
+
+    const subscribe: Bus["Type"]["subscribe"] = (subjectPrefix) =>
+      Effect.gen(function*() {
+        const messages = yield* Queue.unbounded<BusMessage>()
+        yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            wildcardsOf(subjectPrefix).map((wildcard) =>
+              nc.subscribe(wildcard, {
+                callback: (error, m) => {
+                  if (error === null) Queue.unsafeOffer(messages, { subject: m.subject, payload: decode(m.data)?.value })
+                }
+              })
+            )
+          ),
+          (subs) => Effect.sync(() => subs.forEach((sub) => sub.unsubscribe()))
+        )
+        // The server knows of the subscription once the flush returns: publishes after this are seen.
+        yield* Effect.promise(() => nc.flush())
+        return { take: Queue.take(messages) } satisfies Subscription
+      })
+
+    return { partitions, publish, consumePartition, subscribe }
+  })
+
+const delivery = (m: JsMsg, payload: unknown): Delivery => ({
+  subject: m.subject,
+  payload,
+  deliveryCount: m.info.deliveryCount,
+  ack: Effect.try({ try: () => m.ack(), catch: (cause) => new BusError({ operation: "ack", cause }) }),
+  nak: (delayMs) => Effect.try({ try: () => m.nak(delayMs), catch: (cause) => new BusError({ operation: "nak", cause }) })
+})
+
+/** A copy on `<prefix>.dead.events.…`, deduplicated by the original's stream sequence. */
+const deadLetter = (js: JetStreamClient, m: JsMsg, prefix: string, stream: string): Effect.Effect<void, BusError> => {
+  const h = headers()
+  h.set("Candor-Original-Subject", m.subject)
+  h.set("Candor-Deliveries", String(m.info.deliveryCount))
+  return tryNats("deadLetter", () =>
+    js.publish(deadLetterSubject(m.subject, prefix), m.data, {
+      msgID: `${stream}-${m.info.streamSequence}`,
+      headers: h
+    })).pipe(Effect.asVoid)
+}

@@ -1,0 +1,33 @@
+/**
+ * The knobs both bus layers share, so the in-process bus behaves like JetStream in tests.
+ */
+import { PARTITIONS } from "./subjects.js"
+
+export interface BusOptions {
+  /** CANDOR_NATS_PREFIX: the first token of every subject, and the stem of stream names. */
+  readonly prefix: string
+  /** P: events are spread over partitions 0 … P-1. Fixed for the life of a deployment. */
+  readonly partitions: number
+  /** How long a delivery may stay unsettled before it is delivered again. */
+  readonly ackWaitMs: number
+  /** Deliveries of one message before it goes to the dead-letter subject. */
+  readonly maxDeliver: number
+  /** Unsettled deliveries per partition; the consumer waits when it reaches this. */
+  readonly maxAckPending: number
+  /** The largest batch a consumer is handed at once (JetStream: messages per pull). */
+  readonly batchSize: number
+  /** How long a `msgId` is remembered for deduplication. */
+  readonly duplicateWindowMs: number
+}
+
+export const defaultBusOptions: BusOptions = {
+  prefix: "candor",
+  partitions: PARTITIONS,
+  ackWaitMs: 30_000,
+  maxDeliver: 5,
+  maxAckPending: 1_000,
+  batchSize: 256,
+  duplicateWindowMs: 120_000
+}
+
+export const busOptions = (options: Partial<BusOptions> = {}): BusOptions => ({ ...defaultBusOptions, ...options })

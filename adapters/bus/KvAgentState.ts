@@ -1,0 +1,165 @@
+/**
+ * The gateway's `AgentState` on NATS KV, bucket `<prefix>-agent-state` (DESIGN: `candor-agent-state`),
+ * shared by every gateway and written by the actors.
+ *
+ * - `settings.<agent_id>`: the agent's settings as JSON, only what was ever set (defaults fill the rest
+ *   on read, so a changed default applies to agents that never overrode it). `update` merges a patch
+ *   into the stored JSON with compare-and-set, retrying on a concurrent write.
+ * - `nudge.<agent_id>`: the pending nudge, as text. `takeNudge` deletes it with compare-and-set on the
+ *   revision it read, so when several gateways race for it exactly one injects it.
+ *
+ * Each instance keeps a local copy fed by `kv.watch()`, so `get` (on every request) never does I/O, and
+ * `takeNudge` only goes to the server when a nudge is known to be waiting. The layer is ready once the
+ * copy holds everything stored when it started.
+ */
+import { type KvEntry, Kvm } from "@nats-io/kv"
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import { AgentState, type AgentSettings, defaultSettings } from "../gateway/AgentState.js"
+import { BusError } from "./BusError.js"
+import { tryNats } from "./jetStreamSetup.js"
+import { NatsConnection } from "./NatsConnection.js"
+
+export interface KvAgentStateOptions {
+  /** CANDOR_NATS_PREFIX. */
+  readonly prefix?: string
+}
+
+export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
+
+const SETTINGS = "settings."
+const NUDGE = "nudge."
+
+/** A key's latest known revision; `value` undefined once deleted (a tombstone keeps stale puts out). */
+interface Known<A> {
+  readonly revision: number
+  readonly value: A | undefined
+}
+
+/** A write lost to a concurrent one (or a transient failure) is simply tried again. */
+const writeRetry = Schedule.exponential("20 millis").pipe(Schedule.intersect(Schedule.recurs(8)))
+
+const watchRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
+
+const isWrongLastSequence = (error: BusError): boolean =>
+  error.cause instanceof JetStreamApiError &&
+  (error.cause.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    error.cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+
+export const make = (
+  options: KvAgentStateOptions = {}
+): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
+  Effect.gen(function*() {
+    const nc = yield* NatsConnection
+    const kv = yield* tryNats("open agent state", () => new Kvm(nc).create(agentStateBucket(options.prefix ?? "candor"), { history: 1 }))
+    const settings = new Map<string, Known<AgentSettings>>()
+    const nudges = new Map<string, Known<string>>()
+
+    const learn = <A>(known: Map<string, Known<A>>, agentId: string, revision: number, value: A | undefined): void => {
+      const current = known.get(agentId)
+      if (current === undefined || current.revision < revision) known.set(agentId, { revision, value })
+    }
+
+    const parseSettings = (json: string): AgentSettings => ({ ...defaultSettings, ...(JSON.parse(json) as Partial<AgentSettings>) })
+
+    const apply = (entry: KvEntry): void => {
+      const put = entry.operation === "PUT"
+      if (entry.key.startsWith(SETTINGS)) {
+        learn(settings, entry.key.slice(SETTINGS.length), entry.revision, put ? parseSettings(entry.string()) : undefined)
+      } else if (entry.key.startsWith(NUDGE)) {
+        learn(nudges, entry.key.slice(NUDGE.length), entry.revision, put ? entry.string() : undefined)
+      }
+    }
+
+    // Ready once the copy has caught up with the bucket as it was when we started.
+    const status = yield* tryNats("agent state status", () => kv.status())
+    const caughtUpAt = status.values === 0 ? 0 : status.streamInfo.state.last_seq
+    const ready = yield* Deferred.make<void>()
+    if (caughtUpAt === 0) yield* Deferred.succeed(ready, undefined)
+
+    const watchOnce = Effect.acquireUseRelease(
+      tryNats("watch agent state", () => kv.watch()),
+      (entries) =>
+        tryNats("watch agent state", async () => {
+          for await (const entry of entries) {
+            try {
+              apply(entry)
+            } catch {
+              // A value that is not ours (not JSON): keep the rest of the copy going.
+            }
+            if (entry.revision >= caughtUpAt) Deferred.unsafeDone(ready, Effect.void)
+          }
+        }),
+      (entries) => Effect.sync(() => entries.stop())
+    )
+    yield* watchOnce.pipe(
+      Effect.zipRight(Effect.fail(new BusError({ operation: "watch agent state", cause: "watch ended" }))),
+      Effect.tapError((error) =>
+        Effect.logWarning("agent state watch ended; resuming").pipe(Effect.annotateLogs({ error: error.message }))
+      ),
+      Effect.retry({ schedule: watchRetry, while: () => !nc.isClosed() }),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    yield* Deferred.await(ready).pipe(
+      Effect.timeoutFail({
+        duration: "30 seconds",
+        onTimeout: () => new BusError({ operation: "load agent state", cause: "timed out" })
+      })
+    )
+
+    const update: AgentState["Type"]["update"] = (agentId, patch) =>
+      Effect.gen(function*() {
+        const key = SETTINGS + agentId
+        const entry = yield* tryNats("read agent settings", () => kv.get(key))
+        const stored = entry?.operation === "PUT" ? (JSON.parse(entry.string()) as object) : {}
+        // Members set to undefined drop out of the JSON: the default applies again.
+        const json = JSON.stringify({ ...stored, ...patch })
+        const revision = yield* tryNats("write agent settings", () =>
+          entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision))
+        learn(settings, agentId, revision, parseSettings(json))
+      }).pipe(Effect.retry(writeRetry), Effect.orDie)
+
+    const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>
+      Effect.suspend(() => {
+        const known = nudges.get(agentId)
+        const text = known?.value
+        if (known === undefined || text === undefined) return Effect.succeed(undefined)
+        return tryNats("take nudge", () => kv.delete(NUDGE + agentId, { previousSeq: known.revision })).pipe(
+          Effect.zipRight(Effect.sync((): string | undefined => {
+            // Taken: forget it now rather than when the watch brings the deletion.
+            if (nudges.get(agentId) === known) nudges.set(agentId, { revision: known.revision, value: undefined })
+            return text
+          })),
+          // Another gateway took it first (or a newer nudge replaced it: the watch will bring that one).
+          Effect.catchAll((error) =>
+            isWrongLastSequence(error)
+              ? Effect.succeed(undefined)
+              : Effect.logWarning("nudge not taken").pipe(Effect.annotateLogs({ error: error.message }), Effect.as(undefined))
+          )
+        )
+      })
+
+    const setNudge: AgentState["Type"]["setNudge"] = (agentId, text) =>
+      tryNats("set nudge", () => kv.put(NUDGE + agentId, text)).pipe(
+        Effect.tap((revision) => Effect.sync(() => learn(nudges, agentId, revision, text))),
+        Effect.retry(writeRetry),
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    return {
+      get: (agentId) => Effect.sync(() => settings.get(agentId)?.value ?? defaultSettings),
+      update,
+      takeNudge,
+      setNudge
+    }
+  })
+
+/** `AgentState` on the shared KV bucket; needs the process's `NatsConnection`. */
+export const layer = (options: KvAgentStateOptions = {}): Layer.Layer<AgentState, BusError, NatsConnection> =>
+  Layer.scoped(AgentState, make(options))

@@ -1,0 +1,56 @@
+/**
+ * The key that signs certificates and tree heads. `SIGNING_KEY` when set (production: every worker
+ * must sign with the same key); otherwise the embedded default generates one into the data dir on
+ * first start and reuses it, so a restart does not orphan the certificates already issued.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { join } from "node:path"
+import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey } from "../../core/signing.js"
+
+export class SigningKeys extends Context.Tag("candor/SigningKeys")<SigningKeys, {
+  /** Signs everything issued from now on. */
+  readonly active: SigningKey
+}>() {
+  static readonly fromKey = (key: SigningKey): Layer.Layer<SigningKeys> => Layer.succeed(SigningKeys, { active: key })
+}
+
+export class SigningKeyError extends Error {
+  override readonly name = "SigningKeyError"
+}
+
+export const KEY_FILE = "signing-key.pem"
+
+/** SIGNING_KEY, else `<dataDir>/signing-key.pem`, generated (mode 0600) when absent. */
+export const layer = (options: { readonly signingKey: Option.Option<Redacted.Redacted<string>>; readonly dataDir: string }) =>
+  Layer.effect(
+    SigningKeys,
+    Effect.gen(function*() {
+      if (Option.isSome(options.signingKey)) {
+        const key = parseSigningKey(Redacted.value(options.signingKey.value))
+        // Never the value in the message: it is the private key.
+        if (key === undefined) {
+          return yield* Effect.fail(
+            new SigningKeyError("SIGNING_KEY is not an Ed25519 key (64 hex characters, base64 seed or PKCS#8 PEM)")
+          )
+        }
+        return { active: key }
+      }
+      const fs = yield* FileSystem.FileSystem
+      const path = join(options.dataDir, KEY_FILE)
+      if (yield* fs.exists(path)) {
+        const key = parseSigningKey(yield* fs.readFileString(path))
+        if (key === undefined) return yield* Effect.fail(new SigningKeyError(`${path} does not hold an Ed25519 key`))
+        return { active: key }
+      }
+      const key = generateSigningKey()
+      yield* fs.makeDirectory(options.dataDir, { recursive: true })
+      yield* fs.writeFileString(path, formatSigningKey(key), { mode: 0o600 })
+      yield* Effect.log("generated a signing key").pipe(Effect.annotateLogs({ key_id: key.keyId, path }))
+      return { active: key }
+    })
+  )

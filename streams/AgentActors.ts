@@ -1,0 +1,131 @@
+/**
+ * The agents' actors: each agent's state (chain head, Merkle frontier, card context), created from
+ * the store on first use and evicted when idle or when the map is full.
+ *
+ * Why not a fiber and a queue per agent: an agent's events all arrive on one partition, and each
+ * partition is one sequential consumer, so the partition fiber already is every one of its agents'
+ * mailbox, in order. Keeping the per-agent state in a map (rather than behind a fiber each) lets the
+ * partition commit a whole batch of many agents in one transaction, which is what makes thousands of
+ * checkpoints per second possible on one PostgreSQL.
+ */
+import * as Effect from "effect/Effect"
+import { violationStreakOf } from "../core/containment.js"
+import { chronological, replayAapDrift } from "../core/drift-aap.js"
+import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/drift-aip.js"
+import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/conscience.js"
+import { Store, type StoreError } from "../adapters/store/Store.js"
+import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
+import type { AgentActorState } from "./attestEvent.js"
+
+export interface AgentActorsOptions {
+  /** Actors kept at most; the least recently used go first. */
+  readonly capacity: number
+  /** An actor unused this long is evicted. */
+  readonly idleMs: number
+  /** Traces an actor replays to rebuild its AAP drift state. */
+  readonly replayTraces: number
+}
+
+export const defaultActorsOptions: AgentActorsOptions = { capacity: 50_000, idleMs: 10 * 60_000, replayTraces: 50 }
+
+/** Checkpoints replayed to rebuild a session's AIP window (the window, and a streak that may outlast it). */
+const SESSION_REPLAY = Math.max(DEFAULT_AIP_DRIFT_CONFIG.maxWindowSize, DEFAULT_AIP_DRIFT_CONFIG.sustainedChecks) * 2
+
+interface Entry<A> {
+  state: A
+  lastUsed: number
+}
+
+/** A map whose insertion order is use order: every access re-inserts, so the first key is the least recently used. */
+class UseOrderedMap<A> {
+  readonly entries = new Map<string, Entry<A>>()
+  get(key: string, now: number): Entry<A> | undefined {
+    const entry = this.entries.get(key)
+    if (entry === undefined) return undefined
+    this.entries.delete(key)
+    this.entries.set(key, entry)
+    entry.lastUsed = now
+    return entry
+  }
+  set(key: string, state: A, now: number): void {
+    this.entries.delete(key)
+    this.entries.set(key, { state, lastUsed: now })
+  }
+  evict(now: number, options: AgentActorsOptions): void {
+    for (const [key, entry] of this.entries) {
+      if (this.entries.size <= options.capacity && now - entry.lastUsed < options.idleMs) break
+      this.entries.delete(key)
+    }
+  }
+}
+
+export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptions) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const agents = new UseOrderedMap<AgentActorState>()
+    const sessions = new UseOrderedMap<AipDriftState>()
+
+    const loadContext = (agentId: string, now: number) =>
+      Effect.map(
+        Effect.all([store.activeCard(agentId), store.conscienceValues(agentId)], { concurrency: 2 }),
+        ([card, values]) =>
+          agentContext(card?.card, values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES, undefined, now)
+      )
+
+    /** Rebuilt from the store: the log, the card context, the AAP baseline and the violation streak. */
+    const load = (agentId: string, now: number) =>
+      Effect.map(
+        Effect.all([
+          store.loadLogState(agentId),
+          loadContext(agentId, now),
+          store.recentTraces(agentId, options.replayTraces),
+          store.listCheckpoints({ agentId, limit: options.replayTraces, offset: 0 })
+        ], { concurrency: "unbounded" }),
+        ([log, context, traces, checkpoints]): AgentActorState => {
+          const streak = violationStreakOf(chronological(checkpoints.items))
+          // An actor rebuilt mid-streak does not contain again for the streak it finds.
+          return { agentId, log, context, aap: replayAapDrift(traces), streak, contained: streak.count > 0 }
+        }
+      )
+
+    /** The actor of an agent, created (state rebuilt from the store) or refreshed (card older than the TTL). */
+    const get = (agentId: string, now: number): Effect.Effect<AgentActorState, StoreError> =>
+      Effect.gen(function*() {
+        const entry = agents.get(agentId, now)
+        if (entry !== undefined) {
+          if (now - entry.state.context.loadedAt < CONTEXT_TTL_MS) return entry.state
+          entry.state = { ...entry.state, context: yield* loadContext(agentId, now) }
+          return entry.state
+        }
+        const state = yield* load(agentId, now)
+        agents.set(agentId, state, now)
+        agents.evict(now, options)
+        return state
+      })
+
+    /** A session's AIP window, replayed from its newest stored checkpoints when not in memory. */
+    const session = (sessionId: string, now: number): Effect.Effect<AipDriftState, StoreError> => {
+      const entry = sessions.get(sessionId, now)
+      if (entry !== undefined) return Effect.succeed(entry.state)
+      return Effect.map(store.sessionCheckpoints(sessionId, SESSION_REPLAY), (newestFirst) => {
+        const state = replayAipDrift(chronological(newestFirst))
+        sessions.set(sessionId, state, now)
+        sessions.evict(now, options)
+        return state
+      })
+    }
+
+    return {
+      get,
+      session,
+      /** After a commit: the states the batch produced become the actors' states. */
+      put: (state: AgentActorState, now: number) => agents.set(state.agentId, state, now),
+      putSession: (sessionId: string, state: AipDriftState, now: number) => sessions.set(sessionId, state, now),
+      /** After a conflict or a failed commit: the next event rebuilds the actor from the store. */
+      forget: (agentId: string) => void agents.entries.delete(agentId),
+      forgetSession: (sessionId: string) => void sessions.entries.delete(sessionId),
+      size: () => agents.entries.size
+    }
+  })
+
+export type AgentActors = Effect.Effect.Success<ReturnType<typeof makeAgentActors>>

@@ -1,0 +1,73 @@
+/**
+ * Sends what a commit wrote to the outbox (decisions for the bus, webhooks, prover jobs) after the
+ * commit, so nothing is fire-and-forget: an item is completed only when its handler succeeded, and
+ * a failed one is retried with backoff and finally kept as dead, never dropped. Relays wake when a
+ * commit signals them and also poll, so items left by a crash are sent after a restart.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import { type OutboxItem, Store } from "../adapters/store/Store.js"
+
+export interface RelayOptions {
+  readonly kind: string
+  readonly batch: number
+  /** A claimed item is invisible to other relays this long. */
+  readonly leaseMs: number
+  readonly maxAttempts: number
+  /** Delay before attempt n + 1 (n = attempts so far, from 1). */
+  readonly backoffMs: (attempts: number) => number
+  readonly pollInterval: Duration.DurationInput
+}
+
+/** 1 s, 4 s, 16 s, … (the reference's webhook schedule), capped at 5 minutes. */
+export const exponentialBackoff = (attempts: number): number => Math.min(1000 * 4 ** Math.max(0, attempts - 1), 300_000)
+
+export const relayDefaults: Omit<RelayOptions, "kind"> = {
+  batch: 100,
+  leaseMs: 30_000,
+  maxAttempts: 8,
+  backoffMs: exponentialBackoff,
+  pollInterval: "1 second"
+}
+
+/** A wake-up signal: commits offer, relays take. Sliding with room for one, so offers never pile up. */
+export const makeSignal = Queue.sliding<void>(1)
+
+export const runRelay = <R>(
+  options: RelayOptions,
+  handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>,
+  wake: Queue.Dequeue<void>
+): Effect.Effect<never, never, Store | R> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const sendOne = (item: OutboxItem) =>
+      handle(item).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: () => store.completeOutbox(item.id),
+          onFailure: () =>
+            // The cause may quote a remote answer; keep only that it failed and how often.
+            store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts + 1), options.maxAttempts).pipe(
+              Effect.zipRight(Effect.logWarning("outbox delivery failed").pipe(
+                Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts + 1 })
+              ))
+            )
+        })
+      )
+    const round = Effect.gen(function*() {
+      const items = yield* store.claimOutbox(options.kind, options.batch, options.leaseMs)
+      yield* Effect.forEach(items, sendOne, { concurrency: 16, discard: true })
+      return items.length
+    })
+    return yield* round.pipe(
+      Effect.catchAll((error) => Effect.logWarning("outbox relay round failed").pipe(
+        Effect.annotateLogs({ kind: options.kind, error: error._tag }),
+        Effect.as(0)
+      )),
+      // A full batch means more may be waiting: go again at once; otherwise wait for a commit or the poll.
+      Effect.flatMap((sent) =>
+        sent >= options.batch ? Effect.void : Effect.race(Queue.take(wake), Effect.sleep(options.pollInterval))
+      ),
+      Effect.forever
+    )
+  })

@@ -1,0 +1,44 @@
+/**
+ * Which event partitions this process consumes. The set changes over time (workers join, leave or
+ * stall), so it is a `Subscribable`: read it with `owned.get`, follow it with `owned.changes` (the
+ * current set first, then every change). Consumers start a partition when it appears and stop it
+ * when it goes; the chain compare-and-set in PostgreSQL keeps a brief overlap of two owners harmless.
+ *
+ * - `layerAll(P)`: one process owns every partition (the embedded default, tests).
+ * - `layerLease({ partitions, workerId, ttlMs })`: leases in NATS KV, fair shares between live workers
+ *   (see `PartitionLeases.ts`).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Subscribable from "effect/Subscribable"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import { hostname } from "node:os"
+import type { BusError } from "../adapters/bus/BusError.js"
+import type { NatsConnection } from "../adapters/bus/NatsConnection.js"
+import { type LeaseOptions, make as makeLeases } from "./PartitionLeases.js"
+
+export { type LeaseOptions } from "./PartitionLeases.js"
+
+export class PartitionOwnership extends Context.Tag("candor/streams/PartitionOwnership")<PartitionOwnership, {
+  /** Names this process in leases and logs. */
+  readonly workerId: string
+  readonly owned: Subscribable.Subscribable<ReadonlySet<number>>
+}>() {
+  /** Every partition, for good. */
+  static readonly layerAll = (partitions: number, workerId: string = defaultWorkerId()): Layer.Layer<PartitionOwnership> =>
+    Layer.effect(
+      PartitionOwnership,
+      Effect.map(
+        SubscriptionRef.make<ReadonlySet<number>>(new Set(Array.from({ length: partitions }, (_, p) => p))),
+        (owned) => ({ workerId, owned })
+      )
+    )
+
+  /** Leased in the KV bucket `<prefix>-partition-leases`; released when the layer closes. */
+  static readonly layerLease = (options: LeaseOptions): Layer.Layer<PartitionOwnership, BusError, NatsConnection> =>
+    Layer.scoped(PartitionOwnership, makeLeases(options))
+}
+
+/** `<host>-<pid>`: unique per process on a host, readable in the lease bucket. */
+export const defaultWorkerId = (): string => `${hostname()}-${process.pid}`.replace(/[^-\w]/g, "_")

@@ -1,0 +1,161 @@
+/**
+ * One gateway event to one commit: the actor's step. Pure over the actor's state, so the partition
+ * worker can compute a whole batch, commit it in one transaction, and only then keep the new states
+ * (a conflict or a failed commit simply drops them).
+ */
+import { type AgentLogState, attest } from "../core/attestation.js"
+import { toHex } from "../core/bytes.js"
+import type { CertificateConcern } from "../core/certificate.js"
+import { analysisHash } from "../core/commitments.js"
+import { frontierRoot } from "../core/merkle.js"
+import { formatCheckpoint, signNote } from "../core/note.js"
+import type { IntegrityCheckpoint } from "../core/schema/checkpoint.js"
+import type { GatewayEvent } from "../core/schema/event.js"
+import type { APTrace } from "../core/schema/trace.js"
+import type { SigningKey } from "../core/signing.js"
+import type { CommitInput, OutboxDraft } from "../adapters/store/Store.js"
+import { type AapDriftState, DEFAULT_AAP_DRIFT_CONFIG, observeAapDrift } from "../core/drift-aap.js"
+import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, observeAipDrift } from "../core/drift-aip.js"
+import { advanceViolationStreak, autoContainment, shouldContain, type ViolationStreak } from "../core/containment.js"
+import { shouldProve } from "../core/proof-sampling.js"
+import { verifyTrace } from "../core/trace-verification.js"
+import type { AgentContext } from "./AgentContext.js"
+import { decision, PROVER_OUTBOX } from "./decisions.js"
+
+export interface StepEnv {
+  readonly key: SigningKey
+  /** CANDOR_LOG_ORIGIN: tree heads name `<origin>/agents/<agent_id>`. */
+  readonly logOrigin: string
+  readonly now: Date
+  /** CANDOR_NATS_PREFIX: decisions go to `<prefix>.alerts.<agent_id>` and `<prefix>.containment.<agent_id>`. */
+  readonly subjectPrefix: string
+}
+
+/** What one agent's actor holds between events. */
+export interface AgentActorState {
+  readonly agentId: string
+  readonly log: AgentLogState
+  readonly context: AgentContext
+  /** AAP behavioural drift against the agent's baseline of traces. */
+  readonly aap: AapDriftState
+  /** Consecutive boundary violations, for auto-containment. */
+  readonly streak: ViolationStreak
+  /** Contained by auto-containment in this actor's life: not contained again for the same streak. */
+  readonly contained: boolean
+}
+
+/** The card id the checkpoint is bound to: the active card's, else what the gateway knew. */
+const boundCardId = (context: AgentContext, event: GatewayEvent): string => context.card?.card_id ?? event.checkpoint.card_id
+
+/** Certificates are public: concerns without their evidence excerpt (it quotes the thinking). */
+const certificateConcerns = (checkpoint: IntegrityCheckpoint): ReadonlyArray<CertificateConcern> =>
+  checkpoint.concerns.map((concern) => ({
+    category: concern.category,
+    severity: concern.severity,
+    description: concern.description,
+    relevant_conscience_value: concern.relevant_conscience_value ?? null
+  }))
+
+/** `cert-` + the checkpoint's UUID: a redelivered event is re-attested under the same id. */
+const certificateIdOf = (checkpointId: string): string => `cert-${checkpointId.slice("ic-".length)}`
+
+export const logOriginOf = (logOrigin: string, agentId: string): string => `${logOrigin}/agents/${agentId}`
+
+export interface Step {
+  readonly input: CommitInput
+  readonly actor: AgentActorState
+  readonly session: AipDriftState
+}
+
+export const attestEvent = (
+  actor: AgentActorState,
+  /** The AIP window of the event's session. */
+  session: AipDriftState,
+  event: GatewayEvent,
+  env: StepEnv
+): Step => {
+  const draft = event.checkpoint
+  const cardId = boundCardId(actor.context, event)
+  const timestamp = draft.timestamp
+  const attestation = attest(
+    actor.log,
+    {
+      certificate_id: certificateIdOf(draft.checkpoint_id),
+      issued_at: env.now.toISOString(),
+      subject: {
+        checkpoint_id: draft.checkpoint_id,
+        agent_id: actor.agentId,
+        session_id: draft.session_id,
+        card_id: cardId,
+        timestamp
+      },
+      claims: {
+        concerns: certificateConcerns(draft),
+        boundary_values: actor.context.boundaryValues,
+        reasoning_summary: draft.reasoning_summary,
+        analysis_model: draft.analysis_metadata.analysis_model,
+        extraction_confidence: draft.analysis_metadata.extraction_confidence
+      },
+      input_commitments: {
+        thinking_block_hash: draft.thinking_block_hash,
+        card_hash: actor.context.cardHash,
+        values_hash: actor.context.valuesHash,
+        analysis_hash: analysisHash(draft),
+        model: draft.model
+      }
+    },
+    env.key
+  )
+  const verdict = attestation.certificate.claims.verdict
+  const aip = observeAipDrift(session, { ...draft, verdict }, DEFAULT_AIP_DRIFT_CONFIG, env.now)
+  // The gateway derived without the agent's BOUNDARY values; the certified verdict is the one kept.
+  const checkpoint: IntegrityCheckpoint = { ...draft, card_id: cardId, verdict, window_position: aip.position }
+  const traceDraft = {
+    ...event.trace,
+    card_id: cardId,
+    context: {
+      ...event.trace.context,
+      metadata: { ...event.trace.context?.metadata, integrity_checkpoint_id: draft.checkpoint_id }
+    }
+  }
+  const aap = observeAapDrift(actor.aap, traceDraft, DEFAULT_AAP_DRIFT_CONFIG, env.now)
+  const card = actor.context.card
+  const trace: APTrace = {
+    ...traceDraft,
+    verification: card === undefined
+      ? { verified: true, violations: [] }
+      : verifyTrace(traceDraft, card, aap.similarity === undefined ? {} : { behavioralSimilarity: aap.similarity })
+        .verification,
+    created_at: env.now.toISOString()
+  }
+  const alerts = [aip.alert, aap.alert].filter((alert) => alert !== undefined)
+  const streak = advanceViolationStreak(actor.streak, checkpoint)
+  const contain = !actor.contained && shouldContain(streak, actor.context.autoContainThreshold)
+  const outbox: Array<OutboxDraft> = alerts.map((alert) => decision(env.subjectPrefix, "alerts", actor.agentId, alert))
+  if (contain) {
+    const containment = autoContainment(streak, env.now)
+    outbox.push(decision(env.subjectPrefix, "containment", actor.agentId, { agent_id: actor.agentId, ...containment }, { containment }))
+  }
+  if (shouldProve(checkpoint.checkpoint_id, verdict)) {
+    outbox.push({ kind: PROVER_OUTBOX, payload: { checkpoint_id: checkpoint.checkpoint_id, agent_id: actor.agentId } })
+  }
+  const origin = logOriginOf(env.logOrigin, actor.agentId)
+  const treeHead = signNote(
+    formatCheckpoint({ origin, size: attestation.state.frontier.size, root: frontierRoot(attestation.state.frontier), extensions: [] }),
+    { name: origin, key: env.key }
+  )
+  return {
+    input: { checkpoint, trace, attestation, before: actor.log, treeHead, alerts, outbox },
+    actor: {
+      ...actor,
+      log: attestation.state,
+      aap: aap.state,
+      streak,
+      contained: streak.count === 0 ? false : actor.contained || contain
+    },
+    session: aip.state
+  }
+}
+
+/** Hex root of the actor's log: for logs and tests. */
+export const rootHex = (log: AgentLogState): string => toHex(frontierRoot(log.frontier))

@@ -1,0 +1,122 @@
+/**
+ * One batch of a partition's deliveries, committed (DESIGN.md, "How a response flows", step 4):
+ * decode, drop what is already stored (redeliveries), attest every event with its agent's actor,
+ * commit all in one transaction, and only then ack. A conflict (another worker moved an agent's
+ * chain head) forgets those actors and tries again from the store; a failure naks the batch for
+ * redelivery. Nothing is acked that is not committed, and nothing committed is committed twice.
+ */
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { GatewayEvent } from "../core/schema/event.js"
+import type { SigningKey } from "../core/signing.js"
+import type { Delivery } from "../adapters/bus/Bus.js"
+import { type CommitInput, Store } from "../adapters/store/Store.js"
+import type { AipDriftState } from "../core/drift-aip.js"
+import type { AgentActors } from "./AgentActors.js"
+import { type AgentActorState, attestEvent } from "./attestEvent.js"
+
+export interface CommitOptions {
+  readonly key: SigningKey
+  readonly logOrigin: string
+  readonly subjectPrefix: string
+  /** Attempts after a conflict before the batch is handed back for redelivery. */
+  readonly conflictRetries: number
+  /** Redelivery delay of a batch that could not be committed. */
+  readonly retryDelayMs: number
+}
+
+const decodeEvent = Schema.decodeUnknownEither(GatewayEvent)
+
+export interface BatchOutcome {
+  readonly committed: number
+  readonly duplicates: number
+  readonly invalid: number
+  /** Handed back (nak) for redelivery. */
+  readonly retried: number
+}
+
+export const commitDeliveries = (
+  actors: AgentActors,
+  deliveries: ReadonlyArray<Delivery>,
+  options: CommitOptions,
+  /** Invalid events go here (the dead-letter subject) before they are acked, so nothing vanishes. */
+  deadLetter: (delivery: Delivery, reason: string) => Effect.Effect<void, unknown>
+): Effect.Effect<BatchOutcome, never, Store> =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const events: Array<{ readonly delivery: Delivery; readonly event: GatewayEvent }> = []
+    let invalid = 0
+    for (const delivery of deliveries) {
+      const decoded = decodeEvent(delivery.payload)
+      if (decoded._tag === "Right") events.push({ delivery, event: decoded.right })
+      else {
+        invalid++
+        yield* deadLetter(delivery, ParseResult.TreeFormatter.formatErrorSync(decoded.left)).pipe(
+          Effect.zipRight(delivery.ack),
+          Effect.catchAll(() => delivery.nak(options.retryDelayMs)),
+          Effect.ignore
+        )
+      }
+    }
+
+    const attempt = Effect.gen(function*() {
+      const stored = yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id))
+      const now = new Date()
+      const seen = new Set<string>()
+      const states = new Map<string, AgentActorState>()
+      const sessions = new Map<string, AipDriftState>()
+      const inputs: Array<CommitInput> = []
+      for (const { event } of events) {
+        const id = event.checkpoint.checkpoint_id
+        if (stored.has(id) || seen.has(id)) continue
+        seen.add(id)
+        const actor = states.get(event.agent_id) ?? (yield* actors.get(event.agent_id, now.getTime()))
+        const session = sessions.get(event.session_id) ?? (yield* actors.session(event.session_id, now.getTime()))
+        const step = attestEvent(actor, session, event, { ...options, now })
+        states.set(event.agent_id, step.actor)
+        sessions.set(event.session_id, step.session)
+        inputs.push(step.input)
+      }
+      const result = inputs.length === 0 ? { _tag: "Committed" as const } : yield* store.commitBatch(inputs)
+      if (result._tag === "Conflict") {
+        for (const agentId of result.agentIds) actors.forget(agentId)
+        for (const { event } of events) if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
+        return undefined
+      }
+      for (const state of states.values()) actors.put(state, now.getTime())
+      for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
+      return { committed: inputs.length, duplicates: events.length - inputs.length }
+    })
+
+    const handBack = (reason: string) =>
+      Effect.gen(function*() {
+        for (const { event } of events) {
+          actors.forget(event.agent_id)
+          actors.forgetSession(event.session_id)
+        }
+        yield* Effect.logWarning("batch not committed; handed back for redelivery").pipe(
+          Effect.annotateLogs({ reason, events: events.length })
+        )
+        yield* Effect.forEach(events, ({ delivery }) => Effect.ignore(delivery.nak(options.retryDelayMs)), {
+          concurrency: "unbounded",
+          discard: true
+        })
+        return { committed: 0, duplicates: 0, invalid, retried: events.length }
+      })
+
+    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0 }
+    for (let i = 0; i <= options.conflictRetries; i++) {
+      const done = yield* Effect.either(attempt)
+      if (done._tag === "Left") return yield* handBack(done.left._tag)
+      if (done.right !== undefined) {
+        // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
+        yield* Effect.forEach(events, ({ delivery }) => Effect.ignore(delivery.ack), {
+          concurrency: "unbounded",
+          discard: true
+        })
+        return { ...done.right, invalid, retried: 0 }
+      }
+    }
+    return yield* handBack("conflict")
+  })

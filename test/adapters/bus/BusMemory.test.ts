@@ -1,0 +1,41 @@
+/**
+ * The in-process bus: the shared conformance suite, plus its timers on the test clock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { Bus } from "../../../adapters/bus/Bus.js"
+import { eventSubject } from "../../../adapters/bus/subjects.js"
+import { agentIn, busConformance } from "./busConformance.js"
+
+busConformance("memory", (options) => Bus.layerMemoryWith(options))
+
+describe("Bus.layerMemory", () => {
+  it.scoped("redelivers after the default 30 s ack wait, on the Effect clock", () =>
+    Effect.gen(function*() {
+      const bus = yield* Bus
+      const agent = agentIn(5, bus.partitions)
+      yield* bus.publish(eventSubject(agent), { id: "x" })
+      const deliveries = yield* bus.consumePartition(5).pipe(Stream.take(2), Stream.runCollect, Effect.fork)
+      yield* TestClock.adjust("29 seconds")
+      expect(Option.isNone(yield* Fiber.poll(deliveries))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      const got = [...(yield* Fiber.join(deliveries))]
+      expect(got.map((d) => [d.payload, d.deliveryCount])).toEqual([[{ id: "x" }, 1], [{ id: "x" }, 2]])
+    }).pipe(Effect.provide(Bus.layerMemory)))
+
+  it.scoped("forgets a msgId after the duplicate window", () =>
+    Effect.gen(function*() {
+      const bus = yield* Bus
+      const subject = eventSubject(agentIn(0, bus.partitions))
+      yield* bus.publish(subject, 1, { msgId: "m" })
+      yield* bus.publish(subject, 2, { msgId: "m" })
+      yield* TestClock.adjust("121 seconds")
+      yield* bus.publish(subject, 3, { msgId: "m" })
+      const got = yield* bus.consumePartition(0).pipe(Stream.take(2), Stream.runCollect)
+      expect([...got].map((d) => d.payload)).toEqual([1, 3])
+    }).pipe(Effect.provide(Bus.layerMemory)))
+})

@@ -1,0 +1,83 @@
+/**
+ * Agent state on the real NATS KV: two gateways (two layer instances, each with its own connection)
+ * on one bucket see each other's writes through their watched copies, merge patches, and race for
+ * a nudge that exactly one of them gets.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { AgentState, defaultSettings } from "../../../adapters/gateway/AgentState.js"
+import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
+import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./natsSupport.js"
+
+/** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
+const gateway = (prefix: string) =>
+  Effect.map(Layer.build(KvAgentState.layer({ prefix }).pipe(Layer.provide(NatsTest))), (ctx) => Context.get(ctx, AgentState))
+
+const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) => {
+  const prefix = uniquePrefix("kv")
+  return Effect.gen(function*() {
+    yield* Effect.addFinalizer(() => removeNatsResources(prefix).pipe(Effect.provide(NatsTest)))
+    return yield* body(prefix)
+  }).pipe(Effect.scoped)
+}
+
+describe("KvAgentState", () => {
+  it.live("an update made by one instance is seen by the other, merged into what was stored", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function*() {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        expect(yield* b.get("agt-1")).toEqual(defaultSettings)
+        yield* a.update("agt-1", { mode: "enforce" })
+        expect((yield* a.get("agt-1")).mode).toBe("enforce") // the writer sees its own write at once
+        yield* waitUntil("b to see the mode", Effect.map(b.get("agt-1"), (s) => s.mode === "enforce"))
+        yield* b.update("agt-1", { failurePolicy: "fail_closed" })
+        yield* waitUntil("a to see both patches", Effect.map(a.get("agt-1"), (s) => s.failurePolicy === "fail_closed"))
+        expect(yield* a.get("agt-1")).toEqual({ ...defaultSettings, mode: "enforce", failurePolicy: "fail_closed" })
+        expect(yield* b.get("agt-2")).toEqual(defaultSettings)
+      })))
+
+  it.live("a patch of undefined clears a member back to its default", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function*() {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        yield* a.update("agt-c", { containment })
+        yield* waitUntil("b to see the containment", Effect.map(b.get("agt-c"), (s) => s.containment !== undefined))
+        expect((yield* b.get("agt-c")).containment).toEqual(containment)
+        yield* a.update("agt-c", { containment: undefined })
+        yield* waitUntil("b to see it lifted", Effect.map(b.get("agt-c"), (s) => s.containment === undefined))
+      })))
+
+  it.live("a new instance starts with everything already stored", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function*() {
+        const a = yield* gateway(prefix)
+        for (let i = 0; i < 20; i++) yield* a.update(`agt-${i}`, { mode: "nudge" })
+        yield* a.setNudge("agt-0", "reconsider")
+        const late = yield* gateway(prefix)
+        for (let i = 0; i < 20; i++) expect((yield* late.get(`agt-${i}`)).mode).toBe("nudge")
+        expect(yield* late.takeNudge("agt-0")).toBe("reconsider")
+      })))
+
+  it.live("a nudge is taken exactly once when two instances race for it", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function*() {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        for (let round = 0; round < 10; round++) {
+          const text = `nudge ${round}`
+          yield* a.setNudge("agt-n", text)
+          // The watch delivers in order: once b sees a later write of a's, it knows of the nudge too.
+          const reason = `round ${round}`
+          yield* a.update("agt-sync", { containment: { status: "paused", reason, since: "2026-01-01T00:00:00Z" } })
+          yield* waitUntil("b to catch up", Effect.map(b.get("agt-sync"), (s) => s.containment?.reason === reason))
+          const results = yield* Effect.all([a.takeNudge("agt-n"), b.takeNudge("agt-n")], { concurrency: 2 })
+          expect(results.filter((r) => r !== undefined)).toEqual([text])
+          expect([yield* a.takeNudge("agt-n"), yield* b.takeNudge("agt-n")]).toEqual([undefined, undefined])
+        }
+      })))
+})
