@@ -1,6 +1,6 @@
 /**
- * The agents' actors: each agent's state (chain head, Merkle frontier, card context), created from
- * the store on first use and evicted when idle or when the map is full.
+ * The agents' actors: each agent's state (chain head, Merkle frontier, card, settings and webhook
+ * context), created from the store on first use and evicted when idle or when the map is full.
  *
  * Why not a fiber and a queue per agent: an agent's events all arrive on one partition, and each
  * partition is one sequential consumer, so the partition fiber already is every one of its agents'
@@ -16,6 +16,7 @@ import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/conscience.js"
 import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
 import type { AgentActorState } from "./attestEvent.js"
+import { webhookTarget } from "./webhooks.js"
 
 export interface AgentActorsOptions {
   /** Actors kept at most; the least recently used go first. */
@@ -67,9 +68,18 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
 
     const loadContext = (agentId: string, now: number) =>
       Effect.map(
-        Effect.all([store.activeCard(agentId), store.conscienceValues(agentId)], { concurrency: 2 }),
-        ([card, values]) =>
-          agentContext(card?.card, values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES, undefined, now)
+        Effect.all([
+          store.activeCard(agentId),
+          store.conscienceValues(agentId),
+          store.agentSettings(agentId),
+          store.webhooksFor(agentId)
+        ], { concurrency: "unbounded" }),
+        ([card, values, settings, webhooks]) =>
+          agentContext(card?.card, values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES, {
+            autoContainThreshold: settings.auto_containment_threshold ?? undefined,
+            contained: settings.containment !== null,
+            webhooks: webhooks.map(webhookTarget)
+          }, now)
       )
 
     /** Rebuilt from the store: the log, the card context, the AAP baseline and the violation streak. */

@@ -1,12 +1,14 @@
 /**
  * What an agent's checkpoints are judged and committed against: its active card and conscience
- * values, with their commitments. Read from the store when the agent's actor is created and again
- * after `CONTEXT_TTL_MS` (the spec's five-minute conscience-value cache), so a card update reaches
- * the actors without a restart.
+ * values, with their commitments, and the settings and webhook registrations its decisions follow.
+ * Read from the store when the agent's actor is created and again after `CONTEXT_TTL_MS` (the spec's
+ * five-minute conscience-value cache), so a card, settings or webhook update reaches the actors
+ * without a restart.
  */
 import type { AlignmentCard } from "../core/schema/card.js"
 import type { ConscienceValue } from "../core/schema/conscience.js"
 import { cardHash, valuesHash } from "../core/commitments.js"
+import type { WebhookTarget } from "./webhooks.js"
 
 export const CONTEXT_TTL_MS = 5 * 60_000
 
@@ -19,13 +21,24 @@ export interface AgentContext {
   readonly boundaryValues: ReadonlyArray<string>
   /** Pause the agent after this many consecutive boundary violations; undefined: never. */
   readonly autoContainThreshold: number | undefined
+  /** Paused or killed in the stored settings: auto-containment does not pause it again. */
+  readonly contained: boolean
+  /** The agent's active webhook registrations (without their secrets). */
+  readonly webhooks: ReadonlyArray<WebhookTarget>
   readonly loadedAt: number
+}
+
+/** The part of the agent's stored settings and registrations the actor acts on. */
+export interface ContextSettings {
+  readonly autoContainThreshold: number | undefined
+  readonly contained: boolean
+  readonly webhooks: ReadonlyArray<WebhookTarget>
 }
 
 export const agentContext = (
   card: AlignmentCard | undefined,
   values: ReadonlyArray<ConscienceValue>,
-  autoContainThreshold: number | undefined,
+  settings: ContextSettings,
   loadedAt: number
 ): AgentContext => ({
   card,
@@ -33,6 +46,8 @@ export const agentContext = (
   cardHash: cardHash(card),
   valuesHash: valuesHash(values),
   boundaryValues: values.filter((value) => value.type === "BOUNDARY").map((value) => value.name),
-  autoContainThreshold,
+  autoContainThreshold: settings.autoContainThreshold,
+  contained: settings.contained,
+  webhooks: settings.webhooks,
   loadedAt
 })

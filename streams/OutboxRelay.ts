@@ -15,7 +15,7 @@ export interface RelayOptions {
   /** A claimed item is invisible to other relays this long. */
   readonly leaseMs: number
   readonly maxAttempts: number
-  /** Delay before attempt n + 1 (n = attempts so far, from 1). */
+  /** Delay after the n-th failed attempt (`attempts` counts the one that just failed, from 1). */
   readonly backoffMs: (attempts: number) => number
   readonly pollInterval: Duration.DurationInput
 }
@@ -47,9 +47,9 @@ export const runRelay = <R>(
           onSuccess: () => store.completeOutbox(item.id),
           onFailure: () =>
             // The cause may quote a remote answer; keep only that it failed and how often.
-            store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts + 1), options.maxAttempts).pipe(
+            store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts).pipe(
               Effect.zipRight(Effect.logWarning("outbox delivery failed").pipe(
-                Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts + 1 })
+                Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
               ))
             )
         })

@@ -6,43 +6,53 @@
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Bus, type Delivery } from "../adapters/bus/Bus.js"
 import { deadLetterSubject } from "../adapters/bus/subjects.js"
-import { AgentState } from "../adapters/gateway/AgentState.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
+import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
 import { commitDeliveries } from "./commitDeliveries.js"
-import { DECISION_OUTBOX, type DecisionPayload } from "./decisions.js"
+import { applyDecision, DECISION_OUTBOX } from "./decisions.js"
 import { makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
+import { deliverWebhook, WEBHOOK_OUTBOX } from "./webhooks.js"
 
 export interface WorkerOptions {
   readonly logOrigin: string
   readonly subjectPrefix: string
   readonly conflictRetries: number
   readonly retryDelayMs: number
+  /** The webhook relay: batch, lease, backoff (1 s, 4 s, 16 s, …) and attempts before an item is kept as dead. */
+  readonly webhookRelay: Omit<RelayOptions, "kind">
 }
 
 export const defaultWorkerOptions: WorkerOptions = {
   logOrigin: "candor.local",
   subjectPrefix: "candor",
   conflictRetries: 3,
-  retryDelayMs: 1_000
+  retryDelayMs: 1_000,
+  webhookRelay: relayDefaults
 }
 
-/** Runs until its scope closes. */
+/**
+ * Runs until its scope closes. Webhooks go out through the `WebhookSender` in the context when there
+ * is one (tests), else through the default undici sender.
+ */
 export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
   Effect.gen(function*() {
     const settings = { ...defaultWorkerOptions, ...options }
     const bus = yield* Bus
     const ownership = yield* PartitionOwnership
     const { active: key } = yield* SigningKeys
-    const agentState = yield* AgentState
     const actors = yield* makeAgentActors(defaultActorsOptions)
-    const wake = yield* makeSignal
+    const sender = Option.getOrElse(yield* Effect.serviceOption(WebhookSender), () => makeWebhookSender())
+    // One signal per relay: a commit wakes each of them.
+    const wakeDecisions = yield* makeSignal
+    const wakeWebhooks = yield* makeSignal
     const commitOptions = { ...settings, key }
 
     const deadLetter = (delivery: Delivery, reason: string) =>
@@ -57,7 +67,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
         Stream.chunks,
         Stream.mapEffect((batch) =>
           commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions, deadLetter).pipe(
-            Effect.tap((outcome) => (outcome.committed > 0 ? Queue.offer(wake, undefined) : Effect.void))
+            Effect.tap((outcome) =>
+              outcome.committed > 0
+                ? Effect.zipRight(Queue.offer(wakeDecisions, undefined), Queue.offer(wakeWebhooks, undefined))
+                : Effect.void
+            )
           )
         ),
         Stream.runDrain,
@@ -82,17 +96,14 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       Effect.forkScoped
     )
 
-    // Decisions: publish to the alert/containment subjects, and hand containment to the gateways.
+    // Decisions: publish to the alert/containment subjects; containment into the stored settings and to the gateways.
+    yield* runRelay({ ...relayDefaults, kind: DECISION_OUTBOX } satisfies RelayOptions, applyDecision, wakeDecisions).pipe(
+      Effect.forkScoped
+    )
+    // Webhooks: signed POSTs to the registered endpoints.
     yield* runRelay(
-      { ...relayDefaults, kind: DECISION_OUTBOX } satisfies RelayOptions,
-      (item) =>
-        Effect.gen(function*() {
-          const payload = item.payload as DecisionPayload
-          if (payload.agent_state !== undefined) {
-            yield* agentState.update(payload.agent_state.agent_id, { containment: payload.agent_state.containment })
-          }
-          yield* bus.publish(payload.subject, payload.message, { msgId: item.id })
-        }),
-      wake
+      { ...settings.webhookRelay, kind: WEBHOOK_OUTBOX } satisfies RelayOptions,
+      (item) => Effect.provideService(deliverWebhook(item), WebhookSender, sender),
+      wakeWebhooks
     ).pipe(Effect.forkScoped)
   })

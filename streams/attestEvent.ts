@@ -21,6 +21,7 @@ import { shouldProve } from "../core/proof-sampling.js"
 import { verifyTrace } from "../core/trace-verification.js"
 import type { AgentContext } from "./AgentContext.js"
 import { decision, PROVER_OUTBOX } from "./decisions.js"
+import { containmentOccurrence, driftAlertOccurrence, verdictOccurrence, webhookDrafts } from "./webhooks.js"
 
 export interface StepEnv {
   readonly key: SigningKey
@@ -130,11 +131,23 @@ export const attestEvent = (
   }
   const alerts = [aip.alert, aap.alert].filter((alert) => alert !== undefined)
   const streak = advanceViolationStreak(actor.streak, checkpoint)
-  const contain = !actor.contained && shouldContain(streak, actor.context.autoContainThreshold)
+  const contain = !actor.contained && !actor.context.contained && shouldContain(streak, actor.context.autoContainThreshold)
+  const containment = contain ? autoContainment(streak, env.now) : undefined
   const outbox: Array<OutboxDraft> = alerts.map((alert) => decision(env.subjectPrefix, "alerts", actor.agentId, alert))
-  if (contain) {
-    const containment = autoContainment(streak, env.now)
-    outbox.push(decision(env.subjectPrefix, "containment", actor.agentId, { agent_id: actor.agentId, ...containment }, { containment }))
+  if (containment !== undefined) {
+    outbox.push(decision(env.subjectPrefix, "containment", actor.agentId, { agent_id: actor.agentId, ...containment }, {
+      containment,
+      checkpoint_id: streak.last_checkpoint_id,
+      session_id: checkpoint.session_id,
+      violations: streak.count
+    }))
+  }
+  if (actor.context.webhooks.length > 0) {
+    outbox.push(...webhookDrafts(actor.context.webhooks, actor.agentId, [
+      verdictOccurrence(checkpoint, attestation.certificate.certificate_id),
+      ...alerts.map(driftAlertOccurrence),
+      ...(containment !== undefined ? [containmentOccurrence(actor.agentId, containment, streak)] : [])
+    ], env.now))
   }
   if (shouldProve(checkpoint.checkpoint_id, verdict)) {
     outbox.push({ kind: PROVER_OUTBOX, payload: { checkpoint_id: checkpoint.checkpoint_id, agent_id: actor.agentId } })

@@ -43,6 +43,8 @@ const decode = (data: Uint8Array): { readonly value: unknown } | undefined => {
   }
 }
 
+const isNoStream = (error: BusError): boolean => error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
+
 /** A PubAck lost to a reconnect is retried; the msgId makes the retry harmless. */
 const publishRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
 
@@ -74,7 +76,11 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
           catch: (cause) => new BusError({ operation: "publish", cause })
         })
         const msgID = publishOptions?.msgId ?? randomUUID()
-        yield* tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(Effect.retry(publishRetry))
+        yield* tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(
+          // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
+          Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void)),
+          Effect.retry(publishRetry)
+        )
       })
 
     const consumePartition: Bus["Type"]["consumePartition"] = (partition) =>

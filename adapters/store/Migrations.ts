@@ -7,13 +7,18 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import initial from "./migrations/0001_initial.js"
+import webhooksEnforcement from "./migrations/0002_webhooks_enforcement.js"
 
 const TABLE = "candor_migrations"
 
 /** `<id>_<name>`: the id orders them and must never be reused. */
+/** Every migration, in order: `<id>_<name>`. */
+export const migrationNames = ["0001_initial", "0002_webhooks_enforcement"] as const
+
 export const migrations = Migrator.fromRecord({
-  "0001_initial": initial
-})
+  "0001_initial": initial,
+  "0002_webhooks_enforcement": webhooksEnforcement
+} satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**
  * The Migrator creates its table only after failing to find it, a race when several processes

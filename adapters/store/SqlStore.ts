@@ -21,7 +21,15 @@ import type { APTrace } from "../../core/schema/trace.js"
 import { json, toCount, toIso } from "./rows.js"
 import { makeCommitBatch } from "./sqlCommit.js"
 import { makeMerkleReads } from "./sqlMerkle.js"
-import { type OutboxItem, Store, StoreError } from "./Store.js"
+import {
+  type AgentSettingsRecord,
+  defaultAgentSettings,
+  type EnforcementRecord,
+  type OutboxItem,
+  Store,
+  StoreError,
+  type WebhookRegistration
+} from "./Store.js"
 
 const storeError =
   (operation: string) =>
@@ -30,6 +38,32 @@ const storeError =
 
 /** Bodies of the rows, in the order the query returned them. */
 const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> => rows.map((row) => row.body as A)
+
+/** Stored settings hold only what was ever set; the defaults fill the rest. */
+const settingsOf = (stored: unknown): AgentSettingsRecord => ({
+  ...defaultAgentSettings,
+  ...((stored ?? {}) as Partial<AgentSettingsRecord>)
+})
+
+interface WebhookRow {
+  readonly registration_id: string
+  readonly agent_id: string
+  readonly callback_url: string
+  readonly secret: string
+  readonly events: ReadonlyArray<string>
+  readonly active: boolean
+  readonly created_at: unknown
+}
+
+const webhookOf = (row: WebhookRow): WebhookRegistration => ({
+  registration_id: row.registration_id,
+  agent_id: row.agent_id,
+  callback_url: row.callback_url,
+  secret: row.secret,
+  events: row.events,
+  active: row.active,
+  created_at: toIso(row.created_at)
+})
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -162,6 +196,69 @@ export const make = Effect.gen(function* () {
         where id = ${id}::bigint`
     ).pipe(Effect.asVoid, storeError("failOutbox"))
 
+  const putAgentSettings = (agentId: string, patch: Partial<AgentSettingsRecord>): Effect.Effect<AgentSettingsRecord, StoreError> =>
+    // `||` merges at the top level: a key set to null (containment on resume) is kept as null.
+    sql<{ settings: unknown }>`
+      insert into agents (agent_id, settings) values (${agentId}, ${json(patch)}::jsonb)
+      on conflict (agent_id) do update set settings = agents.settings || excluded.settings
+      returning settings`.pipe(
+      Effect.map(([row]) => settingsOf(row?.settings)),
+      storeError("putAgentSettings")
+    )
+
+  const recordEnforcement: Store["Type"]["recordEnforcement"] = (record, patch) =>
+    sql
+      .withTransaction(
+        Effect.gen(function* () {
+          yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
+          // The agent row lock orders this against settings written by the API at the same moment.
+          const [row] = yield* sql<{ settings: unknown }>`
+            select settings from agents where agent_id = ${record.agent_id} for update`
+          const current = settingsOf(row?.settings)
+          const inserted = yield* sql<{ id: unknown }>`
+            insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
+            values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
+                    ${record.action}, ${json(record.body)}::jsonb)
+            on conflict do nothing
+            returning id`
+          if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
+          const [updated] = yield* sql<{ settings: unknown }>`
+            update agents set settings = settings || ${json(patch)}::jsonb
+            where agent_id = ${record.agent_id}
+            returning settings`
+          return { recorded: true, settings: settingsOf(updated?.settings) }
+        })
+      )
+      .pipe(storeError("recordEnforcement"))
+
+  const enforcementRecords = (agentId: string, limit: number): Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError> =>
+    sql<{
+      id: unknown
+      agent_id: string
+      checkpoint_id: string | null
+      session_id: string | null
+      mode: string
+      action: string
+      body: unknown
+      created_at: unknown
+    }>`
+      select id, agent_id, checkpoint_id, session_id, mode, action, body, created_at from enforcement_records
+      where agent_id = ${agentId} order by created_at desc, id desc limit ${limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => ({ ...row, id: String(row.id), created_at: toIso(row.created_at) }))),
+      storeError("enforcementRecords")
+    )
+
+  const putWebhook = (registration: WebhookRegistration): Effect.Effect<void, StoreError> =>
+    sql`
+      insert into webhooks (registration_id, agent_id, callback_url, secret, events, active, created_at)
+      values (${registration.registration_id}, ${registration.agent_id}, ${registration.callback_url}, ${registration.secret},
+              ${json(registration.events)}::jsonb, ${registration.active}, ${registration.created_at}::timestamptz)
+      on conflict (registration_id) do update set
+        callback_url = excluded.callback_url, secret = excluded.secret, events = excluded.events, active = excluded.active`.pipe(
+      Effect.asVoid,
+      storeError("putWebhook")
+    )
+
   /** Rows past the retention of the agent's active card; agents without a card keep everything. */
   const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
     const at = now.toISOString()
@@ -253,6 +350,32 @@ export const make = Effect.gen(function* () {
         select "values" from conscience_values where agent_id = ${agentId}`.pipe(
         Effect.map(([row]) => row?.values ?? []),
         storeError("conscienceValues")
+      ),
+
+    agentSettings: (agentId) =>
+      sql<{ settings: unknown }>`select settings from agents where agent_id = ${agentId}`.pipe(
+        Effect.map(([row]) => settingsOf(row?.settings)),
+        storeError("agentSettings")
+      ),
+    putAgentSettings,
+    recordEnforcement,
+    enforcementRecords,
+
+    putWebhook,
+    webhooksFor: (agentId) =>
+      sql<WebhookRow>`
+        select * from webhooks where agent_id = ${agentId} and active
+        order by created_at, registration_id`.pipe(Effect.map((rows) => rows.map(webhookOf)), storeError("webhooksFor")),
+    getWebhook: (registrationId) =>
+      sql<WebhookRow>`select * from webhooks where registration_id = ${registrationId}`.pipe(
+        Effect.map(([row]) => (row === undefined ? undefined : webhookOf(row))),
+        storeError("getWebhook")
+      ),
+    deleteWebhook: (registrationId) =>
+      sql<{ registration_id: string }>`
+        delete from webhooks where registration_id = ${registrationId} returning registration_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        storeError("deleteWebhook")
       ),
 
     claimOutbox,

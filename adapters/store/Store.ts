@@ -18,7 +18,7 @@ import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/conscience.js"
 import type { DriftAlert } from "../../core/schema/drift.js"
 import type { APTrace } from "../../core/schema/trace.js"
-import type { Verdict } from "../../core/schema/verdict.js"
+import type { EnforcementMode, FailurePolicy, Verdict } from "../../core/schema/verdict.js"
 
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly operation: string
@@ -81,6 +81,73 @@ export interface TreeHead {
   readonly created_at: string
 }
 
+/** A contained agent's state, as the gateway enforces it (the shape of `AgentState.Containment`). */
+export interface StoredContainment {
+  readonly status: "paused" | "killed"
+  readonly reason: string
+  /** RFC 3339. */
+  readonly since: string
+}
+
+/** An agent's settings as kept in `agents.settings`, with the defaults filled in. */
+export interface AgentSettingsRecord {
+  readonly mode: EnforcementMode
+  readonly failure_policy: FailurePolicy
+  /** Pause the agent after this many consecutive boundary violations; null: never. */
+  readonly auto_containment_threshold: number | null
+  /** Set while the agent is paused or killed; null: active. */
+  readonly containment: StoredContainment | null
+}
+
+/** An agent never configured: observe, fail open (the reference's default), no auto-containment, active. */
+export const defaultAgentSettings: AgentSettingsRecord = {
+  mode: "observe",
+  failure_policy: "fail_open",
+  auto_containment_threshold: null,
+  containment: null
+}
+
+/** What the enforcement point did about an agent (a pause, a nudge, a block), for the audit trail. */
+export interface EnforcementDraft {
+  readonly agent_id: string
+  /** The checkpoint that triggered it: with `action`, the key that records it at most once. */
+  readonly checkpoint_id: string | null
+  readonly session_id: string | null
+  /** The enforcement mode in force; absent: the agent's stored mode. */
+  readonly mode?: EnforcementMode
+  /** `pause`, `nudge`, `block`, … */
+  readonly action: string
+  readonly body: unknown
+}
+
+export interface EnforcementRecord {
+  readonly id: string
+  readonly agent_id: string
+  readonly checkpoint_id: string | null
+  readonly session_id: string | null
+  readonly mode: string
+  readonly action: string
+  readonly body: unknown
+  readonly created_at: string
+}
+
+/**
+ * A webhook registration. The secret signs every delivery (core/webhook-signature.ts) and is read
+ * at send time, so a rotated secret applies to pending retries too; it is never written elsewhere.
+ */
+export interface WebhookRegistration {
+  /** `reg-<uuid>`. */
+  readonly registration_id: string
+  readonly agent_id: string
+  readonly callback_url: string
+  readonly secret: string
+  /** Event names the endpoint receives (`verdict`, `drift_alert`, `containment`, `agent.paused`, …). */
+  readonly events: ReadonlyArray<string>
+  readonly active: boolean
+  /** RFC 3339. */
+  readonly created_at: string
+}
+
 export class Store extends Context.Tag("candor/Store")<Store, {
   // ---- the write path (actors) ----
   /** The agent's chain head and Merkle frontier; `emptyLogState` for an agent never seen. */
@@ -132,6 +199,35 @@ export class Store extends Context.Tag("candor/Store")<Store, {
     values: ReadonlyArray<ConscienceValue>
   ) => Effect.Effect<void, StoreError>
   readonly conscienceValues: (agentId: string) => Effect.Effect<ReadonlyArray<ConscienceValue>, StoreError>
+
+  // ---- agent settings and enforcement records ----
+  /** The agent's settings; `defaultAgentSettings` for an agent never configured. */
+  readonly agentSettings: (agentId: string) => Effect.Effect<AgentSettingsRecord, StoreError>
+  /** Merges `patch` into the stored settings (creating the agent) and returns the result. */
+  readonly putAgentSettings: (
+    agentId: string,
+    patch: Partial<AgentSettingsRecord>
+  ) => Effect.Effect<AgentSettingsRecord, StoreError>
+  /**
+   * Records an enforcement once per (agent, checkpoint, action) and, only when it is new, merges
+   * `settings` into the agent's settings, in one transaction: a decision handled twice applies once
+   * (and does not undo an admin's resume in between). Returns whether it was new and the settings after.
+   */
+  readonly recordEnforcement: (
+    record: EnforcementDraft,
+    settings?: Partial<AgentSettingsRecord>
+  ) => Effect.Effect<{ readonly recorded: boolean; readonly settings: AgentSettingsRecord }, StoreError>
+  /** Newest first. */
+  readonly enforcementRecords: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError>
+
+  // ---- webhook registrations ----
+  /** Inserts, or replaces the registration with the same id (URL, secret, events, active). */
+  readonly putWebhook: (registration: WebhookRegistration) => Effect.Effect<void, StoreError>
+  /** The agent's active registrations, oldest first. */
+  readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookRegistration>, StoreError>
+  readonly getWebhook: (registrationId: string) => Effect.Effect<WebhookRegistration | undefined, StoreError>
+  /** Whether there was one to delete. */
+  readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>
 
   // ---- outbox ----
   /** Up to `limit` due items of `kind`, leased for `leaseMs` so concurrent relays never send one twice. */

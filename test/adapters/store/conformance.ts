@@ -12,7 +12,7 @@ import { fromHex } from "../../../core/bytes.js"
 import { verifyCertificate } from "../../../core/certificate.js"
 import { MemoryMerkleLog, verifyConsistency, verifyInclusion } from "../../../core/merkle.js"
 import { verifyCheckpointNote } from "../../../core/note.js"
-import { type CommitInput, Store } from "../../../adapters/store/Store.js"
+import { type CommitInput, defaultAgentSettings, Store, type WebhookRegistration } from "../../../adapters/store/Store.js"
 import {
   card,
   checkpointId,
@@ -324,6 +324,87 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const dead = yield* sql<{ dead: boolean; last_error: string }>`select dead, last_error from outbox where id = ${claimed[1]!.id}::bigint`
       expect(dead).toEqual([{ dead: true, last_error: "HTTP 502" }])
       expect(claimed[0]!.created_at).toBe(new Date(0).toISOString())
+    }))
+
+  it.effect("keeps agent settings: defaults for an unknown agent, patches merged", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const a = uniqueId("a")
+      expect(yield* store.agentSettings(a)).toEqual(defaultAgentSettings)
+      expect(defaultAgentSettings).toEqual({ mode: "observe", failure_policy: "fail_open", auto_containment_threshold: null, containment: null })
+      const patched = yield* store.putAgentSettings(a, { mode: "enforce", auto_containment_threshold: 3 })
+      expect(patched).toEqual({ ...defaultAgentSettings, mode: "enforce", auto_containment_threshold: 3 })
+      const paused = { status: "paused" as const, reason: "admin", since: "2026-11-01T00:00:00.000Z" }
+      yield* store.putAgentSettings(a, { containment: paused, failure_policy: "fail_closed" })
+      expect(yield* store.agentSettings(a)).toEqual({
+        mode: "enforce",
+        failure_policy: "fail_closed",
+        auto_containment_threshold: 3,
+        containment: paused
+      })
+      // A resume clears the containment and keeps the rest; settings live beside the agent's card.
+      yield* store.putAgentSettings(a, { containment: null })
+      expect(yield* store.agentSettings(a)).toMatchObject({ mode: "enforce", containment: null })
+      expect(yield* store.putCard(a, card(a, 30))).toBe(1)
+      expect((yield* store.agentSettings(a)).auto_containment_threshold).toBe(3)
+    }))
+
+  it.effect("records an enforcement once and applies its settings patch only the first time", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const a = uniqueId("a")
+      yield* store.putAgentSettings(a, { mode: "nudge" })
+      const paused = { status: "paused" as const, reason: "auto-containment: 3", since: "2026-11-01T00:00:00.000Z" }
+      const record = { agent_id: a, checkpoint_id: checkpointId(), session_id: "ses-1", action: "pause", body: { violations: 3 } }
+      const first = yield* store.recordEnforcement(record, { containment: paused })
+      expect(first).toEqual({ recorded: true, settings: { ...defaultAgentSettings, mode: "nudge", containment: paused } })
+      // An admin resumes; the same decision handled again records nothing and does not pause again.
+      yield* store.putAgentSettings(a, { containment: null })
+      const again = yield* store.recordEnforcement(record, { containment: paused })
+      expect(again).toEqual({ recorded: false, settings: { ...defaultAgentSettings, mode: "nudge", containment: null } })
+      // Without a patch, for another checkpoint, with an explicit mode; an unknown agent gets a row.
+      const b = uniqueId("b")
+      expect((yield* store.recordEnforcement({ ...record, agent_id: b, mode: "enforce", action: "block" })).recorded).toBe(true)
+      expect(yield* store.agentSettings(b)).toEqual(defaultAgentSettings)
+      const records = yield* store.enforcementRecords(a, 10)
+      expect(records).toHaveLength(1)
+      expect(records[0]).toMatchObject({ agent_id: a, checkpoint_id: record.checkpoint_id, session_id: "ses-1", mode: "nudge", action: "pause", body: { violations: 3 } })
+      expect(Number.isNaN(Date.parse(records[0]!.created_at))).toBe(false)
+      expect((yield* store.enforcementRecords(b, 10)).map((r) => [r.mode, r.action])).toEqual([["enforce", "block"]])
+      expect(yield* store.enforcementRecords(uniqueId("nobody"), 10)).toEqual([])
+    }))
+
+  it.effect("stores, lists, replaces and deletes webhook registrations", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const [a, b] = [uniqueId("a"), uniqueId("b")]
+      const registration = (agentId: string, n: number): WebhookRegistration => ({
+        registration_id: uniqueId("reg"),
+        agent_id: agentId,
+        callback_url: `https://hooks.example/${n}`,
+        secret: `s${n}`.repeat(16),
+        events: ["verdict", "drift_alert"],
+        active: true,
+        created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, n)).toISOString()
+      })
+      const [one, two, other] = [registration(a, 1), registration(a, 2), registration(b, 3)]
+      expect(yield* store.webhooksFor(a)).toEqual([])
+      yield* store.putWebhook(two)
+      yield* store.putWebhook(one)
+      yield* store.putWebhook(other)
+      expect(yield* store.webhooksFor(a)).toEqual([one, two])
+      expect(yield* store.getWebhook(other.registration_id)).toEqual(other)
+      // A rotated secret and a new event list replace the row; an inactive one is no longer listed.
+      const rotated = { ...one, secret: "r".repeat(40), events: ["containment"] }
+      yield* store.putWebhook(rotated)
+      expect(yield* store.getWebhook(one.registration_id)).toEqual(rotated)
+      yield* store.putWebhook({ ...two, active: false })
+      expect(yield* store.webhooksFor(a)).toEqual([rotated])
+      expect(yield* store.deleteWebhook(one.registration_id)).toBe(true)
+      expect(yield* store.deleteWebhook(one.registration_id)).toBe(false)
+      expect(yield* store.getWebhook(one.registration_id)).toBeUndefined()
+      expect(yield* store.webhooksFor(a)).toEqual([])
+      expect(yield* store.webhooksFor(b)).toEqual([other])
     }))
 
   it.effect("purges rows past the card's retention and keeps the log provable", () =>
