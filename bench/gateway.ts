@@ -2,8 +2,11 @@
  * `npm run bench:gateway`: what the gateway adds to a call, beside the peer (Portkey's open-source
  * gateway) and a direct call, interleaved in rounds in one run on this noisy shared machine.
  *
- * Processes: a fake provider (bench/gateway/fake-upstream.ts), Candor (`candor serve`: observe mode,
- * `rules` judge, checkpoints flowing), the peer (installed on demand into bench/.peer, never a project
+ * Processes: a fake provider (bench/gateway/fake-upstream.ts), Candor as a gateway
+ * (`candor serve --role gateway`: observe mode, `rules` judge, one event per response published to
+ * NATS JetStream when a server answers at BENCH_NATS_URL / TEST_NATS_URL / nats://127.0.0.1:4222,
+ * else to the in-process bus; the workers that commit them are other processes in a deployment and
+ * are left out so their CPU is not charged to the gateway), the peer (installed on demand into bench/.peer, never a project
  * dependency), and this load generator. Everything listens on 127.0.0.1.
  *
  * Per scenario (Anthropic / OpenAI format × JSON / SSE × concurrency 1 / 64) it prints latency p50/p99
@@ -19,6 +22,8 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { jetstreamManager } from "@nats-io/jetstream"
+import { connect } from "@nats-io/transport-node"
 import { Pool } from "undici"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
@@ -160,7 +165,10 @@ const main = async () => {
   const upstreamOrigin = `http://127.0.0.1:${upstreamPort}`
 
   const [apiPort, gatewayPort, peerPort] = [await freePort(), await freePort(), await freePort()]
-  const candor = launch(process.execPath, ["bin/candor.js", "serve"], {
+  const nats = await benchNats()
+  console.log(nats === undefined ? "events: in-process bus" : `events: NATS JetStream at ${nats.url}, prefix ${nats.prefix}`)
+  const candor = launch(process.execPath, ["bin/candor.js", "serve", "--role", "gateway"], {
+    ...(nats === undefined ? {} : { NATS_URL: nats.url, CANDOR_NATS_PREFIX: nats.prefix }),
     PORT: String(apiPort),
     GATEWAY_PORT: String(gatewayPort),
     HOST: "127.0.0.1",
@@ -260,7 +268,28 @@ const main = async () => {
       )
     }
   }
+  candor.kill()
+  await nats?.cleanup()
   process.exit(0)
+}
+
+/** The NATS server for the gateway's events, with a prefix of its own and its streams deleted afterwards. */
+const benchNats = async () => {
+  const url = process.env.BENCH_NATS_URL ?? process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222"
+  const nc = await connect({ servers: url, timeout: 2_000 }).catch(() => undefined)
+  if (nc === undefined) return undefined
+  const prefix = `bench${process.pid}`
+  return {
+    url,
+    prefix,
+    cleanup: async () => {
+      const jsm = await jetstreamManager(nc)
+      for await (const info of jsm.streams.list()) {
+        if (info.config.name.toLowerCase().includes(prefix)) await jsm.streams.delete(info.config.name)
+      }
+      await nc.close()
+    }
+  }
 }
 
 main().catch((error: unknown) => {

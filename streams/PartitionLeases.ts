@@ -49,6 +49,9 @@ export const make = (
 ): Effect.Effect<PartitionOwnership["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function*() {
     const { partitions, ttlMs, workerId } = options
+    if (!Number.isInteger(partitions) || partitions < 1) {
+      return yield* new BusError({ operation: "lease", cause: `partitions must be a positive integer: ${partitions}` })
+    }
     if (!/^[-\w]+$/.test(workerId)) {
       return yield* new BusError({ operation: "lease", cause: `worker id must be letters, digits, - or _: ${workerId}` })
     }

@@ -118,12 +118,13 @@ describe("Bus.layerJetStream", () => {
       yield* bus.publish(subject, { id: "before" })
       yield* waitUntil("the first event", Effect.sync(() => seen.length === 1))
       yield* Effect.promise(() => jsm.streams.delete(streamNames(prefix).events))
-      // Refused until the consumer has put the stream back; the publish retries meanwhile.
+      // The publisher puts the stream back; the consumer notices its consumer is gone (at the latest
+      // after two missed heartbeats) and re-creates it.
       yield* bus.publish(subject, { id: "after" })
-      yield* waitUntil("the event after the deletion", Effect.sync(() => seen.length === 2))
+      yield* waitUntil("the event after the deletion", Effect.sync(() => seen.length === 2), 45_000)
       expect(seen).toEqual(["before", "after"])
     }).pipe(Effect.scoped, Effect.provide(busLayer({ prefix })), Effect.provide(natsForPrefix(prefix)))
-  }, 30_000)
+  }, 60_000)
 
   it.live("a second process resumes where the first stopped: acked events are not delivered again", () => {
     const prefix = uniquePrefix("resume")
