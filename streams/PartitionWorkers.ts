@@ -4,6 +4,8 @@
  * (a lease gained or lost); a consumer that fails is logged and restarted, never left dead.
  */
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberMap from "effect/FiberMap"
 import * as Option from "effect/Option"
@@ -12,6 +14,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Bus, type Delivery } from "../adapters/bus/Bus.js"
 import { deadLetterSubject } from "../adapters/bus/subjects.js"
+import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
@@ -28,6 +31,8 @@ export interface WorkerOptions {
   readonly retryDelayMs: number
   /** The webhook relay: batch, lease, backoff (1 s, 4 s, 16 s, …) and attempts before an item is kept as dead. */
   readonly webhookRelay: Omit<RelayOptions, "kind">
+  /** How often checkpoints past their card's `audit_commitment.retention_days` are deleted. */
+  readonly retentionInterval: Duration.DurationInput
 }
 
 export const defaultWorkerOptions: WorkerOptions = {
@@ -35,7 +40,8 @@ export const defaultWorkerOptions: WorkerOptions = {
   subjectPrefix: "candor",
   conflictRetries: 3,
   retryDelayMs: 1_000,
-  webhookRelay: relayDefaults
+  webhookRelay: relayDefaults,
+  retentionInterval: "1 hour"
 }
 
 /**
@@ -106,4 +112,13 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       (item) => Effect.provideService(deliverWebhook(item), WebhookSender, sender),
       wakeWebhooks
     ).pipe(Effect.forkScoped)
+
+    // Retention: idempotent, so every worker may run it; the logs (chain, Merkle nodes, tree heads) stay.
+    const store = yield* Store
+    yield* Effect.flatMap(Clock.currentTimeMillis, (now) => store.purgeExpired(new Date(now))).pipe(
+      Effect.tap((deleted) => deleted > 0 ? Effect.log("retention: expired rows deleted").pipe(Effect.annotateLogs({ deleted })) : Effect.void),
+      Effect.catchAll((error) => Effect.logWarning("retention run failed").pipe(Effect.annotateLogs({ error: error._tag }))),
+      Effect.repeat(Schedule.spaced(settings.retentionInterval)),
+      Effect.forkScoped
+    )
   })

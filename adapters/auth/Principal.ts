@@ -1,0 +1,38 @@
+/**
+ * Who is calling the management API, once authenticated. Handlers read it from `CurrentPrincipal`;
+ * what it may do is decided by `AccessControl`, never by the handler comparing ids itself.
+ */
+import * as Context from "effect/Context"
+
+/** Organization roles, from most to least powerful (spec: Owner, Admin, Member). */
+export const ROLES = ["owner", "admin", "member"] as const
+export type Role = (typeof ROLES)[number]
+
+export interface Impersonation {
+  readonly session_id: string
+  /** The admin who started it. */
+  readonly by_user_id: string
+  /** RFC 3339; the session is read-only and ends at this time (one hour). */
+  readonly expires_at: string
+}
+
+export type Principal =
+  /** A Bearer JWT of the identity provider (or an impersonation session acting as that user). */
+  | {
+    readonly kind: "user"
+    readonly userId: string
+    readonly email: string | undefined
+    readonly impersonation: Impersonation | undefined
+  }
+  /** An API key (`x-api-key` / `X-Service-Api-Key`): a user's, or an organization's with the role it was created under. */
+  | {
+    readonly kind: "api_key"
+    readonly keyId: string
+    readonly userId: string
+    readonly orgId: string | undefined
+    readonly role: Role | undefined
+  }
+  /** The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. */
+  | { readonly kind: "service" }
+
+export class CurrentPrincipal extends Context.Tag("candor/auth/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
