@@ -14,8 +14,10 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
 import * as Schedule from "effect/Schedule"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/policy.js"
@@ -75,6 +77,13 @@ const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: 
 /** A failed publish is retried briefly (a bus failover), then logged; the response itself is never held up by it. */
 const publishRetry = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 
+/**
+ * Publishes awaiting their JetStream acknowledgement at once. Publishing in the background keeps the
+ * analysis worker from waiting a round trip per event (which would cap a gateway at a few thousand
+ * events per second); they start in analysis order, so one agent's events reach the stream in order.
+ */
+const PUBLISHES_IN_FLIGHT = 512
+
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()
   for (const name in headers) {
@@ -128,6 +137,29 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const clock = yield* Effect.clock
     const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
+    const inFlight = yield* Effect.makeSemaphore(PUBLISHES_IN_FLIGHT)
+    const publishScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    // On shutdown, wait for the publishes still in flight (added last, so it runs before the scope closes them).
+    yield* Effect.addFinalizer(() => inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void))
+
+    const publish = (agentId: string, event: ResponseEvent) =>
+      inFlight.take(1).pipe(
+        Effect.zipRight(Effect.forkIn(
+          bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, {
+            msgId: event.checkpoint.checkpoint_id
+          }).pipe(
+            Effect.retry(publishRetry),
+            Effect.catchAll((error) =>
+              Effect.logWarning("gateway event not published").pipe(
+                Effect.annotateLogs({ agent_id: agentId, error: errorKind(error) })
+              )
+            ),
+            Effect.ensuring(inFlight.release(1))
+          ),
+          publishScope
+        )),
+        Effect.asVoid
+      )
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
@@ -185,16 +217,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           policy: responsePolicy(exchange, extraction, now),
           now: new Date(now)
         })
-        yield* bus.publish(eventSubject(exchange.agentId, subjectPrefix, bus.partitions), event, {
-          msgId: event.checkpoint.checkpoint_id
-        }).pipe(
-          Effect.retry(publishRetry),
-          Effect.catchAll((error) =>
-            Effect.logWarning("gateway event not published").pipe(
-              Effect.annotateLogs({ agent_id: exchange.agentId, error: errorKind(error) })
-            )
-          )
-        )
+        yield* publish(exchange.agentId, event)
         if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
           yield* state.setNudge(exchange.agentId, nudgeText(event))
         }
