@@ -6,14 +6,19 @@
  *
  * HttpApi tries the schemes in declaration order and reports the last failure, so the Bearer scheme
  * comes last: a missing, expired or invalid token is what the 401 says when no API key was sent.
+ *
+ * Besides 401 it fails with 403 (a write during an impersonation session), 429 (the credential's
+ * rate limit) and 500 (credentials could not be looked up), so every authenticated route declares
+ * those too.
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
-import { Unauthorized } from "../http/ApiErrors.js"
+import * as Schema from "effect/Schema"
+import { Forbidden, InternalError, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
 import { CurrentPrincipal } from "./Principal.js"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("candor/auth/Authentication", {
-  failure: Unauthorized,
+  failure: Schema.Union(Unauthorized, Forbidden, TooManyRequests, InternalError),
   provides: CurrentPrincipal,
   security: {
     apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }),

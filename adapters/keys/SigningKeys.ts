@@ -2,8 +2,12 @@
  * The key that signs certificates and tree heads. `SIGNING_KEY` when set (production: every worker
  * must sign with the same key); otherwise the embedded default generates one into the data dir on
  * first start and reuses it, so a restart does not orphan the certificates already issued.
+ *
+ * Workers record the key's public half in the key ring (`registerActiveKey`, adapters/store/KeyRepo.ts)
+ * when they start, so `GET /v1/keys` lists every key that ever signed, retired ones included.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,6 +15,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { join } from "node:path"
 import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey } from "../../core/signing.js"
+import { KeyRepo, layer as keyRepoLayer } from "../store/KeyRepo.js"
+import type { StoreError } from "../store/Store.js"
 
 export class SigningKeys extends Context.Tag("candor/SigningKeys")<SigningKeys, {
   /** Signs everything issued from now on. */
@@ -54,3 +60,13 @@ export const layer = (options: { readonly signingKey: Option.Option<Redacted.Red
       return { active: key }
     })
   )
+
+/**
+ * Records the active key in the key ring of the process's database (a no-op when it is already
+ * there). Workers run it when they start, before they sign anything.
+ */
+export const registerActiveKey: Effect.Effect<void, StoreError, SigningKeys | SqlClient.SqlClient> = Effect.gen(function*() {
+  const { active } = yield* SigningKeys
+  const added = yield* (yield* KeyRepo).registerActive(active.publicKey)
+  if (added) yield* Effect.log("signing key registered in the key ring; any older key is listed as retired").pipe(Effect.annotateLogs({ key_id: active.keyId }))
+}).pipe(Effect.provide(keyRepoLayer))

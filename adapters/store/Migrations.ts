@@ -8,16 +8,22 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import initial from "./migrations/0001_initial.js"
 import webhooksEnforcement from "./migrations/0002_webhooks_enforcement.js"
+import identity from "./migrations/0003_identity.js"
+import agentQueries from "./migrations/0004_agent_queries.js"
+import keysProofs from "./migrations/0005_keys_proofs.js"
 
 const TABLE = "candor_migrations"
 
 /** `<id>_<name>`: the id orders them and must never be reused. */
 /** Every migration, in order: `<id>_<name>`. */
-export const migrationNames = ["0001_initial", "0002_webhooks_enforcement"] as const
+export const migrationNames = ["0001_initial", "0002_webhooks_enforcement", "0003_identity", "0004_agent_queries", "0005_keys_proofs"] as const
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,
-  "0002_webhooks_enforcement": webhooksEnforcement
+  "0002_webhooks_enforcement": webhooksEnforcement,
+  "0003_identity": identity,
+  "0004_agent_queries": agentQueries,
+  "0005_keys_proofs": keysProofs
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -1,0 +1,266 @@
+/**
+ * The management API's reads (and re-verification writes) of agent data, beside the `Store`: the
+ * agents list, the re-verification batches and the integrity counts. Same SQL on PostgreSQL and
+ * PGlite; the indexes are in migrations/0004_agent_queries.ts.
+ *
+ * Re-evaluating a checkpoint changes its verdict column, its stored body and the per-verdict
+ * counters of `checkpoint_counts` (kept by the commit path, read by the checkpoint list's `total`)
+ * in one statement, compare-and-set on the previous verdict: two re-verifications of one agent at
+ * the same moment move each checkpoint and each counter once.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import type { AgentStatus } from "../../core/schema/agent.js"
+import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
+import type { DriftAlert } from "../../core/schema/drift.js"
+import type { APTrace } from "../../core/schema/trace.js"
+import type { EnforcementMode, Verdict } from "../../core/schema/verdict.js"
+import { json, toCount, toIso } from "./rows.js"
+import { type AgentSettingsRecord, type CheckpointQuery, defaultAgentSettings, type Page, StoreError } from "./Store.js"
+
+export type VerdictCounts = { readonly [V in Verdict]: number }
+
+/** One row of the agents list. Agents the store has never seen (claimed, no traffic yet) get the defaults. */
+export interface AgentSummary {
+  readonly agent_id: string
+  readonly status: AgentStatus
+  readonly enforcement_mode: EnforcementMode
+  /** The active Alignment Card's id; null before the first card. */
+  readonly card_id: string | null
+  /** Time of the newest stored checkpoint; null before the first. */
+  readonly last_seen: string | null
+  readonly checkpoint_counts: VerdictCounts
+}
+
+export interface TraceCounts {
+  readonly total: number
+  /** Traces whose stored verification failed. */
+  readonly violating: number
+  /** Violations over all those traces (each trace lists each violation type once). */
+  readonly violations: number
+}
+
+/** A checkpoint with its new verdict (and `re_evaluated_at`, `original_verdict`), and the verdict it had. */
+export interface CheckpointReevaluation {
+  readonly checkpoint: IntegrityCheckpoint
+  readonly previous: Verdict
+}
+
+export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<AgentQueries, {
+  /** The agents with these ids, in the order of the newest activity first. */
+  readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
+  /**
+   * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
+   * checkpoint list. Same result as `Store.listCheckpoints`, planned for deep offsets: the offset is
+   * walked in the index alone (index-only scan) and only the page's rows are read.
+   */
+  readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
+  /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
+  readonly nonClearCheckpoints: (
+    agentId: string,
+    limit: number,
+    offset: number
+  ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
+  /** Stores the new verdicts of checkpoints still at their `previous` verdict; returns the ids it changed. */
+  readonly reevaluateCheckpoints: (
+    changes: ReadonlyArray<CheckpointReevaluation>
+  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
+  /** An agent's traces whose verification failed, newest first: the AAP re-verification batch. */
+  readonly violatingTraces: (agentId: string, limit: number, offset: number) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
+  /** Replaces the stored bodies of these traces (their new verification); returns how many it found. */
+  readonly updateTraces: (traces: ReadonlyArray<APTrace>) => Effect.Effect<number, StoreError>
+  readonly traceCounts: (agentId: string) => Effect.Effect<TraceCounts, StoreError>
+  /** An agent's AIP drift alerts, newest first: all but the AAP ones (`ada-…`), which share the table. */
+  readonly aipDriftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
+}>() {}
+
+const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+
+/** Deadlock or serialization failure against a concurrent commit touching the same counters: try again. */
+const isLostRace = (error: SqlError): boolean => {
+  const cause = error.cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return code === "40P01" || code === "40001"
+}
+
+interface SummaryRow {
+  readonly agent_id: string
+  readonly settings: unknown
+  readonly card_id: string | null
+  readonly last_seen: unknown
+  readonly counts: Readonly<Record<string, unknown>> | null
+}
+
+const summaryOf = (row: SummaryRow): AgentSummary => {
+  const settings: AgentSettingsRecord = { ...defaultAgentSettings, ...((row.settings ?? {}) as Partial<AgentSettingsRecord>) }
+  const counts = row.counts ?? {}
+  return {
+    agent_id: row.agent_id,
+    status: settings.containment?.status ?? "active",
+    enforcement_mode: settings.mode,
+    card_id: row.card_id,
+    last_seen: row.last_seen === null || row.last_seen === undefined ? null : toIso(row.last_seen),
+    checkpoint_counts: {
+      clear: toCount(counts["clear"]),
+      review_needed: toCount(counts["review_needed"]),
+      boundary_violation: toCount(counts["boundary_violation"])
+    }
+  }
+}
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const agentSummaries = (agentIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<AgentSummary>, StoreError> =>
+    agentIds.length === 0
+      ? Effect.succeed([])
+      : sql<SummaryRow>`
+          with ids as (select distinct value as agent_id from json_array_elements_text(${json(agentIds)}::json))
+          select i.agent_id, a.settings,
+            (select k.card_id from cards k where k.agent_id = i.agent_id and k.active) as card_id,
+            (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
+            (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts
+          from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
+          Effect.map((rows) =>
+            rows.map(summaryOf).sort((a, b) =>
+              (b.last_seen ?? "").localeCompare(a.last_seen ?? "") || a.agent_id.localeCompare(b.agent_id)
+            )
+          ),
+          storeError("agentSummaries")
+        )
+
+  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> => {
+    const filters = [
+      sql`agent_id = ${query.agentId}`,
+      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
+      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
+    ]
+    // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
+    const page = sql<{ body: unknown }>`
+      select c.body
+      from (
+        select position, occurred_at from checkpoints where ${sql.and(filters)}
+        order by occurred_at desc, position desc
+        limit ${query.limit} offset ${query.offset}
+      ) p
+      join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
+      order by p.occurred_at desc, p.position desc`
+    // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
+    const total =
+      query.sessionId === undefined
+        ? sql<{ total: unknown }>`
+            select sum(count) as total from checkpoint_counts
+            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
+        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
+    return Effect.all([page, total], { concurrency: 2 }).pipe(
+      Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) })),
+      storeError("checkpointPage")
+    )
+  }
+
+  const nonClearCheckpoints = (agentId: string, limit: number, offset: number) =>
+    sql<{ body: unknown }>`
+      select body from checkpoints where agent_id = ${agentId} and verdict <> 'clear'
+      order by occurred_at desc, position desc limit ${limit} offset ${offset}`.pipe(
+      Effect.map((rows) => rows.map((row) => row.body as IntegrityCheckpoint)),
+      storeError("nonClearCheckpoints")
+    )
+
+  const reevaluateCheckpoints = (changes: ReadonlyArray<CheckpointReevaluation>) => {
+    if (changes.length === 0) return Effect.succeed([])
+    const rows = changes.map(({ checkpoint, previous }) => ({
+      checkpoint_id: checkpoint.checkpoint_id,
+      previous,
+      verdict: checkpoint.verdict,
+      body: checkpoint
+    }))
+    // Counter rows are upserted in (agent, verdict) order, so concurrent writers lock them alike.
+    return sql<{ checkpoint_id: string }>`
+      with r as (
+        select * from json_to_recordset(${json(rows)}::json) as r(checkpoint_id text, previous text, verdict text, body json)
+      ), updated as (
+        update checkpoints c set verdict = r.verdict, body = r.body
+        from r where c.checkpoint_id = r.checkpoint_id and c.verdict = r.previous
+        returning c.checkpoint_id, c.agent_id, r.previous, r.verdict
+      ), deltas as (
+        select agent_id, previous as verdict, -1 as delta from updated
+        union all
+        select agent_id, verdict, 1 as delta from updated
+      ), counted as (
+        insert into checkpoint_counts (agent_id, verdict, count)
+        select agent_id, verdict, sum(delta) from deltas group by agent_id, verdict order by agent_id, verdict
+        on conflict (agent_id, verdict) do update set count = checkpoint_counts.count + excluded.count
+      )
+      select checkpoint_id from updated`.pipe(
+      Effect.retry({ while: isLostRace, schedule: Schedule.recurs(3) }),
+      Effect.map((updated) => updated.map((row) => row.checkpoint_id)),
+      storeError("reevaluateCheckpoints")
+    )
+  }
+
+  const violatingTraces = (agentId: string, limit: number, offset: number) =>
+    sql<{ body: unknown }>`
+      select body from traces
+      where agent_id = ${agentId} and (body -> 'verification' ->> 'verified') = 'false'
+      order by occurred_at desc, trace_id limit ${limit} offset ${offset}`.pipe(
+      Effect.map((rows) => rows.map((row) => row.body as APTrace)),
+      storeError("violatingTraces")
+    )
+
+  const updateTraces = (traces: ReadonlyArray<APTrace>) =>
+    traces.length === 0
+      ? Effect.succeed(0)
+      : sql<{ trace_id: string }>`
+          update traces t set body = r.body
+          from json_to_recordset(${json(traces.map((trace) => ({ trace_id: trace.trace_id, body: trace })))}::json)
+            as r(trace_id text, body json)
+          where t.trace_id = r.trace_id
+          returning t.trace_id`.pipe(Effect.map((rows) => rows.length), storeError("updateTraces"))
+
+  const traceCounts = (agentId: string) =>
+    sql<{ total: unknown; violating: unknown; violations: unknown }>`
+      select
+        (select count(*) from traces where agent_id = ${agentId}) as total,
+        v.violating, v.violations
+      from (
+        select count(*) as violating,
+               coalesce(sum(json_array_length(body -> 'verification' -> 'violations')), 0) as violations
+        from traces where agent_id = ${agentId} and (body -> 'verification' ->> 'verified') = 'false'
+      ) v`.pipe(
+      Effect.map(([row]) => ({
+        total: toCount(row?.total),
+        violating: toCount(row?.violating),
+        violations: toCount(row?.violations)
+      })),
+      storeError("traceCounts")
+    )
+
+  const aipDriftAlerts = (agentId: string, limit: number) =>
+    sql<{ body: unknown }>`
+      select body from drift_alerts where agent_id = ${agentId} and alert_id not like 'ada-%'
+      order by detected_at desc, alert_id limit ${limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => row.body as DriftAlert)),
+      storeError("aipDriftAlerts")
+    )
+
+  return AgentQueries.of({
+    agentSummaries,
+    checkpointPage,
+    nonClearCheckpoints,
+    reevaluateCheckpoints,
+    violatingTraces,
+    updateTraces,
+    traceCounts,
+    aipDriftAlerts
+  })
+})
+
+/** The queries on whichever `SqlClient` is provided; the schema must be migrated (see StoreLive). */
+export const layer: Layer.Layer<AgentQueries, never, SqlClient.SqlClient> = Layer.effect(AgentQueries, make)

@@ -1,0 +1,178 @@
+/**
+ * Verdict proofs (table `proofs`, migration 0001) and the certificates they attach to.
+ *
+ * A proof job is an outbox item of kind `prover` (streams/ProofJobs.ts): the actors write one for
+ * every sampled checkpoint in the commit's transaction, and `request` writes one for an owner who
+ * asks. The row records how the job is going (`pending` → `proving` → `completed`, or `failed` with
+ * the error, retried by the relay), so a proof that is not being made is visible, never silent.
+ * A completed proof is copied into the stored certificate as `verdict_proof`, outside the signature.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Certificate } from "../../core/certificate.js"
+import { json, toCount, toIso } from "./rows.js"
+import { StoreError } from "./Store.js"
+
+/** The outbox kind of proof jobs (streams/decisions.ts `PROVER_OUTBOX`). */
+export const PROOF_JOB_KIND = "prover"
+
+export type ProofStatus = "pending" | "proving" | "completed" | "failed"
+
+export interface ProofRecord {
+  readonly checkpoint_id: string
+  readonly agent_id: string
+  readonly status: ProofStatus
+  /** The prover's proof object (what the certificate carries as `verdict_proof`); null until completed. */
+  readonly proof: Record<string, unknown> | null
+  /** Attempts started so far. */
+  readonly attempts: number
+  /** Why the last attempt failed, if it did. */
+  readonly error: string | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/** The payload of a proof job. */
+export interface ProofJob {
+  readonly checkpoint_id: string
+  readonly agent_id: string
+}
+
+export class ProofRepo extends Context.Tag("candor/ProofRepo")<ProofRepo, {
+  readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>
+  /**
+   * An on-demand proof: a `pending` row and a proof job, in one transaction. A proof completed or
+   * under way is returned as it is; a failed one is asked again (its job made due now, or a new job
+   * when the old one was given up).
+   */
+  readonly request: (job: ProofJob) => Effect.Effect<ProofRecord, StoreError>
+  /** A job was taken: `proving`, one more attempt. `undefined` when the proof is already completed. */
+  readonly start: (job: ProofJob) => Effect.Effect<ProofRecord | undefined, StoreError>
+  /** Stores the proof and attaches it to the certificate as `verdict_proof`, in one transaction. */
+  readonly complete: (checkpointId: string, proof: Record<string, unknown>) => Effect.Effect<void, StoreError>
+  /** The attempt failed; the relay retries the job. The message is shown to API callers: no secrets. */
+  readonly fail: (checkpointId: string, error: string) => Effect.Effect<void, StoreError>
+  /** The agent's certificates from chain position `fromPosition`, in chain order, at most `limit`. */
+  readonly agentCertificates: (
+    agentId: string,
+    fromPosition: number,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<Certificate>, StoreError>
+}>() {}
+
+interface ProofRow {
+  readonly checkpoint_id: string
+  readonly agent_id: string
+  readonly status: string
+  readonly proof: unknown
+  readonly attempts: unknown
+  readonly error: string | null
+  readonly created_at: unknown
+  readonly updated_at: unknown
+}
+
+const recordOf = (row: ProofRow): ProofRecord => ({
+  checkpoint_id: row.checkpoint_id,
+  agent_id: row.agent_id,
+  status: row.status as ProofStatus,
+  proof: (row.proof ?? null) as Record<string, unknown> | null,
+  attempts: toCount(row.attempts),
+  error: row.error,
+  created_at: toIso(row.created_at),
+  updated_at: toIso(row.updated_at)
+})
+
+const storeError =
+  (operation: string) =>
+  <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, StoreError> =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+
+const COLUMNS = "checkpoint_id, agent_id, status, proof, attempts, error, created_at, updated_at"
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.literal(COLUMNS)
+
+  const get = (checkpointId: string) =>
+    sql<ProofRow>`select ${columns} from proofs where checkpoint_id = ${checkpointId}`.pipe(
+      Effect.map(([row]) => (row === undefined ? undefined : recordOf(row))),
+      storeError("getProof")
+    )
+
+  const request = (job: ProofJob) =>
+    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const now = new Date(millis).toISOString()
+      return sql.withTransaction(Effect.gen(function*() {
+        // Serialises requests for one checkpoint, so two of them never queue two jobs.
+        yield* sql`select pg_advisory_xact_lock(hashtext(${job.checkpoint_id})) as locked`
+        const [existing] = yield* sql<ProofRow>`
+          select ${columns} from proofs where checkpoint_id = ${job.checkpoint_id}`
+        if (existing !== undefined && existing.status !== "failed") return recordOf(existing)
+        const [row] = yield* sql<ProofRow>`
+          insert into proofs (checkpoint_id, agent_id, status) values (${job.checkpoint_id}, ${job.agent_id}, 'pending')
+          on conflict (checkpoint_id) do update set status = 'pending', updated_at = now()
+          returning ${columns}`
+        // A job still queued (the actors' one, or a failed one waiting for its retry) is made due now.
+        const due = yield* sql<{ id: unknown }>`
+          update outbox set due_at = ${now}::timestamptz
+          where kind = ${PROOF_JOB_KIND} and not dead and (payload ->> 'checkpoint_id') = ${job.checkpoint_id}
+            and (leased_until is null or leased_until <= ${now}::timestamptz)
+          returning id`
+        const leased = due.length > 0 ? [] : yield* sql<{ id: unknown }>`
+          select id from outbox
+          where kind = ${PROOF_JOB_KIND} and not dead and (payload ->> 'checkpoint_id') = ${job.checkpoint_id}`
+        if (due.length === 0 && leased.length === 0) {
+          yield* sql`
+            insert into outbox (kind, payload, due_at, created_at)
+            values (${PROOF_JOB_KIND}, ${json(job)}::json, ${now}::timestamptz, ${now}::timestamptz)`
+        }
+        return recordOf(row!)
+      }))
+    }).pipe(storeError("requestProof"))
+
+  const start = (job: ProofJob) =>
+    sql<ProofRow>`
+      insert into proofs (checkpoint_id, agent_id, status, attempts) values (${job.checkpoint_id}, ${job.agent_id}, 'proving', 1)
+      on conflict (checkpoint_id) do update set status = 'proving', attempts = proofs.attempts + 1, updated_at = now()
+      where proofs.status <> 'completed'
+      returning ${columns}`.pipe(
+      Effect.map(([row]) => (row === undefined ? undefined : recordOf(row))),
+      storeError("startProof")
+    )
+
+  const complete = (checkpointId: string, proof: Record<string, unknown>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql`
+        update proofs set status = 'completed', proof = ${json(proof)}::jsonb, error = null, updated_at = now()
+        where checkpoint_id = ${checkpointId}`
+      // The body is kept as written (json, not jsonb): read it, set the one field, write it back.
+      const [row] = yield* sql<{ body: Certificate }>`
+        select body from certificates where checkpoint_id = ${checkpointId} for update`
+      if (row === undefined) return
+      yield* sql`
+        update certificates set body = ${json({ ...row.body, verdict_proof: proof })}::json
+        where checkpoint_id = ${checkpointId}`
+    })).pipe(Effect.asVoid, storeError("completeProof"))
+
+  const fail = (checkpointId: string, error: string) =>
+    sql`
+      update proofs set status = 'failed', error = ${error}, updated_at = now()
+      where checkpoint_id = ${checkpointId} and status <> 'completed'`.pipe(Effect.asVoid, storeError("failProof"))
+
+  const agentCertificates = (agentId: string, fromPosition: number, limit: number) =>
+    sql<{ body: Certificate }>`
+      select c.body from checkpoints k join certificates c on c.checkpoint_id = k.checkpoint_id
+      where k.agent_id = ${agentId} and k.position >= ${fromPosition}
+      order by k.position limit ${limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => row.body)),
+      storeError("agentCertificates")
+    )
+
+  return ProofRepo.of({ get, request, start, complete, fail, agentCertificates })
+})
+
+export const layer: Layer.Layer<ProofRepo, never, SqlClient.SqlClient> = Layer.effect(ProofRepo, make)

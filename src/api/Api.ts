@@ -1,0 +1,58 @@
+/**
+ * The management API (interface.md, "Endpoints"): one `HttpApi`, every path under /v1, one group
+ * per area. Declarations only (paths, schemas, errors, the Authentication middleware); handlers
+ * live in ./handlers and are wired in ApiLive.ts. The OpenAPI document is derived from this value
+ * and served at /v1/openapi.json.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { InternalError } from "../../adapters/http/ApiErrors.js"
+import { rewriteErrorBodies } from "./openApiErrors.js"
+import { BillingApi } from "./groups/Billing.js"
+import { BlogApi } from "./groups/Blog.js"
+import { ClaimsApi } from "./groups/Claims.js"
+import { EnterpriseApi } from "./groups/Enterprise.js"
+import { AdminApi } from "./groups/Admin.js"
+import { ApiKeysApi } from "./groups/ApiKeys.js"
+import { LicenseApi } from "./groups/License.js"
+import { OrgsApi } from "./groups/Orgs.js"
+import { PlansApi } from "./groups/Plans.js"
+// Agent data (Engineer B):
+import { AgentsApi } from "./groups/Agents.js"
+import { CardsApi } from "./groups/Cards.js"
+import { CheckpointsApi } from "./groups/Checkpoints.js"
+import { DriftApi } from "./groups/Drift.js"
+import { EnforcementApi } from "./groups/Enforcement.js"
+import { IntegrityApi } from "./groups/Integrity.js"
+import { ReverifyApi } from "./groups/Reverify.js"
+import { SsmApi } from "./groups/Ssm.js"
+import { TracesApi } from "./groups/Traces.js"
+import { VerificationApi } from "./groups/Verification.js"
+
+export class CandorApi extends HttpApi.make("candor")
+  .add(OrgsApi)
+  .add(ApiKeysApi)
+  .add(ClaimsApi)
+  .add(AdminApi)
+  .add(PlansApi)
+  .add(LicenseApi)
+  .add(BillingApi)
+  .add(EnterpriseApi)
+  .add(BlogApi)
+  // Agent data (Engineer B):
+  .add(AgentsApi)
+  .add(CardsApi)
+  .add(CheckpointsApi)
+  .add(TracesApi)
+  .add(ReverifyApi)
+  .add(IntegrityApi)
+  .add(DriftApi)
+  .add(SsmApi)
+  .add(EnforcementApi)
+  .add(VerificationApi)
+  .addError(InternalError)
+  .prefix("/v1")
+  .annotate(OpenApi.Title, "Candor management API")
+  .annotate(OpenApi.Version, "v1")
+  .annotate(OpenApi.Transform, rewriteErrorBodies)
+  .annotate(OpenApi.Description, "Agent integrity gateway: agents, checkpoints, traces, cards, organizations. Errors are {\"error\": \"...\"}.") {}

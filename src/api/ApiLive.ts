@@ -1,0 +1,101 @@
+/**
+ * The management API as router routes for `HttpLayerRouter.serve` (src/serve.ts): every group's
+ * handlers, the Authentication middleware, the OpenAPI document at /v1/openapi.json, the docs page
+ * at /docs (Swagger UI, its assets inlined: no CDN), the `{error}` bodies and the body size limit.
+ *
+ * What it needs from the process (store, identity repositories, agent state, signing key, auth
+ * configuration) stays a requirement, provided by serve.ts or by the test harness.
+ */
+import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as Layer from "effect/Layer"
+import * as AccessControlLive from "../../adapters/auth/AccessControlLive.js"
+import * as Accounts from "../../adapters/auth/Accounts.js"
+import * as AuthenticationLive from "../../adapters/auth/AuthenticationLive.js"
+import * as RateLimiter from "../../adapters/auth/RateLimiter.js"
+import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
+import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
+import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
+import { CandorApi } from "./Api.js"
+import { ErrorBodiesLive } from "./errorBodies.js"
+import { AdminLive } from "./handlers/Admin.js"
+import { BillingLive } from "./handlers/Billing.js"
+import { BlogLive } from "./handlers/Blog.js"
+import { ClaimsLive } from "./handlers/Claims.js"
+import { EnterpriseLive } from "./handlers/Enterprise.js"
+import { ApiKeysLive } from "./handlers/ApiKeys.js"
+import { LicenseLive } from "./handlers/License.js"
+import { OrgsLive } from "./handlers/Orgs.js"
+import { PlansLive } from "./handlers/Plans.js"
+// Agent data (Engineer B):
+import * as AgentQueries from "../../adapters/store/AgentQueries.js"
+import { AgentsLive } from "./handlers/Agents.js"
+import { CardsLive } from "./handlers/Cards.js"
+import { CheckpointsLive } from "./handlers/Checkpoints.js"
+import { DriftLive } from "./handlers/Drift.js"
+import { EnforcementLive } from "./handlers/Enforcement.js"
+import { IntegrityLive } from "./handlers/Integrity.js"
+import { ReverifyLive } from "./handlers/Reverify.js"
+import { SsmLive } from "./handlers/Ssm.js"
+import { TracesLive } from "./handlers/Traces.js"
+import { VerificationLive } from "./handlers/Verification.js"
+
+export interface ApiOptions {
+  /** Requests per second per plan id (RateLimiter.planRates). */
+  readonly planRates: Readonly<Record<string, number>>
+  /** Larger request bodies are refused with 413. */
+  readonly maxBodyBytes: number
+}
+
+export const OPENAPI_PATH = "/v1/openapi.json"
+export const DOCS_PATH = "/docs"
+
+/** One MiB: the largest legitimate body is a card with its conscience values. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/** Agent data (Engineer B): its handlers, on the agent-data queries of the process's SqlClient. */
+const AgentDataLive = Layer.mergeAll(
+  AgentsLive,
+  CardsLive,
+  CheckpointsLive,
+  TracesLive,
+  ReverifyLive,
+  IntegrityLive,
+  DriftLive,
+  SsmLive,
+  EnforcementLive
+).pipe(Layer.provide(AgentQueries.layer))
+
+/** Every group's handlers. */
+const HandlersLive = Layer.mergeAll(
+  OrgsLive,
+  ApiKeysLive,
+  ClaimsLive,
+  AdminLive,
+  PlansLive,
+  LicenseLive,
+  BillingLive,
+  EnterpriseLive,
+  BlogLive,
+  AgentDataLive,
+  VerificationLive
+)
+
+/** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
+export const IdentityLive = Layer.mergeAll(AccessControlLive.layer, Accounts.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(IdentityRepo.layer, CredentialRepo.layer, CatalogRepo.layer))
+)
+
+/**
+ * The API's routes (with docs and error bodies), ready for `HttpLayerRouter.serve`. Requires
+ * `IdentityLive`'s services (provide it beside the server, so tests can also use them).
+ */
+export const layer = (options: ApiOptions) =>
+  Layer.mergeAll(
+    HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
+      Layer.provide(HandlersLive),
+      Layer.provide(AuthenticationLive.layer({ planRates: options.planRates }))
+    ),
+    HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),
+    ErrorBodiesLive({ maxBodyBytes: options.maxBodyBytes })
+  ).pipe(Layer.provide(RateLimiter.layer))

@@ -1,0 +1,110 @@
+/**
+ * Every error the API answers is `{"error": "<human-readable>"}` (interface.md, "Errors"):
+ *
+ * - HttpApi encodes tagged errors with their `_tag`, and a request that fails its schema as an
+ *   `HttpApiDecodeError` with `issues`; both are rewritten here to `{error}`, the decode error to a
+ *   400 whose message names each offending field (`limit: must be an integer from 1 to 1000`).
+ * - 429 gets its `Retry-After` header from the error's `retry_after_seconds`.
+ * - A body that is not JSON is a 400, a body over the size limit a 413, and anything unexpected a
+ *   500 `{"error": "internal error"}`, logged without the request's data. No stack trace or
+ *   internal message ever reaches a response.
+ */
+import type { HttpServerError } from "@effect/platform/HttpServerError"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+interface Issue {
+  readonly path?: ReadonlyArray<unknown>
+  readonly message?: string
+}
+
+/** `field.sub: message` per issue; the HttpApi issue path starts at the payload, params or query. */
+export const describeIssues = (issues: ReadonlyArray<Issue>): string => {
+  const lines = issues.slice(0, 5).map(({ message, path }) => {
+    const field = (path ?? []).map(String).join(".")
+    const text = message === undefined || message === "" ? "is invalid" : message
+    return field === "" ? text : `${field}: ${text}`
+  })
+  return lines.length === 0 ? "request does not match the expected schema" : lines.join("; ")
+}
+
+const json = (body: { readonly error: string }, status: number, headers?: Record<string, string>) =>
+  HttpServerResponse.unsafeJson(body, { status, ...(headers === undefined ? {} : { headers }) })
+
+const decoder = new TextDecoder()
+
+/** The rewritten response, or the same one when it is not a tagged error body. */
+const rewrite = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (response.status < 400 || response.body._tag !== "Uint8Array") return response
+  let body: any
+  try {
+    body = JSON.parse(decoder.decode(response.body.body))
+  } catch {
+    return response
+  }
+  if (body === null || typeof body !== "object" || typeof body._tag !== "string") return response
+  if (body._tag === "HttpApiDecodeError") {
+    return json({ error: describeIssues(Array.isArray(body.issues) ? body.issues : []) }, 400)
+  }
+  const error = typeof body.error === "string" ? body.error : "error"
+  if (response.status === 429) {
+    const seconds = Number.isInteger(body.retry_after_seconds) ? body.retry_after_seconds : 1
+    return json({ error }, 429, { "retry-after": String(seconds) })
+  }
+  return json({ error }, response.status)
+}
+
+/** What the Node request reader reports for an oversized or unparsable body (see HttpApiBuilder's `Effect.orDie(request.json)`). */
+const bodyFailure = (defect: unknown, maxBytes: number): HttpServerResponse.HttpServerResponse | undefined => {
+  const error = defect as { _tag?: unknown; reason?: unknown; cause?: unknown }
+  if (error?._tag !== "RequestError" || error.reason !== "Decode") return undefined
+  if (error.cause instanceof Error && error.cause.message === "maxBytes exceeded") {
+    return json({ error: `request body is larger than ${maxBytes} bytes` }, 413)
+  }
+  return json({ error: "request body is not valid JSON" }, 400)
+}
+
+/** The declared body length, when it is a number. */
+const declaredLength = (request: HttpServerRequest.HttpServerRequest): number | undefined => {
+  const value = Number(request.headers["content-length"])
+  return Number.isFinite(value) ? value : undefined
+}
+
+/**
+ * A global router middleware: the body size limit, and every error response as `{error}`.
+ *
+ * A declared `Content-Length` over the limit is answered before the body is read, so the client
+ * receives the 413 (Node discards the unread body); a chunked body is cut off when it crosses the
+ * limit, which ends the connection (the reader destroys the stream).
+ */
+export const ErrorBodiesLive = (options: { readonly maxBodyBytes: number }) =>
+  HttpLayerRouter.middleware<{ handles: HttpServerError | unknown }>()(
+    (httpEffect) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        (declaredLength(request) ?? 0) > options.maxBodyBytes
+          ? Effect.succeed(json({ error: `request body is larger than ${options.maxBodyBytes} bytes` }, 413))
+          : httpEffect
+      ).pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)),
+        Effect.map(rewrite),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const failure = Cause.squash(cause)
+          const answered = bodyFailure(failure, options.maxBodyBytes)
+          if (answered !== undefined) return Effect.succeed(answered)
+          if ((failure as { _tag?: unknown })?._tag === "RouteNotFound") {
+            return Effect.succeed(json({ error: "not found" }, 404))
+          }
+          return Effect.as(
+            Effect.logError("request failed").pipe(Effect.annotateLogs("cause", Cause.pretty(cause))),
+            json({ error: "internal error" }, 500)
+          )
+        })
+      ),
+    { global: true }
+  )

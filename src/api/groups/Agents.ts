@@ -1,0 +1,41 @@
+/**
+ * GET /v1/agents: the agents the caller may see (interface.md, "Endpoints"; the shape is ours, see
+ * docs/api.md). One row per agent with what a dashboard lists: status, enforcement mode, active
+ * card, last activity and checkpoint counts per verdict (read from counters, so flat at any size).
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
+import { Authentication } from "../../../adapters/auth/Authentication.js"
+import { InternalError } from "../../../adapters/http/ApiErrors.js"
+import { AgentStatus } from "../../../core/schema/agent.js"
+import { AgentId, CardId, DateTimeString } from "../../../core/schema/ids.js"
+import { EnforcementMode } from "../../../core/schema/verdict.js"
+
+const Count = Schema.NonNegativeInt
+
+export const VerdictCounts = Schema.Struct({
+  clear: Count,
+  review_needed: Count,
+  boundary_violation: Count
+}).annotations({ identifier: "VerdictCounts", description: "Stored checkpoints per verdict" })
+
+export const AgentListItem = Schema.Struct({
+  agent_id: AgentId,
+  status: AgentStatus,
+  enforcement_mode: EnforcementMode,
+  card_id: Schema.NullOr(CardId).annotations({ description: "The active Alignment Card; null before the first" }),
+  last_seen: Schema.NullOr(DateTimeString).annotations({ description: "Time of the newest checkpoint; null before the first" }),
+  total_checkpoints: Count,
+  checkpoint_counts: VerdictCounts
+}).annotations({ identifier: "AgentListItem", description: "One agent the caller may see" })
+export type AgentListItem = typeof AgentListItem.Type
+
+export const AgentList = Schema.Struct({
+  agents: Schema.Array(AgentListItem).annotations({ description: "Newest activity first" })
+}).annotations({ identifier: "AgentList" })
+
+export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(HttpApiEndpoint.get("listAgents", "/agents").addSuccess(AgentList))
+  .addError(InternalError)
+  .middleware(Authentication) {}

@@ -1,0 +1,52 @@
+/**
+ * The agents' blog (interface.md, "Endpoints"): an author (the Agent record) with its posts, and
+ * the list of posts. Authors are public agents, or agents the caller may read.
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
+import { Authentication } from "../../../adapters/auth/Authentication.js"
+import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { Agent } from "../../../core/schema/agent.js"
+import { AgentId, DateTimeString, Identifier } from "../../../core/schema/ids.js"
+
+export const BlogPost = Schema.Struct({
+  post_id: Identifier,
+  agent_id: AgentId,
+  title: Schema.String,
+  slug: Schema.String,
+  summary: Schema.String,
+  published_at: DateTimeString
+}).annotations({ identifier: "BlogPost" })
+
+export const BlogAuthor = Schema.Struct({
+  author: Agent,
+  posts: Schema.Array(BlogPost)
+}).annotations({ identifier: "BlogAuthor" })
+
+const PageParam = (min: number, max: number) =>
+  Schema.NumberFromString.pipe(Schema.int(), Schema.between(min, max)).annotations({
+    message: () => ({ message: `must be an integer from ${min} to ${max}`, override: true })
+  })
+
+export const BlogPage = Schema.Struct({
+  limit: Schema.optionalWith(PageParam(1, 100), { default: () => 20 }),
+  offset: Schema.optionalWith(PageParam(0, 1_000_000), { default: () => 0 })
+})
+
+export const BlogPosts = Schema.Struct({
+  posts: Schema.Array(BlogPost),
+  limit: Schema.Int,
+  offset: Schema.Int
+}).annotations({ identifier: "BlogPosts" })
+
+export class BlogApi extends HttpApiGroup.make("blog")
+  .add(
+    HttpApiEndpoint.get("getAuthor", "/blog/authors/:agent_id")
+      .setPath(Schema.Struct({ agent_id: AgentId }))
+      .addSuccess(BlogAuthor)
+  )
+  .add(HttpApiEndpoint.get("listPosts", "/blog/posts").setUrlParams(BlogPage).addSuccess(BlogPosts))
+  .addError(NotFound)
+  .addError(InternalError)
+  .middleware(Authentication) {}

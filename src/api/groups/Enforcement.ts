@@ -1,0 +1,30 @@
+/** An agent's enforcement mode (interface.md, "States and transitions"): read it, set it. */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
+import { Authentication } from "../../../adapters/auth/Authentication.js"
+import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { AgentId } from "../../../core/schema/ids.js"
+import { EnforcementMode } from "../../../core/schema/verdict.js"
+
+const AgentPath = Schema.Struct({ agent_id: AgentId })
+
+export const AgentEnforcement = Schema.Struct({
+  agent_id: AgentId,
+  enforcement_mode: EnforcementMode
+}).annotations({ identifier: "AgentEnforcement" })
+
+export const EnforcementUpdate = Schema.Struct({ mode: EnforcementMode }).annotations({ identifier: "EnforcementUpdate" })
+
+export class EnforcementApi extends HttpApiGroup.make("enforcement")
+  .add(HttpApiEndpoint.get("getEnforcement", "/agents/:agent_id/enforcement").setPath(AgentPath).addSuccess(AgentEnforcement))
+  .add(
+    HttpApiEndpoint.put("putEnforcement", "/agents/:agent_id/enforcement")
+      .setPath(AgentPath)
+      .setPayload(EnforcementUpdate)
+      .addSuccess(AgentEnforcement)
+  )
+  .addError(Forbidden)
+  .addError(NotFound)
+  .addError(InternalError)
+  .middleware(Authentication) {}

@@ -1,0 +1,16 @@
+/** GET /v1/plans (interface.md, "Endpoints"; the Plan fields of "Resources"): Free, Developer, Team, Enterprise. */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as Schema from "effect/Schema"
+import { Authentication } from "../../../adapters/auth/Authentication.js"
+import { InternalError } from "../../../adapters/http/ApiErrors.js"
+import { Plan } from "../../../core/schema/plan.js"
+
+export const PlanList = Schema.Struct({
+  plans: Schema.Array(Plan).annotations({ description: "In `sort_order`" })
+}).annotations({ identifier: "PlanList" })
+
+export class PlansApi extends HttpApiGroup.make("plans")
+  .add(HttpApiEndpoint.get("listPlans", "/plans").addSuccess(PlanList))
+  .addError(InternalError)
+  .middleware(Authentication) {}

@@ -1,0 +1,299 @@
+/**
+ * The public verification endpoints: reads of the store shaped for third-party verifiers, and
+ * `POST /v1/verify`, which runs core's `verifyCertificate` with the key ring and the prover's
+ * verdict-proof verifier. Unknown ids are 404s; nothing a caller sends can make a 500.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { AccessControl } from "../../../adapters/auth/AccessControl.js"
+import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
+import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { noteOrigin, noteVerifierKeyOf, publicKeyInfo, verifyWithKeys } from "../../../adapters/keys/trust.js"
+import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
+import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
+import { Store, type TreeHead } from "../../../adapters/store/Store.js"
+import { bytesEqual, fromBase64, fromHex, toHex } from "../../../core/bytes.js"
+import { canonicalBytes } from "../../../core/canonical.js"
+import { type Certificate, chainEntryOf, signedBytes } from "../../../core/certificate.js"
+import { genesisHash, verifyLink } from "../../../core/chain.js"
+import { sha256 } from "../../../core/hash.js"
+import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/merkle.js"
+import { verifyCheckpointNote } from "../../../core/note.js"
+import { shouldProve } from "../../../core/proof-sampling.js"
+import { verifySignature } from "../../../core/signing.js"
+import { verifyVerdictProof } from "../../../prover/verdict-proof.js"
+import { CandorApi } from "../Api.js"
+import { internal } from "./access.js"
+
+const notFound = (what: string) => new NotFound({ error: `${what} not found` })
+
+/** The key ring as verifiers take it. */
+const ringKeys = Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.list).pipe(
+  Effect.map((records) => records.map((record) => ({ keyId: record.key_id, publicKey: record.public_key })))
+)
+
+const certificateOf = (checkpointId: string) =>
+  Effect.flatMap(Store, (store) => store.getCertificate(checkpointId)).pipe(
+    Effect.flatMap((certificate) => certificate === undefined ? Effect.fail(notFound(`checkpoint ${checkpointId}`)) : Effect.succeed(certificate))
+  )
+
+const latestHead = (agentId: string) =>
+  Effect.flatMap(Store, (store) => store.treeHead(agentId)).pipe(
+    Effect.flatMap((head) => head === undefined ? Effect.fail(notFound(`agent ${agentId}`)) : Effect.succeed(head))
+  )
+
+const headAt = (agentId: string, treeSize: number) =>
+  Effect.flatMap(Store, (store) => store.treeHead(agentId, treeSize)).pipe(
+    Effect.flatMap((head) => head === undefined ? Effect.fail(notFound(`tree head of size ${treeSize} for agent ${agentId}`)) : Effect.succeed(head))
+  )
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/verify
+
+/**
+ * The body as JSON. HttpApi hands over parsed JSON for a JSON (or absent) content type, and text or
+ * bytes for others, which are parsed here: a certificate posted as `text/plain` is still one.
+ */
+const jsonBody = (payload: unknown) =>
+  Effect.gen(function*() {
+    const contentType = (yield* HttpServerRequest.HttpServerRequest).headers["content-type"] ?? "application/json"
+    // The platform reads an empty JSON body as null: there is nothing to verify either way.
+    if (payload === null || payload === "") return yield* new BadRequest({ error: "request body is empty: post a certificate" })
+    if (contentType.toLowerCase().includes("application/json")) return payload
+    const text = typeof payload === "string" ? payload : payload instanceof Uint8Array ? new TextDecoder().decode(payload) : undefined
+    if (text === undefined) return payload
+    return yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new BadRequest({ error: "request body is not valid JSON" }) })
+  })
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A bare certificate, or `{certificate, signed_tree_head?}`. */
+const verifyRequest = (body: unknown): Effect.Effect<{ certificate: unknown; treeHead: string | undefined }, BadRequest> => {
+  if (!isObject(body) || !("certificate" in body) || "type" in body) return Effect.succeed({ certificate: body, treeHead: undefined })
+  const head = body["signed_tree_head"]
+  if (head !== undefined && head !== null && typeof head !== "string") {
+    return Effect.fail(new BadRequest({ error: "signed_tree_head: must be the signed note as a string" }))
+  }
+  return Effect.succeed({ certificate: body["certificate"], treeHead: head ?? undefined })
+}
+
+const verify = (payload: unknown) =>
+  Effect.gen(function*() {
+    const { certificate, treeHead } = yield* verifyRequest(yield* jsonBody(payload))
+    return verifyWithKeys(certificate, yield* ringKeys, { treeHead, verifyVerdictProof })
+  })
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/reputation/{agent_id}/verify
+
+const SCAN_BATCH = 1000
+
+interface ChainItem {
+  readonly checkpoint_id: string
+  readonly position: number
+  readonly verdict: Certificate["claims"]["verdict"]
+  readonly certificate_hash: string
+  readonly chain_hash: string
+}
+
+/** Hex SHA-256 of the JCS of the certificate without `verdict_proof` (the proof is attached later). */
+export const certificateHash = (certificate: Certificate): string => {
+  const { verdict_proof: _proof, ...rest } = certificate
+  return toHex(sha256(canonicalBytes(rest)))
+}
+
+/**
+ * Recomputes the agent's chain from its stored certificates, in order, and its Merkle root from the
+ * chain hashes; checks every signature. Reads in batches, so memory stays flat however long the log.
+ */
+const verifyChain = (agentId: string, offset: number, limit: number) =>
+  Effect.gen(function*() {
+    const proofs = yield* ProofRepo.ProofRepo
+    const keys = new Map((yield* ringKeys).map((key) => [key.keyId, key.publicKey]))
+    const head = yield* Effect.flatMap(Store, (store) => store.treeHead(agentId))
+    const items: Array<ChainItem> = []
+    const chainErrors: Array<string> = []
+    const failedSignatures: Array<string> = []
+    let frontier: Frontier = emptyFrontier
+    let previous = genesisHash(agentId)
+    let position = 0
+    // Up to the newest signed size only: certificates committed while this runs are not in that tree yet.
+    const size = head?.tree_size ?? 0
+    while (position < size) {
+      const batch = (yield* proofs.agentCertificates(agentId, position, SCAN_BATCH)).filter((c) => c.chain.position < size)
+      for (const certificate of batch) {
+        const id = certificate.subject.checkpoint_id
+        const hash = fromHex(certificate.chain.hash)
+        if (certificate.chain.position !== position) chainErrors.push(`position ${position}: missing (next stored is ${certificate.chain.position})`)
+        else if (hash === undefined || !bytesEqual(fromHex(certificate.chain.prev_hash) ?? new Uint8Array(), previous)) {
+          chainErrors.push(`position ${position}: prev_hash is not the hash of the link before`)
+        } else {
+          const error = verifyLink({ entry: chainEntryOf(certificate), prev_hash: certificate.chain.prev_hash, hash: certificate.chain.hash })
+          if (error !== undefined) chainErrors.push(`position ${position}: ${error}`)
+        }
+        const publicKey = keys.get(certificate.key_id)
+        const signature = fromBase64(certificate.signature)
+        if (publicKey === undefined || signature === undefined || !verifySignature(publicKey, signedBytes(certificate), signature)) {
+          failedSignatures.push(id)
+        }
+        if (hash !== undefined) {
+          frontier = appendToFrontier(frontier, leafHash(hash)).frontier
+          previous = hash
+        }
+        if (certificate.chain.position >= offset && certificate.chain.position < offset + limit) {
+          items.push({
+            checkpoint_id: id,
+            position: certificate.chain.position,
+            verdict: certificate.claims.verdict,
+            certificate_hash: certificateHash(certificate),
+            chain_hash: certificate.chain.hash
+          })
+        }
+        position = certificate.chain.position + 1
+      }
+      if (batch.length === 0) break
+    }
+    const computedRoot = toHex(frontierRoot(frontier))
+    const headValid = head === undefined ? false : signedHeadValid(head, [...keys.values()])
+    const merkleValid = head === undefined
+      ? frontier.size === 0
+      : head.tree_size === frontier.size && head.root === computedRoot && headValid
+    if (frontier.size !== size) chainErrors.push(`the log has ${size} entries, ${frontier.size} certificates are stored`)
+    const chainValid = chainErrors.length === 0
+    return {
+      agent_id: agentId,
+      valid: chainValid && merkleValid && failedSignatures.length === 0,
+      certificates: { total: frontier.size, offset, limit, items },
+      signatures: { valid: failedSignatures.length === 0, checked: frontier.size, failed: failedSignatures.slice(0, 100) },
+      chain: { valid: chainValid, length: frontier.size, head: frontier.size === 0 ? null : toHex(previous), errors: chainErrors.slice(0, 100) },
+      merkle: {
+        valid: merkleValid,
+        tree_size: frontier.size,
+        root: head?.root ?? null,
+        computed_root: computedRoot,
+        signed_tree_head: head?.note ?? null,
+        signed_tree_head_valid: headValid
+      }
+    }
+  })
+
+/** The stored note verifies under one of the ring's keys, for its own origin, with the stored size and root. */
+const signedHeadValid = (head: TreeHead, keys: ReadonlyArray<Uint8Array>): boolean => {
+  const origin = noteOrigin(head.note)
+  if (origin === undefined) return false
+  const checkpoint = verifyCheckpointNote(head.note, keys.map((publicKey) => ({ name: origin, publicKey })), origin)
+  return checkpoint !== undefined && checkpoint.size === head.tree_size && toHex(checkpoint.root) === head.root
+}
+
+// ---------------------------------------------------------------------------------------------
+// Proof status
+
+const proofStatus = (certificate: Certificate) =>
+  Effect.gen(function*() {
+    const checkpointId = certificate.subject.checkpoint_id
+    const record = yield* (yield* ProofRepo.ProofRepo).get(checkpointId)
+    const sampled = shouldProve(checkpointId, certificate.claims.verdict)
+    return {
+      checkpoint_id: checkpointId,
+      agent_id: certificate.subject.agent_id,
+      status: record?.status ?? (sampled ? "pending" as const : "not_sampled" as const),
+      sampled,
+      verdict_proof: record?.proof ?? certificate.verdict_proof,
+      attempts: record?.attempts ?? 0,
+      error: record?.error ?? null,
+      updated_at: record?.updated_at ?? null
+    }
+  })
+
+// ---------------------------------------------------------------------------------------------
+
+const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
+  handlers
+    .handle("listSigningKeys", () =>
+      Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.list).pipe(
+        Effect.map((records) => ({ keys: records.map(publicKeyInfo) })),
+        Effect.catchTag("StoreError", internal)
+      ))
+    .handle("getCertificate", ({ path }) => certificateOf(path.checkpoint_id).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("getMerkleRoot", ({ path }) =>
+      Effect.gen(function*() {
+        const head = yield* latestHead(path.agent_id)
+        const keys = yield* ringKeys
+        return {
+          agent_id: path.agent_id,
+          tree_size: head.tree_size,
+          root: head.root,
+          signed_tree_head: head.note,
+          checkpoint: head.note,
+          log_origin: noteOrigin(head.note) ?? "",
+          note_verifier_key: noteVerifierKeyOf(head.note, keys) ?? null,
+          timestamp: head.created_at
+        }
+      }).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("getInclusionProof", ({ path, urlParams }) =>
+      Effect.gen(function*() {
+        const certificate = yield* certificateOf(path.checkpoint_id)
+        const agentId = certificate.subject.agent_id
+        const { leaf_index, leaf_hash } = certificate.merkle
+        const latest = yield* latestHead(agentId)
+        const treeSize = urlParams.tree_size ?? latest.tree_size
+        if (treeSize <= leaf_index || treeSize > latest.tree_size) {
+          return yield* new BadRequest({
+            error: `tree_size: must be greater than the leaf index ${leaf_index} and at most the log's size ${latest.tree_size}`
+          })
+        }
+        const head = treeSize === latest.tree_size ? latest : yield* headAt(agentId, treeSize)
+        const auditPath = yield* (yield* Store).inclusionProof(agentId, leaf_index, treeSize)
+        if (auditPath === undefined) return yield* notFound(`inclusion proof at tree size ${treeSize}`)
+        return {
+          checkpoint_id: path.checkpoint_id,
+          agent_id: agentId,
+          leaf_index,
+          leaf_hash,
+          tree_size: treeSize,
+          root: head.root,
+          audit_path: auditPath,
+          proof: auditPath,
+          signed_tree_head: head.note,
+          checkpoint: head.note
+        }
+      }).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("getConsistencyProof", ({ path, urlParams }) =>
+      Effect.gen(function*() {
+        const latest = yield* latestHead(path.agent_id)
+        const to = urlParams.to ?? latest.tree_size
+        if (to > latest.tree_size) return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
+        if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
+        const toHead = to === latest.tree_size ? latest : yield* headAt(path.agent_id, to)
+        const fromHead = yield* headAt(path.agent_id, urlParams.from)
+        const proof = yield* (yield* Store).consistencyProof(path.agent_id, urlParams.from, to)
+        if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
+        const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })
+        return { agent_id: path.agent_id, from: at(fromHead), to: at(toHead), proof }
+      }).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("getVerdictProof", ({ path }) =>
+      Effect.flatMap(certificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("verifyAgentChain", ({ path, urlParams }) =>
+      Effect.gen(function*() {
+        const report = yield* verifyChain(path.agent_id, urlParams.offset, urlParams.limit)
+        // An agent with no log at all is unknown here.
+        if (report.merkle.signed_tree_head === null && report.chain.length === 0) return yield* notFound(`agent ${path.agent_id}`)
+        return report
+      }).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("requestVerdictProof", ({ path }) =>
+      Effect.gen(function*() {
+        const certificate = yield* certificateOf(path.checkpoint_id)
+        const agentId = certificate.subject.agent_id
+        const principal = yield* CurrentPrincipal
+        const access = yield* AccessControl
+        yield* access.agent(principal, agentId, "write")
+        yield* access.write(principal)
+        yield* (yield* ProofRepo.ProofRepo).request({ checkpoint_id: path.checkpoint_id, agent_id: agentId })
+        return yield* proofStatus(certificate)
+      }).pipe(Effect.catchTag("StoreError", internal))))
+
+/** The handlers, with their repositories on the process's `SqlClient`. */
+export const VerificationLive = Handlers.pipe(Layer.provide(Layer.merge(KeyRepo.layer, ProofRepo.layer)))

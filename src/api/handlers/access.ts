@@ -1,0 +1,48 @@
+/**
+ * Checks shared by the identity handlers (organizations, keys, admin): who the caller is, their
+ * role in an organization, and store failures as bodiless 500s.
+ */
+import * as Effect from "effect/Effect"
+import { AccessControl } from "../../../adapters/auth/AccessControl.js"
+import { atLeast } from "../../../adapters/auth/AccessControlLive.js"
+import { CurrentPrincipal, type Principal, type Role } from "../../../adapters/auth/Principal.js"
+import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
+import type { StoreError } from "../../../adapters/store/Store.js"
+
+/** A store failure: logged with its operation (never request data), answered 500 "internal error". */
+export const internal = (error: StoreError) =>
+  Effect.zipRight(
+    Effect.logError("store failure").pipe(Effect.annotateLogs({ operation: error.operation, cause: String(error.cause) })),
+    Effect.fail(new InternalError({ error: "internal error" }))
+  )
+
+/** A user token (or a user's personal API key): organization keys act for their organization only. */
+export const personalUser = (principal: Principal): Effect.Effect<string, Forbidden> =>
+  principal.kind === "user" || (principal.kind === "api_key" && principal.orgId === undefined)
+    ? Effect.succeed(principal.userId)
+    : Effect.fail(new Forbidden({ error: "this operation needs a user token or a personal API key" }))
+
+/** The caller's role in the organization; 404 when not a member (organizations do not leak). */
+export const orgRole = (orgId: string) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const role = yield* (yield* AccessControl).orgRole(principal, orgId)
+    if (role === undefined) return yield* Effect.fail(new NotFound({ error: `organization ${orgId} not found` }))
+    return role
+  })
+
+/** The caller has at least `needed` in the organization (and may write, for writes). */
+export const requireOrgRole = (orgId: string, needed: Role, write: boolean) =>
+  Effect.gen(function*() {
+    const role = yield* orgRole(orgId)
+    if (write) yield* (yield* AccessControl).write(yield* CurrentPrincipal)
+    if (!atLeast(role, needed)) {
+      return yield* Effect.fail(new Forbidden({ error: `this needs the ${needed} role in the organization; you are ${role}` }))
+    }
+    return role
+  })
+
+/** Writes need a principal that may write at all (not impersonating, not a member-role key). */
+export const requireWrite = Effect.flatMap(CurrentPrincipal, (principal) =>
+  Effect.flatMap(AccessControl, (access) => access.write(principal))
+)

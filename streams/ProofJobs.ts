@@ -1,0 +1,68 @@
+/**
+ * Proof jobs: the relay of the `prover` outbox kind. The actors queue a job for every sampled
+ * checkpoint (core/proof-sampling.ts) in the commit's transaction, owners queue one on demand
+ * (`POST /v1/checkpoints/{id}/prove`); here each job is proved and its proof attached to the stored
+ * certificate as `verdict_proof`, outside the signature.
+ *
+ * Durable by construction: a job is completed only once the proof is stored. A prover failure marks
+ * the proof `failed` (with the attempt count and the reason) and fails the job, so the relay retries
+ * it with backoff and finally keeps it as dead, visible, never dropped; a crash mid-proof leaves the
+ * job leased, and it is taken again when the lease runs out. A statement the prover refuses (its
+ * verdict is not the rule's) is marked `failed` once and not retried: no retry could prove it.
+ * The `Prover` proves in worker threads: the relay only waits.
+ */
+import * as Effect from "effect/Effect"
+import { ProofRepo, type ProofJob } from "../adapters/store/ProofRepo.js"
+import { type OutboxItem, Store } from "../adapters/store/Store.js"
+import { Prover } from "../prover/Prover.js"
+import { statementOf } from "../prover/statement.js"
+import { exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
+
+/** Few jobs per round: the prover's pool is small, and a leased job waits its turn. */
+export const proofRelayDefaults: Omit<RelayOptions, "kind"> = {
+  batch: 8,
+  leaseMs: 120_000,
+  maxAttempts: 10,
+  backoffMs: exponentialBackoff,
+  pollInterval: "500 millis"
+}
+
+/** The relay's handler for one job. */
+export const proveJob = (item: OutboxItem) =>
+  Effect.gen(function*() {
+    const job = item.payload as ProofJob
+    const proofs = yield* ProofRepo
+    const certificate = yield* (yield* Store).getCertificate(job.checkpoint_id)
+    if (certificate === undefined) {
+      // Deleted by retention (which also deletes its proof row): nothing is left to prove.
+      return yield* Effect.logInfo("proof job for a checkpoint no longer stored; dropped").pipe(
+        Effect.annotateLogs({ checkpoint_id: job.checkpoint_id })
+      )
+    }
+    const started = yield* proofs.start(job)
+    if (started === undefined) {
+      // Already proved (a job queued twice): make sure the certificate carries the proof.
+      const done = yield* proofs.get(job.checkpoint_id)
+      if (certificate.verdict_proof === null && done?.proof != null) yield* proofs.complete(job.checkpoint_id, done.proof)
+      return
+    }
+    const prover = yield* Prover
+    const statement = statementOf(certificate)
+    const proof = yield* prover.prove(statement).pipe(
+      Effect.tapError((error) => proofs.fail(job.checkpoint_id, `${error.reason}: ${error.message}`)),
+      // A refused statement stays failed, visibly; retrying could not change the answer.
+      Effect.catchIf((error) => error._tag === "ProverError" && error.reason === "refused", () => Effect.succeed(undefined))
+    )
+    if (proof === undefined) {
+      return yield* Effect.logWarning("the prover refused a statement").pipe(Effect.annotateLogs({ checkpoint_id: job.checkpoint_id }))
+    }
+    // Checked before it is published: a proof that does not verify is a prover bug, retried like a failure.
+    if (!(yield* prover.verify(statement, proof))) {
+      yield* proofs.fail(job.checkpoint_id, "failed: the proof made does not verify")
+      return yield* Effect.fail(new Error("proof does not verify"))
+    }
+    yield* proofs.complete(job.checkpoint_id, proof)
+    yield* Effect.logDebug("verdict proof attached").pipe(
+      Effect.annotateLogs({ checkpoint_id: job.checkpoint_id, attempts: started.attempts, prover: prover.id })
+    )
+  })
