@@ -37,6 +37,8 @@ export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfi
   readonly partitions: number
   /** Names this worker in partition leases (unset: host and pid). */
   readonly workerId: Option.Option<string>
+  /** Requests per second per credential on the Enterprise plan (the spec leaves it to the contract). */
+  readonly enterpriseRateLimit: number
   /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
   readonly anthropicBaseUrl: string
   /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
@@ -79,6 +81,7 @@ export const defaults: Settings = {
   natsPrefix: "candor",
   partitions: 64,
   workerId: Option.none(),
+  enterpriseRateLimit: 1000,
   anthropicBaseUrl: "https://api.anthropic.com",
   openaiBaseUrl: "https://api.openai.com",
   geminiBaseUrl: "https://generativelanguage.googleapis.com",
@@ -149,6 +152,13 @@ const workerId = reader((text) =>
     ? Either.right(text)
     : Either.left(`must be 1 to 64 letters, digits, "-" or "_", got "${text}"`)
 )
+
+const positiveRate = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 1_000_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of requests per second between 1 and 1000000, got "${text}"`)
+})
 
 const natsUrl = reader((text) =>
   // The NATS client also accepts a comma-separated list of servers.
@@ -252,6 +262,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     "Event partitions; fixed for the life of a deployment"
   ),
   workerId: optional("CANDOR_WORKER_ID", workerId, "<host>-<pid>", "Names this worker in partition leases"),
+  enterpriseRateLimit: withDefault(
+    "ENTERPRISE_RATE_LIMIT",
+    positiveRate,
+    defaults.enterpriseRateLimit,
+    "Requests per second per credential on the Enterprise plan"
+  ),
   anthropicBaseUrl: withDefault(
     "ANTHROPIC_BASE_URL",
     httpUrl,

@@ -10,7 +10,6 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -57,15 +56,6 @@ const DataDirLive = Layer.effectDiscard(Effect.gen(function*() {
   yield* fs.makeDirectory(dataDir, { recursive: true })
 }))
 
-/**
- * Requests per second of the Enterprise plan (the spec leaves it to the contract), read here until
- * it joins config.ts: `ENTERPRISE_RATE_LIMIT`, default 1000.
- */
-const enterpriseRate = Config.integer("ENTERPRISE_RATE_LIMIT").pipe(
-  Config.withDefault(1000),
-  Config.validate({ message: "ENTERPRISE_RATE_LIMIT must be a positive integer", validation: (n) => n > 0 })
-)
-
 /** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
 const StoreFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
   StoreLive.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
@@ -86,8 +76,8 @@ const AuthConfigLive = Layer.effect(AuthConfig, Effect.map(CandorConfig, (config
 
 /** The management API's routes, on the shared store, agent state and signing key. */
 const ApiRoutesLive = Layer.unwrapEffect(Effect.gen(function*() {
-  const { dataDir } = yield* CandorConfig
-  const rates = planRates(yield* enterpriseRate)
+  const { dataDir, enterpriseRateLimit } = yield* CandorConfig
+  const rates = planRates(enterpriseRateLimit)
   const store = yield* Effect.context<SqlClient.SqlClient>()
   return Layer.mergeAll(
     ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),

@@ -95,6 +95,7 @@ describe("config", () => {
       "CANDOR_NATS_PREFIX",
       "CANDOR_PARTITIONS",
       "CANDOR_WORKER_ID",
+      "ENTERPRISE_RATE_LIMIT",
       "ANTHROPIC_BASE_URL",
       "OPENAI_BASE_URL",
       "GEMINI_BASE_URL",
@@ -134,7 +135,7 @@ const request = (path: string, init?: RequestInit) =>
     return { status: response.status, contentType: response.headers.get("content-type"), body }
   })
 
-layer(TestServer, { excludeTestServices: true })("serve", (it) => {
+layer(TestServer, { excludeTestServices: true, timeout: "60 seconds" })("serve", (it) => {
   it.effect("creates the data dir", () =>
     Effect.gen(function*() {
       const { dataDir } = yield* CandorConfig
@@ -147,13 +148,13 @@ layer(TestServer, { excludeTestServices: true })("serve", (it) => {
       expect(res).toStrictEqual({ status: 200, contentType: "application/json", body: { status: "ok" } })
     }))
 
-  it.effect("GET /health/ready answers 200 JSON", () =>
+  it.effect("GET /health/ready answers 200 JSON once the store and the bus answer", () =>
     Effect.gen(function*() {
       const res = yield* request("/health/ready")
       expect(res).toStrictEqual({
         status: 200,
         contentType: "application/json",
-        body: { status: "ready", checks: {} }
+        body: { status: "ready", checks: { store: "ok", bus: "ok" } }
       })
     }))
 
@@ -190,8 +191,9 @@ describe("bin/candor.js", () => {
         if (line.done === true) throw new Error("candor serve exited before logging")
         return JSON.parse(line.value)
       }
-      const listening = await next()
-      expect(listening.message).toBe("listening")
+      // Startup may log first (a generated signing key): the address comes once the server is bound.
+      let listening = await next()
+      while (listening.message !== "listening") listening = await next()
       expect(listening.annotations.url).toBe(`http://127.0.0.1:${port}`)
 
       const res = await fetch(`http://127.0.0.1:${port}/health/live`)
