@@ -5,10 +5,12 @@
  * Why not a fiber and a queue per agent: an agent's events all arrive on one partition, and each
  * partition is one sequential consumer, so the partition fiber already is every one of its agents'
  * mailbox, in order. Keeping the per-agent state in a map (rather than behind a fiber each) lets the
- * partition commit a whole batch of many agents in one transaction, which is what makes thousands of
- * checkpoints per second possible on one PostgreSQL.
+ * partition attest a whole batch of many agents at once, and the group commit (GroupCommit.ts) store
+ * the batches of all partitions in one transaction, which is what makes thousands of checkpoints per
+ * second possible on one PostgreSQL.
  */
 import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import { violationStreakOf } from "../core/containment.js"
 import { chronological, replayAapDrift } from "../core/drift-aap.js"
 import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/drift-aip.js"
@@ -16,6 +18,7 @@ import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/conscience.js"
 import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
 import type { AgentActorState } from "./attestEvent.js"
+import { defaultGroupCommitOptions, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.js"
 import { webhookTarget } from "./webhooks.js"
 
 export interface AgentActorsOptions {
@@ -25,9 +28,19 @@ export interface AgentActorsOptions {
   readonly idleMs: number
   /** Traces an actor replays to rebuild its AAP drift state. */
   readonly replayTraces: number
+  /** Actors (and sessions) rebuilt from the store at once when a batch brings several new ones. */
+  readonly loadConcurrency: number
+  /** The group commit every partition's batches go through. */
+  readonly commit: GroupCommitOptions
 }
 
-export const defaultActorsOptions: AgentActorsOptions = { capacity: 50_000, idleMs: 10 * 60_000, replayTraces: 50 }
+export const defaultActorsOptions: AgentActorsOptions = {
+  capacity: 50_000,
+  idleMs: 10 * 60_000,
+  replayTraces: 50,
+  loadConcurrency: 4,
+  commit: defaultGroupCommitOptions
+}
 
 /** Checkpoints replayed to rebuild a session's AIP window (the window, and a streak that may outlast it). */
 const SESSION_REPLAY = Math.max(DEFAULT_AIP_DRIFT_CONFIG.maxWindowSize, DEFAULT_AIP_DRIFT_CONFIG.sustainedChecks) * 2
@@ -63,6 +76,13 @@ class UseOrderedMap<A> {
 export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptions) =>
   Effect.gen(function*() {
     const store = yield* Store
+    // Rebuilding actors is bounded across all partitions, first come first served: a burst of new
+    // agents (a worker starting, a rebalance) neither floods the connection pool nor queues hundreds
+    // of fibers on one connection (PGlite), where every release would wake them all.
+    const loadPermits = yield* Queue.bounded<void>(options.loadConcurrency)
+    yield* Queue.offerAll(loadPermits, Array.from({ length: options.loadConcurrency }, () => undefined))
+    const limited = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.acquireUseRelease(Queue.take(loadPermits), () => effect, () => Queue.offer(loadPermits, undefined))
     const agents = new UseOrderedMap<AgentActorState>()
     const sessions = new UseOrderedMap<AipDriftState>()
 
@@ -84,19 +104,22 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
 
     /** Rebuilt from the store: the log, the card context, the AAP baseline and the violation streak. */
     const load = (agentId: string, now: number) =>
-      Effect.map(
-        Effect.all([
-          store.loadLogState(agentId),
-          loadContext(agentId, now),
-          store.recentTraces(agentId, options.replayTraces),
-          store.listCheckpoints({ agentId, limit: options.replayTraces, offset: 0 })
-        ], { concurrency: "unbounded" }),
-        ([log, context, traces, checkpoints]): AgentActorState => {
-          const streak = violationStreakOf(chronological(checkpoints.items))
-          // An actor rebuilt mid-streak does not contain again for the streak it finds.
-          return { agentId, log, context, aap: replayAapDrift(traces), streak, contained: streak.count > 0 }
-        }
-      )
+      Effect.gen(function*() {
+        const [log, context] = yield* Effect.all([store.loadLogState(agentId), loadContext(agentId, now)], {
+          concurrency: "unbounded"
+        })
+        // An empty log means nothing of this agent was ever committed (retention keeps chain heads):
+        // no traces or checkpoints to replay, which spares a new agent two queries.
+        const [traces, checkpoints] = log.head.position === 0
+          ? [[], []]
+          : yield* Effect.all([
+            store.recentTraces(agentId, options.replayTraces),
+            Effect.map(store.listCheckpoints({ agentId, limit: options.replayTraces, offset: 0 }), (page) => page.items)
+          ], { concurrency: "unbounded" })
+        const streak = violationStreakOf(chronological(checkpoints))
+        // An actor rebuilt mid-streak does not contain again for the streak it finds.
+        return { agentId, log, context, aap: replayAapDrift(traces), streak, contained: streak.count > 0 } satisfies AgentActorState
+      })
 
     /** The actor of an agent, created (state rebuilt from the store) or refreshed (card older than the TTL). */
     const get = (agentId: string, now: number): Effect.Effect<AgentActorState, StoreError> =>
@@ -107,7 +130,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
           entry.state = { ...entry.state, context: yield* loadContext(agentId, now) }
           return entry.state
         }
-        const state = yield* load(agentId, now)
+        const state = yield* limited(load(agentId, now))
         agents.set(agentId, state, now)
         agents.evict(now, options)
         return state
@@ -117,7 +140,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
     const session = (sessionId: string, now: number): Effect.Effect<AipDriftState, StoreError> => {
       const entry = sessions.get(sessionId, now)
       if (entry !== undefined) return Effect.succeed(entry.state)
-      return Effect.map(store.sessionCheckpoints(sessionId, SESSION_REPLAY), (newestFirst) => {
+      return Effect.map(limited(store.sessionCheckpoints(sessionId, SESSION_REPLAY)), (newestFirst) => {
         const state = replayAipDrift(chronological(newestFirst))
         sessions.set(sessionId, state, now)
         sessions.evict(now, options)
@@ -125,9 +148,50 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       })
     }
 
+    /**
+     * The states of these keys: those in memory (and current) straight from the map, the others
+     * fetched a few at a time. Most batches find every actor in memory, and then fork nothing.
+     */
+    const getMany = <A>(
+      keys: Iterable<string>,
+      current: (key: string) => A | undefined,
+      fetch: (key: string) => Effect.Effect<A, StoreError>
+    ): Effect.Effect<Map<string, A>, StoreError> => {
+      const found = new Map<string, A>()
+      const missing: Array<string> = []
+      for (const key of new Set(keys)) {
+        const state = current(key)
+        if (state === undefined) missing.push(key)
+        else found.set(key, state)
+      }
+      if (missing.length === 0) return Effect.succeed(found)
+      return Effect.as(
+        Effect.forEach(missing, (key) => Effect.map(fetch(key), (state) => void found.set(key, state)), {
+          concurrency: options.loadConcurrency,
+          discard: true
+        }),
+        found
+      )
+    }
+
+    /** The actors of these agents, those not in memory (or past the context TTL) rebuilt a few at a time. */
+    const getAll = (agentIds: Iterable<string>, now: number) =>
+      getMany(agentIds, (agentId) => {
+        const entry = agents.get(agentId, now)
+        return entry !== undefined && now - entry.state.context.loadedAt < CONTEXT_TTL_MS ? entry.state : undefined
+      }, (agentId) => get(agentId, now))
+
+    /** The AIP windows of these sessions, likewise. */
+    const sessionAll = (sessionIds: Iterable<string>, now: number) =>
+      getMany(sessionIds, (sessionId) => sessions.get(sessionId, now)?.state, (sessionId) => session(sessionId, now))
+
     return {
       get,
+      getAll,
       session,
+      sessionAll,
+      /** `Store.commitBatch` through the worker's group commit (see GroupCommit.ts). */
+      commit: yield* makeGroupCommit(store.commitBatch, options.commit),
       /** After a commit: the states the batch produced become the actors' states. */
       put: (state: AgentActorState, now: number) => agents.set(state.agentId, state, now),
       putSession: (sessionId: string, state: AipDriftState, now: number) => sessions.set(sessionId, state, now),

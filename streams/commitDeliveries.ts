@@ -12,9 +12,8 @@ import { GatewayEvent } from "../core/schema/event.js"
 import type { SigningKey } from "../core/signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
 import { type CommitInput, Store } from "../adapters/store/Store.js"
-import type { AipDriftState } from "../core/drift-aip.js"
 import type { AgentActors } from "./AgentActors.js"
-import { type AgentActorState, attestEvent } from "./attestEvent.js"
+import { attestEvent } from "./attestEvent.js"
 
 export interface CommitOptions {
   readonly key: SigningKey
@@ -22,9 +21,18 @@ export interface CommitOptions {
   readonly subjectPrefix: string
   /** Attempts after a conflict before the batch is handed back for redelivery. */
   readonly conflictRetries: number
-  /** Redelivery delay of a batch that could not be committed. */
+  /**
+   * Redelivery delay of a batch that could not be committed, after its first delivery; it grows
+   * fourfold with each further delivery (1 s, 4 s, 16 s, then a minute), so that an outage of the
+   * database is waited out rather than spending the deliveries that lead to the dead-letter subject.
+   */
   readonly retryDelayMs: number
 }
+
+const MAX_RETRY_DELAY_MS = 60_000
+
+const redeliveryDelay = (delivery: Delivery, options: CommitOptions): number =>
+  Math.min(options.retryDelayMs * 4 ** Math.max(0, delivery.deliveryCount - 1), MAX_RETRY_DELAY_MS)
 
 const decodeEvent = Schema.decodeUnknownEither(GatewayEvent)
 
@@ -60,25 +68,30 @@ export const commitDeliveries = (
       }
     }
 
-    const attempt = Effect.gen(function*() {
-      const stored = yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id))
+    // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
+    // once (deduplicated by the bus on its msgId), and a duplicate that still gets through is caught
+    // by the commit (a taken checkpoint id is a conflict), after which the retry looks it up.
+    const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
+    const attempt = (lookUp: boolean) => Effect.gen(function*() {
+      const stored = lookUp ? yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id)) : new Set()
       const now = new Date()
+      const [states, sessions] = yield* Effect.all([
+        actors.getAll(events.map(({ event }) => event.agent_id), now.getTime()),
+        actors.sessionAll(events.map(({ event }) => event.session_id), now.getTime())
+      ], { concurrency: 2 })
+      const env = { ...options, now }
       const seen = new Set<string>()
-      const states = new Map<string, AgentActorState>()
-      const sessions = new Map<string, AipDriftState>()
       const inputs: Array<CommitInput> = []
       for (const { event } of events) {
         const id = event.checkpoint.checkpoint_id
         if (stored.has(id) || seen.has(id)) continue
         seen.add(id)
-        const actor = states.get(event.agent_id) ?? (yield* actors.get(event.agent_id, now.getTime()))
-        const session = sessions.get(event.session_id) ?? (yield* actors.session(event.session_id, now.getTime()))
-        const step = attestEvent(actor, session, event, { ...options, now })
+        const step = attestEvent(states.get(event.agent_id)!, sessions.get(event.session_id)!, event, env)
         states.set(event.agent_id, step.actor)
         sessions.set(event.session_id, step.session)
         inputs.push(step.input)
       }
-      const result = inputs.length === 0 ? { _tag: "Committed" as const } : yield* store.commitBatch(inputs)
+      const result = yield* actors.commit(inputs)
       if (result._tag === "Conflict") {
         for (const agentId of result.agentIds) actors.forget(agentId)
         for (const { event } of events) if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
@@ -89,6 +102,10 @@ export const commitDeliveries = (
       return { committed: inputs.length, duplicates: events.length - inputs.length }
     })
 
+    /** Settles every delivery at once: acks and naks are plain publishes, no fiber each. */
+    const settleAll = (settle: (delivery: Delivery) => Effect.Effect<void, unknown>) =>
+      Effect.forEach(events, ({ delivery }) => Effect.ignore(settle(delivery)), { discard: true })
+
     const handBack = (reason: string) =>
       Effect.gen(function*() {
         for (const { event } of events) {
@@ -98,23 +115,17 @@ export const commitDeliveries = (
         yield* Effect.logWarning("batch not committed; handed back for redelivery").pipe(
           Effect.annotateLogs({ reason, events: events.length })
         )
-        yield* Effect.forEach(events, ({ delivery }) => Effect.ignore(delivery.nak(options.retryDelayMs)), {
-          concurrency: "unbounded",
-          discard: true
-        })
+        yield* settleAll((delivery) => delivery.nak(redeliveryDelay(delivery, options)))
         return { committed: 0, duplicates: 0, invalid, retried: events.length }
       })
 
     if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0 }
     for (let i = 0; i <= options.conflictRetries; i++) {
-      const done = yield* Effect.either(attempt)
+      const done = yield* Effect.either(attempt(i > 0 || !firstDelivery))
       if (done._tag === "Left") return yield* handBack(done.left._tag)
       if (done.right !== undefined) {
         // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
-        yield* Effect.forEach(events, ({ delivery }) => Effect.ignore(delivery.ack), {
-          concurrency: "unbounded",
-          discard: true
-        })
+        yield* settleAll((delivery) => delivery.ack)
         return { ...done.right, invalid, retried: 0 }
       }
     }

@@ -45,8 +45,12 @@ const decode = (data: Uint8Array): { readonly value: unknown } | undefined => {
 
 const isNoStream = (error: BusError): boolean => error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
 
-/** A PubAck lost to a reconnect is retried; the msgId makes the retry harmless. */
-const publishRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+/**
+ * A PubAck lost to a reconnect is retried (the msgId makes the retry harmless): after 100 ms, then
+ * five more times, 200 ms to 1.6 s apart.
+ */
+const FIRST_RETRY = "100 millis"
+const publishRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
 
 /** Re-creating a consumer after it ended: quickly at first, then every few seconds, forever. */
 const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
@@ -65,23 +69,26 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
       { concurrency: 8, discard: true }
     )
 
-    const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) =>
-      Effect.gen(function*() {
-        const partition = partitionOfSubject(subject, prefix)
-        if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
-          return yield* new BusError({ operation: "publish", cause: `no stream stores subject ${subject}` })
-        }
-        const data = yield* Effect.try({
-          try: () => encoder.encode(JSON.stringify(payload) ?? "null"),
-          catch: (cause) => new BusError({ operation: "publish", cause })
-        })
-        const msgID = publishOptions?.msgId ?? randomUUID()
-        yield* tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(
-          // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
-          Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void)),
-          Effect.retry(publishRetry)
-        )
-      })
+    // Every response of every gateway goes through here, so the happy path is kept plain: no
+    // generator, and the retry schedule is only set up once an attempt has failed.
+    const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) => {
+      const partition = partitionOfSubject(subject, prefix)
+      if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
+        return Effect.fail(new BusError({ operation: "publish", cause: `no stream stores subject ${subject}` }))
+      }
+      let data: Uint8Array
+      try {
+        data = encoder.encode(JSON.stringify(payload) ?? "null")
+      } catch (cause) {
+        return Effect.fail(new BusError({ operation: "publish", cause }))
+      }
+      const msgID = publishOptions?.msgId ?? randomUUID()
+      const attempt = tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(
+        // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
+        Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void))
+      )
+      return Effect.catchAll(attempt, () => Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry)))
+    }
 
     const consumePartition: Bus["Type"]["consumePartition"] = (partition) =>
       Number.isInteger(partition) && partition >= 0 && partition < partitions

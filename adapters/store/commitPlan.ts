@@ -59,14 +59,18 @@ const timestamptz = (text: string): string => text.toUpperCase()
 
 /**
  * Groups the inputs by agent and checks that each agent's inputs extend one another, starting
- * from its genesis when the first one starts at position 0.
+ * from its genesis when the first one starts at position 0, and that no checkpoint id repeats.
  */
 export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
   const firsts = new Map<string, CommitInput>()
   const lasts = new Map<string, CommitInput>()
   const broken = new Set<string>()
+  const checkpointIds = new Set<string>()
   for (const input of inputs) {
     const agentId = input.attestation.link.entry.agent_id
+    // The same id twice in one batch: the second would be skipped by the insert, not refused.
+    if (checkpointIds.has(input.checkpoint.checkpoint_id)) broken.add(agentId)
+    checkpointIds.add(input.checkpoint.checkpoint_id)
     const last = lasts.get(agentId)
     if (last === undefined) firsts.set(agentId, input)
     const extendsPrevious = last === undefined || sameState(last.attestation.state, input.before)
