@@ -24,8 +24,8 @@ export const settings = {
   latencySeconds: positive("BENCH_LATENCY_SECONDS", 20),
   soakSeconds: positive("BENCH_SOAK_SECONDS", 60),
   soakAgents: positive("BENCH_SOAK_AGENTS", 10_000),
-  /** The soak's rate; unset: PostgreSQL's latency rate. */
-  soakRate: Number(process.env.BENCH_SOAK_RATE) > 0 ? Number(process.env.BENCH_SOAK_RATE) : undefined,
+  /** The soak's rate: well within what one worker sustains for 10,000 agents, so memory is not backlog. */
+  soakRate: positive("BENCH_SOAK_RATE", 1_000),
   soakSampleSeconds: positive("BENCH_SOAK_SAMPLE_SECONDS", 10),
   /** Deliveries per partition batch in the worker-alone baseline (BusOptions.batchSize). */
   batch: positive("BENCH_BATCH", 256),

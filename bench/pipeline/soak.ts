@@ -2,13 +2,14 @@
  * The soak: `settings.soakAgents` distinct agents, each committed once before the first sample (the
  * run measures a steady state, not the actors being created), then a fixed rate for
  * `settings.soakSeconds`, sampling the worker's memory every `settings.soakSampleSeconds` with the
- * backlog (published, not yet committed) that says whether the worker kept up.
+ * backlog (published, not yet committed) that says whether the worker kept up, and once more when
+ * the last event is committed.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { gatewayEvent } from "../../test/support/events.js"
 import { deploy } from "./deployment.js"
-import { agentIds, now, publishAtRate, warmUp } from "./load.js"
+import { agentIds, awaitCommitted, now, publishAtRate, warmUp } from "./load.js"
 import { settings } from "./settings.js"
 
 export interface Sample {
@@ -58,6 +59,8 @@ export const soak = (rate: number) =>
     const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(Effect.sleep(`${settings.soakSampleSeconds} seconds`), sample)))
     yield* publishAtRate(d, rate, settings.soakSeconds, (i) => gatewayEvent(agents[i % agents.length]!), () => void published++)
     yield* Fiber.interrupt(sampler)
+    // The last sample once everything published is committed: what the worker keeps, not what is in flight.
+    yield* awaitCommitted(d, before + published)
     yield* sample
     return samples
   }))
