@@ -42,6 +42,18 @@ export const defaultActorsOptions: AgentActorsOptions = {
   commit: defaultGroupCommitOptions
 }
 
+/**
+ * How long an agent's context is used before it is read again: `CONTEXT_TTL_MS`, less up to half of
+ * it, by a fraction fixed per agent (a hash of its id). Actors created together (a worker starting,
+ * a burst of new agents) would otherwise all refresh in the same batch every five minutes, and the
+ * partitions would stall on thousands of reads at once; spread, they refresh a few at a time.
+ */
+const contextTtl = (agentId: string): number => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < agentId.length; i++) hash = Math.imul(hash ^ agentId.charCodeAt(i), 0x01000193)
+  return CONTEXT_TTL_MS - ((hash >>> 0) % (CONTEXT_TTL_MS / 2))
+}
+
 /** Checkpoints replayed to rebuild a session's AIP window (the window, and a streak that may outlast it). */
 const SESSION_REPLAY = Math.max(DEFAULT_AIP_DRIFT_CONFIG.maxWindowSize, DEFAULT_AIP_DRIFT_CONFIG.sustainedChecks) * 2
 
@@ -126,8 +138,9 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       Effect.gen(function*() {
         const entry = agents.get(agentId, now)
         if (entry !== undefined) {
-          if (now - entry.state.context.loadedAt < CONTEXT_TTL_MS) return entry.state
-          entry.state = { ...entry.state, context: yield* loadContext(agentId, now) }
+          if (now - entry.state.context.loadedAt < contextTtl(agentId)) return entry.state
+          const context = yield* limited(loadContext(agentId, now))
+          entry.state = { ...entry.state, context }
           return entry.state
         }
         const state = yield* limited(load(agentId, now))
@@ -178,7 +191,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
     const getAll = (agentIds: Iterable<string>, now: number) =>
       getMany(agentIds, (agentId) => {
         const entry = agents.get(agentId, now)
-        return entry !== undefined && now - entry.state.context.loadedAt < CONTEXT_TTL_MS ? entry.state : undefined
+        return entry !== undefined && now - entry.state.context.loadedAt < contextTtl(agentId) ? entry.state : undefined
       }, (agentId) => get(agentId, now))
 
     /** The AIP windows of these sessions, likewise. */

@@ -1,0 +1,62 @@
+/**
+ * The actors' reads of the store (PGlite): an agent's context is read again within the spec's five
+ * minutes, but agents created together do not all refresh at the same moment; an agent the store
+ * has never seen costs no replay of its history.
+ */
+import { layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { expect } from "vitest"
+import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../adapters/store/SqlStore.js"
+import { Store } from "../../adapters/store/Store.js"
+import { migrated } from "../../adapters/store/StoreLive.js"
+import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
+import { CONTEXT_TTL_MS } from "../../streams/AgentContext.js"
+import { fresh, makeInputs } from "../adapters/store/fixtures.js"
+
+const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+
+/** The store, counting the reads the actors make by kind. */
+const counting = Effect.map(Store, (store) => {
+  const reads = { context: 0, history: 0 }
+  const counted = Store.of({
+    ...store,
+    activeCard: (agentId) => Effect.zipRight(Effect.sync(() => void reads.context++), store.activeCard(agentId)),
+    recentTraces: (agentId, limit) => Effect.zipRight(Effect.sync(() => void reads.history++), store.recentTraces(agentId, limit))
+  })
+  return { reads, counted }
+})
+
+layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
+  it.scoped("reads contexts again within the TTL, spread over its second half", () =>
+    Effect.gen(function*() {
+      const { counted, reads } = yield* counting
+      const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, counted))
+      const agents = Array.from({ length: 200 }, (_, i) => `agt-ttl-${i}`)
+      yield* actors.getAll(agents, 0)
+      expect(reads).toEqual({ context: 200, history: 0 })
+      // Nothing is refreshed in the first half of the TTL.
+      yield* actors.getAll(agents, CONTEXT_TTL_MS / 2 - 1)
+      expect(reads.context).toBe(200)
+      // Some, not all, by three quarters of it.
+      yield* actors.getAll(agents, (CONTEXT_TTL_MS * 3) / 4)
+      expect(reads.context - 200).toBeGreaterThan(40)
+      expect(reads.context - 200).toBeLessThan(160)
+      // Every one by the TTL, and each once.
+      yield* actors.getAll(agents, CONTEXT_TTL_MS)
+      expect(reads.context).toBe(400)
+    }))
+
+  it.scoped("replays the history of an agent the store has seen, and only then", () =>
+    Effect.gen(function*() {
+      const { counted, reads } = yield* counting
+      const seen = "agt-replay-seen"
+      expect(yield* counted.commitBatch(makeInputs(seen, fresh(seen), 3).inputs)).toEqual({ _tag: "Committed" })
+      const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, counted))
+      const states = yield* actors.getAll([seen, "agt-replay-new"], 0)
+      expect(reads.history).toBe(1)
+      expect(states.get(seen)?.log.head.position).toBe(3)
+      expect(states.get("agt-replay-new")?.log.head.position).toBe(0)
+    }))
+})
