@@ -204,7 +204,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       session,
       sessionAll,
       /** `Store.commitBatch` through the worker's group commit (see GroupCommit.ts). */
-      commit: yield* makeGroupCommit(store.commitBatch, options.commit),
+      commit: yield* makeGroupCommit(store.commitBatch, options.commit, store.ping),
       /** After a commit: the states the batch produced become the actors' states. */
       put: (state: AgentActorState, now: number) => agents.set(state.agentId, state, now),
       putSession: (sessionId: string, state: AipDriftState, now: number) => sessions.set(sessionId, state, now),

@@ -10,7 +10,9 @@
  * Batches of one request never mix with another's agents (an agent lives in one partition, and a
  * partition waits for its request before it sends the next), so merging changes nothing the
  * compare-and-set checks. When a merged commit conflicts, each request is committed on its own so
- * only the batch that lost its race sees the conflict; a failure fails every request in it.
+ * only the batch that lost its race sees the conflict. So too when it fails while the database
+ * still answers (`reachable`): one batch the database refuses must not take other partitions'
+ * batches with it. A failure while the database is unreachable fails every request at once.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -39,7 +41,9 @@ export type Commit = (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<Commi
 /** `commitBatch` shared by concurrent callers; the committers stop when the scope closes. */
 export const makeGroupCommit = (
   commitBatch: Commit,
-  options: GroupCommitOptions = defaultGroupCommitOptions
+  options: GroupCommitOptions = defaultGroupCommitOptions,
+  /** Succeeds while the database answers (`Store.ping`). */
+  reachable: Effect.Effect<void, unknown> = Effect.void
 ): Effect.Effect<Commit, never, Scope.Scope> =>
   Effect.gen(function*() {
     const waiting = yield* Queue.unbounded<Request>()
@@ -65,8 +69,10 @@ export const makeGroupCommit = (
     const commitGroup = (group: ReadonlyArray<Request>) =>
       Effect.gen(function*() {
         const result = yield* Effect.either(commitBatch(group.flatMap((request) => request.inputs)))
-        if (group.length > 1 && Either.isRight(result) && result.right._tag === "Conflict") {
-          // Someone else's batch lost a race: find out whose, without failing the others.
+        const split = group.length > 1 &&
+          (Either.isRight(result) ? result.right._tag === "Conflict" : Either.isRight(yield* Effect.either(reachable)))
+        if (split) {
+          // Someone else's batch lost a race, or was refused: find out whose, without failing the others.
           yield* Effect.forEach(group, (request) => Effect.flatMap(Effect.either(commitBatch(request.inputs)), (own) => settle(request, own)), {
             discard: true
           })

@@ -12,8 +12,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import { Bus, type Delivery } from "../adapters/bus/Bus.js"
-import { deadLetterSubject } from "../adapters/bus/subjects.js"
+import { Bus } from "../adapters/bus/Bus.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
@@ -29,6 +28,8 @@ export interface WorkerOptions {
   readonly subjectPrefix: string
   readonly conflictRetries: number
   readonly retryDelayMs: number
+  /** How often a batch held through a store outage is kept alive on the bus (its ack wait is 30 s). */
+  readonly keepAliveMs: number
   /** The webhook relay: batch, lease, backoff (1 s, 4 s, 16 s, …) and attempts before an item is kept as dead. */
   readonly webhookRelay: Omit<RelayOptions, "kind">
   /** How often checkpoints past their card's `audit_commitment.retention_days` are deleted. */
@@ -40,6 +41,7 @@ export const defaultWorkerOptions: WorkerOptions = {
   subjectPrefix: "candor",
   conflictRetries: 3,
   retryDelayMs: 1_000,
+  keepAliveMs: 10_000,
   webhookRelay: relayDefaults,
   retentionInterval: "1 hour"
 }
@@ -61,18 +63,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const wakeWebhooks = yield* makeSignal
     const commitOptions = { ...settings, key }
 
-    const deadLetter = (delivery: Delivery, reason: string) =>
-      bus.publish(deadLetterSubject(delivery.subject, settings.subjectPrefix), {
-        subject: delivery.subject,
-        payload: delivery.payload,
-        reason
-      })
-
     const consume = (partition: number) =>
       bus.consumePartition(partition).pipe(
         Stream.chunks,
         Stream.mapEffect((batch) =>
-          commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions, deadLetter).pipe(
+          commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions).pipe(
             Effect.tap((outcome) =>
               outcome.committed > 0
                 ? Effect.zipRight(Queue.offer(wakeDecisions, undefined), Queue.offer(wakeWebhooks, undefined))

@@ -1,12 +1,23 @@
 /**
  * One batch of a partition's deliveries, committed (DESIGN.md, "How a response flows", step 4):
  * decode, drop what is already stored (redeliveries), attest every event with its agent's actor,
- * commit all in one transaction, and only then ack. A conflict (another worker moved an agent's
- * chain head) forgets those actors and tries again from the store; a failure naks the batch for
- * redelivery. Nothing is acked that is not committed, and nothing committed is committed twice.
+ * commit all in one transaction, and only then ack. Nothing is acked that is not committed, and
+ * nothing committed is committed twice.
+ *
+ * When the commit does not go through:
+ * - a conflict (another worker moved an agent's chain head) forgets those actors and tries again
+ *   from the store, up to `conflictRetries` times, then hands the batch back (nak);
+ * - the database cannot be reached (an outage): the batch is held and tried again with backoff for
+ *   as long as the outage lasts, its deliveries kept alive (`working`) so that they are neither
+ *   redelivered nor counted towards the dead-letter subject: an outage loses and refuses nothing;
+ * - the database answers but refuses the batch: tried again `conflictRetries` times, then handed
+ *   back with a delay that grows with each delivery, so that only a batch that keeps failing
+ *   reaches the bus's dead-letter subject.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { GatewayEvent } from "../core/schema/event.js"
 import type { SigningKey } from "../core/signing.js"
@@ -19,20 +30,22 @@ export interface CommitOptions {
   readonly key: SigningKey
   readonly logOrigin: string
   readonly subjectPrefix: string
-  /** Attempts after a conflict before the batch is handed back for redelivery. */
+  /** Attempts after a conflict, or after a refusal by a reachable database, before the batch is handed back. */
   readonly conflictRetries: number
   /**
-   * Redelivery delay of a batch that could not be committed, after its first delivery; it grows
-   * fourfold with each further delivery (1 s, 4 s, 16 s, then a minute), so that an outage of the
-   * database is waited out rather than spending the deliveries that lead to the dead-letter subject.
+   * The first wait before a failed commit is tried again (it doubles up to 5 s); also the redelivery
+   * delay of a batch handed back on its first delivery, growing fourfold with each further delivery.
    */
   readonly retryDelayMs: number
+  /** How often the deliveries of a batch still in hand are kept alive: well within the bus's ack wait (30 s). */
+  readonly keepAliveMs: number
 }
 
-const MAX_RETRY_DELAY_MS = 60_000
+const MAX_RETRY_WAIT_MS = 5_000
+const MAX_REDELIVERY_DELAY_MS = 60_000
 
 const redeliveryDelay = (delivery: Delivery, options: CommitOptions): number =>
-  Math.min(options.retryDelayMs * 4 ** Math.max(0, delivery.deliveryCount - 1), MAX_RETRY_DELAY_MS)
+  Math.min(options.retryDelayMs * 4 ** Math.max(0, delivery.deliveryCount - 1), MAX_REDELIVERY_DELAY_MS)
 
 const decodeEvent = Schema.decodeUnknownEither(GatewayEvent)
 
@@ -47,9 +60,7 @@ export interface BatchOutcome {
 export const commitDeliveries = (
   actors: AgentActors,
   deliveries: ReadonlyArray<Delivery>,
-  options: CommitOptions,
-  /** Invalid events go here (the dead-letter subject) before they are acked, so nothing vanishes. */
-  deadLetter: (delivery: Delivery, reason: string) => Effect.Effect<void, unknown>
+  options: CommitOptions
 ): Effect.Effect<BatchOutcome, never, Store> =>
   Effect.gen(function*() {
     const store = yield* Store
@@ -60,13 +71,14 @@ export const commitDeliveries = (
       if (decoded._tag === "Right") events.push({ delivery, event: decoded.right })
       else {
         invalid++
-        yield* deadLetter(delivery, ParseResult.TreeFormatter.formatErrorSync(decoded.left)).pipe(
-          Effect.zipRight(delivery.ack),
+        // Dead-lettered, never retried: no delivery of these bytes will decode.
+        yield* delivery.deadLetter(ParseResult.TreeFormatter.formatErrorSync(decoded.left)).pipe(
           Effect.catchAll(() => delivery.nak(options.retryDelayMs)),
           Effect.ignore
         )
       }
     }
+    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0 }
 
     // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
     // once (deduplicated by the bus on its msgId), and a duplicate that still gets through is caught
@@ -119,15 +131,44 @@ export const commitDeliveries = (
         return { committed: 0, duplicates: 0, invalid, retried: events.length }
       })
 
-    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0 }
-    for (let i = 0; i <= options.conflictRetries; i++) {
-      const done = yield* Effect.either(attempt(i > 0 || !firstDelivery))
-      if (done._tag === "Left") return yield* handBack(done.left._tag)
-      if (done.right !== undefined) {
-        // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
-        yield* settleAll((delivery) => delivery.ack)
-        return { ...done.right, invalid, retried: 0 }
+    const commitOrHandBack = Effect.gen(function*() {
+      let lookUp = !firstDelivery
+      let conflicts = 0
+      let refusals = 0
+      let outage = false
+      let wait = options.retryDelayMs
+      for (;;) {
+        const done = yield* Effect.either(attempt(lookUp))
+        lookUp = true
+        if (Either.isRight(done) && done.right !== undefined) {
+          if (outage) yield* Effect.logInfo("store reachable again; batch committed").pipe(Effect.annotateLogs({ events: events.length }))
+          // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
+          yield* settleAll((delivery) => delivery.ack)
+          return { ...done.right, invalid, retried: 0 }
+        }
+        if (Either.isRight(done)) {
+          if (++conflicts > options.conflictRetries) return yield* handBack("conflict")
+          continue
+        }
+        if (Either.isRight(yield* Effect.either(store.ping))) {
+          if (++refusals > options.conflictRetries) return yield* handBack(`${done.left.operation} failed`)
+        } else if (!outage) {
+          outage = true
+          yield* Effect.logWarning("store unreachable; holding the batch until it is back").pipe(
+            Effect.annotateLogs({ events: events.length, operation: done.left.operation })
+          )
+        }
+        yield* Effect.sleep(wait)
+        wait = Math.min(wait * 2, MAX_RETRY_WAIT_MS)
       }
-    }
-    return yield* handBack("conflict")
+    })
+
+    // While the batch is in hand (a slow commit, an outage), its deliveries are kept from the ack wait.
+    return yield* Effect.scoped(Effect.gen(function*() {
+      yield* settleAll((delivery) => delivery.working).pipe(
+        Effect.schedule(Schedule.spaced(options.keepAliveMs)),
+        Effect.forkScoped
+      )
+      return yield* commitOrHandBack
+    }))
   })

@@ -7,6 +7,9 @@
  * - `consumePartition` is the durable, shared queue of one partition: explicit acks, redelivery after
  *   the ack wait, and after `maxDeliver` deliveries a copy to `<prefix>.dead.events.…` instead of
  *   another delivery. Chunks of the stream are the batches as they arrive.
+ * - A dead letter is the event as published, on `<prefix>.dead.<original subject without prefix>`
+ *   (JetStream: headers `Candor-Original-Subject`, `Candor-Deliveries`, `Candor-Reason`), whether
+ *   the bus gave up on it (max deliveries, not JSON) or its consumer refused it (`deadLetter`).
  * - `subscribe` is a live, non-durable fan-out by subject prefix (security tooling, tests).
  *
  * `layerMemory` is the embedded default (one process, nothing survives it); `layerJetStream` runs
@@ -37,13 +40,21 @@ export interface Subscription {
   readonly take: Effect.Effect<BusMessage>
 }
 
-/** One delivery of a stored event; settle it with `ack` (done) or `nak` (deliver again). */
+/**
+ * One delivery of a stored event; settle it with `ack` (done), `nak` (deliver again) or
+ * `deadLetter` (never again). Unsettled past the ack wait, it is delivered again, unless `working`
+ * keeps restarting the wait.
+ */
 export interface Delivery extends BusMessage {
   /** 1 on the first delivery, 2 on the first redelivery, … */
   readonly deliveryCount: number
   readonly ack: Effect.Effect<void, BusError>
   /** Deliver again, after `delayMs` when given. */
   readonly nak: (delayMs?: number) => Effect.Effect<void, BusError>
+  /** Still being handled (a store outage waited out): the ack wait starts again. */
+  readonly working: Effect.Effect<void, BusError>
+  /** Refused for good: copied to the dead-letter subject with the reason, then never delivered again. */
+  readonly deadLetter: (reason: string) => Effect.Effect<void, BusError>
 }
 
 export interface PublishOptions {

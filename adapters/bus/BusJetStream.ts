@@ -8,7 +8,7 @@
  * consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
  */
 import { headers } from "@nats-io/transport-node"
-import { jetstream, type JetStreamClient, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
+import { jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
@@ -94,6 +94,9 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
       Number.isInteger(partition) && partition >= 0 && partition < partitions
         ? Stream.unwrapScoped(Effect.gen(function*() {
           const arrived = yield* Mailbox.make<JsMsg, BusError>()
+          // Deliveries not settled when the stream stops are redelivered after the ack wait. Not
+          // nak'd at once: on server 2.9 such naks were seen going straight back to the stopped pull
+          // request (registered until it expires), which only spent a delivery.
           yield* superviseConsumer(partition, arrived).pipe(Effect.forkScoped)
           return Mailbox.toStream(arrived).pipe(Stream.mapChunksEffect((chunk) => settleDeadLetters(chunk)))
         }))
@@ -146,8 +149,7 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
             continue
           }
           // If the copy fails, the event stays pending and is dead-lettered on its next delivery.
-          yield* deadLetter(js, m, prefix, names.events).pipe(
-            Effect.zipRight(Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) })),
+          yield* deadLetter(m, decoded === undefined ? "not JSON" : `delivered ${m.info.deliveryCount - 1} times`).pipe(
             Effect.catchAll((error) =>
               Effect.logWarning("bus dead letter failed").pipe(Effect.annotateLogs({ subject: m.subject, error: error.message }))
             )
@@ -176,25 +178,34 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
         return { take: Queue.take(messages) } satisfies Subscription
       })
 
+    /**
+     * A copy on `<prefix>.dead.events.…` with the reason, deduplicated by the original's stream
+     * sequence, then the original terminated (never delivered again).
+     */
+    const deadLetter = (m: JsMsg, reason: string): Effect.Effect<void, BusError> => {
+      const h = headers()
+      h.set("Candor-Original-Subject", m.subject)
+      h.set("Candor-Deliveries", String(m.info.deliveryCount))
+      h.set("Candor-Reason", reason.replace(/[\r\n]+/g, " ").slice(0, 1_024))
+      return tryNats("deadLetter", () =>
+        js.publish(deadLetterSubject(m.subject, prefix), m.data, { msgID: `${names.events}-${m.info.streamSequence}`, headers: h })
+      ).pipe(
+        Effect.zipRight(Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) }))
+      )
+    }
+
+    const delivery = (m: JsMsg, payload: unknown): Delivery => ({
+      subject: m.subject,
+      payload,
+      deliveryCount: m.info.deliveryCount,
+      ack: settleWith("ack", () => m.ack()),
+      nak: (delayMs) => settleWith("nak", () => m.nak(delayMs)),
+      working: settleWith("working", () => m.working()),
+      deadLetter: (reason) => deadLetter(m, reason)
+    })
+
     return { partitions, publish, consumePartition, subscribe }
   })
 
-const delivery = (m: JsMsg, payload: unknown): Delivery => ({
-  subject: m.subject,
-  payload,
-  deliveryCount: m.info.deliveryCount,
-  ack: Effect.try({ try: () => m.ack(), catch: (cause) => new BusError({ operation: "ack", cause }) }),
-  nak: (delayMs) => Effect.try({ try: () => m.nak(delayMs), catch: (cause) => new BusError({ operation: "nak", cause }) })
-})
-
-/** A copy on `<prefix>.dead.events.…`, deduplicated by the original's stream sequence. */
-const deadLetter = (js: JetStreamClient, m: JsMsg, prefix: string, stream: string): Effect.Effect<void, BusError> => {
-  const h = headers()
-  h.set("Candor-Original-Subject", m.subject)
-  h.set("Candor-Deliveries", String(m.info.deliveryCount))
-  return tryNats("deadLetter", () =>
-    js.publish(deadLetterSubject(m.subject, prefix), m.data, {
-      msgID: `${stream}-${m.info.streamSequence}`,
-      headers: h
-    })).pipe(Effect.asVoid)
-}
+const settleWith = (operation: string, settle: () => void): Effect.Effect<void, BusError> =>
+  Effect.try({ try: settle, catch: (cause) => new BusError({ operation, cause }) })

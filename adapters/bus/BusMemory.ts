@@ -112,8 +112,18 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
       return true
     }
 
+    /** The ack wait of delivery `count`: unsettled when it ends, the entry is delivered again. */
+    const startAckWait = (queue: PartitionQueue, entry: Entry, count: number): Effect.Effect<void> =>
+      startTimer(entry, ackWaitMs, () => {
+        if (settle(queue, entry, count)) queue.redeliver(entry)
+      })
+
+    const toDeadLetter = (entry: Entry): Effect.Effect<void> =>
+      PubSub.publish(hub, { subject: deadLetterSubject(entry.subject, prefix), payload: entry.payload })
+
     const delivery = (queue: PartitionQueue, entry: Entry): Delivery => {
       const count = entry.deliveries
+      const latest = () => entry.state === "pending" && entry.deliveries === count
       return {
         subject: entry.subject,
         payload: entry.payload,
@@ -129,6 +139,13 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
             if (delayMs === undefined || delayMs <= 0) return Effect.zipRight(stopTimer(entry), Effect.sync(() => queue.redeliver(entry)))
             entry.state = "delayed"
             return Effect.zipRight(stopTimer(entry), startTimer(entry, delayMs, () => queue.redeliver(entry)))
+          }),
+        working: Effect.suspend(() => (latest() ? Effect.zipRight(stopTimer(entry), startAckWait(queue, entry, count)) : Effect.void)),
+        deadLetter: () =>
+          Effect.suspend(() => {
+            if (!settle(queue, entry, count)) return Effect.void
+            entry.state = "done"
+            return Effect.zipRight(stopTimer(entry), toDeadLetter(entry))
           })
       }
     }
@@ -152,16 +169,8 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
             live.push(entry)
           }
         }
-        const expire = (entry: Entry, count: number) => () => {
-          if (settle(queue, entry, count)) queue.redeliver(entry)
-        }
-        return Effect.forEach(dead, (entry) =>
-          PubSub.publish(hub, { subject: deadLetterSubject(entry.subject, prefix), payload: entry.payload }), {
-          discard: true
-        }).pipe(
-          Effect.zipRight(Effect.forEach(live, (entry) => startTimer(entry, ackWaitMs, expire(entry, entry.deliveries)), {
-            discard: true
-          })),
+        return Effect.forEach(dead, toDeadLetter, { discard: true }).pipe(
+          Effect.zipRight(Effect.forEach(live, (entry) => startAckWait(queue, entry, entry.deliveries), { discard: true })),
           Effect.zipRight(
             live.length === 0 ? nextBatch(queue) : Effect.succeed(Chunk.unsafeFromArray(live.map((e) => delivery(queue, e))))
           )

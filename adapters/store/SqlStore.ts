@@ -301,6 +301,7 @@ export const make = Effect.gen(function* () {
     loadLogState,
     existingCheckpoints,
     commitBatch: makeCommitBatch(sql),
+    ping: sql`select 1`.pipe(Effect.asVoid, storeError("ping")),
 
     getCheckpoint: (checkpointId) =>
       firstBody<IntegrityCheckpoint>("getCheckpoint", sql`select body from checkpoints where checkpoint_id = ${checkpointId}`),

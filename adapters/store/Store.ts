@@ -160,6 +160,8 @@ export class Store extends Context.Tag("candor/Store")<Store, {
    * one's `attestation.state`.
    */
   readonly commitBatch: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<CommitResult, StoreError>
+  /** One round trip: fails while the database cannot be reached (an outage, not a bad batch). */
+  readonly ping: Effect.Effect<void, StoreError>
 
   // ---- reads ----
   readonly getCheckpoint: (checkpointId: string) => Effect.Effect<IntegrityCheckpoint | undefined, StoreError>

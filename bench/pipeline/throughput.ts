@@ -114,14 +114,16 @@ export const workerAlone = (backend: Backend) =>
     const context = yield* Layer.build(storeLayer)
     const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
     const actors = yield* run(makeAgentActors(defaultActorsOptions))
-    const options = { key: generateSigningKey(), logOrigin: "candor.bench", subjectPrefix: "bench", conflictRetries: 3, retryDelayMs: 1_000 }
+    const options = { key: generateSigningKey(), logOrigin: "candor.bench", subjectPrefix: "bench", conflictRetries: 3, retryDelayMs: 1_000, keepAliveMs: 10_000 }
     const deliveryOf = (event: GatewayEvent): Delivery => ({
       subject: eventSubject(event.agent_id, "bench", settings.partitions),
       // As the bus hands it over: parsed from JSON.
       payload: JSON.parse(JSON.stringify(event)),
       deliveryCount: 1,
       ack: Effect.void,
-      nak: () => Effect.void
+      nak: () => Effect.void,
+      working: Effect.void,
+      deadLetter: () => Effect.void
     })
     const commitAll = (events: ReadonlyArray<GatewayEvent>) => {
       const byPartition = new Map<number, Array<Delivery>>()
@@ -133,7 +135,7 @@ export const workerAlone = (backend: Backend) =>
       }
       return Effect.forEach(byPartition.values(), (deliveries) =>
         Effect.forEach(Chunk.chunksOf(Chunk.unsafeFromArray(deliveries), settings.batch), (batch) =>
-          run(commitDeliveries(actors, Chunk.toReadonlyArray(batch), options, () => Effect.void)).pipe(
+          run(commitDeliveries(actors, Chunk.toReadonlyArray(batch), options)).pipe(
             Effect.filterOrDieMessage((outcome) => outcome.committed === batch.length, "a batch was not committed")
           ), { discard: true }), { concurrency: "unbounded", discard: true })
     }

@@ -1,7 +1,8 @@
 /**
  * The group commit on a recording `commitBatch`: batches waiting together go in one call, a merged
- * conflict is split so only the batch that lost its race sees it, a failure reaches every batch of
- * its group, and a group stops growing at `maxInputs`.
+ * conflict is split so only the batch that lost its race sees it, so is a failure while the database
+ * answers; a failure while it is unreachable reaches every batch of its group, and a group stops
+ * growing at `maxInputs`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -81,18 +82,34 @@ describe("GroupCommit", () => {
       expect(calls).toEqual([["gc-first"], ["gc-x", loser, "gc-y"], ["gc-x"], [loser], ["gc-y"]])
     }))
 
-  it.scoped("fails every batch of a group whose commit failed", () =>
+  it.scoped("fails every batch of a group whose commit failed while the database was unreachable", () =>
     Effect.gen(function*() {
       const { calls, commit, release } = yield* recording((inputs) =>
         agentsOf(inputs).includes("gc-first")
           ? Effect.succeed({ _tag: "Committed" })
           : Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection lost" })))
-      const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 })
+      const unreachable = Effect.fail(new StoreError({ operation: "ping", cause: "connection refused" }))
+      const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 }, unreachable)
       const fibers = yield* submitBehindFirst(group, [batchOf("gc-first"), batchOf("gc-p"), batchOf("gc-q")], calls)
       yield* release
       const results = yield* Effect.forEach(fibers, (fiber) => Effect.either(Fiber.join(fiber)))
       expect(results.map((result) => result._tag)).toEqual(["Right", "Left", "Left"])
       expect(calls).toEqual([["gc-first"], ["gc-p", "gc-q"]])
+    }))
+
+  it.scoped("splits a merged failure while the database answers: only the refused batch fails", () =>
+    Effect.gen(function*() {
+      const poison = "gc-poison"
+      const { calls, commit, release } = yield* recording((inputs) =>
+        agentsOf(inputs).includes(poison)
+          ? Effect.fail(new StoreError({ operation: "commitBatch", cause: "invalid input" }))
+          : Effect.succeed({ _tag: "Committed" }))
+      const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 }, Effect.void)
+      const fibers = yield* submitBehindFirst(group, [batchOf("gc-first"), batchOf("gc-p"), batchOf(poison), batchOf("gc-q")], calls)
+      yield* release
+      const results = yield* Effect.forEach(fibers, (fiber) => Effect.either(Fiber.join(fiber)))
+      expect(results.map((result) => result._tag)).toEqual(["Right", "Right", "Left", "Right"])
+      expect(calls).toEqual([["gc-first"], ["gc-p", poison, "gc-q"], ["gc-p"], [poison], ["gc-q"]])
     }))
 
   it.scoped("stops adding batches to a group at maxInputs", () =>

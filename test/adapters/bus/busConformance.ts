@@ -95,6 +95,35 @@ export const busConformance = (name: string, factory: BusFactory) =>
           expect(Date.now() - nakAt).toBeGreaterThanOrEqual(500)
         })))
 
+    it.live("keeps a delivery that is `working` from redelivery past its ack wait", () =>
+      withBus({ ackWaitMs: 1_000 }, (bus, prefix) =>
+        Effect.gen(function*() {
+          const agent = agentIn(1, P)
+          yield* bus.publish(eventSubject(agent, prefix, P), { id: "held", i: 0 })
+          // Held for 2.5 ack waits, kept alive every 0.3 s; then a marker, then the ack.
+          const hold = (d: Delivery) =>
+            Effect.gen(function*() {
+              for (let i = 0; i < 8; i++) yield* Effect.zipRight(Effect.sleep("300 millis"), d.working)
+              yield* bus.publish(eventSubject(agent, prefix, P), { id: "marker", i: 1 })
+              yield* d.ack
+            })
+          const got = yield* take(bus, 1, 2, (d) => (payloadOf(d).id === "held" ? Effect.asVoid(Effect.fork(hold(d))) : d.ack))
+          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([["held", 1], ["marker", 1]])
+        })))
+
+    it.live("dead-letters a delivery its consumer refuses, and never delivers it again", () =>
+      withBus({}, (bus, prefix) =>
+        Effect.gen(function*() {
+          const agent = agentIn(2, P)
+          const dead = yield* bus.subscribe(`${prefix}.dead.`)
+          yield* bus.publish(eventSubject(agent, prefix, P), { id: "refused", i: 0 })
+          yield* bus.publish(eventSubject(agent, prefix, P), { id: "marker", i: 1 })
+          const got = yield* take(bus, 2, 2, (d) => (payloadOf(d).id === "refused" ? d.deadLetter("not an event") : d.ack))
+          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([["refused", 1], ["marker", 1]])
+          const letter = yield* dead.take.pipe(Effect.timeout("20 seconds"))
+          expect(letter).toEqual({ subject: `${prefix}.dead.events.2.${agent}`, payload: { id: "refused", i: 0 } })
+        })))
+
     it.live("after maxDeliver deliveries copies the event to the dead-letter subject and stops delivering it", () =>
       withBus({ maxDeliver: 2 }, (bus, prefix) =>
         Effect.gen(function*() {
