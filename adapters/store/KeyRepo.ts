@@ -16,6 +16,7 @@ import { fromHex, toHex } from "../../core/bytes.js"
 import { isValidPublicKey, keyIdOf } from "../../core/signing.js"
 import { toIso } from "./rows.js"
 import { StoreError } from "./Store.js"
+import { transaction } from "./transaction.js"
 
 export interface SigningKeyRecord {
   /** Derived from the key: `keyIdOf(public_key)`. */
@@ -77,7 +78,7 @@ export const make = Effect.gen(function*() {
 
   const registerActive = (publicKey: Uint8Array) =>
     Effect.flatMap(checked("registerActive", publicKey), (keyId) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(sql, Effect.gen(function*() {
         // Two workers registering two new keys at once: the lock makes one of them the newest.
         yield* sql`select pg_advisory_xact_lock(7260412) as locked`
         const inserted = yield* insert(keyId, publicKey, false)

@@ -11,6 +11,7 @@ import webhooksEnforcement from "./migrations/0002_webhooks_enforcement.js"
 import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
+import { transaction } from "./transaction.js"
 
 const TABLE = "candor_migrations"
 
@@ -32,7 +33,8 @@ export const migrations = Migrator.fromRecord({
  * advisory lock closes that race; the Migrator then locks the table itself while it migrates.
  */
 const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql.withTransaction(
+  transaction(
+    sql,
     Effect.zipRight(
       sql`select pg_advisory_xact_lock(7260411) as locked`,
       sql`create table if not exists ${sql(TABLE)} (

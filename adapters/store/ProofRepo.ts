@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import type { Certificate } from "../../core/certificate.js"
 import { json, toCount, toIso } from "./rows.js"
 import { StoreError } from "./Store.js"
+import { transaction } from "./transaction.js"
 
 /** The outbox kind of proof jobs (streams/decisions.ts `PROVER_OUTBOX`). */
 export const PROOF_JOB_KIND = "prover"
@@ -106,7 +107,7 @@ export const make = Effect.gen(function*() {
   const request = (job: ProofJob) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
       const now = new Date(millis).toISOString()
-      return sql.withTransaction(Effect.gen(function*() {
+      return transaction(sql, Effect.gen(function*() {
         // Serialises requests for one checkpoint, so two of them never queue two jobs.
         yield* sql`select pg_advisory_xact_lock(hashtext(${job.checkpoint_id})) as locked`
         const [existing] = yield* sql<ProofRow>`
@@ -145,7 +146,7 @@ export const make = Effect.gen(function*() {
     )
 
   const complete = (checkpointId: string, proof: Record<string, unknown>) =>
-    sql.withTransaction(Effect.gen(function*() {
+    transaction(sql, Effect.gen(function*() {
       yield* sql`
         update proofs set status = 'completed', proof = ${json(proof)}::jsonb, error = null, updated_at = now()
         where checkpoint_id = ${checkpointId}`

@@ -30,6 +30,7 @@ import {
   StoreError,
   type WebhookRegistration
 } from "./Store.js"
+import { transaction } from "./transaction.js"
 
 const storeError =
   (operation: string) =>
@@ -136,23 +137,19 @@ export const make = Effect.gen(function* () {
     )
 
   const putCard = (agentId: string, card: AlignmentCard): Effect.Effect<number, StoreError> =>
-    sql
-      .withTransaction(
-        Effect.gen(function* () {
-          yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
-          // The agent row lock serialises versioning: two concurrent puts get versions n and n + 1.
-          yield* sql`select agent_id from agents where agent_id = ${agentId} for update`
-          yield* sql`update cards set active = false where agent_id = ${agentId} and active`
-          const [row] = yield* sql<{ version: number }>`
-            insert into cards (agent_id, version, card_id, card, retention_days, active)
-            select ${agentId}, coalesce(max(version), 0) + 1, ${card.card_id}, ${json(card)}::jsonb,
-                   ${card.audit_commitment.retention_days}, true
-            from cards where agent_id = ${agentId}
-            returning version`
-          return row!.version
-        })
-      )
-      .pipe(storeError("putCard"))
+    transaction(sql, Effect.gen(function* () {
+      yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
+      // The agent row lock serialises versioning: two concurrent puts get versions n and n + 1.
+      yield* sql`select agent_id from agents where agent_id = ${agentId} for update`
+      yield* sql`update cards set active = false where agent_id = ${agentId} and active`
+      const [row] = yield* sql<{ version: number }>`
+        insert into cards (agent_id, version, card_id, card, retention_days, active)
+        select ${agentId}, coalesce(max(version), 0) + 1, ${card.card_id}, ${json(card)}::jsonb,
+               ${card.audit_commitment.retention_days}, true
+        from cards where agent_id = ${agentId}
+        returning version`
+      return row!.version
+    })).pipe(storeError("putCard"))
 
   const claimOutbox = (kind: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<OutboxItem>, StoreError> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -207,29 +204,25 @@ export const make = Effect.gen(function* () {
     )
 
   const recordEnforcement: Store["Type"]["recordEnforcement"] = (record, patch) =>
-    sql
-      .withTransaction(
-        Effect.gen(function* () {
-          yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
-          // The agent row lock orders this against settings written by the API at the same moment.
-          const [row] = yield* sql<{ settings: unknown }>`
-            select settings from agents where agent_id = ${record.agent_id} for update`
-          const current = settingsOf(row?.settings)
-          const inserted = yield* sql<{ id: unknown }>`
-            insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
-            values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
-                    ${record.action}, ${json(record.body)}::jsonb)
-            on conflict do nothing
-            returning id`
-          if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
-          const [updated] = yield* sql<{ settings: unknown }>`
-            update agents set settings = settings || ${json(patch)}::jsonb
-            where agent_id = ${record.agent_id}
-            returning settings`
-          return { recorded: true, settings: settingsOf(updated?.settings) }
-        })
-      )
-      .pipe(storeError("recordEnforcement"))
+    transaction(sql, Effect.gen(function* () {
+      yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
+      // The agent row lock orders this against settings written by the API at the same moment.
+      const [row] = yield* sql<{ settings: unknown }>`
+        select settings from agents where agent_id = ${record.agent_id} for update`
+      const current = settingsOf(row?.settings)
+      const inserted = yield* sql<{ id: unknown }>`
+        insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
+        values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
+                ${record.action}, ${json(record.body)}::jsonb)
+        on conflict do nothing
+        returning id`
+      if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
+      const [updated] = yield* sql<{ settings: unknown }>`
+        update agents set settings = settings || ${json(patch)}::jsonb
+        where agent_id = ${record.agent_id}
+        returning settings`
+      return { recorded: true, settings: settingsOf(updated?.settings) }
+    })).pipe(storeError("recordEnforcement"))
 
   const enforcementRecords = (agentId: string, limit: number): Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError> =>
     sql<{
@@ -262,39 +255,35 @@ export const make = Effect.gen(function* () {
   /** Rows past the retention of the agent's active card; agents without a card keep everything. */
   const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
     const at = now.toISOString()
-    return sql
-      .withTransaction(
-        Effect.gen(function* () {
-          const [checkpoints] = yield* sql<{ n: unknown }>`
-            with expired as (
-              select c.checkpoint_id from checkpoints c
-              join cards k on k.agent_id = c.agent_id and k.active
-              where c.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
-            ), certificates_gone as (
-              delete from certificates where checkpoint_id in (select checkpoint_id from expired)
-            ), proofs_gone as (
-              delete from proofs where checkpoint_id in (select checkpoint_id from expired)
-            ), gone as (
-              delete from checkpoints where checkpoint_id in (select checkpoint_id from expired)
-              returning agent_id, verdict
-            ), counted as (
-              update checkpoint_counts n set count = n.count - g.count
-              from (select agent_id, verdict, count(*) as count from gone group by agent_id, verdict) g
-              where n.agent_id = g.agent_id and n.verdict = g.verdict
-            )
-            select count(*) as n from gone`
-          const [traces] = yield* sql<{ n: unknown }>`
-            with gone as (
-              delete from traces t using cards k
-              where k.agent_id = t.agent_id and k.active
-                and t.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
-              returning 1
-            )
-            select count(*) as n from gone`
-          return toCount(checkpoints?.n) + toCount(traces?.n)
-        })
-      )
-      .pipe(storeError("purgeExpired"))
+    return transaction(sql, Effect.gen(function* () {
+      const [checkpoints] = yield* sql<{ n: unknown }>`
+        with expired as (
+          select c.checkpoint_id from checkpoints c
+          join cards k on k.agent_id = c.agent_id and k.active
+          where c.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
+        ), certificates_gone as (
+          delete from certificates where checkpoint_id in (select checkpoint_id from expired)
+        ), proofs_gone as (
+          delete from proofs where checkpoint_id in (select checkpoint_id from expired)
+        ), gone as (
+          delete from checkpoints where checkpoint_id in (select checkpoint_id from expired)
+          returning agent_id, verdict
+        ), counted as (
+          update checkpoint_counts n set count = n.count - g.count
+          from (select agent_id, verdict, count(*) as count from gone group by agent_id, verdict) g
+          where n.agent_id = g.agent_id and n.verdict = g.verdict
+        )
+        select count(*) as n from gone`
+      const [traces] = yield* sql<{ n: unknown }>`
+        with gone as (
+          delete from traces t using cards k
+          where k.agent_id = t.agent_id and k.active
+            and t.occurred_at < ${at}::timestamptz - make_interval(days => k.retention_days)
+          returning 1
+        )
+        select count(*) as n from gone`
+      return toCount(checkpoints?.n) + toCount(traces?.n)
+    })).pipe(storeError("purgeExpired"))
   }
 
   return Store.of({

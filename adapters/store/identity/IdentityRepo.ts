@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/organization.js"
 import { toCount, toIso } from "../rows.js"
 import { StoreError } from "../Store.js"
+import { transaction } from "../transaction.js"
 
 export interface User {
   readonly user_id: string
@@ -209,7 +210,7 @@ export const make = Effect.gen(function*() {
           returning *`.pipe(Effect.map((rows) => userOf(rows[0])), storeError("updateUser")),
 
     createOrg: (org) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(sql, Effect.gen(function*() {
         yield* sql`insert into orgs (org_id, name, slug, billing_account_id, owner_user_id)
           values (${org.org_id}, ${org.name}, ${org.slug}, ${org.billing_account_id}, ${org.owner_user_id})`
         yield* sql`insert into org_members (org_id, user_id, role) values (${org.org_id}, ${org.owner_user_id}, 'owner')`
@@ -231,7 +232,7 @@ export const make = Effect.gen(function*() {
       ),
 
     deleteOrg: (orgId) =>
-      sql.withTransaction(Effect.zipRight(
+      transaction(sql, Effect.zipRight(
         sql`update agent_claims set org_id = null where org_id = ${orgId}`,
         sql`delete from orgs where org_id = ${orgId}`
       )).pipe(Effect.asVoid, storeError("deleteOrg")),
@@ -279,7 +280,7 @@ export const make = Effect.gen(function*() {
       ),
 
     transferOwnership: (orgId, userId) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(sql, Effect.gen(function*() {
         yield* sql`update org_members set role = 'admin' where org_id = ${orgId} and role = 'owner'`
         yield* sql`insert into org_members (org_id, user_id, role) values (${orgId}, ${userId}, 'owner')
           on conflict (org_id, user_id) do update set role = 'owner'`
@@ -306,7 +307,7 @@ export const make = Effect.gen(function*() {
       ),
 
     acceptInvite: (inviteId, userId) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(sql, Effect.gen(function*() {
         const rows = yield* sql`update org_invites set accepted_at = now(), accepted_by = ${userId}
           where invite_id = ${inviteId} and accepted_at is null returning org_id, role`
         const row = rows[0] as any

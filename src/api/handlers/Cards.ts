@@ -15,6 +15,7 @@ import type { ConscienceValue } from "../../../core/schema/conscience.js"
 import { CandorApi } from "../Api.js"
 import { writeAgent } from "./agentAccess.js"
 import { internal } from "./access.js"
+import { transaction } from "../../../adapters/store/transaction.js"
 
 /** No values of its own: the gateway and the judge fall back to the defaults. */
 const inForce = (values: ReadonlyArray<ConscienceValue>) => (values.length > 0 ? values : undefined)
@@ -32,7 +33,8 @@ export const CardsLive = HttpApiBuilder.group(CandorApi, "cards", (handlers) =>
         }
         const store = yield* Store
         const sql = yield* SqlClient.SqlClient
-        yield* sql.withTransaction(
+        yield* transaction(
+          sql,
           Effect.zipRight(store.putCard(path.agent_id, card), store.putConscienceValues(path.agent_id, payload.conscience_values))
         ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "updateCard", cause }))))
         yield* (yield* AgentState).update(path.agent_id, {
