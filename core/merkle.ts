@@ -159,6 +159,12 @@ export const rootAt = (treeSize: number, read: NodeReader): Uint8Array | undefin
   return treeSize === 0 ? emptyRoot.slice() : readFold(edgeNodes(0, treeSize), read)
 }
 
+/** The perfect nodes {@link rootAt} reads, so a database can fetch them in one query. */
+export const rootNodes = (treeSize: number): ReadonlyArray<{ level: number; index: number }> => {
+  if (!isCount(treeSize)) throw new RangeError(`rootNodes: tree size ${treeSize} is not a non-negative safe integer`)
+  return treeSize === 0 ? [] : edgeNodes(0, treeSize)
+}
+
 const checkedInclusionGroups = (leafIndex: number, treeSize: number): Array<Array<NodeId>> => {
   if (!isCount(leafIndex) || !isCount(treeSize) || leafIndex >= treeSize) {
     throw new RangeError(`inclusion proof: need 0 ≤ leafIndex < treeSize, got ${leafIndex} and ${treeSize}`)

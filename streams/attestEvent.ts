@@ -152,13 +152,9 @@ export const attestEvent = (
   if (shouldProve(checkpoint.checkpoint_id, verdict)) {
     outbox.push({ kind: PROVER_OUTBOX, payload: { checkpoint_id: checkpoint.checkpoint_id, agent_id: actor.agentId } })
   }
-  const origin = logOriginOf(env.logOrigin, actor.agentId)
-  const treeHead = signNote(
-    formatCheckpoint({ origin, size: attestation.state.frontier.size, root: frontierRoot(attestation.state.frontier), extensions: [] }),
-    { name: origin, key: env.key }
-  )
   return {
-    input: { checkpoint, trace, attestation, before: actor.log, treeHead, alerts, outbox },
+    // The tree head is signed once per agent and batch, by the caller (see `signedTreeHead`).
+    input: { checkpoint, trace, attestation, before: actor.log, treeHead: undefined, alerts, outbox },
     actor: {
       ...actor,
       log: attestation.state,
@@ -168,6 +164,17 @@ export const attestEvent = (
     },
     session: aip.state
   }
+}
+
+/** The C2SP signed note of an agent's log at `size` with `root` (the tree head). */
+export const signedTreeHead = (
+  agentId: string,
+  size: number,
+  root: Uint8Array,
+  env: Pick<StepEnv, "key" | "logOrigin">
+): string => {
+  const origin = logOriginOf(env.logOrigin, agentId)
+  return signNote(formatCheckpoint({ origin, size, root, extensions: [] }), { name: origin, key: env.key })
 }
 
 /** Hex root of the actor's log: for logs and tests. */

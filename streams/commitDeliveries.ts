@@ -19,12 +19,13 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { frontierRoot } from "../core/merkle.js"
 import { GatewayEvent } from "../core/schema/event.js"
 import type { SigningKey } from "../core/signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
 import { type CommitInput, Store } from "../adapters/store/Store.js"
 import type { AgentActors } from "./AgentActors.js"
-import { attestEvent } from "./attestEvent.js"
+import { attestEvent, signedTreeHead } from "./attestEvent.js"
 
 export interface CommitOptions {
   readonly key: SigningKey
@@ -48,6 +49,19 @@ const redeliveryDelay = (delivery: Delivery, options: CommitOptions): number =>
   Math.min(options.retryDelayMs * 4 ** Math.max(0, delivery.deliveryCount - 1), MAX_REDELIVERY_DELAY_MS)
 
 const decodeEvent = Schema.decodeUnknownEither(GatewayEvent)
+
+/** Signs the tree head of each agent's last input: one signature per agent and batch. */
+const withTreeHeads = (inputs: Array<CommitInput>, env: Pick<CommitOptions, "key" | "logOrigin">): void => {
+  const signed = new Set<string>()
+  for (let i = inputs.length - 1; i >= 0; i--) {
+    const { attestation } = inputs[i]!
+    const agentId = attestation.link.entry.agent_id
+    if (signed.has(agentId)) continue
+    signed.add(agentId)
+    const { frontier } = attestation.state
+    inputs[i] = { ...inputs[i]!, treeHead: signedTreeHead(agentId, frontier.size, frontierRoot(frontier), env) }
+  }
+}
 
 export interface BatchOutcome {
   readonly committed: number
@@ -103,6 +117,7 @@ export const commitDeliveries = (
         sessions.set(event.session_id, step.session)
         inputs.push(step.input)
       }
+      withTreeHeads(inputs, env)
       const result = yield* actors.commit(inputs)
       if (result._tag === "Conflict") {
         for (const agentId of result.agentIds) actors.forget(agentId)

@@ -313,6 +313,7 @@ export const make = Effect.gen(function* () {
       ),
     inclusionProof: merkle.inclusion,
     consistencyProof: merkle.consistency,
+    rootAt: merkle.root,
     treeHead,
     driftAlerts: (agentId, limit) =>
       sql<{ body: unknown }>`

@@ -33,8 +33,13 @@ export interface CommitInput {
   readonly attestation: Attestation
   /** The log state the attestation extended: the compare-and-set fence. */
   readonly before: AgentLogState
-  /** The C2SP signed note of the agent's log at the new size (signed tree head). */
-  readonly treeHead: string
+  /**
+   * The C2SP signed note of the agent's log at the new size (signed tree head). Only the last input
+   * of each agent in a batch carries one: the note has no timestamp, so a head for a size in between
+   * is the same note signed on demand (`rootAt`), and a batch costs one signature per agent, not two
+   * per checkpoint.
+   */
+  readonly treeHead: string | undefined
   readonly alerts: ReadonlyArray<DriftAlert>
   /** Sent after commit by the outbox relays: webhooks, prover jobs. */
   readonly outbox: ReadonlyArray<OutboxDraft>
@@ -186,7 +191,9 @@ export class Store extends Context.Tag("candor/Store")<Store, {
     fromSize: number,
     toSize: number
   ) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>
-  /** The newest signed tree head, or the one at exactly `treeSize`. */
+  /** The hex root of the agent's log at `treeSize`, from the stored nodes; `undefined` past the log's size. */
+  readonly rootAt: (agentId: string, treeSize: number) => Effect.Effect<string | undefined, StoreError>
+  /** The newest signed tree head, or the one stored at exactly `treeSize` (the last size of a batch). */
   readonly treeHead: (agentId: string, treeSize?: number) => Effect.Effect<TreeHead | undefined, StoreError>
   readonly driftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
 

@@ -84,7 +84,10 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
   const movedHeads: Array<HeadMove> = []
   for (const [agentId, first] of firsts) {
     const { before } = first
-    const state = lasts.get(agentId)!.attestation.state
+    const last = lasts.get(agentId)!
+    // The log's newest size must have its signed head: sizes in between are signed on demand.
+    if (last.treeHead === undefined) broken.add(agentId)
+    const state = last.attestation.state
     if (before.head.position === 0 && (!bytesEqual(before.head.hash, genesisHash(agentId)) || before.frontier.size !== 0)) {
       broken.add(agentId)
     }
@@ -131,12 +134,14 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
         hash: toHex(node.hash)
       }))
     ),
-    treeHeads: inputs.map(({ attestation: { certificate }, treeHead }) => ({
-      agent_id: certificate.subject.agent_id,
-      tree_size: certificate.merkle.tree_size,
-      root: certificate.merkle.root,
-      note: treeHead
-    })),
+    treeHeads: inputs.flatMap(({ attestation: { certificate }, treeHead }) =>
+      treeHead === undefined ? [] : [{
+        agent_id: certificate.subject.agent_id,
+        tree_size: certificate.merkle.tree_size,
+        root: certificate.merkle.root,
+        note: treeHead
+      }]
+    ),
     alerts: inputs.flatMap(({ alerts }) =>
       alerts.map((alert) => ({
         alert_id: alert.alert_id,

@@ -12,7 +12,9 @@ import {
   consistencyProofNodes,
   inclusionProof,
   inclusionProofNodes,
-  type NodeReader
+  type NodeReader,
+  rootAt,
+  rootNodes
 } from "../../core/merkle.js"
 import { isCount } from "../../core/merkle-range.js"
 import { json, toCount } from "./rows.js"
@@ -80,5 +82,19 @@ export const makeMerkleReads = (sql: SqlClient) => {
       (read) => consistencyProof(fromSize, toSize, read)
     )
 
-  return { logSize, inclusion, consistency }
+  /** The hex root at an earlier size, for a tree head signed on demand; `undefined` past the log's size. */
+  const root = (agentId: string, treeSize: number) =>
+    (isCount(treeSize)
+      ? Effect.flatMap(logSize(agentId), (size) =>
+          treeSize > size
+            ? Effect.succeed(undefined)
+            : Effect.map(readNodes(agentId, rootNodes(treeSize)), (read) => {
+                const hash = rootAt(treeSize, read)
+                return hash === undefined ? undefined : toHex(hash)
+              })
+        )
+      : Effect.succeed(undefined)
+    ).pipe(Effect.mapError((cause) => new StoreError({ operation: "rootAt", cause })))
+
+  return { logSize, inclusion, consistency, root }
 }

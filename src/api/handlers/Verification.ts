@@ -5,12 +5,14 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { noteOrigin, noteVerifierKeyOf, publicKeyInfo, verifyWithKeys } from "../../../adapters/keys/trust.js"
+import { SigningKeys } from "../../../adapters/keys/SigningKeys.js"
 import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
@@ -20,7 +22,7 @@ import { type Certificate, chainEntryOf, signedBytes } from "../../../core/certi
 import { genesisHash, verifyLink } from "../../../core/chain.js"
 import { sha256 } from "../../../core/hash.js"
 import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/merkle.js"
-import { verifyCheckpointNote } from "../../../core/note.js"
+import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/note.js"
 import { shouldProve } from "../../../core/proof-sampling.js"
 import { verifySignature } from "../../../core/signing.js"
 import { verifyVerdictProof } from "../../../prover/verdict-proof.js"
@@ -44,10 +46,25 @@ const latestHead = (agentId: string) =>
     Effect.flatMap((head) => head === undefined ? Effect.fail(notFound(`agent ${agentId}`)) : Effect.succeed(head))
   )
 
-const headAt = (agentId: string, treeSize: number) =>
-  Effect.flatMap(Store, (store) => store.treeHead(agentId, treeSize)).pipe(
-    Effect.flatMap((head) => head === undefined ? Effect.fail(notFound(`tree head of size ${treeSize} for agent ${agentId}`)) : Effect.succeed(head))
-  )
+/**
+ * The signed head at `treeSize` (at most the latest's). Workers store one for the newest size of
+ * each batch; for a size in between the same note is signed now: a C2SP checkpoint carries no time,
+ * so it is the note the worker would have signed (byte for byte, with the same key).
+ */
+const headAt = (latest: TreeHead, treeSize: number) =>
+  Effect.gen(function*() {
+    if (treeSize === latest.tree_size) return latest
+    const store = yield* Store
+    const stored = yield* store.treeHead(latest.agent_id, treeSize)
+    if (stored !== undefined) return stored
+    const root = yield* store.rootAt(latest.agent_id, treeSize)
+    const origin = noteOrigin(latest.note)
+    if (root === undefined || origin === undefined) return yield* notFound(`tree head of size ${treeSize} for agent ${latest.agent_id}`)
+    const { active } = yield* SigningKeys
+    const note = signNote(formatCheckpoint({ origin, size: treeSize, root: fromHex(root)!, extensions: [] }), { name: origin, key: active })
+    const now = yield* Clock.currentTimeMillis
+    return { agent_id: latest.agent_id, tree_size: treeSize, root, note, created_at: new Date(now).toISOString() } satisfies TreeHead
+  })
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/verify
@@ -245,7 +262,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
             error: `tree_size: must be greater than the leaf index ${leaf_index} and at most the log's size ${latest.tree_size}`
           })
         }
-        const head = treeSize === latest.tree_size ? latest : yield* headAt(agentId, treeSize)
+        const head = yield* headAt(latest, treeSize)
         const auditPath = yield* (yield* Store).inclusionProof(agentId, leaf_index, treeSize)
         if (auditPath === undefined) return yield* notFound(`inclusion proof at tree size ${treeSize}`)
         return {
@@ -267,8 +284,8 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         const to = urlParams.to ?? latest.tree_size
         if (to > latest.tree_size) return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
         if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
-        const toHead = to === latest.tree_size ? latest : yield* headAt(path.agent_id, to)
-        const fromHead = yield* headAt(path.agent_id, urlParams.from)
+        const toHead = yield* headAt(latest, to)
+        const fromHead = yield* headAt(latest, urlParams.from)
         const proof = yield* (yield* Store).consistencyProof(path.agent_id, urlParams.from, to)
         if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
         const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })

@@ -198,6 +198,7 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       for (const treeSize of sizes) {
         const head = yield* store.treeHead(a, treeSize)
         expect(head?.root).toBe(hex(log.root(treeSize)))
+        expect(yield* store.rootAt(a, treeSize)).toBe(hex(log.root(treeSize)))
         const root = fromHex(head!.root)!
         for (let leaf = 0; leaf < treeSize; leaf++) {
           const proof = yield* store.inclusionProof(a, leaf, treeSize)
@@ -224,6 +225,25 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.consistencyProof(a, size, size)).toEqual([])
       expect(yield* store.treeHead(a, size + 1)).toBeUndefined()
       expect((yield* store.treeHead(a))?.tree_size).toBe(size)
+      expect(yield* store.rootAt(a, size + 1)).toBeUndefined()
+      expect(yield* store.rootAt(a, -1)).toBeUndefined()
+      expect(yield* store.rootAt(a, 0)).toBe(hex(log.root(0)))
+    }))
+
+  it.effect("keeps the signed head of each agent's newest size; a batch whose newest input has none is refused", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const a = uniqueId("a")
+      const chain = makeInputs(a, fresh(a), 3)
+      // Heads of the sizes in between left to be signed on demand.
+      const inputs = chain.inputs.map((input, i) => (i < 2 ? { ...input, treeHead: undefined } : input))
+      expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
+      expect(yield* store.treeHead(a, 1)).toBeUndefined()
+      expect((yield* store.treeHead(a))?.tree_size).toBe(3)
+      expect(yield* store.rootAt(a, 1)).toBe(chain.inputs[0]!.attestation.certificate.merkle.root)
+      const next = makeInputs(a, chain.state, 1)
+      expect(yield* store.commitBatch([{ ...next.inputs[0]!, treeHead: undefined }])).toEqual({ _tag: "Conflict", agentIds: [a] })
+      expect((yield* store.loadLogState(a)).head.position).toBe(3)
     }))
 
   it.effect("reloads a log state that appends exactly like the one in memory", () =>
