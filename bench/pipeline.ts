@@ -68,8 +68,8 @@ const throughputTable = (rows: ReadonlyArray<ThroughputRow>) =>
 
 const latencyTable = (rows: ReadonlyArray<readonly [string, LatencyResult]>) =>
   table(
-    `Publish-to-commit latency at a fixed rate, ${settings.latencySeconds} s, ${fmt(settings.agents)} known agents (ms; upper bound, 10 ms polls)`,
-    ["backend", "target rate/s", "achieved rate/s", "events", "p50", "p90", "p99", "max", "not committed", "target"],
+    `Publish-to-commit latency at a fixed rate, ${settings.latencySeconds} s, ${fmt(settings.agents)} known agents (ms; upper bound, 10 ms polls; CPU: µs per checkpoint)`,
+    ["backend", "target rate/s", "achieved rate/s", "events", "p50", "p90", "p99", "max", "not committed", "CPU worker", "CPU bench", "CPU postgres", "CPU nats", "target"],
     rows.map(([backend, r]) => [
       backend,
       fmt(r.rate),
@@ -80,6 +80,10 @@ const latencyTable = (rows: ReadonlyArray<readonly [string, LatencyResult]>) =>
       fmt(r.p99, 1),
       fmt(r.max, 1),
       fmt(r.missing),
+      r.cpu.worker === undefined ? "" : fmt(r.cpu.worker),
+      fmt(r.cpu.bench),
+      fmt(r.cpu.postgres),
+      fmt(r.cpu.nats),
       backend === "postgres" ? `p99 < 250 ms: ${r.p99 < 250 && r.missing === 0 ? "met" : "NOT met"}` : ""
     ])
   )

@@ -58,7 +58,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const { active: key } = yield* SigningKeys
     const actors = yield* makeAgentActors(defaultActorsOptions)
     const sender = Option.getOrElse(yield* Effect.serviceOption(WebhookSender), () => makeWebhookSender())
-    // One signal per relay: a commit wakes each of them.
+    // One signal per relay: a commit that wrote items of its kind wakes it.
     const wakeDecisions = yield* makeSignal
     const wakeWebhooks = yield* makeSignal
     const commitOptions = { ...settings, key }
@@ -68,10 +68,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
         Stream.chunks,
         Stream.mapEffect((batch) =>
           commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions).pipe(
-            Effect.tap((outcome) =>
-              outcome.committed > 0
-                ? Effect.zipRight(Queue.offer(wakeDecisions, undefined), Queue.offer(wakeWebhooks, undefined))
-                : Effect.void
+            Effect.tap(({ outboxKinds }) =>
+              Effect.zipRight(
+                outboxKinds.has(DECISION_OUTBOX) ? Queue.offer(wakeDecisions, undefined) : Effect.void,
+                outboxKinds.has(WEBHOOK_OUTBOX) ? Queue.offer(wakeWebhooks, undefined) : Effect.void
+              )
             )
           )
         ),

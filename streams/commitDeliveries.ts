@@ -23,7 +23,7 @@ import { frontierRoot } from "../core/merkle.js"
 import { GatewayEvent } from "../core/schema/event.js"
 import type { SigningKey } from "../core/signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
-import { type CommitInput, Store } from "../adapters/store/Store.js"
+import { type CommitInput, Store, type StoreError } from "../adapters/store/Store.js"
 import type { AgentActors } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./attestEvent.js"
 
@@ -69,6 +69,19 @@ export interface BatchOutcome {
   readonly invalid: number
   /** Handed back (nak) for redelivery. */
   readonly retried: number
+  /** The outbox kinds the commit wrote items of: only their relays need waking. */
+  readonly outboxKinds: ReadonlySet<string>
+}
+
+/** A batch committed: what `attempt` found, before the acks. */
+type Committed = Omit<BatchOutcome, "invalid" | "retried">
+
+const NO_KINDS: ReadonlySet<string> = new Set()
+
+const outboxKindsOf = (inputs: ReadonlyArray<CommitInput>): ReadonlySet<string> => {
+  let kinds: Set<string> | undefined
+  for (const input of inputs) for (const draft of input.outbox) (kinds ??= new Set()).add(draft.kind)
+  return kinds ?? NO_KINDS
 }
 
 export const commitDeliveries = (
@@ -92,19 +105,18 @@ export const commitDeliveries = (
         )
       }
     }
-    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0 }
+    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0, outboxKinds: NO_KINDS }
 
     // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
     // once (deduplicated by the bus on its msgId), and a duplicate that still gets through is caught
     // by the commit (a taken checkpoint id is a conflict), after which the retry looks it up.
     const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
-    const attempt = (lookUp: boolean) => Effect.gen(function*() {
+    const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> => Effect.gen(function*() {
       const stored = lookUp ? yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id)) : new Set()
       const now = new Date()
-      const [states, sessions] = yield* Effect.all([
-        actors.getAll(events.map(({ event }) => event.agent_id), now.getTime()),
-        actors.sessionAll(events.map(({ event }) => event.session_id), now.getTime())
-      ], { concurrency: 2 })
+      // One after the other: almost always both are found in memory, and a fork per batch costs more.
+      const states = yield* actors.getAll(events.map(({ event }) => event.agent_id), now.getTime())
+      const sessions = yield* actors.sessionAll(events.map(({ event }) => event.session_id), now.getTime())
       const env = { ...options, now }
       const seen = new Set<string>()
       const inputs: Array<CommitInput> = []
@@ -126,7 +138,7 @@ export const commitDeliveries = (
       }
       for (const state of states.values()) actors.put(state, now.getTime())
       for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
-      return { committed: inputs.length, duplicates: events.length - inputs.length }
+      return { committed: inputs.length, duplicates: events.length - inputs.length, outboxKinds: outboxKindsOf(inputs) }
     })
 
     /** Settles every delivery at once: acks and naks are plain publishes, no fiber each. */
@@ -143,47 +155,56 @@ export const commitDeliveries = (
           Effect.annotateLogs({ reason, events: events.length })
         )
         yield* settleAll((delivery) => delivery.nak(redeliveryDelay(delivery, options)))
-        return { committed: 0, duplicates: 0, invalid, retried: events.length }
+        return { committed: 0, duplicates: 0, invalid, retried: events.length, outboxKinds: NO_KINDS }
       })
 
-    const commitOrHandBack = Effect.gen(function*() {
-      let lookUp = !firstDelivery
-      let conflicts = 0
-      let refusals = 0
-      let outage = false
-      let wait = options.retryDelayMs
-      for (;;) {
-        const done = yield* Effect.either(attempt(lookUp))
-        lookUp = true
-        if (Either.isRight(done) && done.right !== undefined) {
-          if (outage) yield* Effect.logInfo("store reachable again; batch committed").pipe(Effect.annotateLogs({ events: events.length }))
-          // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
-          yield* settleAll((delivery) => delivery.ack)
-          return { ...done.right, invalid, retried: 0 }
+    /** After a first attempt that did not commit: again (after a failure, with backoff) until committed or handed back. */
+    const retry = (first: Either.Either<Committed | undefined, StoreError>) =>
+      Effect.gen(function*() {
+        let done = first
+        let conflicts = 0
+        let refusals = 0
+        let outage = false
+        let wait = options.retryDelayMs
+        for (;;) {
+          if (Either.isRight(done) && done.right !== undefined) {
+            if (outage) yield* Effect.logInfo("store reachable again; batch committed").pipe(Effect.annotateLogs({ events: events.length }))
+            return done.right
+          }
+          if (Either.isRight(done)) {
+            if (++conflicts > options.conflictRetries) return yield* handBack("conflict")
+          } else {
+            if (Either.isRight(yield* Effect.either(store.ping))) {
+              if (++refusals > options.conflictRetries) return yield* handBack(`${done.left.operation} failed`)
+            } else if (!outage) {
+              outage = true
+              yield* Effect.logWarning("store unreachable; holding the batch until it is back").pipe(
+                Effect.annotateLogs({ events: events.length, operation: done.left.operation })
+              )
+            }
+            yield* Effect.sleep(wait)
+            wait = Math.min(wait * 2, MAX_RETRY_WAIT_MS)
+          }
+          done = yield* Effect.either(attempt(true))
         }
-        if (Either.isRight(done)) {
-          if (++conflicts > options.conflictRetries) return yield* handBack("conflict")
-          continue
-        }
-        if (Either.isRight(yield* Effect.either(store.ping))) {
-          if (++refusals > options.conflictRetries) return yield* handBack(`${done.left.operation} failed`)
-        } else if (!outage) {
-          outage = true
-          yield* Effect.logWarning("store unreachable; holding the batch until it is back").pipe(
-            Effect.annotateLogs({ events: events.length, operation: done.left.operation })
-          )
-        }
-        yield* Effect.sleep(wait)
-        wait = Math.min(wait * 2, MAX_RETRY_WAIT_MS)
-      }
-    })
+      })
 
-    // While the batch is in hand (a slow commit, an outage), its deliveries are kept from the ack wait.
+    /** A commit is acked; an outcome with `retried` was handed back already. */
+    const settled = (outcome: Committed | BatchOutcome) =>
+      "retried" in outcome
+        ? Effect.succeed(outcome)
+        // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
+        : Effect.as(settleAll((delivery) => delivery.ack), { ...outcome, invalid, retried: 0 })
+
+    const first = yield* Effect.either(attempt(!firstDelivery))
+    if (Either.isRight(first) && first.right !== undefined) return yield* settled(first.right)
+    // Not committed at once: while the batch is held (an outage waited out), its deliveries are
+    // kept from the ack wait.
     return yield* Effect.scoped(Effect.gen(function*() {
       yield* settleAll((delivery) => delivery.working).pipe(
         Effect.schedule(Schedule.spaced(options.keepAliveMs)),
         Effect.forkScoped
       )
-      return yield* commitOrHandBack
+      return yield* Effect.flatMap(retry(first), settled)
     }))
   })

@@ -9,7 +9,7 @@
 import * as Effect from "effect/Effect"
 import { gatewayEvent } from "../../test/support/events.js"
 import { type Backend, deploy } from "./deployment.js"
-import { agentIds, now, publishAtRate, warmUp } from "./load.js"
+import { agentIds, type CpuShare, cpuMeter, now, publishAtRate, warmUp } from "./load.js"
 import { settings } from "./settings.js"
 
 export interface LatencyResult {
@@ -22,13 +22,20 @@ export interface LatencyResult {
   readonly max: number
   /** Published but not seen committed 30 s after the last publish. */
   readonly missing: number
+  /** µs of CPU per checkpoint, by process, over the timed part. */
+  readonly cpu: CpuShare
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
 
 export const latency = (backend: Backend, rate: number) =>
   Effect.scoped(Effect.gen(function*() {
-    const d = yield* deploy({ backend, worker: backend === "postgres" ? settings.pgWorker : "inline", partitions: settings.partitions })
+    const d = yield* deploy({
+      backend,
+      worker: backend === "postgres" ? settings.pgWorker : "inline",
+      partitions: settings.partitions,
+      cpuProfileDir: settings.cpuProfileDir
+    })
     const agents = agentIds("lat", settings.agents)
     yield* warmUp(d, agents)
     // Per agent: the publish times of its events, how many of them were seen committed, and where
@@ -53,6 +60,7 @@ export const latency = (backend: Backend, rate: number) =>
         yield* Effect.sleep("10 millis")
       }
     })
+    const cpu = yield* cpuMeter(d)
     const poller = yield* Effect.fork(poll)
     const run = yield* publishAtRate(d, rate, settings.latencySeconds, (i) => gatewayEvent(agents[i % agents.length]!), (event, at) => {
       publishedAt.get(event.agent_id)!.push(at)
@@ -72,6 +80,7 @@ export const latency = (backend: Backend, rate: number) =>
       p90: percentile(sorted, 0.9),
       p99: percentile(sorted, 0.99),
       max: sorted[sorted.length - 1] ?? NaN,
-      missing: run.sent - sorted.length
+      missing: run.sent - sorted.length,
+      cpu: yield* cpu(run.sent)
     } satisfies LatencyResult
   }))

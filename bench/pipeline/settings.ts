@@ -34,7 +34,7 @@ export const settings = {
   ),
   /** Where the PostgreSQL worker runs (PGlite's always runs in the bench process). */
   pgWorker: (process.env.BENCH_WORKER === "inline" ? "inline" : "process") as WorkerMode,
-  /** `--cpu-prof` of the worker process of the throughput rows, into this directory. */
+  /** `--cpu-prof` of the worker process of the throughput and latency rows, into this directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROFILE
 } as const
 
