@@ -19,7 +19,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { mkdirSync } from "node:fs"
+import { mkdirSync, openSync, readFileSync, rmSync, writeSync, closeSync } from "node:fs"
+import { join } from "node:path"
 
 export interface PgliteClientOptions {
   /** A directory for the database files; absent: in memory, gone when the scope closes. */
@@ -57,16 +58,69 @@ const makeConnection = (db: PGlite): Connection => {
   }
 }
 
-const openPglite = (options: PgliteClientOptions) =>
+const LOCK_FILE = "candor.lock"
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * PGlite takes no lock of its own, and two processes (or two clients in one) writing one data
+ * directory corrupt it: `<dataDir>/candor.lock` holds the pid of the process that has it open. A
+ * lock left by a process that is gone is taken over. Written by hand: a pid file is all one machine
+ * needs, and lock libraries keep a timer running to refresh theirs.
+ */
+const lockDataDir = (dataDir: string) =>
   Effect.acquireRelease(
-    Effect.tryPromise({
+    Effect.try({
       try: () => {
-        if (options.dataDir !== undefined) mkdirSync(options.dataDir, { recursive: true })
-        return PGlite.create(options.dataDir)
+        mkdirSync(dataDir, { recursive: true })
+        const path = join(dataDir, LOCK_FILE)
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const fd = openSync(path, "wx")
+            writeSync(fd, String(process.pid))
+            closeSync(fd)
+            return path
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error
+            const holder = Number(readFileSync(path, "utf8").trim())
+            if (Number.isSafeInteger(holder) && holder > 0 && isRunning(holder)) {
+              throw new Error(
+                `the data directory ${dataDir} is in use by process ${holder}${holder === process.pid ? " (this one)" : ""}: ` +
+                  "embedded PGlite allows one process at a time; stop it, or set DATABASE_URL to share a PostgreSQL server " +
+                  `(if no Candor runs there, delete ${path})`
+              )
+            }
+            rmSync(path, { force: true })
+          }
+        }
       },
-      catch: fail("PgliteClient: failed to open the database")
+      catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "PgliteClient: cannot lock the data directory" })
     }),
-    (db) => Effect.promise(() => db.close())
+    (path) =>
+      Effect.sync(() => {
+        try {
+          if (readFileSync(path, "utf8").trim() === String(process.pid)) rmSync(path, { force: true })
+        } catch {
+          // Already gone.
+        }
+      })
+  )
+
+const openPglite = (options: PgliteClientOptions) =>
+  Effect.zipRight(
+    options.dataDir === undefined ? Effect.void : lockDataDir(options.dataDir),
+    Effect.acquireRelease(
+      Effect.tryPromise({ try: () => PGlite.create(options.dataDir), catch: fail("PgliteClient: failed to open the database") }),
+      (db) => Effect.promise(() => db.close())
+    )
   )
 
 /** The client; PGlite is closed when the scope closes. */

@@ -1,12 +1,14 @@
 /**
  * POST /v1/license/validate end to end, with licenses issued as `candor license issue` does
  * (Ed25519 with the deployment's signing key): valid, expiring soon, expired, forged, signed by
- * another key, not a license, an unknown plan; and the instance recorded.
+ * another key, not a license, an unknown plan; signed by a key rotated out since; and the instance
+ * recorded.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it as plain, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import { checkLicense, issueLicense, type License } from "../../adapters/licensing/licenseToken.js"
 import { generateSigningKey } from "../../core/signing.js"
 import * as Harness from "./support.js"
@@ -97,6 +99,16 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
       )
       expect(missing.status).toBe(400)
       expect(missing.body.error).toMatch(/^instance_id/)
+    }))
+
+  it.effect("a license signed before a key rotation stays valid: any key of the ring verifies it", () =>
+    Effect.gen(function*() {
+      const previous = generateSigningKey()
+      const issued = license(90)
+      const token = issueLicense(previous, issued)
+      expect((yield* validate(token)).body.valid).toBe(false)
+      yield* Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.registerRetired(previous.publicKey)).pipe(Effect.provide(KeyRepo.layer))
+      expect((yield* validate(token)).body).toMatchObject({ valid: true, license_id: issued.license_id })
     }))
 })
 

@@ -1,10 +1,13 @@
 /**
- * License validation: the token's signature against the deployment's signing key, its expiry, its
- * plan (whose flags and limits the license's own override), and a record of the checking instance.
+ * License validation: the token's signature against the deployment's key ring (a license issued
+ * before a key rotation stays valid until it expires), its expiry, its plan (whose flags and limits
+ * the license's own override), and a record of the checking instance.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { SigningKeys } from "../../../adapters/keys/SigningKeys.js"
+import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import { checkLicense } from "../../../adapters/licensing/licenseToken.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CandorApi } from "../Api.js"
@@ -31,7 +34,9 @@ export const LicenseLive = HttpApiBuilder.group(CandorApi, "license", (handlers)
   handlers.handle("validateLicense", ({ payload }) =>
     Effect.gen(function*() {
       const { active } = yield* SigningKeys
-      const check = checkLicense(payload.license, (keyId) => (keyId === active.keyId ? active.publicKey : undefined))
+      const ring = new Map((yield* (yield* KeyRepo.KeyRepo).list).map((key) => [key.key_id, key.public_key]))
+      ring.set(active.keyId, active.publicKey)
+      const check = checkLicense(payload.license, (keyId) => ring.get(keyId))
       if (check._tag === "Malformed") return invalid("license is not a Candor license token")
       if (check._tag === "BadSignature") return invalid("license signature is not valid for this deployment")
       const { license } = check
@@ -59,4 +64,4 @@ export const LicenseLive = HttpApiBuilder.group(CandorApi, "license", (handlers)
         next_check_seconds: Math.min(DAY, Math.max(60, Math.floor(remainingMs / 1000))),
         warning: days < WARN_DAYS ? `license expires in ${days} day${days === 1 ? "" : "s"}` : ""
       }
-    }).pipe(Effect.catchTag("StoreError", internal))))
+    }).pipe(Effect.catchTag("StoreError", internal)))).pipe(Layer.provide(KeyRepo.layer))

@@ -1,14 +1,17 @@
 /**
  * The embedded default as `candor serve` builds it with no DATABASE_URL: PGlite in
- * `${dataDir}/pg`, migrated at start, kept across restarts; and the client's transaction rules.
+ * `${dataDir}/pg`, migrated at start, kept across restarts, locked to one client at a time; and the
+ * client's transaction rules.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Migrations from "../../../adapters/store/Migrations.js"
@@ -91,6 +94,33 @@ describe("PgliteClient", () => {
           // Several statements in one call: how migrations run.
           yield* sql.unsafe("insert into t values (5); insert into t values (6)").unprepared
           expect(yield* sql<{ n: number }>`select count(*)::int as n from t`).toEqual([{ n: 4 }])
+        }).pipe(Effect.provide(StoreLive.layer(config)))
+      }),
+    60_000
+  )
+
+  it.scoped(
+    "lets one client at a time open a data directory, and takes over a lock its holder left behind",
+    () =>
+      Effect.gen(function* () {
+        const dataDir = yield* tempDir
+        const lock = join(dataDir, "pg", "candor.lock")
+        const config = { databaseUrl: Option.none(), dataDir }
+        yield* Effect.gen(function* () {
+          yield* SqlClient.SqlClient
+          expect(readFileSync(lock, "utf8")).toBe(String(process.pid))
+          const second = yield* Effect.flip(Layer.build(StoreLive.layer(config)).pipe(Effect.scoped))
+          expect(String(second)).toContain(`in use by process ${process.pid}`)
+        }).pipe(Effect.provide(StoreLive.layer(config)))
+        // Released when the first closed.
+        expect(existsSync(lock)).toBe(false)
+
+        // A lock of a process that has exited is stale.
+        const exited = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+        writeFileSync(lock, exited.stdout)
+        yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          expect(yield* sql<{ n: number }>`select 1 as n`).toEqual([{ n: 1 }])
         }).pipe(Effect.provide(StoreLive.layer(config)))
       }),
     60_000
