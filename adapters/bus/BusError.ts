@@ -7,6 +7,8 @@ import * as Data from "effect/Data"
 export class BusError extends Data.TaggedError("BusError")<{
   readonly operation: string
   readonly cause: unknown
+  /** Refused for what it is (a subject no stream stores, a payload JSON cannot encode): trying again cannot help. */
+  readonly permanent?: boolean
 }> {
   override get message(): string {
     const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)

@@ -74,13 +74,13 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
     const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) => {
       const partition = partitionOfSubject(subject, prefix)
       if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
-        return Effect.fail(new BusError({ operation: "publish", cause: `no stream stores subject ${subject}` }))
+        return Effect.fail(new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true }))
       }
       let data: Uint8Array
       try {
         data = encoder.encode(JSON.stringify(payload) ?? "null")
       } catch (cause) {
-        return Effect.fail(new BusError({ operation: "publish", cause }))
+        return Effect.fail(new BusError({ operation: "publish", cause, permanent: true }))
       }
       const msgID = publishOptions?.msgId ?? randomUUID()
       const attempt = tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(

@@ -182,12 +182,12 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
         const stream = streamOf(subject, prefix)
         const partition = stream === "events" ? partitionOfSubject(subject, prefix)! : undefined
         if (stream === undefined || (partition !== undefined && partition >= partitions)) {
-          return yield* new BusError({ operation: "publish", cause: `no stream stores subject ${subject}` })
+          return yield* new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true })
         }
         // The JSON round trip JetStream does: the same values come out, and the stored copy is detached.
         const stored: unknown = yield* Effect.try({
           try: () => JSON.parse(JSON.stringify(payload) ?? "null"),
-          catch: (cause) => new BusError({ operation: "publish", cause })
+          catch: (cause) => new BusError({ operation: "publish", cause, permanent: true })
         })
         const msgId = publishOptions?.msgId
         if (msgId !== undefined && isDuplicate(msgId, yield* Clock.currentTimeMillis)) return

@@ -74,8 +74,16 @@ export interface GatewayInspectorOptions {
 
 const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
 
-/** A failed publish is retried briefly (a bus failover), then logged; the response itself is never held up by it. */
-const publishRetry = Schedule.exponential("50 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+/**
+ * A failed publish is retried until the bus stores it (50 ms doubling to every 5 s), so an outage of
+ * NATS loses no event; the response itself is never held up by it. While publishes wait, at most
+ * PUBLISHES_IN_FLIGHT are held, then analysis waits, then its queue fills and exchanges are dropped
+ * (counted): a gateway's memory stays bounded whatever the outage.
+ */
+const publishRetry = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
+
+/** How long shutdown waits for events still waiting on the bus before it gives them up (logged). */
+const SHUTDOWN_PUBLISH_WAIT = "15 seconds"
 
 /**
  * Publishes awaiting their JetStream acknowledgement at once. Publishing in the background keeps the
@@ -139,27 +147,37 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     const inFlight = yield* Effect.makeSemaphore(PUBLISHES_IN_FLIGHT)
     const publishScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    // On shutdown, wait for the publishes still in flight (added last, so it runs before the scope closes them).
-    yield* Effect.addFinalizer(() => inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void))
+    /** Events whose first publish failed and that are not stored yet: an outage is logged when it starts and ends. */
+    let waiting = 0
+    // On shutdown, wait for the publishes still in flight (added last, so it runs before the scope
+    // closes them), for a while: with the bus down for good, what is left is given up, and said so.
+    yield* Effect.addFinalizer(() =>
+      inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void).pipe(
+        Effect.timeout(SHUTDOWN_PUBLISH_WAIT),
+        Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ events: waiting })))
+      )
+    )
 
-    const publish = (agentId: string, event: ResponseEvent) =>
-      inFlight.take(1).pipe(
-        Effect.zipRight(Effect.forkIn(
-          bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, {
-            msgId: event.checkpoint.checkpoint_id
-          }).pipe(
-            Effect.retry(publishRetry),
-            Effect.catchAll((error) =>
-              Effect.logWarning("gateway event not published").pipe(
-                Effect.annotateLogs({ agent_id: agentId, error: errorKind(error) })
-              )
-            ),
-            Effect.ensuring(inFlight.release(1))
-          ),
-          publishScope
-        )),
+    const publish = (agentId: string, event: ResponseEvent) => {
+      const once = bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, { msgId: event.checkpoint.checkpoint_id })
+      const untilStored = once.pipe(
+        Effect.catchIf((error) => error.permanent !== true, (error) =>
+          Effect.suspend(() => (waiting++ === 0
+            ? Effect.logWarning("bus unavailable: gateway events held until it is back").pipe(Effect.annotateLogs({ error: errorKind(error) }))
+            : Effect.void)).pipe(
+            Effect.zipRight(Effect.retry(once, { schedule: publishRetry, while: (error) => error.permanent !== true })),
+            Effect.ensuring(Effect.suspend(() => (--waiting === 0 ? Effect.logInfo("bus available again: held gateway events published") : Effect.void)))
+          )),
+        // Refused for what it is (a misconfigured prefix): retrying cannot help.
+        Effect.catchAll((error) =>
+          Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: errorKind(error) }))
+        )
+      )
+      return inFlight.take(1).pipe(
+        Effect.zipRight(Effect.forkIn(Effect.ensuring(untilStored, inFlight.release(1)), publishScope)),
         Effect.asVoid
       )
+    }
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
