@@ -38,13 +38,10 @@ const agentNotFound = (agentId: string) => new NotFound({ error: `agent ${agentI
 export const make = Effect.gen(function*() {
   const repo = yield* IdentityRepo
 
-  // Store failures are not the caller's fault: they surface as 500s.
-  const dieOnStore = <A>(effect: Effect.Effect<A, StoreError>) => Effect.orDie(effect)
-
   /** The principal's role on the agent, or undefined when it may not see it. */
-  const roleOnAgent = (principal: Principal, agentId: string): Effect.Effect<Role | undefined> => {
+  const roleOnAgent = (principal: Principal, agentId: string): Effect.Effect<Role | undefined, StoreError> => {
     if (principal.kind === "service") return Effect.succeed("owner")
-    return dieOnStore(repo.agentAccess(agentId, principal.userId)).pipe(
+    return repo.agentAccess(agentId, principal.userId).pipe(
       Effect.map((access) => {
         if (access === undefined) return undefined
         const { claim, orgRole } = access
@@ -81,9 +78,9 @@ export const make = Effect.gen(function*() {
       }),
 
     visibleAgents: (principal) => {
-      if (principal.kind === "service") return dieOnStore(repo.allClaimedAgents)
-      if (principal.kind === "api_key" && principal.orgId !== undefined) return dieOnStore(repo.agentsOfOrg(principal.orgId))
-      return dieOnStore(repo.agentsVisibleToUser(principal.userId))
+      if (principal.kind === "service") return repo.allClaimedAgents
+      if (principal.kind === "api_key" && principal.orgId !== undefined) return repo.agentsOfOrg(principal.orgId)
+      return repo.agentsVisibleToUser(principal.userId)
     },
 
     orgRole: (principal, orgId) => {
@@ -91,7 +88,7 @@ export const make = Effect.gen(function*() {
       if (principal.kind === "api_key" && principal.orgId !== undefined) {
         return Effect.succeed(principal.orgId === orgId ? principal.role : undefined)
       }
-      return dieOnStore(repo.memberRole(orgId, principal.userId))
+      return repo.memberRole(orgId, principal.userId)
     },
 
     write: (principal) => {

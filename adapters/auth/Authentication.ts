@@ -14,11 +14,11 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as Schema from "effect/Schema"
-import { Forbidden, InternalError, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
+import { Forbidden, InternalError, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
 import { CurrentPrincipal } from "./Principal.js"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("candor/auth/Authentication", {
-  failure: Schema.Union(Unauthorized, Forbidden, TooManyRequests, InternalError),
+  failure: Schema.Union(Unauthorized, Forbidden, TooManyRequests, InternalError, ServiceUnavailable),
   provides: CurrentPrincipal,
   security: {
     apiKey: HttpApiSecurity.apiKey({ key: "x-api-key", in: "header" }),

@@ -17,9 +17,9 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { bearerToken } from "../providers/identity.js"
 import { headerText } from "../gateway/agentIdentity.js"
-import { Forbidden, InternalError, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
+import { Forbidden, type InternalError, type ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
+import { storeFailure } from "../http/storeFailure.js"
 import { CredentialRepo } from "../store/identity/CredentialRepo.js"
-import type { StoreError } from "../store/Store.js"
 import { Accounts } from "./Accounts.js"
 import { AuthConfig } from "./AuthConfig.js"
 import { Authentication } from "./Authentication.js"
@@ -53,12 +53,8 @@ interface Authenticated {
 
 const unauthorized = (error: string) => new Unauthorized({ error })
 
-/** The database failed while looking a credential up: a 500, logged without the credential. */
-const internal = (error: StoreError) =>
-  Effect.zipRight(
-    Effect.logError("credential lookup failed").pipe(Effect.annotateLogs({ operation: error.operation })),
-    Effect.fail(new InternalError({ error: "internal error" }))
-  )
+/** The database failed while looking a credential up: 503 or 500, logged without the credential. */
+const internal = storeFailure("credential lookup failed", { logCause: false })
 
 export const make = (options: RateOptions) =>
   Effect.gen(function*() {
@@ -69,7 +65,7 @@ export const make = (options: RateOptions) =>
     const limiter = yield* RateLimiter
     const touched = new Map<string, number>()
 
-    const fromBearer = (token: string): Effect.Effect<Authenticated, Unauthorized | InternalError> => {
+    const fromBearer = (token: string): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> => {
       if (Option.isSome(config.serviceRoleKey) && secretsEqual(token, Redacted.value(config.serviceRoleKey.value))) {
         return Effect.succeed({ principal: { kind: "service" }, rate: Option.none() })
       }
@@ -103,7 +99,7 @@ export const make = (options: RateOptions) =>
       })
     }
 
-    const fromApiKey = (key: string): Effect.Effect<Authenticated, Unauthorized | InternalError> =>
+    const fromApiKey = (key: string): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> =>
       Effect.gen(function*() {
         const found = yield* credentials.keyByHash(hashSecret(key)).pipe(Effect.catchTag("StoreError", internal))
         if (found === undefined) return yield* Effect.fail(unauthorized("invalid API key"))

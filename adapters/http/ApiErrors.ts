@@ -17,3 +17,8 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   HttpApiSchema.annotations({ status: 429 })
 ) {}
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", body, HttpApiSchema.annotations({ status: 500 })) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  body,
+  HttpApiSchema.annotations({ status: 503 })
+) {}

@@ -6,7 +6,7 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { InternalError } from "../../adapters/http/ApiErrors.js"
+import { InternalError, ServiceUnavailable } from "../../adapters/http/ApiErrors.js"
 import { rewriteErrorBodies } from "./openApiErrors.js"
 import { BillingApi } from "./groups/Billing.js"
 import { BlogApi } from "./groups/Blog.js"
@@ -51,6 +51,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(EnforcementApi)
   .add(VerificationApi)
   .addError(InternalError)
+  .addError(ServiceUnavailable)
   .prefix("/v1")
   .annotate(OpenApi.Title, "Candor management API")
   .annotate(OpenApi.Version, "v1")

@@ -38,6 +38,9 @@ const json = (body: { readonly error: string }, status: number, headers?: Record
 
 const decoder = new TextDecoder()
 
+/** Retry-After of a 503 (the database unreachable): about a restart's length. */
+const RETRY_UNAVAILABLE_SECONDS = 5
+
 /** The rewritten response, or the same one when it is not a tagged error body. */
 const rewrite = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   if (response.status < 400 || response.body._tag !== "Uint8Array") return response
@@ -56,6 +59,8 @@ const rewrite = (response: HttpServerResponse.HttpServerResponse): HttpServerRes
     const seconds = Number.isInteger(body.retry_after_seconds) ? body.retry_after_seconds : 1
     return json({ error }, 429, { "retry-after": String(seconds) })
   }
+  // The database is unreachable: worth another try soon.
+  if (response.status === 503) return json({ error }, 503, { "retry-after": String(RETRY_UNAVAILABLE_SECONDS) })
   return json({ error }, response.status)
 }
 

@@ -8,7 +8,7 @@
 const ERROR_SCHEMA = "Error"
 
 /** Components that only ever described the rewritten bodies. */
-const REPLACED = ["HttpApiDecodeError", "Issue", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "TooManyRequests", "InternalError"]
+const REPLACED = ["HttpApiDecodeError", "Issue", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "TooManyRequests", "InternalError", "ServiceUnavailable"]
 
 const DESCRIPTIONS: Record<string, string> = {
   "400": "Malformed body or parameters; the message names the field",
@@ -17,7 +17,8 @@ const DESCRIPTIONS: Record<string, string> = {
   "404": "Not found, or not visible to the caller",
   "413": "Request body too large",
   "429": "Rate limit exceeded; retry after the Retry-After seconds",
-  "500": "Server error"
+  "500": "Server error",
+  "503": "The database cannot be reached right now; try again shortly"
 }
 
 export const rewriteErrorBodies = (spec: Record<string, any>): Record<string, any> => {
@@ -37,7 +38,7 @@ export const rewriteErrorBodies = (spec: Record<string, any>): Record<string, an
         if (Number(status) < 400) return [status, response]
         return [status, {
           description: DESCRIPTIONS[status] ?? response.description,
-          ...(status === "429" ? { headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait" } } } : {}),
+          ...(status === "429" || status === "503" ? { headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait" } } } : {}),
           content: { "application/json": { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } }
         }]
       }))

@@ -259,16 +259,15 @@ const make = (secret: string, serviceRoleKey: string) =>
 export interface HarnessOptions {
   /** `pglite` (default): in memory, one per layer; `postgres`: a throwaway database on TEST_DATABASE_URL. */
   readonly database?: "pglite" | "postgres"
+  /** A client of its own instead (a PostgreSQL reached through a proxy the test takes down). */
+  readonly databaseClient?: Layer.Layer<SqlClient.SqlClient, unknown>
   readonly planRates?: Readonly<Record<string, number>>
   readonly maxBodyBytes?: number
 }
 
 /** The migrated database and the store on it. */
-const storeLayer = (database: "pglite" | "postgres"): Layer.Layer<Store | SqlClient.SqlClient> =>
-  SqlStore.layer.pipe(
-    Layer.provideMerge(StoreLive.migrated(database === "pglite" ? PgliteClient.layer() : Postgres.layerClient)),
-    Layer.orDie
-  )
+const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
+  SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(client)), Layer.orDie)
 
 /**
  * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`,
@@ -306,7 +305,9 @@ export const layer = (options: HarnessOptions = {}) => {
       SigningKeys.fromKey(generateSigningKey())
     )),
     Layer.provideMerge(auth),
-    Layer.provideMerge(storeLayer(options.database ?? "pglite")),
+    Layer.provideMerge(storeLayer(
+      options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
+    )),
     Layer.provide(NodeContext.layer),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )

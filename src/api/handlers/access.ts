@@ -6,15 +6,11 @@ import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { atLeast } from "../../../adapters/auth/AccessControlLive.js"
 import { CurrentPrincipal, type Principal, type Role } from "../../../adapters/auth/Principal.js"
-import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import type { StoreError } from "../../../adapters/store/Store.js"
+import { Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { storeFailure } from "../../../adapters/http/storeFailure.js"
 
-/** A store failure: logged with its operation (never request data), answered 500 "internal error". */
-export const internal = (error: StoreError) =>
-  Effect.zipRight(
-    Effect.logError("store failure").pipe(Effect.annotateLogs({ operation: error.operation, cause: String(error.cause) })),
-    Effect.fail(new InternalError({ error: "internal error" }))
-  )
+/** A store failure: 503 when the database is unreachable (try again), else 500 "internal error". */
+export const internal = storeFailure("store failure", { logCause: true })
 
 /** A user token (or a user's personal API key): organization keys act for their organization only. */
 export const personalUser = (principal: Principal): Effect.Effect<string, Forbidden> =>

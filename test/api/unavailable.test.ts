@@ -1,0 +1,51 @@
+/**
+ * The API while its PostgreSQL cannot be reached (a proxy between them taken down, as during a
+ * restart): 503 with Retry-After and an `{error}` body, for a handler's read and for the credential
+ * lookup of the auth middleware alike, instead of 500; and answers again once the database is back.
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { type TcpProxy, tcpProxy } from "../integration/tcpProxy.js"
+import { testDatabaseUrl, throwawayDatabase } from "../support/postgres.js"
+import * as Harness from "./support.js"
+import { ApiHarness } from "./support.js"
+
+let proxy: TcpProxy | undefined
+
+/** A throwaway database on TEST_DATABASE_URL's server, reached through a proxy the tests hold. */
+const throughProxy = Layer.unwrapScoped(Effect.gen(function*() {
+  const url = new URL(Redacted.value(yield* throwawayDatabase))
+  const server = new URL(testDatabaseUrl())
+  proxy = yield* tcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+  url.hostname = "127.0.0.1"
+  url.port = String(proxy.port)
+  return PgClient.layer({ url: Redacted.make(url.toString()) })
+}))
+
+layer(Harness.layer({ databaseClient: throughProxy }), { timeout: "60 seconds", excludeTestServices: true })("database unreachable", (it) => {
+  it.effect("answers 503 with Retry-After while the database is down, and 200 once it is back", () =>
+    Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const path = `/v1/agents/${api.fixtures.agentA}/checkpoints`
+      const read = api.call("GET", path, { token: api.fixtures.userA.token })
+      expect((yield* read).status).toBe(200)
+      const apiKey = yield* api.createApiKey(api.fixtures.userA.userId)
+
+      yield* proxy!.down
+      const down = yield* read
+      expect(down.status).toBe(503)
+      expect(down.headers.get("retry-after")).toBe("5")
+      expect(down.body).toEqual({ error: expect.stringContaining("database cannot be reached") })
+      // An API key is looked up in the database by the middleware: the same answer.
+      const key = yield* api.call("GET", path, { apiKey })
+      expect(key.status).toBe(503)
+
+      yield* proxy!.up
+      let again = yield* read
+      for (let i = 0; i < 100 && again.status !== 200; i++) again = yield* Effect.zipRight(Effect.sleep("100 millis"), read)
+      expect(again.status).toBe(200)
+    }))
+})
