@@ -26,7 +26,16 @@ const report = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
   if (Option.isSome(failure) && ConfigError.isConfigError(failure.value)) {
     return Effect.logError("invalid configuration").pipe(Effect.annotateLogs("error", String(failure.value)))
   }
+  // An expected failure (a database that cannot be reached, a data directory in use): its message
+  // and its cause's, without stack traces. Defects keep the whole cause.
+  if (Option.isSome(failure)) return Effect.logError("candor stopped on an error").pipe(Effect.annotateLogs("error", describe(failure.value)))
   return Effect.logError("candor stopped on an error", cause)
+}
+
+const describe = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error)
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined
+  return cause === undefined || cause === message || message.includes(cause) ? message : `${message}: ${cause}`
 }
 
 const main = Effect.suspend(() => run(process.argv)).pipe(
