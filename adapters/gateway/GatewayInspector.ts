@@ -14,11 +14,8 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import * as Scope from "effect/Scope"
-import * as Schedule from "effect/Schedule"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/conscience.js"
@@ -26,13 +23,12 @@ import type { Policy } from "../../core/schema/policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/verdict.js"
 import { deriveVerdict } from "../../core/verdict.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
-import { Bus } from "../bus/Bus.js"
-import { eventSubject } from "../bus/subjects.js"
 import { sha256Hex } from "../providers/identity.js"
 import type { Extraction, ProviderAdapter } from "../providers/provider.js"
 import type { ExchangeOutcome } from "../proxy/ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "./AgentState.js"
 import { agentIdOf, derivedSessionId, headerText } from "./agentIdentity.js"
+import { makeEventPublisher } from "./EventPublisher.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord, type ResponseEvent } from "./responseEvent.js"
@@ -73,24 +69,6 @@ export interface GatewayInspectorOptions {
 }
 
 const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
-
-/**
- * A failed publish is retried until the bus stores it (50 ms doubling to every 5 s), so an outage of
- * NATS loses no event; the response itself is never held up by it. While publishes wait, at most
- * PUBLISHES_IN_FLIGHT are held, then analysis waits, then its queue fills and exchanges are dropped
- * (counted): a gateway's memory stays bounded whatever the outage.
- */
-const publishRetry = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
-
-/** How long shutdown waits for events still waiting on the bus before it gives them up (logged). */
-const SHUTDOWN_PUBLISH_WAIT = "15 seconds"
-
-/**
- * Publishes awaiting their JetStream acknowledgement at once. Publishing in the background keeps the
- * analysis worker from waiting a round trip per event (which would cap a gateway at a few thousand
- * events per second); they start in analysis order, so one agent's events reach the stream in order.
- */
-const PUBLISHES_IN_FLIGHT = 512
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()
@@ -141,43 +119,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
-    const bus = yield* Bus
     const clock = yield* Effect.clock
     const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
-    const inFlight = yield* Effect.makeSemaphore(PUBLISHES_IN_FLIGHT)
-    const publishScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    /** Events whose first publish failed and that are not stored yet: an outage is logged when it starts and ends. */
-    let waiting = 0
-    // On shutdown, wait for the publishes still in flight (added last, so it runs before the scope
-    // closes them), for a while: with the bus down for good, what is left is given up, and said so.
-    yield* Effect.addFinalizer(() =>
-      inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void).pipe(
-        Effect.timeout(SHUTDOWN_PUBLISH_WAIT),
-        Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ events: waiting })))
-      )
-    )
-
-    const publish = (agentId: string, event: ResponseEvent) => {
-      const once = bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, { msgId: event.checkpoint.checkpoint_id })
-      const untilStored = once.pipe(
-        Effect.catchIf((error) => error.permanent !== true, (error) =>
-          Effect.suspend(() => (waiting++ === 0
-            ? Effect.logWarning("bus unavailable: gateway events held until it is back").pipe(Effect.annotateLogs({ error: errorKind(error) }))
-            : Effect.void)).pipe(
-            Effect.zipRight(Effect.retry(once, { schedule: publishRetry, while: (error) => error.permanent !== true })),
-            Effect.ensuring(Effect.suspend(() => (--waiting === 0 ? Effect.logInfo("bus available again: held gateway events published") : Effect.void)))
-          )),
-        // Refused for what it is (a misconfigured prefix): retrying cannot help.
-        Effect.catchAll((error) =>
-          Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: errorKind(error) }))
-        )
-      )
-      return inFlight.take(1).pipe(
-        Effect.zipRight(Effect.forkIn(Effect.ensuring(untilStored, inFlight.release(1)), publishScope)),
-        Effect.asVoid
-      )
-    }
+    const { publish } = yield* makeEventPublisher(subjectPrefix)
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */

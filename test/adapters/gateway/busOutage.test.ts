@@ -1,6 +1,7 @@
 /**
- * A bus outage at the gateway: the response goes out at once, and the event is held and published
- * when the bus is back, however many attempts that takes (not given up after a few).
+ * A bus outage at the gateway: responses go out at once, and their events are held and published
+ * when the bus is back, however many attempts that takes (not given up after a few), in the order
+ * of the responses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -8,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { createHash } from "node:crypto"
 import { AgentState } from "../../../adapters/gateway/AgentState.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
@@ -42,8 +44,10 @@ beforeAll(async () => {
     scope
   ))
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
-  upstream = await startUpstream((_r, res) => {
-    const body = JSON.stringify({ model: "claude-test", content: [{ type: "thinking", thinking: "fine" }, { type: "text", text: "ok" }] })
+  // The thinking is the request's `think`, so each event can be told apart by its thinking hash.
+  upstream = await startUpstream((r, res) => {
+    const { think } = JSON.parse(r.body.toString()) as { think: string }
+    const body = JSON.stringify({ model: "claude-test", content: [{ type: "thinking", thinking: think }, { type: "text", text: "ok" }] })
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })
@@ -56,18 +60,25 @@ afterAll(async () => {
 })
 
 describe("GatewayInspector during a bus outage", () => {
-  it("answers at once and publishes the held event once the bus is back", async () => {
+  it("answers at once and publishes the held events in order once the bus is back", async () => {
     outage.down = true
-    const res = await call(`${gateway.url}/anthropic/v1/messages`, {
-      method: "POST",
-      headers: { "x-api-key": "sk-ant-outage", "content-type": "application/json" },
-      body: JSON.stringify({ model: "claude-test" })
-    })
-    expect(res.status).toBe(200)
+    const thoughts = ["first thought", "second thought", "third thought"]
+    for (const think of thoughts) {
+      const res = await call(`${gateway.url}/anthropic/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": "sk-ant-outage", "content-type": "application/json" },
+        body: JSON.stringify({ model: "claude-test", think })
+      })
+      expect(res.status).toBe(200)
+    }
     // Well past the handful of attempts a brief failover would need (the old policy gave up after five).
     while (outage.refused < 7) await run(Effect.sleep("20 millis"))
     outage.down = false
-    const message = await run(events.take.pipe(Effect.timeout("20 seconds")))
-    expect((message.payload as ResponseEvent).checkpoint.verdict).toBe("clear")
+    const published: Array<string> = []
+    for (let i = 0; i < thoughts.length; i++) {
+      const message = await run(events.take.pipe(Effect.timeout("20 seconds")))
+      published.push((message.payload as ResponseEvent).checkpoint.thinking_block_hash)
+    }
+    expect(published).toEqual(thoughts.map((think) => createHash("sha256").update(think).digest("hex")))
   }, 30_000)
 })

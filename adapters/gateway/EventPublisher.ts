@@ -1,0 +1,110 @@
+/**
+ * The gateway's publishing of response events to the bus, in the background: the response is never
+ * held up by it.
+ *
+ * - Normally each event is published on its own fiber, at most PUBLISHES_IN_FLIGHT awaiting their
+ *   JetStream acknowledgement at once: waiting a round trip per event would cap a gateway at a few
+ *   thousand events per second. They start in analysis order, so one agent's events reach the
+ *   stream in order.
+ * - When a publish fails (NATS down or failing over), the event is held: it joins a queue that one
+ *   fiber drains in order, retrying its head until the bus stores it (50 ms doubling to every 5 s),
+ *   and while anything is held, new events join the queue behind it. An outage of any length loses
+ *   no event and keeps each agent's events in response order. Memory stays bounded: held events keep
+ *   their in-flight permit, so once PUBLISHES_IN_FLIGHT are held `publish` waits (and the gateway's
+ *   analysis queue fills, then drops exchanges, counted).
+ * - A publish the bus refuses for what it is (a subject no stream stores) is logged, not retried.
+ * - At shutdown, held and in-flight events are waited for up to SHUTDOWN_WAIT, then given up (logged).
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import { Bus, type BusError } from "../bus/Bus.js"
+import { eventSubject } from "../bus/subjects.js"
+import type { ResponseEvent } from "./responseEvent.js"
+
+const PUBLISHES_IN_FLIGHT = 512
+const retrySchedule = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
+const SHUTDOWN_WAIT = "15 seconds"
+
+const transient = (error: BusError): boolean => error.permanent !== true
+
+export interface EventPublisher {
+  /** Returns once the event is on its way (waits only when PUBLISHES_IN_FLIGHT are unsettled). */
+  readonly publish: (agentId: string, event: ResponseEvent) => Effect.Effect<void>
+}
+
+export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
+  Effect.gen(function*() {
+    const bus = yield* Bus
+    const inFlight = yield* Effect.makeSemaphore(PUBLISHES_IN_FLIGHT)
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const held: Array<{ readonly agentId: string; readonly event: ResponseEvent }> = []
+    let draining = false
+
+    // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
+    yield* Effect.addFinalizer(() =>
+      inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void).pipe(
+        Effect.timeout(SHUTDOWN_WAIT),
+        Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ held: held.length })))
+      )
+    )
+
+    const publishOnce = (agentId: string, event: ResponseEvent) =>
+      bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, { msgId: event.checkpoint.checkpoint_id })
+
+    const refused = (agentId: string, error: BusError) =>
+      Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: error.message }))
+
+    /**
+     * Retries the oldest held event until the bus stores it (the bus is back), then starts the rest
+     * as normal publishes, in order, and hands over to normal publishing once none is left.
+     */
+    const drain = Effect.gen(function*() {
+      const { agentId, event } = held.shift()!
+      const stored = yield* Effect.either(Effect.retry(publishOnce(agentId, event), { schedule: retrySchedule, while: transient }))
+      if (Either.isLeft(stored)) yield* refused(agentId, stored.left)
+      yield* inFlight.release(1)
+      for (;;) {
+        // Events held meanwhile join the next round; the last check and the hand-over run without a
+        // yield in between, so no new event overtakes a held one.
+        const next = held.splice(0)
+        if (next.length === 0) break
+        yield* Effect.forEach(next, (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), { discard: true })
+      }
+      draining = false
+      yield* Effect.logInfo("bus available again: held gateway events published")
+    })
+
+    /** Joins the queue (keeping its permit), starting the drain if it is not running. */
+    const hold = (agentId: string, event: ResponseEvent, error?: BusError) =>
+      Effect.suspend(() => {
+        held.push({ agentId, event })
+        if (draining) return Effect.void
+        draining = true
+        return Effect.logWarning("bus unavailable: gateway events held until it is back").pipe(
+          Effect.annotateLogs({ error: error?.message ?? "" }),
+          Effect.zipRight(Effect.forkIn(drain, scope)),
+          Effect.asVoid
+        )
+      })
+
+    const publishAlone = (agentId: string, event: ResponseEvent): Effect.Effect<void> =>
+      publishOnce(agentId, event).pipe(
+        // Interrupted at shutdown: the permit goes back (the wait for it has given up by then).
+        Effect.onInterrupt(() => inFlight.release(1)),
+        Effect.matchEffect({
+          onSuccess: () => inFlight.release(1),
+          onFailure: (error) => (transient(error) ? hold(agentId, event, error) : Effect.zipRight(refused(agentId, error), inFlight.release(1)))
+        })
+      )
+
+    return {
+      publish: (agentId, event) =>
+        Effect.zipRight(
+          inFlight.take(1),
+          Effect.suspend(() => (draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))))
+        )
+    }
+  })
