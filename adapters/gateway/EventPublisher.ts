@@ -58,20 +58,24 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
       Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: error.message }))
 
     /**
-     * Retries the oldest held event until the bus stores it (the bus is back), then starts the rest
-     * as normal publishes, in order, and hands over to normal publishing once none is left.
+     * Retries the oldest held event until the bus stores it (the bus is back), then starts the others
+     * held by then as normal publishes, in order; again while events are held (held meanwhile, or held
+     * again because the bus failed again: then the oldest is retried with backoff, never in a spin).
+     * The last check and the hand-over to normal publishing run without a yield in between, so no
+     * new event overtakes a held one.
      */
     const drain = Effect.gen(function*() {
-      const { agentId, event } = held.shift()!
-      const stored = yield* Effect.either(Effect.retry(publishOnce(agentId, event), { schedule: retrySchedule, while: transient }))
-      if (Either.isLeft(stored)) yield* refused(agentId, stored.left)
-      yield* inFlight.release(1)
       for (;;) {
-        // Events held meanwhile join the next round; the last check and the hand-over run without a
-        // yield in between, so no new event overtakes a held one.
-        const next = held.splice(0)
-        if (next.length === 0) break
-        yield* Effect.forEach(next, (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), { discard: true })
+        const oldest = held.shift()
+        if (oldest === undefined) break
+        const stored = yield* Effect.either(
+          Effect.retry(publishOnce(oldest.agentId, oldest.event), { schedule: retrySchedule, while: transient })
+        )
+        if (Either.isLeft(stored)) yield* refused(oldest.agentId, stored.left)
+        yield* inFlight.release(1)
+        yield* Effect.forEach(held.splice(0), (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), { discard: true })
+        // Let them send before anything held meanwhile is tried.
+        yield* Effect.yieldNow()
       }
       draining = false
       yield* Effect.logInfo("bus available again: held gateway events published")
