@@ -2,16 +2,16 @@
  * The gateway's publishing of response events to the bus, in the background: the response is never
  * held up by it.
  *
- * - Normally each event is published on its own fiber, at most PUBLISHES_IN_FLIGHT awaiting their
- *   JetStream acknowledgement at once: waiting a round trip per event would cap a gateway at a few
+ * - Normally each event is published on its own fiber, without waiting for the JetStream
+ *   acknowledgement of the ones before it: waiting a round trip per event would cap a gateway at a few
  *   thousand events per second. They start in analysis order, so one agent's events reach the
  *   stream in order.
  * - When a publish fails (NATS down or failing over), the event is held: it joins a queue that one
  *   fiber drains in order, retrying its head until the bus stores it (50 ms doubling to every 5 s),
- *   and while anything is held, new events join the queue behind it. An outage of any length loses
- *   no event and keeps each agent's events in response order. Memory stays bounded: held events keep
- *   their in-flight permit, so once PUBLISHES_IN_FLIGHT are held `publish` waits (and the gateway's
- *   analysis queue fills, then drops exchanges, counted).
+ *   and while anything is held, new events join the queue behind it, so each agent's events keep
+ *   their response order. Memory stays bounded: once UNSETTLED events are in flight or held,
+ *   `publish` waits, the gateway's analysis queue fills, and then exchanges are dropped (counted);
+ *   up to that point an outage of any length loses no event.
  * - A publish the bus refuses for what it is (a subject no stream stores) is logged, not retried.
  * - At shutdown, held and in-flight events are waited for up to SHUTDOWN_WAIT, then given up (logged).
  */
@@ -24,28 +24,29 @@ import { Bus, type BusError } from "../bus/Bus.js"
 import { eventSubject } from "../bus/subjects.js"
 import type { ResponseEvent } from "./responseEvent.js"
 
-const PUBLISHES_IN_FLIGHT = 512
+/** Events not yet stored, in flight or held: ~1.5–5 KB each, so at most some 40 MB through an outage. */
+const UNSETTLED = 8_192
 const retrySchedule = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 const SHUTDOWN_WAIT = "15 seconds"
 
 const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
-  /** Returns once the event is on its way (waits only when PUBLISHES_IN_FLIGHT are unsettled). */
+  /** Returns once the event is on its way (waits only when UNSETTLED are unsettled). */
   readonly publish: (agentId: string, event: ResponseEvent) => Effect.Effect<void>
 }
 
 export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
   Effect.gen(function*() {
     const bus = yield* Bus
-    const inFlight = yield* Effect.makeSemaphore(PUBLISHES_IN_FLIGHT)
+    const inFlight = yield* Effect.makeSemaphore(UNSETTLED)
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const held: Array<{ readonly agentId: string; readonly event: ResponseEvent }> = []
     let draining = false
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
     yield* Effect.addFinalizer(() =>
-      inFlight.withPermits(PUBLISHES_IN_FLIGHT)(Effect.void).pipe(
+      inFlight.withPermits(UNSETTLED)(Effect.void).pipe(
         Effect.timeout(SHUTDOWN_WAIT),
         Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ held: held.length })))
       )
