@@ -122,7 +122,7 @@ export const make = (
         const revision = yield* tryNats("write agent settings", () =>
           entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision))
         learn(settings, agentId, revision, parseSettings(json))
-      }).pipe(Effect.retry(writeRetry), Effect.orDie)
+      }).pipe(Effect.retry(writeRetry))
 
     const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>
       Effect.suspend(() => {

@@ -14,6 +14,7 @@ import type { AlignmentCard } from "../../core/schema/card.js"
 import type { ConscienceValue } from "../../core/schema/conscience.js"
 import type { Policy } from "../../core/schema/policy.js"
 import type { EnforcementMode, FailurePolicy } from "../../core/schema/verdict.js"
+import type { BusError } from "../bus/BusError.js"
 
 export interface Containment {
   readonly status: "paused" | "killed"
@@ -41,7 +42,8 @@ export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: 
 
 export class AgentState extends Context.Tag("candor/gateway/AgentState")<AgentState, {
   readonly get: (agentId: string) => Effect.Effect<AgentSettings>
-  readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void>
+  /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
+  readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
   /** The pending nudge, removed as it is read: each nudge is injected once. */
   readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
   readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>

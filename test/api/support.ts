@@ -261,6 +261,8 @@ export interface HarnessOptions {
   readonly database?: "pglite" | "postgres"
   /** A client of its own instead (a PostgreSQL reached through a proxy the test takes down). */
   readonly databaseClient?: Layer.Layer<SqlClient.SqlClient, unknown>
+  /** The gateways' shared state (default: in memory). */
+  readonly agentState?: Layer.Layer<AgentState>
   readonly planRates?: Readonly<Record<string, number>>
   readonly maxBodyBytes?: number
 }
@@ -301,7 +303,7 @@ export const layer = (options: HarnessOptions = {}) => {
     Layer.provideMerge(ApiLive.IdentityLive),
     Layer.provideMerge(Layer.mergeAll(
       IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
-      AgentState.layerMemory,
+      options.agentState ?? AgentState.layerMemory,
       SigningKeys.fromKey(generateSigningKey())
     )),
     Layer.provideMerge(auth),

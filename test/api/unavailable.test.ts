@@ -2,10 +2,13 @@
  * The API while its PostgreSQL cannot be reached (a proxy between them taken down, as during a
  * restart): 503 with Retry-After and an `{error}` body, for a handler's read and for the credential
  * lookup of the auth middleware alike, instead of 500; and answers again once the database is back.
+ * Likewise 503 when the gateways' shared state (NATS KV) cannot be written: the change is stored.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { AgentState } from "../../adapters/gateway/AgentState.js"
+import { BusError } from "../../adapters/bus/BusError.js"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { type TcpProxy, tcpProxy } from "../integration/tcpProxy.js"
@@ -47,5 +50,25 @@ layer(Harness.layer({ databaseClient: throughProxy }), { timeout: "60 seconds", 
       let again = yield* read
       for (let i = 0; i < 100 && again.status !== 200; i++) again = yield* Effect.zipRight(Effect.sleep("100 millis"), read)
       expect(again.status).toBe(200)
+    }))
+})
+
+/** Shared state whose writes fail, as KvAgentState's do once NATS stays unreachable past its retries. */
+const unwritableState = Layer.effect(AgentState, Effect.map(AgentState, (state) => AgentState.of({
+  ...state,
+  update: () => Effect.fail(new BusError({ operation: "write agent settings", cause: "connection closed" }))
+}))).pipe(Layer.provide(AgentState.layerMemory))
+
+layer(Harness.layer({ agentState: unwritableState }), { timeout: "60 seconds" })("gateways unreachable", (it) => {
+  it.effect("a settings change that cannot reach the gateways answers 503, and is stored", () =>
+    Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const path = `/v1/agents/${api.fixtures.agentA}/enforcement`
+      const token = api.fixtures.userA.token
+      const put = yield* api.call("PUT", path, { token, body: { mode: "enforce" } })
+      expect(put.status).toBe(503)
+      expect(put.headers.get("retry-after")).toBe("5")
+      expect(put.body.error).toContain("send it again")
+      expect((yield* api.call("GET", path, { token })).body.enforcement_mode).toBe("enforce")
     }))
 })

@@ -14,7 +14,7 @@ import { Store, StoreError } from "../../../adapters/store/Store.js"
 import type { ConscienceValue } from "../../../core/schema/conscience.js"
 import { CandorApi } from "../Api.js"
 import { writeAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { gatewaysUnreachable, internal } from "./access.js"
 import { transaction } from "../../../adapters/store/transaction.js"
 
 /** No values of its own: the gateway and the judge fall back to the defaults. */
@@ -43,7 +43,7 @@ export const CardsLive = HttpApiBuilder.group(CandorApi, "cards", (handlers) =>
           conscienceValues: inForce(payload.conscience_values)
         })
         return { updated: true, card_id: card.card_id }
-      }).pipe(Effect.catchTag("StoreError", internal))
+      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
     )
     .handle("putConscienceValues", ({ path, payload }) =>
       Effect.gen(function* () {
@@ -51,5 +51,5 @@ export const CardsLive = HttpApiBuilder.group(CandorApi, "cards", (handlers) =>
         yield* (yield* Store).putConscienceValues(path.agent_id, payload.conscience_values)
         yield* (yield* AgentState).update(path.agent_id, { conscienceValues: inForce(payload.conscience_values) })
         return { agent_id: path.agent_id, conscience_values: payload.conscience_values, updated: true }
-      }).pipe(Effect.catchTag("StoreError", internal))
+      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
     ))

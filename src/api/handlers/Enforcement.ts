@@ -5,7 +5,7 @@ import { AgentState } from "../../../adapters/gateway/AgentState.js"
 import { Store } from "../../../adapters/store/Store.js"
 import { CandorApi } from "../Api.js"
 import { readAgent, writeAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { gatewaysUnreachable, internal } from "./access.js"
 
 export const EnforcementLive = HttpApiBuilder.group(CandorApi, "enforcement", (handlers) =>
   handlers
@@ -22,5 +22,5 @@ export const EnforcementLive = HttpApiBuilder.group(CandorApi, "enforcement", (h
         const settings = yield* (yield* Store).putAgentSettings(path.agent_id, { mode: payload.mode })
         yield* (yield* AgentState).update(path.agent_id, { mode: settings.mode })
         return { agent_id: path.agent_id, enforcement_mode: settings.mode }
-      }).pipe(Effect.catchTag("StoreError", internal))
+      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
     ))

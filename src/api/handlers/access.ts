@@ -6,11 +6,22 @@ import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { atLeast } from "../../../adapters/auth/AccessControlLive.js"
 import { CurrentPrincipal, type Principal, type Role } from "../../../adapters/auth/Principal.js"
-import { Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
+import type { BusError } from "../../../adapters/bus/BusError.js"
+import { Forbidden, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
 import { storeFailure } from "../../../adapters/http/storeFailure.js"
 
 /** A store failure: 503 when the database is unreachable (try again), else 500 "internal error". */
 export const internal = storeFailure("store failure", { logCause: true })
+
+/**
+ * The gateways' shared state (NATS KV) could not be written, past its retries. The change is stored;
+ * 503 tells the client to send it again (every such write is idempotent), which tells the gateways.
+ */
+export const gatewaysUnreachable = (error: BusError) =>
+  Effect.zipRight(
+    Effect.logWarning("agent state not shared with the gateways").pipe(Effect.annotateLogs({ error: error.message })),
+    Effect.fail(new ServiceUnavailable({ error: "saved, but the gateways cannot be told right now (NATS unreachable): send it again shortly" }))
+  )
 
 /** A user token (or a user's personal API key): organization keys act for their organization only. */
 export const personalUser = (principal: Principal): Effect.Effect<string, Forbidden> =>

@@ -27,7 +27,7 @@ let gateway: TestGateway
 let state: AgentState["Type"]
 let events: Subscription
 
-const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
 beforeAll(async () => {
   scope = await run(Scope.make())

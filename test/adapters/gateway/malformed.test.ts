@@ -25,7 +25,7 @@ import { providerAdapters } from "../../../adapters/providers/registry.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "../proxy/harness.js"
 import { FakeJudge } from "./fakes.js"
 
-const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
 let scope: Scope.CloseableScope
 let upstream: FakeUpstream

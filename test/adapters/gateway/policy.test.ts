@@ -28,7 +28,7 @@ import { Policy, type PolicyEncoded } from "../../../core/schema/policy.js"
 import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "../proxy/harness.js"
 import { FakeJudge } from "./fakes.js"
 
-const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
 
 const json = (res: ServerResponse, body: unknown) => {
