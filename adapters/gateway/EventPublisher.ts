@@ -32,21 +32,21 @@ const SHUTDOWN_WAIT = "15 seconds"
 const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
-  /** Returns once the event is on its way (waits only when UNSETTLED are unsettled). */
+  /** Returns once the event is on its way (waits only while UNSETTLED events are not yet stored). */
   readonly publish: (agentId: string, event: ResponseEvent) => Effect.Effect<void>
 }
 
 export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
   Effect.gen(function*() {
     const bus = yield* Bus
-    const inFlight = yield* Effect.makeSemaphore(UNSETTLED)
+    const unsettled = yield* Effect.makeSemaphore(UNSETTLED)
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const held: Array<{ readonly agentId: string; readonly event: ResponseEvent }> = []
     let draining = false
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
     yield* Effect.addFinalizer(() =>
-      inFlight.withPermits(UNSETTLED)(Effect.void).pipe(
+      unsettled.withPermits(UNSETTLED)(Effect.void).pipe(
         Effect.timeout(SHUTDOWN_WAIT),
         Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ held: held.length })))
       )
@@ -73,7 +73,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
           Effect.retry(publishOnce(oldest.agentId, oldest.event), { schedule: retrySchedule, while: transient })
         )
         if (Either.isLeft(stored)) yield* refused(oldest.agentId, stored.left)
-        yield* inFlight.release(1)
+        yield* unsettled.release(1)
         yield* Effect.forEach(held.splice(0), (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), { discard: true })
         // Let them send before anything held meanwhile is tried.
         yield* Effect.yieldNow()
@@ -98,17 +98,17 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
     const publishAlone = (agentId: string, event: ResponseEvent): Effect.Effect<void> =>
       publishOnce(agentId, event).pipe(
         // Interrupted at shutdown: the permit goes back (the wait for it has given up by then).
-        Effect.onInterrupt(() => inFlight.release(1)),
+        Effect.onInterrupt(() => unsettled.release(1)),
         Effect.matchEffect({
-          onSuccess: () => inFlight.release(1),
-          onFailure: (error) => (transient(error) ? hold(agentId, event, error) : Effect.zipRight(refused(agentId, error), inFlight.release(1)))
+          onSuccess: () => unsettled.release(1),
+          onFailure: (error) => (transient(error) ? hold(agentId, event, error) : Effect.zipRight(refused(agentId, error), unsettled.release(1)))
         })
       )
 
     return {
       publish: (agentId, event) =>
         Effect.zipRight(
-          inFlight.take(1),
+          unsettled.take(1),
           Effect.suspend(() => (draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))))
         )
     }
