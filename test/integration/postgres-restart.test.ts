@@ -3,8 +3,9 @@
  * restarted): every backend on its database terminated, again and again while events flow; and the
  * server unreachable for a while (a proxy resets every connection and refuses new ones), then back.
  * Transactions cut off mid-way roll back, commits whose answer was lost are found as duplicates on
- * redelivery, and the pool reconnects. Nothing is lost, nothing is committed twice, and no
- * partition consumer dies of it (a cut connection is a failed batch, handed back).
+ * redelivery, and the pool reconnects. Nothing is lost, nothing is committed twice, nothing is
+ * dead-lettered, and no partition consumer dies of it (a cut connection is a failed commit, held
+ * and tried again until the database answers).
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
