@@ -9,9 +9,9 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../support/natsServer.js"
+import { untilListening } from "../support/untilListening.js"
 
 const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
 
@@ -69,25 +69,7 @@ export const startServe = (
       ),
       stop
     )
-    const ready = Effect.async<void, Error>((resume) => {
-      let done = false
-      const finish = (effect: Effect.Effect<void, Error>) => {
-        if (!done) {
-          done = true
-          resume(effect)
-        }
-      }
-      for (const stream of [child.stdout!, child.stderr!]) {
-        createInterface({ input: stream }).on("line", (line) => {
-          lines.push(line)
-          if (line.includes(`"message":"listening"`)) finish(Effect.void)
-        })
-      }
-      child.once("exit", (code, signal) => finish(Effect.fail(new Error(`candor serve exited (${code ?? signal}):\n${lines.join("\n")}`))))
-    })
-    yield* ready.pipe(
-      Effect.timeoutFail({ duration: "90 seconds", onTimeout: () => new Error(`candor serve not ready:\n${lines.join("\n")}`) })
-    )
+    yield* untilListening(child, lines, { name: "candor serve", timeout: "90 seconds" })
     return {
       apiUrl: `http://127.0.0.1:${port}`,
       gatewayUrl: `http://127.0.0.1:${gatewayPort}`,

@@ -9,9 +9,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { freePort } from "./natsServer.js"
+import { untilListening } from "./untilListening.js"
 
 const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
 
@@ -92,30 +92,7 @@ export const startWorker = (options: WorkerProcessOptions): Effect.Effect<Worker
         )
     )
 
-    const ready = Effect.async<void, Error>((resume) => {
-      let done = false
-      const finish = (effect: Effect.Effect<void, Error>) => {
-        if (!done) {
-          done = true
-          resume(effect)
-        }
-      }
-      for (const stream of [child.stdout!, child.stderr!]) {
-        createInterface({ input: stream }).on("line", (line) => {
-          lines.push(line)
-          if (lines.length > KEEP_LINES) lines.shift()
-          if (line.includes(`"message":"listening"`)) finish(Effect.void)
-        })
-      }
-      child.once("exit", (code, signal) =>
-        finish(Effect.fail(new Error(`worker ${options.workerId} exited (${code ?? signal}) before it was ready:\n${lines.join("\n")}`))))
-    })
-    yield* ready.pipe(
-      Effect.timeoutFail({
-        duration: "30 seconds",
-        onTimeout: () => new Error(`worker ${options.workerId} not ready after 30 s:\n${lines.join("\n")}`)
-      })
-    )
+    yield* untilListening(child, lines, { name: `worker ${options.workerId}`, timeout: "30 seconds", keep: KEEP_LINES })
 
     const signal = (name: NodeJS.Signals) =>
       Effect.suspend(() => {
