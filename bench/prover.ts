@@ -24,28 +24,19 @@ import * as ProverModule from "../prover/Prover.js"
 import { Prover } from "../prover/Prover.js"
 import { proveStatement } from "../prover/stark/prove.js"
 import { verifyStatement } from "../prover/stark/verify.js"
-import { ruleVerdict, type StatementConcern, type VerdictStatement } from "../prover/statement.js"
+import type { StatementConcern, VerdictStatement } from "../prover/statement.js"
+import { checkpointId, statementFor } from "../test/prover/support.js"
 
 const SIZES = [0, 4, 16, 64] as const
 
+/** n concerns varied by `seed`, claiming the rule's verdict (the tests' statement otherwise). */
 const statementWith = (n: number, seed: number): VerdictStatement => {
   const concerns: Array<StatementConcern> = Array.from({ length: n }, (_, i) => ({
     category: CONCERN_CATEGORIES[(i * 5 + seed) % CONCERN_CATEGORIES.length]!,
     severity: SEVERITIES[(i * 3 + seed) % SEVERITIES.length]!,
     boundary: (i + seed) % 4 === 0
   }))
-  const statement: VerdictStatement = {
-    checkpoint_id: `ic-00000000-0000-4000-8000-${String(seed).padStart(12, "0")}`,
-    rules_version: "candor-verdict/1",
-    concerns,
-    verdict: "clear",
-    analysis_hash: "a1".repeat(32),
-    thinking_block_hash: "b2".repeat(32),
-    card_hash: "c3".repeat(32),
-    values_hash: "d4".repeat(32),
-    model: "claude-sonnet-4"
-  }
-  return { ...statement, verdict: ruleVerdict(statement) }
+  return statementFor(concerns, { checkpoint_id: checkpointId(seed) })
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
