@@ -5,6 +5,6 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Tests read the official vectors from ../shared/vectors; a missing folder fails, never skips.
     testTimeout: 30_000,
-    reporters: ["default", "./test/summary-reporter.ts"]
+    reporters: ["default", "./test/SummaryReporter.ts"]
   }
 })

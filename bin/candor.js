@@ -6,4 +6,4 @@ import { fileURLToPath } from "node:url"
 import { register } from "tsx/esm/api"
 
 register({ tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)) })
-await import("../src/main.ts")
+await import("../src/Main.ts")

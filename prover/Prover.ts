@@ -17,10 +17,10 @@ import { availableParallelism } from "node:os"
 import { Worker as WorkerThread } from "node:worker_threads"
 import type { Kernels } from "./kernels/Kernels.js"
 import { ProverError } from "./ProverError.js"
-import { proveEffect } from "./proveEffect.js"
+import { proveEffect } from "./ProveEffect.js"
 import { ProveRequest } from "./ProveRequest.js"
-import type { VerdictStatement } from "./statement.js"
-import { type VerdictProofObject, verdictProofObject, verifyVerdictProofObject } from "./verdict-proof.js"
+import type { VerdictStatement } from "./Statement.js"
+import { type VerdictProofObject, verdictProofObject, verifyVerdictProofObject } from "./VerdictProof.js"
 
 export class Prover extends Context.Tag("candor/prover/Prover")<Prover, {
   /** Which implementation answers, for logs and the proof status endpoint. */
@@ -46,7 +46,7 @@ export const layerInProcess = (options: { readonly kernels?: Kernels | undefined
     verify
   })
 
-export const WORKER_ENTRY = new URL("./worker-entry.mjs", import.meta.url)
+export const WORKER_ENTRY = new URL("./WorkerEntry.mjs", import.meta.url)
 
 /** One worker per spare core, at most two: proofs are short, and the gateway needs its cores. */
 export const defaultPoolSize = (): number => Math.max(1, Math.min(2, availableParallelism() - 1))

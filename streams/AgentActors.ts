@@ -11,15 +11,15 @@
  */
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
-import { violationStreakOf } from "../core/containment.js"
-import { chronological, replayAapDrift } from "../core/drift-aap.js"
-import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/drift-aip.js"
-import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/conscience.js"
+import { violationStreakOf } from "../core/Containment.js"
+import { chronological, replayAapDrift } from "../core/DriftAap.js"
+import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/DriftAip.js"
+import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/Conscience.js"
 import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
-import type { AgentActorState } from "./attestEvent.js"
+import type { AgentActorState } from "./AttestEvent.js"
 import { defaultGroupCommitOptions, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.js"
-import { webhookTarget } from "./webhooks.js"
+import { webhookTarget } from "./Webhooks.js"
 
 export interface AgentActorsOptions {
   /** Actors kept at most; the least recently used go first. */

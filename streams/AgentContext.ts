@@ -5,10 +5,10 @@
  * five-minute conscience-value cache), so a card, settings or webhook update reaches the actors
  * without a restart.
  */
-import type { AlignmentCard } from "../core/schema/card.js"
-import type { ConscienceValue } from "../core/schema/conscience.js"
-import { cardHash, valuesHash } from "../core/commitments.js"
-import type { WebhookTarget } from "./webhooks.js"
+import type { AlignmentCard } from "../core/schema/Card.js"
+import type { ConscienceValue } from "../core/schema/Conscience.js"
+import { cardHash, valuesHash } from "../core/Commitments.js"
+import type { WebhookTarget } from "./Webhooks.js"
 
 export const CONTEXT_TTL_MS = 5 * 60_000
 
@@ -17,7 +17,7 @@ export interface AgentContext {
   readonly values: ReadonlyArray<ConscienceValue>
   readonly cardHash: string
   readonly valuesHash: string
-  /** Names of the BOUNDARY values: a high concern naming one crosses the boundary (core/verdict.ts). */
+  /** Names of the BOUNDARY values: a high concern naming one crosses the boundary (core/Verdict.ts). */
   readonly boundaryValues: ReadonlyArray<string>
   /** Pause the agent after this many consecutive boundary violations; undefined: never. */
   readonly autoContainThreshold: number | undefined

@@ -20,7 +20,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
 import { BusError } from "../adapters/bus/BusError.js"
-import { tryNats } from "../adapters/bus/jetStreamSetup.js"
+import { tryNats } from "../adapters/bus/JetStreamSetup.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import type { PartitionOwnership } from "./PartitionOwnership.js"
 

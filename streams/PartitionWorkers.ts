@@ -17,11 +17,11 @@ import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
-import { commitDeliveries } from "./commitDeliveries.js"
-import { applyDecision, DECISION_OUTBOX } from "./decisions.js"
+import { commitDeliveries } from "./CommitDeliveries.js"
+import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
-import { deliverWebhook, WEBHOOK_OUTBOX } from "./webhooks.js"
+import { deliverWebhook, WEBHOOK_OUTBOX } from "./Webhooks.js"
 
 export interface WorkerOptions {
   readonly logOrigin: string

@@ -1,6 +1,6 @@
 /**
  * Proof jobs: the relay of the `prover` outbox kind. The actors queue a job for every sampled
- * checkpoint (core/proof-sampling.ts) in the commit's transaction, owners queue one on demand
+ * checkpoint (core/ProofSampling.ts) in the commit's transaction, owners queue one on demand
  * (`POST /v1/checkpoints/{id}/prove`); here each job is proved and its proof attached to the stored
  * certificate as `verdict_proof`, outside the signature.
  *
@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import { ProofRepo, type ProofJob } from "../adapters/store/ProofRepo.js"
 import { type OutboxItem, Store } from "../adapters/store/Store.js"
 import { Prover } from "../prover/Prover.js"
-import { statementOf } from "../prover/statement.js"
+import { statementOf } from "../prover/Statement.js"
 import { exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
 
 /** Few jobs per round: the prover's pool is small, and a leased job waits its turn. */

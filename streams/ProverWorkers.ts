@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as ProofRepo from "../adapters/store/ProofRepo.js"
 import type { Store } from "../adapters/store/Store.js"
 import type { Prover } from "../prover/Prover.js"
-import { PROVER_OUTBOX } from "./decisions.js"
+import { PROVER_OUTBOX } from "./Decisions.js"
 import { makeSignal, type RelayOptions, runRelay } from "./OutboxRelay.js"
 import { proofRelayDefaults, proveJob } from "./ProofJobs.js"
 

@@ -2,13 +2,13 @@
  * The judge: reads an agent's reasoning against its Alignment Card and conscience values and
  * returns concerns. Layers: `rules` (offline, deterministic, the default) and an LLM judge
  * (`anthropic:<model>` / `openai:<model>`). The verdict is never the judge's: the gateway derives it
- * with `core/verdict.ts`; the judge's own verdict is kept only as a cross-check.
+ * with `core/Verdict.ts`; the judge's own verdict is kept only as a cross-check.
  */
 import { Context, type Effect, Schema } from "effect"
-import type { AlignmentCard } from "../../core/schema/card.js"
-import type { Concern } from "../../core/schema/concern.js"
-import type { ConscienceValue } from "../../core/schema/conscience.js"
-import type { Verdict } from "../../core/schema/verdict.js"
+import type { AlignmentCard } from "../../core/schema/Card.js"
+import type { Concern } from "../../core/schema/Concern.js"
+import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import type { Verdict } from "../../core/schema/Verdict.js"
 
 export interface AnalysisRequest {
   /** The extracted reasoning. It lives only in memory for the call and is never logged. */

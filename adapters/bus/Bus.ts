@@ -13,7 +13,7 @@
  * - `subscribe` is a live, non-durable fan-out by subject prefix (security tooling, tests).
  *
  * `layerMemory` is the embedded default (one process, nothing survives it); `layerJetStream` runs
- * the same contract on NATS JetStream. Both pass `test/adapters/bus/busConformance.ts`.
+ * the same contract on NATS JetStream. Both pass `test/adapters/bus/BusConformance.ts`.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import type { Bus, BusMessage, Delivery, Subscription } from "./Bus.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
-import { ensureConsumer, ensureStreams, tryNats } from "./jetStreamSetup.js"
+import { ensureConsumer, ensureStreams, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import {
   consumerName,
@@ -29,7 +29,7 @@ import {
   streamNames,
   streamOf,
   wildcardsOf
-} from "./subjects.js"
+} from "./Subjects.js"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import type { Bus, BusMessage, Delivery, Subscription } from "./Bus.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
-import { deadLetterSubject, matchesPrefix, partitionOfSubject, streamOf } from "./subjects.js"
+import { deadLetterSubject, matchesPrefix, partitionOfSubject, streamOf } from "./Subjects.js"
 
 interface Entry {
   readonly seq: number

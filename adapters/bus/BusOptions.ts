@@ -1,7 +1,7 @@
 /**
  * The knobs both bus layers share, so the in-process bus behaves like JetStream in tests.
  */
-import { PARTITIONS } from "./subjects.js"
+import { PARTITIONS } from "./Subjects.js"
 
 export interface BusOptions {
   /** CANDOR_NATS_PREFIX: the first token of every subject, and the stem of stream names. */

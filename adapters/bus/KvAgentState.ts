@@ -19,9 +19,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { AgentState, type AgentSettings, defaultSettings } from "../gateway/AgentState.js"
+import { AgentState, type AgentSettings, defaultSettings } from "./AgentState.js"
 import { BusError } from "./BusError.js"
-import { tryNats } from "./jetStreamSetup.js"
+import { tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 
 export interface KvAgentStateOptions {

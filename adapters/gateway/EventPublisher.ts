@@ -21,8 +21,8 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { Bus, type BusError } from "../bus/Bus.js"
-import { eventSubject } from "../bus/subjects.js"
-import type { ResponseEvent } from "./responseEvent.js"
+import { eventSubject } from "../bus/Subjects.js"
+import type { ResponseEvent } from "./ResponseEvent.js"
 
 /** Events not yet stored, in flight or held: ~1.5–5 KB each, so at most some 40 MB through an outage. */
 const UNSETTLED = 8_192

@@ -14,8 +14,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
-import { type ExchangeOutcome, noopObserver, type ResponseObserver } from "../proxy/ExchangeOutcome.js"
-import type { ProviderName } from "../providers/provider.js"
+import { type ExchangeOutcome, noopObserver, type ResponseObserver } from "./ExchangeOutcome.js"
+import type { ProviderName } from "../providers/Provider.js"
 
 export interface InspectedRequest {
   readonly provider: ProviderName

@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { join } from "node:path"
-import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey } from "../../core/signing.js"
+import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey } from "../../core/Signing.js"
 import { KeyRepo, layer as keyRepoLayer } from "../store/KeyRepo.js"
 import type { StoreError } from "../store/Store.js"
 

@@ -5,8 +5,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import type { Family } from "./prometheus.js"
-import { toCount } from "../store/rows.js"
+import type { Family } from "./Prometheus.js"
+import { toCount } from "../store/Rows.js"
 
 export const storeFamilies: Effect.Effect<ReadonlyArray<Family>, unknown, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -12,11 +12,11 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { fromHex, toHex } from "../../core/bytes.js"
-import { isValidPublicKey, keyIdOf } from "../../core/signing.js"
-import { toIso } from "./rows.js"
+import { fromHex, toHex } from "../../core/Bytes.js"
+import { isValidPublicKey, keyIdOf } from "../../core/Signing.js"
+import { toIso } from "./Rows.js"
 import { StoreError } from "./Store.js"
-import { transaction } from "./transaction.js"
+import { transaction } from "./Transaction.js"
 
 export interface SigningKeyRecord {
   /** Derived from the key: `keyIdOf(public_key)`. */

@@ -11,7 +11,7 @@ import webhooksEnforcement from "./migrations/0002_webhooks_enforcement.js"
 import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
-import { transaction } from "./transaction.js"
+import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
 

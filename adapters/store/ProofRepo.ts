@@ -13,12 +13,12 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Certificate } from "../../core/certificate.js"
-import { json, toCount, toIso } from "./rows.js"
+import type { Certificate } from "../../core/Certificate.js"
+import { json, toCount, toIso } from "./Rows.js"
 import { StoreError } from "./Store.js"
-import { transaction } from "./transaction.js"
+import { transaction } from "./Transaction.js"
 
-/** The outbox kind of proof jobs (streams/decisions.ts `PROVER_OUTBOX`). */
+/** The outbox kind of proof jobs (streams/Decisions.ts `PROVER_OUTBOX`). */
 export const PROOF_JOB_KIND = "prover"
 
 export type ProofStatus = "pending" | "proving" | "completed" | "failed"

@@ -10,17 +10,17 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { type AgentLogState, emptyLogState } from "../../core/attestation.js"
-import { fromHex } from "../../core/bytes.js"
-import type { Certificate } from "../../core/certificate.js"
-import type { AlignmentCard } from "../../core/schema/card.js"
-import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
-import type { ConscienceValue } from "../../core/schema/conscience.js"
-import type { DriftAlert } from "../../core/schema/drift.js"
-import type { APTrace } from "../../core/schema/trace.js"
-import { json, toCount, toIso } from "./rows.js"
-import { makeCommitBatch } from "./sqlCommit.js"
-import { makeMerkleReads } from "./sqlMerkle.js"
+import { type AgentLogState, emptyLogState } from "../../core/Attestation.js"
+import { fromHex } from "../../core/Bytes.js"
+import type { Certificate } from "../../core/Certificate.js"
+import type { AlignmentCard } from "../../core/schema/Card.js"
+import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import type { DriftAlert } from "../../core/schema/Drift.js"
+import type { APTrace } from "../../core/schema/Trace.js"
+import { json, toCount, toIso } from "./Rows.js"
+import { makeCommitBatch } from "./SqlCommit.js"
+import { makeMerkleReads } from "./SqlMerkle.js"
 import {
   type AgentSettingsRecord,
   defaultAgentSettings,
@@ -30,7 +30,7 @@ import {
   StoreError,
   type WebhookRegistration
 } from "./Store.js"
-import { transaction } from "./transaction.js"
+import { transaction } from "./Transaction.js"
 
 const storeError =
   (operation: string) =>

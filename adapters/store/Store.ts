@@ -11,14 +11,14 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
-import type { AgentLogState, Attestation } from "../../core/attestation.js"
-import type { Certificate } from "../../core/certificate.js"
-import type { AlignmentCard } from "../../core/schema/card.js"
-import type { IntegrityCheckpoint } from "../../core/schema/checkpoint.js"
-import type { ConscienceValue } from "../../core/schema/conscience.js"
-import type { DriftAlert } from "../../core/schema/drift.js"
-import type { APTrace } from "../../core/schema/trace.js"
-import type { EnforcementMode, FailurePolicy, Verdict } from "../../core/schema/verdict.js"
+import type { AgentLogState, Attestation } from "../../core/Attestation.js"
+import type { Certificate } from "../../core/Certificate.js"
+import type { AlignmentCard } from "../../core/schema/Card.js"
+import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import type { DriftAlert } from "../../core/schema/Drift.js"
+import type { APTrace } from "../../core/schema/Trace.js"
+import type { EnforcementMode, FailurePolicy, Verdict } from "../../core/schema/Verdict.js"
 
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly operation: string
@@ -137,7 +137,7 @@ export interface EnforcementRecord {
 }
 
 /**
- * A webhook registration. The secret signs every delivery (core/webhook-signature.ts) and is read
+ * A webhook registration. The secret signs every delivery (core/WebhookSignature.ts) and is read
  * at send time, so a rotated secret applies to pending retries too; it is never written elsewhere.
  */
 export interface WebhookRegistration {

@@ -2,7 +2,7 @@
  * The HTTP edge of webhooks: one signed POST per delivery, through undici.
  *
  * Headers: `Content-Type: application/aip+json` and `X-AIP-Version` (the AIP reference's), the two
- * signature headers of core/webhook-signature.ts (signed at send time, so a retry carries a fresh
+ * signature headers of core/WebhookSignature.ts (signed at send time, so a retry carries a fresh
  * timestamp), `X-Candor-Event` and `X-Candor-Delivery` (the event id: a receiver deduplicates
  * retries with it). A 2xx answer is a delivery; anything else, a network error or the timeout is a
  * failure the outbox relay retries. Redirects are not followed (a 3xx is a failure), so a delivery
@@ -16,7 +16,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { request } from "undici"
-import { signWebhook } from "../../core/webhook-signature.js"
+import { signWebhook } from "../../core/WebhookSignature.js"
 
 export const AIP_CONTENT_TYPE = "application/aip+json"
 export const AIP_VERSION = "1.0.0"

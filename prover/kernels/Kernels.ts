@@ -8,7 +8,7 @@
  * Vectors are `BigUint64Array`s of canonical elements (< p); an extension vector interleaves the
  * three limbs of each element. Kernels never modify their arguments: results are new arrays.
  */
-import type { Ext } from "../field/cubic.js"
+import type { Ext } from "../field/Cubic.js"
 
 export type BaseVec = BigUint64Array
 export type ExtVec = BigUint64Array

@@ -7,7 +7,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { InternalError, ServiceUnavailable } from "../../adapters/http/ApiErrors.js"
-import { rewriteErrorBodies } from "./openApiErrors.js"
+import { rewriteErrorBodies } from "./OpenApiErrors.js"
 import { BillingApi } from "./groups/Billing.js"
 import { BlogApi } from "./groups/Blog.js"
 import { ClaimsApi } from "./groups/Claims.js"

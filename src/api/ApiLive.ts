@@ -1,10 +1,10 @@
 /**
- * The management API as router routes for `HttpLayerRouter.serve` (src/serve.ts): every group's
+ * The management API as router routes for `HttpLayerRouter.serve` (src/Serve.ts): every group's
  * handlers, the Authentication middleware, the OpenAPI document at /v1/openapi.json, the docs page
  * at /docs (Swagger UI, its assets inlined: no CDN), the `{error}` bodies and the body size limit.
  *
  * What it needs from the process (store, identity repositories, agent state, signing key, auth
- * configuration) stays a requirement, provided by serve.ts or by the test harness.
+ * configuration) stays a requirement, provided by Serve.ts or by the test harness.
  */
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -17,7 +17,7 @@ import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
 import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
 import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "./Api.js"
-import { ErrorBodiesLive } from "./errorBodies.js"
+import { ErrorBodiesLive } from "./ErrorBodies.js"
 import { AdminLive } from "./handlers/Admin.js"
 import { BillingLive } from "./handlers/Billing.js"
 import { BlogLive } from "./handlers/Blog.js"

@@ -4,13 +4,13 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Either, type Layer } from "effect"
-import { typescriptKernels } from "../../prover/kernels/typescript.js"
+import { typescriptKernels } from "../../prover/kernels/Typescript.js"
 import * as ProverModule from "../../prover/Prover.js"
 import { Prover } from "../../prover/Prover.js"
-import { PARAMS } from "../../prover/params.js"
-import { statementHash } from "../../prover/statement.js"
-import { verifyVerdictProofObject } from "../../prover/verdict-proof.js"
-import { checkpointId, cyclingConcerns, statementFor, wasmKernels } from "./support.js"
+import { PARAMS } from "../../prover/Params.js"
+import { statementHash } from "../../prover/Statement.js"
+import { verifyVerdictProofObject } from "../../prover/VerdictProof.js"
+import { checkpointId, cyclingConcerns, statementFor, wasmKernels } from "./Support.js"
 
 const wasm = await wasmKernels()
 const statement = statementFor(cyclingConcerns(9))

@@ -13,7 +13,7 @@ import { Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreLive.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { CONTEXT_TTL_MS } from "../../streams/AgentContext.js"
-import { fresh, makeInputs } from "../adapters/store/fixtures.js"
+import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
 
 const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
 

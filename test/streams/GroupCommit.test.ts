@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { type CommitInput, type CommitResult, StoreError } from "../../adapters/store/Store.js"
 import { type Commit, makeGroupCommit } from "../../streams/GroupCommit.js"
-import { fresh, makeInputs } from "../adapters/store/fixtures.js"
+import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
 
 const batchOf = (agentId: string, count = 1): ReadonlyArray<CommitInput> => makeInputs(agentId, fresh(agentId), count).inputs
 const agentsOf = (inputs: ReadonlyArray<CommitInput>) => [...new Set(inputs.map((input) => input.checkpoint.agent_id))]

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { fairShare, leaseBucket } from "../../streams/PartitionLeases.js"
 import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
-import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "../adapters/bus/natsSupport.js"
+import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "../adapters/bus/NatsSupport.js"
 
 const P = 8
 const TTL = 1_500

@@ -7,9 +7,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Agent } from "../../../core/schema/agent.js"
-import type { Plan } from "../../../core/schema/plan.js"
-import { toCount, toIso } from "../rows.js"
+import type { Agent } from "../../../core/schema/Agent.js"
+import type { Plan } from "../../../core/schema/Plan.js"
+import { toCount, toIso } from "../Rows.js"
 import { defaultAgentSettings, StoreError, type AgentSettingsRecord } from "../Store.js"
 
 export interface Promo {

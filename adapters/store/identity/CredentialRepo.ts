@@ -7,8 +7,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { OrgRole } from "../../../core/schema/organization.js"
-import { toIso } from "../rows.js"
+import type { OrgRole } from "../../../core/schema/Organization.js"
+import { toIso } from "../Rows.js"
 import { StoreError } from "../Store.js"
 
 export interface ApiKey {

@@ -8,10 +8,10 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { OrgRole } from "../../../core/schema/organization.js"
-import { toCount, toIso } from "../rows.js"
+import type { OrgRole } from "../../../core/schema/Organization.js"
+import { toCount, toIso } from "../Rows.js"
 import { StoreError } from "../Store.js"
-import { transaction } from "../transaction.js"
+import { transaction } from "../Transaction.js"
 
 export interface User {
   readonly user_id: string

@@ -9,7 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId, DateTimeString, Identifier } from "../../../core/schema/ids.js"
+import { AgentId, DateTimeString, Identifier } from "../../../core/schema/Ids.js"
 
 export const StartImpersonation = Schema.Struct({
   user_id: Identifier,

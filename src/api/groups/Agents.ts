@@ -8,9 +8,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError } from "../../../adapters/http/ApiErrors.js"
-import { AgentStatus } from "../../../core/schema/agent.js"
-import { AgentId, CardId, DateTimeString } from "../../../core/schema/ids.js"
-import { EnforcementMode } from "../../../core/schema/verdict.js"
+import { AgentStatus } from "../../../core/schema/Agent.js"
+import { AgentId, CardId, DateTimeString } from "../../../core/schema/Ids.js"
+import { EnforcementMode } from "../../../core/schema/Verdict.js"
 
 const Count = Schema.NonNegativeInt
 

@@ -7,8 +7,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { Agent } from "../../../core/schema/agent.js"
-import { AgentId, DateTimeString, Identifier } from "../../../core/schema/ids.js"
+import { Agent } from "../../../core/schema/Agent.js"
+import { AgentId, DateTimeString, Identifier } from "../../../core/schema/Ids.js"
 
 export const BlogPost = Schema.Struct({
   post_id: Identifier,

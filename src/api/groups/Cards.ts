@@ -7,9 +7,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AlignmentCard } from "../../../core/schema/card.js"
-import { ConscienceValue } from "../../../core/schema/conscience.js"
-import { AgentId, CardId } from "../../../core/schema/ids.js"
+import { AlignmentCard } from "../../../core/schema/Card.js"
+import { ConscienceValue } from "../../../core/schema/Conscience.js"
+import { AgentId, CardId } from "../../../core/schema/Ids.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 

@@ -8,9 +8,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { IntegrityCheckpoint } from "../../../core/schema/checkpoint.js"
-import { AgentId, SessionId } from "../../../core/schema/ids.js"
-import { Verdict } from "../../../core/schema/verdict.js"
+import { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
+import { AgentId, SessionId } from "../../../core/schema/Ids.js"
+import { Verdict } from "../../../core/schema/Verdict.js"
 
 /** An integer query parameter in `[min, max]`; the message is what the 400 says after the field name. */
 export const IntParam = (min: number, max: number) =>

@@ -8,7 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId, DateTimeString, Hex32, Identifier } from "../../../core/schema/ids.js"
+import { AgentId, DateTimeString, Hex32, Identifier } from "../../../core/schema/Ids.js"
 
 export const ClaimAgent = Schema.Struct({
   provider_key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)).annotations({

@@ -1,14 +1,14 @@
 /**
  * Drift (interface.md, "Drift alert (AIP)"): the AAP behavioural drift of the agent's newest
- * traces, analysed on request (core/drift-aap.ts `detectAapDrift`); and the stored AIP alerts.
+ * traces, analysed on request (core/DriftAap.ts `detectAapDrift`); and the stored AIP alerts.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { DriftAlert } from "../../../core/schema/drift.js"
-import { AgentId, TraceId } from "../../../core/schema/ids.js"
+import { DriftAlert } from "../../../core/schema/Drift.js"
+import { AgentId, TraceId } from "../../../core/schema/Ids.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const Similarity = Schema.Number.pipe(Schema.between(0, 1))

@@ -4,8 +4,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId } from "../../../core/schema/ids.js"
-import { EnforcementMode } from "../../../core/schema/verdict.js"
+import { AgentId } from "../../../core/schema/Ids.js"
+import { EnforcementMode } from "../../../core/schema/Verdict.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 

@@ -4,7 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId } from "../../../core/schema/ids.js"
+import { AgentId } from "../../../core/schema/Ids.js"
 
 export const IntegritySummary = Schema.Struct({
   agent_id: AgentId,

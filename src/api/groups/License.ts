@@ -9,7 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError } from "../../../adapters/http/ApiErrors.js"
-import { DateTimeString, JsonObject } from "../../../core/schema/ids.js"
+import { DateTimeString, JsonObject } from "../../../core/schema/Ids.js"
 
 export const ValidateLicense = Schema.Struct({
   license: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)),

@@ -8,8 +8,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { DateTimeString, Identifier } from "../../../core/schema/ids.js"
-import { CreateOrgRequest, Organization, OrgRole } from "../../../core/schema/organization.js"
+import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
+import { CreateOrgRequest, Organization, OrgRole } from "../../../core/schema/Organization.js"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

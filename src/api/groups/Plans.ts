@@ -4,7 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError } from "../../../adapters/http/ApiErrors.js"
-import { Plan } from "../../../core/schema/plan.js"
+import { Plan } from "../../../core/schema/Plan.js"
 
 export const PlanList = Schema.Struct({
   plans: Schema.Array(Plan).annotations({ description: "In `sort_order`" })

@@ -1,9 +1,9 @@
 /**
  * Re-verification against the agent's current card (interface.md, "States and transitions"):
  *
- * - AIP: the verdicts of non-clear checkpoints re-derived (core/verdict.ts) from their stored
+ * - AIP: the verdicts of non-clear checkpoints re-derived (core/Verdict.ts) from their stored
  *   concerns and the conscience values in force; a changed one keeps its `original_verdict`.
- * - AAP: traces with violations re-verified (core/trace-verification.ts) against the current card.
+ * - AAP: traces with violations re-verified (core/TraceVerification.ts) against the current card.
  *
  * Batches of `limit` (1..40, default 40) from `offset` (default 0), newest first.
  */
@@ -12,8 +12,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId, CardId, CheckpointId } from "../../../core/schema/ids.js"
-import { Verdict } from "../../../core/schema/verdict.js"
+import { AgentId, CardId, CheckpointId } from "../../../core/schema/Ids.js"
+import { Verdict } from "../../../core/schema/Verdict.js"
 import { IntParam } from "./Checkpoints.js"
 
 export const REVERIFY_LIMIT = { min: 1, max: 40, default: 40 } as const

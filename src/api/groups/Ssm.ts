@@ -1,13 +1,13 @@
 /**
  * GET /v1/ssm/{agent_id}: the self-similarity matrix of the agent's newest traces, the pairwise
- * cosine of their behavioural features (core/trace-features.ts), row by row.
+ * cosine of their behavioural features (core/TraceFeatures.ts), row by row.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { AgentId, DateTimeString, TraceId } from "../../../core/schema/ids.js"
+import { AgentId, DateTimeString, TraceId } from "../../../core/schema/Ids.js"
 
 const Similarity = Schema.Number.pipe(Schema.between(0, 1))
 

@@ -4,7 +4,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { APTrace } from "../../../core/schema/trace.js"
+import { APTrace } from "../../../core/schema/Trace.js"
 
 export class TracesApi extends HttpApiGroup.make("traces")
   .add(

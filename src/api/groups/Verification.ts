@@ -12,9 +12,9 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { IntegrityCertificate, SignedNote, VerifyResponse } from "../../../core/schema/certificate.js"
-import { AgentId, Base64String, DateTimeString, Hex32, Identifier, JsonObject } from "../../../core/schema/ids.js"
-import { Verdict } from "../../../core/schema/verdict.js"
+import { IntegrityCertificate, SignedNote, VerifyResponse } from "../../../core/schema/Certificate.js"
+import { AgentId, Base64String, DateTimeString, Hex32, Identifier, JsonObject } from "../../../core/schema/Ids.js"
+import { Verdict } from "../../../core/schema/Verdict.js"
 import { IntParam } from "./Checkpoints.js"
 
 const Size = Schema.NonNegativeInt
@@ -75,7 +75,7 @@ export const ProofStatusResponse = Schema.Struct({
   checkpoint_id: Schema.String,
   agent_id: AgentId,
   status: Schema.Literal(...PROOF_STATUSES),
-  sampled: Schema.Boolean.annotations({ description: "Whether the sampling rule (core/proof-sampling.ts) requires a proof" }),
+  sampled: Schema.Boolean.annotations({ description: "Whether the sampling rule (core/ProofSampling.ts) requires a proof" }),
   verdict_proof: Schema.NullOr(JsonObject).annotations({ description: "The proof object the certificate carries, once completed" }),
   attempts: Size,
   error: Schema.NullOr(Schema.String).annotations({ description: "Why the last attempt failed" }),

@@ -10,13 +10,13 @@ import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { Accounts } from "../../../adapters/auth/Accounts.js"
 import { IMPERSONATION_TOKEN_PREFIX } from "../../../adapters/auth/AuthenticationLive.js"
 import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
-import { generateSecret, hashSecret } from "../../../adapters/auth/secrets.js"
+import { generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CredentialRepo, type ImpersonationSession } from "../../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./access.js"
+import { internal } from "./Access.js"
 
 /** interface.md, "Limits": impersonation sessions expire after one hour. */
 export const IMPERSONATION_TTL_MS = 3_600_000

@@ -5,7 +5,7 @@ import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { AgentQueries } from "../../../adapters/store/AgentQueries.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./access.js"
+import { internal } from "./Access.js"
 
 export const AgentsLive = HttpApiBuilder.group(CandorApi, "agents", (handlers) =>
   handlers.handle("listAgents", () =>

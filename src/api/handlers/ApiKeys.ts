@@ -9,11 +9,11 @@ import { randomUUID } from "node:crypto"
 import { atLeast } from "../../../adapters/auth/AccessControlLive.js"
 import { API_KEY_PREFIX } from "../../../adapters/auth/AuthenticationLive.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { displayPrefix, generateSecret, hashSecret } from "../../../adapters/auth/secrets.js"
+import { displayPrefix, generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
 import { Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { type ApiKey, CredentialRepo } from "../../../adapters/store/identity/CredentialRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal, requireOrgRole, requireWrite } from "./access.js"
+import { internal, requireOrgRole, requireWrite } from "./Access.js"
 
 /** Keys are managed with a user token: a key cannot mint or revoke keys. */
 const userToken = Effect.flatMap(CurrentPrincipal, (principal) =>

@@ -6,7 +6,7 @@ import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { NotFound } from "../../../adapters/http/ApiErrors.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./access.js"
+import { internal } from "./Access.js"
 
 /** An author's page shows this many of its newest posts. */
 const AUTHOR_POSTS = 50

@@ -5,8 +5,8 @@ import { NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentQueries } from "../../../adapters/store/AgentQueries.js"
 import { Store } from "../../../adapters/store/Store.js"
 import { CandorApi } from "../Api.js"
-import { readAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { readAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 export const CheckpointsLive = HttpApiBuilder.group(CandorApi, "checkpoints", (handlers) =>
   handlers

@@ -5,12 +5,12 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { agentIdOf } from "../../../adapters/gateway/agentIdentity.js"
+import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { keyHashOf } from "../../../adapters/providers/identity.js"
+import { keyHashOf } from "../../../adapters/providers/Identity.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal, personalUser, requireOrgRole, requireWrite } from "./access.js"
+import { internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
   handlers.handle("claimAgent", ({ payload }) =>

@@ -7,10 +7,10 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { AgentQueries } from "../../../adapters/store/AgentQueries.js"
 import { Store } from "../../../adapters/store/Store.js"
-import { detectAapDrift } from "../../../core/drift-aap.js"
+import { detectAapDrift } from "../../../core/DriftAap.js"
 import { CandorApi } from "../Api.js"
-import { readAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { readAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 /** Traces analysed: the newest ones, the oldest of them forming the baseline. */
 export const DRIFT_TRACES = 500

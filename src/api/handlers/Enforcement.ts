@@ -1,11 +1,11 @@
 /** An agent's enforcement mode: stored in its settings, pushed to the gateways that enforce it. */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import { AgentState } from "../../../adapters/gateway/AgentState.js"
+import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { Store } from "../../../adapters/store/Store.js"
 import { CandorApi } from "../Api.js"
-import { readAgent, writeAgent } from "./agentAccess.js"
-import { gatewaysUnreachable, internal } from "./access.js"
+import { readAgent, writeAgent } from "./AgentAccess.js"
+import { gatewaysUnreachable, internal } from "./Access.js"
 
 export const EnforcementLive = HttpApiBuilder.group(CandorApi, "enforcement", (handlers) =>
   handlers

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal, requireWrite } from "./access.js"
+import { internal, requireWrite } from "./Access.js"
 
 export const EnterpriseLive = HttpApiBuilder.group(CandorApi, "enterprise", (handlers) =>
   handlers.handle("contact", ({ payload }) =>

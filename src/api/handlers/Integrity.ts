@@ -3,8 +3,8 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { AgentQueries } from "../../../adapters/store/AgentQueries.js"
 import { CandorApi } from "../Api.js"
-import { readAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { readAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 export const IntegrityLive = HttpApiBuilder.group(CandorApi, "integrity", (handlers) =>
   handlers.handle("getIntegrity", ({ path }) =>

@@ -8,10 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SigningKeys } from "../../../adapters/keys/SigningKeys.js"
 import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
-import { checkLicense } from "../../../adapters/licensing/licenseToken.js"
+import { checkLicense } from "../../../adapters/licensing/LicenseToken.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./access.js"
+import { internal } from "./Access.js"
 
 /** A valid license is checked again daily; an invalid one hourly. */
 const DAY = 86_400

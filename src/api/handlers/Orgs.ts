@@ -7,12 +7,12 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { generateSecret, hashSecret } from "../../../adapters/auth/secrets.js"
+import { generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { IdentityRepo, type Org } from "../../../adapters/store/identity/IdentityRepo.js"
-import type { OrgRole } from "../../../core/schema/organization.js"
+import type { OrgRole } from "../../../core/schema/Organization.js"
 import { CandorApi } from "../Api.js"
-import { internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./access.js"
+import { internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
 
 /** How long an invite can be accepted. */
 const INVITE_TTL_MS = 7 * 24 * 3_600_000

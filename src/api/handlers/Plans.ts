@@ -3,7 +3,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./access.js"
+import { internal } from "./Access.js"
 
 export const PlansLive = HttpApiBuilder.group(CandorApi, "plans", (handlers) =>
   handlers.handle("listPlans", () =>

@@ -1,8 +1,8 @@
 /**
  * Re-verification of an agent's records against its current card and conscience values. Thinking
  * text is never needed (it was never kept): AIP re-derives each non-clear checkpoint's verdict from
- * its stored concerns (core/verdict.ts), AAP re-verifies each violating trace's stored decision
- * (core/trace-verification.ts, without the card-reference check: the trace named the old card).
+ * its stored concerns (core/Verdict.ts), AAP re-verifies each violating trace's stored decision
+ * (core/TraceVerification.ts, without the card-reference check: the trace named the old card).
  * Changes are stored; a record that cannot be read is reported in `errors`, never fails the batch.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -12,17 +12,17 @@ import * as Schema from "effect/Schema"
 import { NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentQueries, type CheckpointReevaluation } from "../../../adapters/store/AgentQueries.js"
 import { Store } from "../../../adapters/store/Store.js"
-import type { AlignmentCard } from "../../../core/schema/card.js"
-import type { IntegrityCheckpoint } from "../../../core/schema/checkpoint.js"
-import { Concern } from "../../../core/schema/concern.js"
-import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/conscience.js"
-import type { APTrace } from "../../../core/schema/trace.js"
-import type { Verdict } from "../../../core/schema/verdict.js"
-import { verifyTrace } from "../../../core/trace-verification.js"
-import { deriveVerdict } from "../../../core/verdict.js"
+import type { AlignmentCard } from "../../../core/schema/Card.js"
+import type { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
+import { Concern } from "../../../core/schema/Concern.js"
+import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/Conscience.js"
+import type { APTrace } from "../../../core/schema/Trace.js"
+import type { Verdict } from "../../../core/schema/Verdict.js"
+import { verifyTrace } from "../../../core/TraceVerification.js"
+import { deriveVerdict } from "../../../core/Verdict.js"
 import { CandorApi } from "../Api.js"
-import { writeAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { writeAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 const isConcerns = Schema.is(Schema.Array(Concern))
 

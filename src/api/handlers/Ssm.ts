@@ -5,12 +5,12 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { Store } from "../../../adapters/store/Store.js"
-import { chronological } from "../../../core/drift-aap.js"
-import type { APTrace } from "../../../core/schema/trace.js"
-import { cosineSimilarity, traceFeatures } from "../../../core/trace-features.js"
+import { chronological } from "../../../core/DriftAap.js"
+import type { APTrace } from "../../../core/schema/Trace.js"
+import { cosineSimilarity, traceFeatures } from "../../../core/TraceFeatures.js"
 import { CandorApi } from "../Api.js"
-import { readAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { readAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 export const SSM_TRACES = 50
 

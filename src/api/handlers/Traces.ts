@@ -4,8 +4,8 @@ import * as Effect from "effect/Effect"
 import { NotFound } from "../../../adapters/http/ApiErrors.js"
 import { Store } from "../../../adapters/store/Store.js"
 import { CandorApi } from "../Api.js"
-import { readAgent } from "./agentAccess.js"
-import { internal } from "./access.js"
+import { readAgent } from "./AgentAccess.js"
+import { internal } from "./Access.js"
 
 export const TracesLive = HttpApiBuilder.group(CandorApi, "traces", (handlers) =>
   handlers.handle("getTrace", ({ path }) =>

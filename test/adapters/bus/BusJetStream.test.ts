@@ -12,9 +12,9 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Bus, type BusOptions, type Delivery } from "../../../adapters/bus/Bus.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
-import { eventSubject, streamNames } from "../../../adapters/bus/subjects.js"
-import { agentIn, busConformance } from "./busConformance.js"
-import { NatsTest, natsForPrefix, privateNatsServer, removeNatsResources, uniquePrefix, waitUntil } from "./natsSupport.js"
+import { eventSubject, streamNames } from "../../../adapters/bus/Subjects.js"
+import { agentIn, busConformance } from "./BusConformance.js"
+import { NatsTest, natsForPrefix, privateNatsServer, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
 
 busConformance("JetStream", (options) => Bus.layerJetStream(options).pipe(Layer.provide(natsForPrefix(options.prefix))))
 

@@ -8,8 +8,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { Bus } from "../../../adapters/bus/Bus.js"
-import { eventSubject } from "../../../adapters/bus/subjects.js"
-import { agentIn, busConformance } from "./busConformance.js"
+import { eventSubject } from "../../../adapters/bus/Subjects.js"
+import { agentIn, busConformance } from "./BusConformance.js"
 
 busConformance("memory", (options) => Bus.layerMemoryWith(options))
 

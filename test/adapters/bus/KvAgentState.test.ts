@@ -7,9 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { AgentState, defaultSettings } from "../../../adapters/gateway/AgentState.js"
+import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
-import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./natsSupport.js"
+import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
 
 /** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
 const gateway = (prefix: string) =>

@@ -11,9 +11,9 @@ import * as Option from "effect/Option"
 import * as AgentQueries from "../../../adapters/store/AgentQueries.js"
 import { type CommitInput, Store } from "../../../adapters/store/Store.js"
 import * as StoreLive from "../../../adapters/store/StoreLive.js"
-import { VERDICTS } from "../../../core/schema/verdict.js"
-import { throwawayDatabase } from "../../support/postgres.js"
-import { fresh, makeInputs, uniqueId } from "./fixtures.js"
+import { VERDICTS } from "../../../core/schema/Verdict.js"
+import { throwawayDatabase } from "../../support/Postgres.js"
+import { fresh, makeInputs, uniqueId } from "./Fixtures.js"
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>

@@ -7,7 +7,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Migrations from "../../../adapters/store/Migrations.js"
-import { throwawayDatabase } from "../../support/postgres.js"
+import { throwawayDatabase } from "../../support/Postgres.js"
 
 describe("Migrations on PostgreSQL", () => {
   it.scoped("apply once when four processes start together", () =>

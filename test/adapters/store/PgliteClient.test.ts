@@ -17,7 +17,7 @@ import { join } from "node:path"
 import * as Migrations from "../../../adapters/store/Migrations.js"
 import { Store } from "../../../adapters/store/Store.js"
 import * as StoreLive from "../../../adapters/store/StoreLive.js"
-import { fresh, makeInputs } from "./fixtures.js"
+import { fresh, makeInputs } from "./Fixtures.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-pglite-"))),

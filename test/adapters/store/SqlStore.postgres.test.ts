@@ -7,8 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as StoreLive from "../../../adapters/store/StoreLive.js"
-import { throwawayDatabase } from "../../support/postgres.js"
-import { storeConformance } from "./conformance.js"
+import { throwawayDatabase } from "../../support/Postgres.js"
+import { storeConformance } from "./Conformance.js"
 
 const StoreOnPostgres = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) => StoreLive.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { verifyAipSignature, verifyWebhook } from "../../../core/webhook-signature.js"
+import { verifyAipSignature, verifyWebhook } from "../../../core/WebhookSignature.js"
 import { AIP_CONTENT_TYPE, make, WebhookDeliveryError } from "../../../adapters/webhooks/WebhookSender.js"
-import { makeReceiver } from "./receiver.js"
+import { makeReceiver } from "./Receiver.js"
 
 const secret = "whsec-" + "k".repeat(32)
 const body = JSON.stringify({ id: "verdict:ic-1", event: "verdict", agent_id: "agt-1", created_at: "2026-11-01T00:00:00.000Z", data: { n: 1 } })

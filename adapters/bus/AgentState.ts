@@ -1,0 +1,67 @@
+/**
+ * What the gateway must know about an agent before forwarding: its enforcement mode, what to do when
+ * analysis fails, whether it is contained, its tool policy, the card and conscience values its
+ * reasoning is judged against, and a nudge waiting for its next request. The actors own this state
+ * and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory` is that
+ * copy for the embedded default and for tests.
+ *
+ * Settings are plain JSON (the KV stores them as such): absent optional members mean "none".
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { AlignmentCard } from "../../core/schema/Card.js"
+import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import type { Policy } from "../../core/schema/Policy.js"
+import type { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
+import type { BusError } from "./BusError.js"
+
+export interface Containment {
+  readonly status: "paused" | "killed"
+  readonly reason: string
+  /** RFC 3339. */
+  readonly since: string
+}
+
+export interface AgentSettings {
+  readonly mode: EnforcementMode
+  readonly failurePolicy: FailurePolicy
+  readonly containment: Containment | undefined
+  /** The tool policy in force (the organization's and the agent's, merged); none: no evaluation. */
+  readonly policy?: Policy | undefined
+  /** The active Alignment Card, for the judge and the policy's card actions. */
+  readonly card?: AlignmentCard | undefined
+  /** The active card's id, for the checkpoint draft (the card's own `card_id` when `card` is set). */
+  readonly cardId?: string | undefined
+  /** The resolved conscience values; none: the defaults (`DEFAULT_CONSCIENCE_VALUES`). */
+  readonly conscienceValues?: ReadonlyArray<ConscienceValue> | undefined
+}
+
+/** An unknown agent: observe, fail open (the reference's default), not contained. */
+export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
+
+export class AgentState extends Context.Tag("candor/gateway/AgentState")<AgentState, {
+  readonly get: (agentId: string) => Effect.Effect<AgentSettings>
+  /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
+  readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
+  /** The pending nudge, removed as it is read: each nudge is injected once. */
+  readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
+  readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>
+}>() {
+  static readonly layerMemory: Layer.Layer<AgentState> = Layer.sync(AgentState, () => {
+    const settings = new Map<string, AgentSettings>()
+    const nudges = new Map<string, string>()
+    return {
+      get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+      update: (agentId, patch) =>
+        Effect.sync(() => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })),
+      takeNudge: (agentId) =>
+        Effect.sync(() => {
+          const text = nudges.get(agentId)
+          nudges.delete(agentId)
+          return text
+        }),
+      setNudge: (agentId, text) => Effect.sync(() => void nudges.set(agentId, text))
+    }
+  })
+}

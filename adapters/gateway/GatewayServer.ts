@@ -1,0 +1,202 @@
+/**
+ * The LLM gateway on GATEWAY_PORT: `/anthropic/*`, `/openai/*`, `/gemini/*` forwarded to the
+ * configured upstreams with path and query unchanged, `/health/live` for probes.
+ *
+ * Raw `node:http` on purpose: this is the hot path, and a framework's request/response objects would
+ * cost more than the gateway's whole budget (< 0.5 ms p50). Effect owns the lifecycle
+ * (`GatewayServer.layer`: listen on acquire, drain and close on release) and the Inspector.
+ *
+ * The Inspector's own headers for an exchange (`X-Policy-Verdict`) go on whatever the client gets
+ * for it: the upstream's response, a held one, or the gateway's error.
+ *
+ * `x-candor-overhead-ms` on every response is the time spent inside the gateway: from the request
+ * body fully received to the upstream dispatch (routing, Inspector), plus from the upstream's
+ * response headers to ours. Upstream time and the client's upload are excluded; in `enforce` mode a
+ * held response includes the wait for its verdict.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Inspector, type RequestDecision } from "./Inspector.js"
+import type { ExchangeOutcome } from "./ExchangeOutcome.js"
+import { Exchange, type ExchangeSink, jsonError, writeLocal } from "./Exchange.js"
+import { requestHeadersForUpstream } from "./Headers.js"
+import {
+  closeUpstreams,
+  defaultTimeouts,
+  destroyUpstreams,
+  makeUpstreams,
+  type Upstream,
+  type Upstreams,
+  type UpstreamTimeouts
+} from "./Upstreams.js"
+import { CandorConfig } from "../../src/Config.js"
+
+export interface GatewayTuning {
+  /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
+  readonly maxRequestBytes: number
+  readonly timeouts: UpstreamTimeouts
+  /** How long shutdown waits for in-flight streams before cutting them. */
+  readonly shutdownGraceMs: number
+}
+
+export const defaultTuning: GatewayTuning = {
+  maxRequestBytes: 32 * 1024 * 1024,
+  timeouts: defaultTimeouts,
+  shutdownGraceMs: 10_000
+}
+
+type InspectorService = Inspector["Type"]
+
+const LIVE = { status: 200, headers: { "content-type": "application/json" }, body: Buffer.from("{\"status\":\"ok\"}") }
+
+/** The upstream for the first path segment, and where the rest of the URL starts. */
+const route = (upstreams: Upstreams, url: string): { upstream: Upstream; rest: string } | undefined => {
+  let end = 1
+  while (end < url.length && url.charCodeAt(end) !== 47 /* / */ && url.charCodeAt(end) !== 63 /* ? */) end++
+  const name = url.slice(1, end)
+  const upstream = name === "anthropic" || name === "openai" || name === "gemini" ? upstreams[name] : undefined
+  if (upstream === undefined) return undefined
+  const rest = url.slice(end)
+  return { upstream, rest: rest.charCodeAt(0) === 47 ? rest : "/" + rest }
+}
+
+const sinkFor = (
+  inspector: InspectorService,
+  run: <A>(effect: Effect.Effect<A>) => Promise<A>,
+  context: unknown,
+  hold: boolean
+): ExchangeSink => ({
+  hold,
+  onHead: (status, headers, stream) => inspector.onResponse(context, { status, headers, stream }),
+  onFailure: (outcome) => inspector.onFailure(context, outcome),
+  onHeld: (status, headers, body) =>
+    run(inspector.completeNonStreaming(context, { status, headers, body })).then((v) =>
+      "pass" in v ? undefined : v.respond
+    )
+})
+
+/** The request handler: exported on its own so tests and benchmarks can mount it on any server. */
+export const makeGatewayHandler = (
+  upstreams: Upstreams,
+  inspector: InspectorService,
+  runtime: Runtime.Runtime<never>,
+  tuning: GatewayTuning = defaultTuning
+) => {
+  const run = Runtime.runPromise(runtime)
+  const limit = tuning.maxRequestBytes
+
+  const forward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    upstream: Upstream,
+    rest: string,
+    body: Buffer,
+    startedAt: bigint
+  ) => {
+    const url = new URL(upstream.origin + upstream.basePath + rest)
+    run(inspector.beforeRequest({ provider: upstream.provider, url, headers: req.headers, body })).then(
+      (decision: RequestDecision) => {
+        if ("respond" in decision) return writeLocal(res, decision.respond, process.hrtime.bigint() - startedAt)
+        if (res.destroyed) {
+          const outcome: ExchangeOutcome = { kind: "client_aborted", status: undefined, bytes: 0, cause: undefined }
+          return inspector.onFailure(decision.context, outcome)
+        }
+        const headers = requestHeadersForUpstream(req.rawHeaders, req.headers.connection)
+        new Exchange(res, {
+          upstream,
+          method: req.method ?? "GET",
+          path: upstream.basePath + rest,
+          headers,
+          body: decision.forward,
+          startedAt,
+          responseHeaders: decision.headers
+        }, sinkFor(inspector, run, decision.context, decision.hold)).start()
+      },
+      () => writeLocal(res, jsonError(500, "gateway inspection failed"), process.hrtime.bigint() - startedAt)
+    )
+  }
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const url = req.url ?? "/"
+    const target = route(upstreams, url)
+    if (target === undefined) {
+      req.resume()
+      if (url === "/health/live" && req.method === "GET") return writeLocal(res, LIVE, 0n)
+      return writeLocal(res, jsonError(404, `unknown provider prefix: use /anthropic, /openai or /gemini`), 0n)
+    }
+    const declared = Number(req.headers["content-length"] ?? 0)
+    if (declared > limit) return tooLarge(req, res)
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > limit) return tooLarge(req, res)
+      chunks.push(chunk)
+    })
+    req.on("end", () => {
+      if (size > limit) return
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+      forward(req, res, target.upstream, target.rest, body, process.hrtime.bigint())
+    })
+  }
+}
+
+/** 413, then close: the rest of the upload is not worth reading. */
+const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
+  if (res.headersSent) return
+  res.setHeader("connection", "close")
+  writeLocal(res, jsonError(413, "request body too large"), 0n)
+  req.removeAllListeners("data")
+  req.resume()
+}
+
+/** The bound gateway: its URL is what SDKs use as base URL (plus the provider prefix). */
+export class GatewayServer extends Context.Tag("candor/gateway/GatewayServer")<GatewayServer, {
+  readonly server: Server
+  readonly port: number
+  readonly url: string
+}>() {}
+
+/** Listens on HOST:GATEWAY_PORT for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
+export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayServer, never, CandorConfig | Inspector> =>
+  Layer.scoped(
+    GatewayServer,
+    Effect.gen(function*() {
+      const config = yield* CandorConfig
+      const inspector = yield* Inspector
+      const runtime = yield* Effect.runtime<never>()
+      const settings = { ...defaultTuning, ...tuning }
+      const upstreams = makeUpstreams({
+        anthropic: config.anthropicBaseUrl,
+        openai: config.openaiBaseUrl,
+        gemini: config.geminiBaseUrl
+      }, settings.timeouts)
+      return yield* Effect.acquireRelease(
+        Effect.async<{ server: Server; port: number; url: string }>((resume) => {
+          const server = createServer({ keepAliveTimeout: 65_000 }, makeGatewayHandler(upstreams, inspector, runtime, settings))
+          server.listen(config.gatewayPort, config.host, () => {
+            const { port } = server.address() as AddressInfo
+            const host = config.host.includes(":") ? `[${config.host}]` : config.host
+            resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
+          })
+        }),
+        ({ server }) =>
+          Effect.promise(() => shutdown(server, upstreams, settings.shutdownGraceMs))
+      )
+    })
+  )
+
+const shutdown = (server: Server, upstreams: Upstreams, graceMs: number): Promise<void> =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs)
+    timer.unref()
+    server.close(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+    server.closeIdleConnections()
+  }).then(() => closeUpstreams(upstreams).catch(() => destroyUpstreams(upstreams)))

@@ -1,0 +1,158 @@
+/**
+ * The one event the gateway publishes per response: a checkpoint draft and an AP-Trace draft
+ * (linked by construction: the checkpoint's `linked_trace_id` is the trace's id), hashes and
+ * metadata. Never prompt, response or thinking text: the thinking is represented by its SHA-256.
+ *
+ * With a tool policy in force, the trace's `context.metadata` carries `policy_verdict` (the
+ * response's tool calls, evaluated; never acted on after the fact) and `policy` (mode, what
+ * `X-Policy-Verdict` said for the request, findings), and a tool call the policy forbids makes the
+ * trace's action category `forbidden` (an escalation trigger, `escalation_trigger`).
+ */
+import { randomUUID } from "node:crypto"
+import type { PolicyEvaluation, PolicyVerdict } from "../../core/Policy.js"
+import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { APTraceDraft } from "../../core/schema/Trace.js"
+import type { PolicyEnforcementMode, SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
+import { recommendedAction } from "../../core/Verdict.js"
+import type { AnalysisResult } from "../analysis/AnalysisModel.js"
+import type { Extraction } from "../providers/Provider.js"
+import type { ExchangeOutcome } from "./ExchangeOutcome.js"
+
+export interface Judgement {
+  readonly verdict: Verdict
+  readonly thinkingHash: string | "none"
+  readonly analysis: AnalysisResult | undefined
+  readonly synthetic: SyntheticReason | undefined
+}
+
+export interface ResponseEvent {
+  readonly type: "gateway.response"
+  readonly agent_id: string
+  readonly session_id: string
+  readonly provider: string
+  readonly outcome: ExchangeOutcome
+  readonly checkpoint: IntegrityCheckpoint
+  readonly trace: APTraceDraft
+}
+
+/** The tool policy's part of one exchange. */
+export interface PolicyRecord {
+  readonly mode: PolicyEnforcementMode
+  /** What `X-Policy-Verdict` said for the tools the request declared. */
+  readonly requestVerdict: PolicyVerdict
+  /** The tool calls of the response, evaluated. */
+  readonly response: PolicyEvaluation
+}
+
+export interface EventInput {
+  readonly agentId: string
+  /** The agent's active card, when the gateway knows it; else the actor binds one. */
+  readonly cardId: string | undefined
+  readonly sessionId: string
+  readonly provider: string
+  readonly outcome: ExchangeOutcome
+  readonly extraction: Extraction | undefined
+  readonly judgement: Judgement
+  readonly policy: PolicyRecord | undefined
+  readonly now: Date
+}
+
+/** Before the actor binds the agent's active card. */
+export const UNBOUND_CARD = "card-unbound"
+
+export const buildResponseEvent = (input: EventInput): ResponseEvent => {
+  const { agentId, extraction, judgement, now, sessionId } = input
+  const timestamp = now.toISOString()
+  const traceId = `tr-${randomUUID()}`
+  const analysis = judgement.analysis
+  const toolCall = extraction?.toolCalls[0]
+  const policy = input.policy
+  const cardId = input.cardId ?? UNBOUND_CARD
+  const trace: APTraceDraft = {
+    trace_id: traceId,
+    agent_id: agentId,
+    ...(input.cardId !== undefined ? { card_id: input.cardId } : {}),
+    timestamp,
+    action: toolCall !== undefined
+      ? { type: "execute", name: toolCall.name, category: actionCategory(toolCall.name, policy?.response) }
+      : { type: "recommend", name: "respond", category: "bounded" },
+    decision: {
+      selected: toolCall?.name ?? "respond",
+      selection_reasoning: analysis?.reasoning_summary ?? "",
+      values_applied: []
+    },
+    context: {
+      session_id: sessionId,
+      metadata: {
+        provider: input.provider,
+        outcome: input.outcome.kind,
+        verdict: judgement.verdict,
+        ...(policy !== undefined ? policyMetadata(policy) : {})
+      }
+    }
+  }
+  const checkpoint: IntegrityCheckpoint = {
+    checkpoint_id: `ic-${randomUUID()}`,
+    agent_id: agentId,
+    card_id: cardId,
+    session_id: sessionId,
+    timestamp,
+    thinking_block_hash: judgement.thinkingHash,
+    provider: input.provider,
+    model: extraction?.model ?? "unknown",
+    verdict: judgement.verdict,
+    concerns: analysis?.concerns ?? [],
+    reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement.synthetic),
+    conscience_context: { values_checked: [], conflicts: [], supports: [], considerations: [], consultation_depth: "surface" },
+    // The session actor assigns the real position; the gateway does not see the window.
+    window_position: { index: 0, window_size: 0 },
+    analysis_metadata: {
+      analysis_model: analysis?.analysis_model ?? "none",
+      analysis_duration_ms: analysis?.analysis_duration_ms ?? 0,
+      thinking_tokens_original: analysis?.thinking_tokens_original ?? 0,
+      thinking_tokens_analyzed: analysis?.thinking_tokens_analyzed ?? 0,
+      truncated: analysis?.truncated ?? false,
+      extraction_confidence: extraction?.thinking?.confidence ?? null,
+      ...(analysis?.llm_verdict !== undefined ? { llm_verdict: analysis.llm_verdict } : {}),
+      ...(input.outcome.kind !== "complete" ? { partial: true } : {})
+    },
+    linked_trace_id: trace.trace_id,
+    re_evaluated_at: null,
+    original_verdict: null,
+    ...(judgement.synthetic !== undefined ? { synthetic: true, synthetic_reason: judgement.synthetic } : {}),
+    ...(analysis !== undefined && analysis.cross_validation_warnings.length > 0
+      ? { cross_validation_warnings: analysis.cross_validation_warnings }
+      : {})
+  }
+  return { type: "gateway.response", agent_id: agentId, session_id: sessionId, provider: input.provider, outcome: input.outcome, checkpoint, trace }
+}
+
+/** A call the policy forbids is a `forbidden` action; one that trips an escalation trigger, an `escalation_trigger`. */
+const actionCategory = (tool: string, evaluation: PolicyEvaluation | undefined): "bounded" | "escalation_trigger" | "forbidden" => {
+  if (evaluation === undefined) return "bounded"
+  if (evaluation.violations.some((v) => v.tool === tool && (v.kind === "forbidden" || v.kind === "card_forbidden"))) return "forbidden"
+  return evaluation.warnings.some((w) => w.tool === tool && w.kind === "escalation") ? "escalation_trigger" : "bounded"
+}
+
+const policyMetadata = (policy: PolicyRecord): Record<string, unknown> => ({
+  policy_verdict: policy.response.verdict,
+  policy: {
+    mode: policy.mode,
+    request_verdict: policy.requestVerdict,
+    tools_evaluated: policy.response.tools_evaluated,
+    violations: policy.response.violations,
+    warnings: policy.response.warnings
+  }
+})
+
+const syntheticSummary = (reason: SyntheticReason | undefined): string =>
+  reason === "analysis_failed" ? "analysis failed" : reason === "no_thinking_block" ? "no thinking block" : ""
+
+/** The text injected into the agent's next request after a violation in `nudge` mode. */
+export const nudgeText = (event: ResponseEvent): string => {
+  const concern = event.checkpoint.concerns[0]
+  return "[INTEGRITY NOTICE — Candor]\n" +
+    `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged as a boundary violation.\n` +
+    (concern !== undefined ? `Concern: ${concern.category} (${concern.severity}). ` : "") +
+    `Recommended action: ${recommendedAction(event.checkpoint.verdict, event.checkpoint.concerns)}.`
+}

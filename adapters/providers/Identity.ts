@@ -1,0 +1,32 @@
+/**
+ * Agent identity from a provider key: only the key's SHA-256 is ever used. The key string is read
+ * from the header, hashed at once and not kept, logged or returned anywhere.
+ */
+import { bytesEqual, fromHex, toHex, utf8 } from "../../core/Bytes.js"
+import { sha256 } from "../../core/Hash.js"
+
+/** SHA-256 (lowercase hex) of a key's UTF-8 bytes. */
+export const sha256Hex = (key: string): string => toHex(sha256(utf8(key)))
+
+/** The hash of a non-empty key, else `undefined` (an empty header is no identity). */
+export const keyHashOf = (key: string | null | undefined): string | undefined => {
+  const trimmed = key?.trim()
+  return trimmed === undefined || trimmed === "" ? undefined : sha256Hex(trimmed)
+}
+
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, per RFC 7235). */
+export const bearerToken = (authorization: string | null): string | undefined => {
+  if (authorization === null) return undefined
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
+  return match?.[1]
+}
+
+/**
+ * Compares two key hashes in constant time, so a comparison against a stored hash leaks nothing
+ * through timing; malformed hex is simply unequal.
+ */
+export const keyHashesEqual = (a: string, b: string): boolean => {
+  const x = fromHex(a)
+  const y = fromHex(b)
+  return x !== undefined && y !== undefined && bytesEqual(x, y)
+}

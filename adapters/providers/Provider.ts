@@ -1,0 +1,100 @@
+/**
+ * What the gateway needs from each LLM provider's wire format. One adapter per provider
+ * (`Anthropic.ts`, `OpenAi.ts`, `Gemini.ts`), all pure: they read bytes and JSON, they never do I/O.
+ *
+ * The gateway forwards the caller's bytes unchanged; adapters only read copies, except
+ * `injectNudge`, which the gateway applies to the request body when a nudge is pending.
+ */
+
+export type ProviderName = "anthropic" | "openai" | "gemini"
+
+/** Where the reasoning came from, with the spec's extraction confidence. */
+export type ThinkingSource =
+  | "thinking_blocks" // Anthropic thinking blocks: 1.0
+  | "reasoning_content" // OpenAI Chat Completions reasoning_content: 0.9
+  | "reasoning_summary" // OpenAI Responses API reasoning items and summary events: 0.9, partial
+  | "thought_parts" // Gemini parts with thought: true: 0.9
+  | "fallback" // regex inference from the visible text: 0.3
+
+export interface ExtractedThinking {
+  /** The reasoning text: hashed and judged, then dropped; never stored, logged or published. */
+  readonly text: string
+  readonly source: ThinkingSource
+  readonly confidence: number
+}
+
+/** A tool call the model made: it becomes the AP-Trace action. */
+export interface ExtractedToolCall {
+  readonly name: string
+  /** The arguments as the provider sent them (parsed JSON where possible); not persisted. */
+  readonly arguments: unknown
+}
+
+export interface Extraction {
+  /** `undefined` when the response exposes no reasoning (a synthetic `clear` follows). */
+  readonly thinking: ExtractedThinking | undefined
+  /** True when the response carried only encrypted/redacted reasoning (unsupported, tracing only). */
+  readonly redactedThinking: boolean
+  readonly toolCalls: ReadonlyArray<ExtractedToolCall>
+  /** The visible answer text, for the regex fallback and the optional output analysis only; never stored. */
+  readonly outputText: string
+  /** The model the provider reports, if any. */
+  readonly model: string | undefined
+  readonly stopReason: string | undefined
+  /** The provider's own error object, if the response was one. */
+  readonly providerError: string | undefined
+}
+
+/** What a stream yielded: an `Extraction` plus how the stream ended and what was skipped. */
+export interface StreamExtraction extends Extraction {
+  /** False when the stream ended before its terminal event (truncated, disconnected). */
+  readonly complete: boolean
+  /**
+   * Events whose JSON did not parse: skipped, never thrown. Optional so that extractors written
+   * against the first version of this contract (tests' fakes) still type-check; ours always set it.
+   */
+  readonly malformedEvents?: number
+  /** Events dropped for exceeding the parser's size limit (memory stays bounded); optional likewise. */
+  readonly oversizedEvents?: number
+}
+
+/** Incremental extraction over a response stream: chunks arrive split at any byte. */
+export interface StreamExtractor {
+  readonly push: (chunk: Uint8Array) => void
+  /** Everything seen so far; `complete` is false when the stream ended before its terminal event. */
+  readonly finish: () => StreamExtraction
+}
+
+/** A tool the request offers the model, by the name the model would call it. */
+export interface DeclaredTool {
+  readonly name: string
+}
+
+export interface RequestInfo {
+  readonly model: string | undefined
+  readonly stream: boolean
+}
+
+export interface ProviderAdapter {
+  readonly name: ProviderName
+  /**
+   * SHA-256 (hex) of the provider key the caller sent, from this provider's own header(s), or
+   * `undefined` when there is none. The key itself is never kept.
+   */
+  readonly keyHash: (headers: Headers, url: URL) => string | undefined
+  /** What the request asks for: the model and whether the answer streams (body, URL, or both). */
+  readonly requestInfo: (body: unknown, url: URL) => RequestInfo
+  /**
+   * The tools the request body offers the model, in this provider's own format, in order; `[]`
+   * when it offers none or is not a request this adapter knows. Built-in tools without a name are
+   * named by their type (or key), so a policy can still match them.
+   */
+  readonly declaredTools: (body: unknown) => ReadonlyArray<DeclaredTool>
+  readonly extractJson: (body: unknown) => Extraction
+  readonly streamExtractor: () => StreamExtractor
+  /**
+   * The request body with `nudge` added to the system prompt in this provider's own format (a new
+   * object; the input is not changed). `undefined` when the body is not a request this adapter knows.
+   */
+  readonly injectNudge: (body: unknown, nudge: string) => unknown | undefined
+}

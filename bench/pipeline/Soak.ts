@@ -1,0 +1,66 @@
+/**
+ * The soak: `settings.soakAgents` distinct agents, each committed once before the first sample (the
+ * run measures a steady state, not the actors being created), then a fixed rate for
+ * `settings.soakSeconds`, sampling the worker's memory every `settings.soakSampleSeconds` with the
+ * backlog (published, not yet committed) that says whether the worker kept up, and once more when
+ * the last event is committed.
+ */
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { gatewayEvent } from "../../test/support/Events.js"
+import { deploy } from "./Deployment.js"
+import { agentIds, awaitCommitted, now, publishAtRate, warmUp } from "./Load.js"
+import { settings } from "./Settings.js"
+
+export interface Sample {
+  readonly second: number
+  readonly rssMb: number
+  readonly heapMb: number
+  /** Heap used after a full collection. */
+  readonly liveMb: number
+  readonly published: number
+  readonly backlog: number
+}
+
+const mb = (bytes: number) => bytes / 2 ** 20
+
+/** Least-squares slope of `y` over `x`. */
+export const slope = (points: ReadonlyArray<readonly [number, number]>) => {
+  const n = points.length
+  if (n < 2) return NaN
+  const mx = points.reduce((s, [x]) => s + x, 0) / n
+  const my = points.reduce((s, [, y]) => s + y, 0) / n
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0)
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0)
+  return sxy / sxx
+}
+
+export const soak = (rate: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const d = yield* deploy({ backend: "postgres", worker: settings.pgWorker, partitions: settings.partitions })
+    const agents = agentIds("soak", settings.soakAgents)
+    const before = yield* warmUp(d, agents)
+    const samples: Array<Sample> = []
+    let published = 0
+    const start = now()
+    const sample = Effect.gen(function*() {
+      const memory = yield* d.memory
+      const committed = (yield* d.committed) - before
+      samples.push({
+        second: (now() - start) / 1000,
+        rssMb: mb(memory.rss),
+        heapMb: mb(memory.heapUsed),
+        liveMb: mb(memory.heapLive),
+        published,
+        backlog: published - committed
+      })
+    })
+    yield* sample
+    const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(Effect.sleep(`${settings.soakSampleSeconds} seconds`), sample)))
+    yield* publishAtRate(d, rate, settings.soakSeconds, (i) => gatewayEvent(agents[i % agents.length]!), () => void published++)
+    yield* Fiber.interrupt(sampler)
+    // The last sample once everything published is committed: what the worker keeps, not what is in flight.
+    yield* awaitCommitted(d, before + published)
+    yield* sample
+    return samples
+  }))

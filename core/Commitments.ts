@@ -1,0 +1,30 @@
+/**
+ * The input commitments of a certificate: what the verdict was judged against, as hashes, so a
+ * verifier holding the card, the conscience values or the judge's analysis can check that these
+ * were the inputs, and nobody else learns them. Each is a domain-separated SHA-256 over the JCS of
+ * the value (see docs/formats.md).
+ */
+import { toHex } from "./Bytes.js"
+import { canonicalHash } from "./Canonical.js"
+import type { AlignmentCard } from "./schema/Card.js"
+import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
+import type { ConscienceValue } from "./schema/Conscience.js"
+
+/** `SHA-256("candor/v1/card\0" ‖ JCS(card))`; an agent with no card commits to JCS(null). */
+export const cardHash = (card: AlignmentCard | undefined): string => toHex(canonicalHash("card", card ?? null))
+
+/** `SHA-256("candor/v1/values\0" ‖ JCS(values))`, in the order they were given to the judge. */
+export const valuesHash = (values: ReadonlyArray<ConscienceValue>): string => toHex(canonicalHash("values", values))
+
+/** The judge's analysis as recorded: concerns (with evidence), summary, model and the judge's own verdict. */
+export const analysisOf = (checkpoint: IntegrityCheckpoint) => ({
+  concerns: checkpoint.concerns,
+  reasoning_summary: checkpoint.reasoning_summary,
+  analysis_model: checkpoint.analysis_metadata.analysis_model,
+  llm_verdict: checkpoint.analysis_metadata.llm_verdict ?? null,
+  synthetic_reason: checkpoint.synthetic_reason ?? null
+})
+
+/** `SHA-256("candor/v1/analysis\0" ‖ JCS(analysisOf(checkpoint)))`. */
+export const analysisHash = (checkpoint: IntegrityCheckpoint): string =>
+  toHex(canonicalHash("analysis", analysisOf(checkpoint)))

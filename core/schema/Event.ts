@@ -1,0 +1,37 @@
+/**
+ * The event a gateway publishes per response on `<prefix>.events.<partition>.<agent_id>`: the
+ * checkpoint and AP-Trace drafts, linked by construction, and how the exchange ended. It holds
+ * hashes and metadata only, never prompt, response or thinking text, so security teams may
+ * subscribe to it directly. The actors decode every event with this schema before attesting it.
+ */
+import { Schema } from "effect"
+import { IntegrityCheckpoint } from "./Checkpoint.js"
+import { AgentId, SessionId } from "./Ids.js"
+import { literalUnion } from "./Literals.js"
+import { APTraceDraft } from "./Trace.js"
+
+export const OUTCOME_KINDS = ["complete", "partial", "upstream_error", "timeout", "client_aborted"] as const
+
+export const ExchangeOutcome = Schema.Struct({
+  kind: literalUnion(OUTCOME_KINDS, { identifier: "OutcomeKind" }),
+  status: Schema.optional(Schema.Number),
+  bytes: Schema.NonNegativeInt,
+  cause: Schema.optional(Schema.String)
+}).annotations({ identifier: "ExchangeOutcome", description: "How one proxied exchange ended" })
+
+export const GatewayEvent = Schema.Struct({
+  type: Schema.Literal("gateway.response"),
+  agent_id: AgentId,
+  session_id: SessionId,
+  provider: Schema.String,
+  outcome: ExchangeOutcome,
+  checkpoint: IntegrityCheckpoint,
+  trace: APTraceDraft
+}).pipe(
+  Schema.filter((event) =>
+    (event.checkpoint.agent_id === event.agent_id && event.trace.agent_id === event.agent_id &&
+      event.checkpoint.session_id === event.session_id && event.checkpoint.linked_trace_id === event.trace.trace_id) ||
+    "the checkpoint and trace must belong to the event's agent and session, and the checkpoint must link the trace"
+  )
+).annotations({ identifier: "GatewayEvent", description: "One gateway response: checkpoint and trace drafts" })
+export type GatewayEvent = typeof GatewayEvent.Type

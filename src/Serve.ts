@@ -1,0 +1,214 @@
+/**
+ * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
+ * on HOST:PORT (health and metrics on every role, the management API on `api`), the gateway on
+ * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays). Bus, agent
+ * state, store and signing key are shared by all roles of one process: in-process on the embedded
+ * default, NATS JetStream and KV when NATS_URL is set.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { createServer } from "node:http"
+import { resolve } from "node:path"
+import { layerFromSpec } from "../adapters/analysis/Layer.js"
+import { Bus } from "../adapters/bus/Bus.js"
+import * as KvAgentState from "../adapters/bus/KvAgentState.js"
+import { NatsConnection } from "../adapters/bus/NatsConnection.js"
+import { AgentState } from "../adapters/bus/AgentState.js"
+import * as SigningKeys from "../adapters/keys/SigningKeys.js"
+import * as StoreLive from "../adapters/store/StoreLive.js"
+import { defaultWorkerId, PartitionOwnership } from "../streams/PartitionOwnership.js"
+import { runWorkers } from "../streams/PartitionWorkers.js"
+import * as ProverWorkers from "../streams/ProverWorkers.js"
+import * as Prover from "../prover/Prover.js"
+import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
+import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
+import { providerAdapters } from "../adapters/providers/Registry.js"
+import { AuthConfig } from "../adapters/auth/AuthConfig.js"
+import * as IdentityTokens from "../adapters/auth/IdentityTokens.js"
+import { planRates } from "../adapters/auth/RateLimiter.js"
+import { storeFamilies } from "../adapters/metrics/StoreGauges.js"
+import * as ApiLive from "./api/ApiLive.js"
+import { CandorConfig } from "./Config.js"
+import * as Gateway from "../adapters/gateway/GatewayServer.js"
+import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
+import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
+import { NotFoundLive } from "./http/NotFound.js"
+
+/** What one process can be; `all` is every role at once (the embedded default). */
+export const roles = ["gateway", "api", "worker", "prover"] as const
+export type Role = (typeof roles)[number]
+export const roleChoices = ["all", ...roles] as const
+export type RoleChoice = (typeof roleChoices)[number]
+
+export const selectRoles = (choice: RoleChoice): ReadonlyArray<Role> => (choice === "all" ? roles : [choice])
+
+/** Creates CANDOR_DATA_DIR (and its parents) before anything wants to write there. */
+const DataDirLive = Layer.effectDiscard(Effect.gen(function*() {
+  const { dataDir } = yield* CandorConfig
+  const fs = yield* FileSystem.FileSystem
+  yield* fs.makeDirectory(dataDir, { recursive: true })
+}))
+
+/** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
+const StoreFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  StoreLive.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+))
+
+/** The signing key, one per process (certificates of the workers, licenses checked by the API). */
+const SigningKeysFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir })
+))
+
+const AuthConfigLive = Layer.effect(AuthConfig, Effect.map(CandorConfig, (config) => ({
+  jwtSecret: config.authJwtSecret,
+  jwksUrl: config.authJwksUrl,
+  issuer: config.authJwtIssuer,
+  audience: config.authJwtAudience,
+  serviceRoleKey: config.serviceRoleKey
+})))
+
+/** The management API's routes, on the shared store, agent state and signing key. */
+const ApiRoutesLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const { dataDir, enterpriseRateLimit } = yield* CandorConfig
+  const rates = planRates(enterpriseRateLimit)
+  const store = yield* Effect.context<SqlClient.SqlClient>()
+  return Layer.mergeAll(
+    ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),
+    metricsRoute(Effect.provide(storeFamilies, store))
+  ).pipe(
+    Layer.provide(ApiLive.IdentityLive),
+    Layer.provide(IdentityTokens.layer({ dataDir }))
+  )
+})).pipe(Layer.provide(AuthConfigLive))
+
+/** `/health/ready`'s checks: a database round trip (roles with a store) and the bus connection. */
+const ReadinessLive = (withStore: boolean) =>
+  Layer.effect(Readiness, Effect.gen(function*() {
+    const checks: Array<ReadinessCheck> = [{ name: "bus", check: yield* BusHealth }]
+    if (withStore) {
+      const sql = yield* SqlClient.SqlClient
+      checks.unshift({ name: "store", check: sql`select 1` })
+    }
+    return checks
+  }))
+
+/**
+ * The HTTP server on HOST:PORT; it also provides `HttpServer`, so callers can read the bound
+ * address. Health and metrics on every role; the API when `withApi`.
+ */
+const HttpLive = (withApi: boolean, withStore: boolean) =>
+  Layer.unwrapEffect(Effect.map(CandorConfig, ({ host, port }) =>
+    HttpLayerRouter.serve(
+      Layer.mergeAll(
+        HealthRoutes,
+        NotFoundLive,
+        RequestMetricsLive,
+        withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
+      ),
+      { disableListenLog: true }
+    ).pipe(
+      Layer.provide(ReadinessLive(withStore)),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
+    )
+  ))
+
+/** One structured line once the server is bound (the port may be ephemeral), one when stopping. */
+const announce = (selected: ReadonlyArray<Role>) =>
+  Layer.scopedDiscard(Effect.gen(function*() {
+    const { dataDir } = yield* CandorConfig
+    const { address } = yield* HttpServer.HttpServer
+    yield* Effect.log("listening").pipe(Effect.annotateLogs({
+      url: HttpServer.formatAddress(address),
+      roles: selected,
+      dataDir: resolve(dataDir)
+    }))
+    yield* Effect.addFinalizer(() => Effect.log("shutting down"))
+  }))
+
+/** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
+const AnalysisLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisModel }) =>
+    layerFromSpec(analysisModel, {
+      apiKey: Option.getOrUndefined(analysisApiKey),
+      baseUrl: Option.getOrUndefined(analysisBaseUrl)
+    })
+  )
+)
+
+/** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
+const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix }) =>
+  Gateway.layer().pipe(
+    Layer.provide(GatewayInspector.layer({ subjectPrefix: natsPrefix })),
+    Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
+  )
+))
+
+/** How long a worker's partition lease outlives its last renewal. */
+const LEASE_TTL_MS = 15_000
+
+/** Whether the bus is reachable: always for the in-process bus, a round trip to the server on NATS. */
+class BusHealth extends Context.Tag("candor/serve/BusHealth")<BusHealth, Effect.Effect<void, unknown>>() {}
+
+/**
+ * Bus, agent state and partition ownership: in-process and owning every partition on the embedded
+ * default; on NATS (one connection) with leases shared among workers otherwise. A process without
+ * the worker role owns no partition.
+ */
+const MessagingLive = (withWorkers: boolean) =>
+  Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
+    const worker = Option.getOrElse(workerId, defaultWorkerId)
+    if (Option.isNone(natsUrl)) {
+      return Layer.mergeAll(
+        Bus.layerMemoryWith({ prefix, partitions }),
+        AgentState.layerMemory,
+        PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
+        Layer.succeed(BusHealth, Effect.void)
+      )
+    }
+    return Layer.mergeAll(
+      Bus.layerJetStream({ prefix, partitions }),
+      KvAgentState.layer({ prefix }),
+      withWorkers
+        ? PartitionOwnership.layerLease({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
+        : PartitionOwnership.layerAll(0, worker),
+      Layer.effect(BusHealth, Effect.map(NatsConnection, (nc) =>
+        nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
+      ))
+    ).pipe(Layer.provide(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+  }))
+
+/** The agent actors: the consumers, on the shared store and signing key. */
+const WorkersLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  // The key is registered in the key ring before it signs anything (GET /v1/keys lists it, and it retires older keys).
+  Layer.scopedDiscard(Effect.zipRight(SigningKeys.registerActiveKey, runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })))
+))
+
+/** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
+const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
+
+/** Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
+export const ServeLive = (selected: ReadonlyArray<Role>) => {
+  const withApi = selected.includes("api")
+  const withWorkers = selected.includes("worker")
+  const withProver = selected.includes("prover")
+  const roles = announce(selected).pipe(
+    Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)),
+    Layer.merge(selected.includes("gateway") ? Layer.discard(GatewayLive) : Layer.empty),
+    Layer.merge(withWorkers ? WorkersLive : Layer.empty),
+    Layer.merge(withProver ? ProverLive : Layer.empty)
+  )
+  const stored = roles.pipe(Layer.provide(Layer.merge(StoreFromConfig, SigningKeysFromConfig)))
+  // Only the API, the workers and the prover read or write records: a gateway process opens no database
+  // (the types cannot see that they are absent then).
+  return (withApi || withWorkers || withProver ? stored : (roles as unknown as typeof stored)).pipe(
+    Layer.provide(MessagingLive(withWorkers)),
+    Layer.provide(DataDirLive)
+  )
+}

@@ -1,0 +1,49 @@
+/**
+ * The OpenAPI document describes the error bodies the API really sends (see ErrorBodies.ts):
+ * HttpApi would document each tagged error with its `_tag`, and decode failures as
+ * `HttpApiDecodeError {issues, message}`; every error response is `{"error": string}` instead, and
+ * a 429 carries `Retry-After`. Applied as the API's `OpenApi.Transform`, so /v1/openapi.json and
+ * /docs agree.
+ */
+const ERROR_SCHEMA = "Error"
+
+/** Components that only ever described the rewritten bodies. */
+const REPLACED = ["HttpApiDecodeError", "Issue", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "TooManyRequests", "InternalError", "ServiceUnavailable"]
+
+const DESCRIPTIONS: Record<string, string> = {
+  "400": "Malformed body or parameters; the message names the field",
+  "401": "Missing or invalid credentials",
+  "403": "Valid credentials, insufficient permissions (or a write during impersonation)",
+  "404": "Not found, or not visible to the caller",
+  "413": "Request body too large",
+  "429": "Rate limit exceeded; retry after the Retry-After seconds",
+  "500": "Server error",
+  "503": "The database cannot be reached right now; try again shortly"
+}
+
+export const rewriteErrorBodies = (spec: Record<string, any>): Record<string, any> => {
+  const schemas: Record<string, unknown> = { ...spec.components?.schemas }
+  for (const name of REPLACED) delete schemas[name]
+  schemas[ERROR_SCHEMA] = {
+    type: "object",
+    required: ["error"],
+    properties: { error: { type: "string", description: "What went wrong, for humans" } },
+    additionalProperties: false
+  }
+  const paths: Record<string, any> = {}
+  for (const [path, operations] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
+    paths[path] = Object.fromEntries(Object.entries(operations).map(([method, operation]) => {
+      if (typeof operation !== "object" || operation === null || operation.responses === undefined) return [method, operation]
+      const responses = Object.fromEntries(Object.entries<any>(operation.responses).map(([status, response]) => {
+        if (Number(status) < 400) return [status, response]
+        return [status, {
+          description: DESCRIPTIONS[status] ?? response.description,
+          ...(status === "429" || status === "503" ? { headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait" } } } : {}),
+          content: { "application/json": { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } }
+        }]
+      }))
+      return [method, { ...operation, responses }]
+    }))
+  }
+  return { ...spec, paths, components: { ...spec.components, schemas } }
+}

@@ -1,0 +1,123 @@
+/**
+ * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]`: the
+ * offline verifier. Checks a certificate's signature, chain link, Merkle inclusion (and the signed
+ * tree head when given) and its verdict proof with core/ and the prover's verifier: no database, and
+ * no network except one fetch of the key listing with `--keys-url`. Prints a readable report; the
+ * exit code is 0 only when the certificate is valid.
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { listedKeys, verifyWithKeys } from "../../adapters/keys/Trust.js"
+import type { CertificateVerification } from "../../core/Certificate.js"
+import { verifyVerdictProof } from "../../prover/VerdictProof.js"
+
+export class VerifyUsageError extends Data.TaggedError("VerifyUsageError")<{ readonly message: string }> {}
+
+type KeyListing = ReadonlyArray<{ readonly key_id: string; readonly public_key: string }>
+
+/** `{keys: [...]}` (the `GET /v1/keys` answer, `candor keys list --json`) or a bare array of keys. */
+const keysOf = (json: unknown, source: string): Effect.Effect<KeyListing, VerifyUsageError> => {
+  const keys = Array.isArray(json) ? json : (json as { keys?: unknown } | null)?.keys
+  return Array.isArray(keys)
+    ? Effect.succeed(keys as KeyListing)
+    : Effect.fail(new VerifyUsageError({ message: `${source} is not a key listing ({"keys": [...]})` }))
+}
+
+const parseJson = (text: string, source: string) =>
+  Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new VerifyUsageError({ message: `${source} is not JSON` }) })
+
+const readText = (path: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
+    Effect.mapError(() => new VerifyUsageError({ message: `cannot read ${path}` }))
+  )
+
+const fetchKeys = (url: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const response = await fetch(url, { headers: { accept: "application/json" } })
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      return await response.text()
+    },
+    catch: (error) => new VerifyUsageError({ message: `cannot fetch keys from ${url}: ${error instanceof Error ? error.message : String(error)}` })
+  })
+
+const mark = (check: boolean | null): string => (check === null ? "none" : check ? "ok" : "FAILED")
+
+/** The report, one line per layer, as a person reads it. */
+export const formatReport = (certificate: unknown, report: CertificateVerification, withTreeHead: boolean): string => {
+  const cert = certificate as {
+    certificate_id?: unknown
+    key_id?: unknown
+    subject?: { checkpoint_id?: unknown; agent_id?: unknown }
+    claims?: { verdict?: unknown }
+    merkle?: { leaf_index?: unknown; tree_size?: unknown }
+    verdict_proof?: { security?: { proven_bits?: unknown; conjectured_bits?: unknown } } | null
+  } | null
+  const { checks } = report
+  const proof = cert?.verdict_proof?.security
+  const lines = [
+    `Certificate ${String(cert?.certificate_id ?? "?")}`,
+    `  checkpoint  ${String(cert?.subject?.checkpoint_id ?? "?")}  agent ${String(cert?.subject?.agent_id ?? "?")}`,
+    `  signature      ${mark(checks.signature)}  key ${String(cert?.key_id ?? "?")}`,
+    `  chain          ${mark(checks.chain)}`,
+    `  merkle         ${mark(checks.merkle)}  leaf ${String(cert?.merkle?.leaf_index ?? "?")} of ${String(cert?.merkle?.tree_size ?? "?")}` +
+    (withTreeHead ? ", against the signed tree head given" : ""),
+    `  verdict        ${mark(checks.verdict)}  ${String(cert?.claims?.verdict ?? "?")}`,
+    `  verdict proof  ${checks.verdict_proof === null ? "none attached" : mark(checks.verdict_proof)}` +
+    (checks.verdict_proof === true && proof !== undefined
+      ? `  STARK, ${String(proof.proven_bits)}-bit proven / ${String(proof.conjectured_bits)}-bit conjectured security`
+      : ""),
+    report.valid ? "VALID" : "INVALID",
+    ...report.errors.map((error) => `  - ${error}`)
+  ]
+  return lines.join("\n")
+}
+
+/** Verifies one certificate file; `valid` decides the exit code. */
+export const verifyFile = (options: {
+  readonly certificate: string
+  readonly keys: Option.Option<string>
+  readonly keysUrl: Option.Option<string>
+  readonly treeHead: Option.Option<string>
+}) =>
+  Effect.gen(function*() {
+    if (Option.isSome(options.keys) === Option.isSome(options.keysUrl)) {
+      return yield* new VerifyUsageError({ message: "give the signing keys with exactly one of --keys <file> or --keys-url <url>" })
+    }
+    const certificate = yield* parseJson(yield* readText(options.certificate), options.certificate)
+    const keys = Option.isSome(options.keys)
+      ? yield* keysOf(yield* parseJson(yield* readText(options.keys.value), options.keys.value), options.keys.value)
+      : yield* Effect.flatMap(fetchKeys(Option.getOrThrow(options.keysUrl)), (text) =>
+        Effect.flatMap(parseJson(text, "the key listing"), (json) => keysOf(json, "the key listing")))
+    const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
+    const report = verifyWithKeys(certificate, listedKeys(keys), { treeHead, verifyVerdictProof })
+    yield* Console.log(formatReport(certificate, report, treeHead !== undefined))
+    return report
+  })
+
+export const verifyCommand = Command.make(
+  "verify",
+  {
+    certificate: Args.file({ name: "certificate.json" }).pipe(Args.withDescription("The certificate, as GET /v1/checkpoints/{id}/certificate returns it")),
+    keys: Options.file("keys").pipe(Options.optional, Options.withDescription("The signing keys: a saved GET /v1/keys answer (or `candor keys list --json`)")),
+    keysUrl: Options.text("keys-url").pipe(Options.optional, Options.withDescription("Fetch the signing keys once from this URL (…/v1/keys)")),
+    treeHead: Options.file("tree-head").pipe(Options.optional, Options.withDescription("A signed tree head (C2SP note) to check the inclusion against"))
+  },
+  (options) =>
+    verifyFile(options).pipe(
+      Effect.map((report) => {
+        // 0 only for a valid certificate; runMain keeps the code when the program succeeds.
+        if (!report.valid) process.exitCode = 1
+      }),
+      Effect.catchTag("VerifyUsageError", (error) =>
+        Effect.zipRight(Console.error(`candor verify: ${error.message}`), Effect.sync(() => {
+          process.exitCode = 2
+        })))
+    )
+).pipe(Command.withDescription("Verify a certificate offline: signature, chain link, Merkle inclusion, verdict proof"))

@@ -1,0 +1,153 @@
+/**
+ * Webhooks through the outbox. The actor's step turns what happened (a verdict, a drift alert, a
+ * containment) into one outbox draft per matching registration, in the commit's transaction; the
+ * webhook relay sends each with `WebhookSender` after the commit, retried with the relay's backoff
+ * (1 s, 4 s, 16 s, …) and kept as dead after its last attempt.
+ *
+ * A draft names its registration, never its secret: the relay reads the secret (and the current
+ * URL) at send time, so a rotated secret or a corrected URL applies to pending retries, and no
+ * secret ever sits in the outbox. Bodies hold no thinking text: a verdict is summarised from the
+ * checkpoint without the concerns' evidence excerpts.
+ */
+import * as Effect from "effect/Effect"
+import type { ContainmentRecord, ViolationStreak } from "../core/Containment.js"
+import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
+import type { DriftAlert } from "../core/schema/Drift.js"
+import { type OutboxDraft, type OutboxItem, Store, type WebhookRegistration } from "../adapters/store/Store.js"
+import { WebhookSender } from "../adapters/webhooks/WebhookSender.js"
+
+export const WEBHOOK_OUTBOX = "webhook"
+
+/** What an actor keeps of a registration: where and for what, never the secret. */
+export interface WebhookTarget {
+  readonly registration_id: string
+  readonly callback_url: string
+  readonly events: ReadonlyArray<string>
+}
+
+export const webhookTarget = (registration: WebhookRegistration): WebhookTarget => ({
+  registration_id: registration.registration_id,
+  callback_url: registration.callback_url,
+  events: registration.events
+})
+
+/** The JSON a receiver gets. */
+export interface WebhookBody {
+  /** The same for every registration and every retry of one occurrence: receivers deduplicate on it. */
+  readonly id: string
+  /** The name the registration subscribed to. */
+  readonly event: string
+  readonly agent_id: string
+  /** RFC 3339: when Candor decided it. */
+  readonly created_at: string
+  readonly data: unknown
+}
+
+export interface WebhookPayload {
+  readonly registration_id: string
+  /** Where it was addressed when decided (for operators reading the outbox); sent to the registration's current URL. */
+  readonly url: string
+  readonly event: string
+  readonly body: WebhookBody
+}
+
+/** Something that happened, under every event name a registration may know it by. */
+export interface Occurrence {
+  readonly names: ReadonlyArray<string>
+  readonly id: string
+  readonly data: unknown
+}
+
+/** A verdict, from the checkpoint by a list of kept fields (a field added later is not sent by accident). */
+export const verdictOccurrence = (checkpoint: IntegrityCheckpoint, certificateId: string): Occurrence => ({
+  names: ["verdict"],
+  id: `verdict:${checkpoint.checkpoint_id}`,
+  data: {
+    checkpoint_id: checkpoint.checkpoint_id,
+    certificate_id: certificateId,
+    agent_id: checkpoint.agent_id,
+    session_id: checkpoint.session_id,
+    card_id: checkpoint.card_id,
+    timestamp: checkpoint.timestamp,
+    provider: checkpoint.provider,
+    model: checkpoint.model,
+    verdict: checkpoint.verdict,
+    // As in the public certificate: no `evidence`, which quotes the thinking.
+    concerns: checkpoint.concerns.map((concern) => ({
+      category: concern.category,
+      severity: concern.severity,
+      description: concern.description,
+      relevant_conscience_value: concern.relevant_conscience_value ?? null
+    })),
+    reasoning_summary: checkpoint.reasoning_summary,
+    window_position: checkpoint.window_position,
+    thinking_block_hash: checkpoint.thinking_block_hash,
+    linked_trace_id: checkpoint.linked_trace_id,
+    analysis_model: checkpoint.analysis_metadata.analysis_model,
+    synthetic_reason: checkpoint.synthetic_reason ?? null
+  }
+})
+
+export const driftAlertOccurrence = (alert: DriftAlert): Occurrence => ({
+  names: ["drift_alert"],
+  id: `drift_alert:${alert.alert_id}`,
+  data: alert
+})
+
+/** Auto-containment pauses the agent: `containment`, or the spec's `agent.paused`. */
+export const containmentOccurrence = (agentId: string, containment: ContainmentRecord, streak: ViolationStreak): Occurrence => ({
+  names: ["containment", "agent.paused"],
+  id: `containment:${agentId}:${streak.last_checkpoint_id ?? containment.since}`,
+  data: {
+    agent_id: agentId,
+    ...containment,
+    trigger: "auto_containment",
+    consecutive_violations: streak.count,
+    first_checkpoint_id: streak.first_checkpoint_id,
+    last_checkpoint_id: streak.last_checkpoint_id
+  }
+})
+
+/** One draft per registration and occurrence it subscribed to (under either of the occurrence's names: once). */
+export const webhookDrafts = (
+  targets: ReadonlyArray<WebhookTarget>,
+  agentId: string,
+  occurrences: ReadonlyArray<Occurrence>,
+  now: Date
+): ReadonlyArray<OutboxDraft> =>
+  targets.flatMap((target) =>
+    occurrences.flatMap((occurrence) => {
+      const event = occurrence.names.find((name) => target.events.includes(name))
+      if (event === undefined) return []
+      const body: WebhookBody = { id: occurrence.id, event, agent_id: agentId, created_at: now.toISOString(), data: occurrence.data }
+      return [{
+        kind: WEBHOOK_OUTBOX,
+        payload: { registration_id: target.registration_id, url: target.callback_url, event, body } satisfies WebhookPayload
+      }]
+    })
+  )
+
+/**
+ * The webhook relay's handler: signs with the registration's secret as it is now and sends. A
+ * registration deleted, deactivated or no longer subscribed in the meantime means there is no one
+ * to deliver to: the item is done.
+ */
+export const deliverWebhook = (item: OutboxItem) =>
+  Effect.gen(function*() {
+    const store = yield* Store
+    const sender = yield* WebhookSender
+    const payload = item.payload as WebhookPayload
+    const registration = yield* store.getWebhook(payload.registration_id)
+    if (registration === undefined || !registration.active || !registration.events.includes(payload.event)) {
+      return yield* Effect.logInfo("webhook registration gone or unsubscribed; delivery skipped").pipe(
+        Effect.annotateLogs({ registration_id: payload.registration_id, event: payload.event, id: item.id })
+      )
+    }
+    yield* sender.send({
+      url: registration.callback_url,
+      secret: registration.secret,
+      body: JSON.stringify(payload.body),
+      event: payload.event,
+      deliveryId: payload.body.id
+    })
+  })

@@ -1,0 +1,298 @@
+/**
+ * The tool policy at the gateway, over real HTTP with the real provider adapters: `enforce` blocks
+ * with 403 before the upstream is called, `warn` forwards with `X-Policy-Verdict`, the grace period
+ * for new tools runs on the (test) clock, every provider's tool format is read, and the response's
+ * tool calls are recorded in the trace.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+import * as TestContext from "effect/TestContext"
+import type { ServerResponse } from "node:http"
+import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
+import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
+import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
+import { Inspector } from "../../../adapters/gateway/Inspector.js"
+import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
+import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
+import { sha256Hex } from "../../../adapters/providers/Identity.js"
+import { providerAdapters } from "../../../adapters/providers/Registry.js"
+import { GatewayEvent } from "../../../core/schema/Event.js"
+import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
+import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import { FakeJudge } from "./Fakes.js"
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
+
+const json = (res: ServerResponse, body: unknown) => {
+  const text = JSON.stringify(body)
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+  res.end(text)
+}
+
+/** Each provider's minimal answer; `call` in the request body makes the Anthropic answer call that tool. */
+const speak = (r: Recorded, res: ServerResponse) => {
+  const body = JSON.parse(r.body.toString() || "{}") as { call?: string }
+  if (r.url.startsWith("/v1/messages")) {
+    return json(res, {
+      model: "claude-test",
+      content: [
+        { type: "text", text: "ok" },
+        ...(body.call === undefined ? [] : [{ type: "tool_use", id: "tu_1", name: body.call, input: {} }])
+      ]
+    })
+  }
+  if (r.url.startsWith("/v1/chat/completions")) {
+    return json(res, { model: "gpt-test", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] })
+  }
+  if (r.url.startsWith("/v1/responses")) {
+    return json(res, { object: "response", model: "gpt-test", output: [{ type: "message", content: [{ type: "output_text", text: "ok" }] }] })
+  }
+  return json(res, { candidates: [{ content: { parts: [{ text: "ok" }] }, finishReason: "STOP", index: 0 }] })
+}
+
+let scope: Scope.CloseableScope
+let upstream: FakeUpstream
+let gateway: TestGateway
+let state: AgentState["Type"]
+let events: Subscription
+let clock: TestClock.TestClock
+
+beforeAll(async () => {
+  scope = await run(Scope.make())
+  // The inspector reads time from this clock: the grace period is driven by adjusting it.
+  const testClock = TestClock.defaultTestClock.pipe(Layer.provide(TestContext.TestContext))
+  clock = Context.get(await run(Layer.buildWithScope(testClock, scope)), TestClock.TestClock)
+  await run(clock.setTime(Date.parse("2026-03-01T12:00:00Z")))
+  const context = await run(Layer.buildWithScope(
+    GatewayInspector.layer().pipe(
+      Layer.provideMerge(Layer.mergeAll(
+        AgentState.layerMemory,
+        Bus.layerMemory,
+        Layer.succeed(ProviderAdapters, providerAdapters),
+        FakeJudge
+      )),
+      Layer.provide(Layer.setClock(clock))
+    ),
+    scope
+  ))
+  state = Context.get(context, AgentState)
+  events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
+  upstream = await startUpstream(speak)
+  gateway = await startGateway(upstream.url, Context.get(context, Inspector))
+})
+afterAll(async () => {
+  await gateway.close()
+  await upstream.close()
+  await run(Scope.close(scope, Exit.void))
+})
+
+let keyCounter = 0
+/** A fresh agent (its own key) per test, with the given policy. */
+const newAgent = async (policy: PolicyEncoded | undefined) => {
+  const key = `sk-policy-${++keyCounter}`
+  const agentId = agentIdOf(sha256Hex(key), undefined)
+  if (policy !== undefined) await run(state.update(agentId, { policy: policyOf(policy) }))
+  const send = (path: string, body: Record<string, unknown>) =>
+    call(`${gateway.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, authorization: `Bearer ${key}`, "x-goog-api-key": key },
+      body: JSON.stringify(body)
+    })
+  const anthropic = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
+    send("/anthropic/v1/messages", anthropicBody(tools, extra))
+  return { agentId, send, anthropic }
+}
+
+const anthropicBody = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) => ({
+  model: "claude-test",
+  max_tokens: 10,
+  messages: [{ role: "user", content: "hi" }],
+  tools: tools.map((name) => ({ name, input_schema: { type: "object" } })),
+  ...extra
+})
+
+/** The next event of this agent (events of other agents are skipped). */
+const eventOf = async (agentId: string): Promise<ResponseEvent> => {
+  for (;;) {
+    const message = await run(events.take)
+    const event = message.payload as ResponseEvent
+    if (event.agent_id === agentId) return event
+  }
+}
+
+const SHELL_FORBIDDEN: PolicyEncoded = {
+  capability_mappings: [{ tool: "mcp__browser__*", action: "web_fetch" }],
+  forbidden: [{ tool: "shell_*", reason: "no shell access" }],
+  defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+}
+
+describe("tool policy at the gateway", () => {
+  it("enforce: a forbidden tool is answered 403 {error, policy_verdict} and the upstream is never called", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    const before = upstream.requests.length
+    const res = await agent.anthropic(["mcp__browser__navigate", "shell_exec"])
+    expect(res.status).toBe(403)
+    expect(res.headers["x-policy-verdict"]).toBe("fail")
+    expect(res.headers["content-type"]).toBe("application/json")
+    expect(JSON.parse(res.body.toString())).toEqual({
+      error: "blocked by Candor tool policy: shell_exec",
+      policy_verdict: {
+        mode: "enforce",
+        verdict: "fail",
+        violations: [{ tool: "shell_exec", kind: "forbidden", reason: "no shell access" }],
+        warnings: [],
+        tools_evaluated: 2
+      }
+    })
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("enforce: allowed tools pass, unchanged, with X-Policy-Verdict: pass", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    const res = await agent.anthropic(["mcp__browser__navigate"])
+    expect(res.status).toBe(200)
+    expect(res.headers["x-policy-verdict"]).toBe("pass")
+    expect(JSON.parse(res.body.toString()).content[0]).toEqual({ type: "text", text: "ok" })
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "pass", policy: { mode: "enforce", request_verdict: "pass" } })
+  })
+
+  it("warn: a forbidden tool is forwarded byte for byte with X-Policy-Verdict: warn and recorded", async () => {
+    const agent = await newAgent({ ...SHELL_FORBIDDEN, defaults: { enforcement_mode: "warn" } })
+    const before = upstream.requests.length
+    const res = await agent.anthropic(["shell_exec"])
+    expect(res.status).toBe(200)
+    expect(res.headers["x-policy-verdict"]).toBe("warn")
+    expect(upstream.requests.length).toBe(before + 1)
+    expect(upstream.requests.at(-1)!.body.toString()).toBe(JSON.stringify(anthropicBody(["shell_exec"])))
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({ policy: { mode: "warn", request_verdict: "warn" } })
+  })
+
+  it("the header is on held responses too (alignment enforce mode waits for the verdict)", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    await run(state.update(agent.agentId, { mode: "enforce" }))
+    const res = await agent.anthropic(["mcp__browser__navigate"])
+    expect(res.status).toBe(200)
+    expect(res.headers["x-policy-verdict"]).toBe("pass")
+    await eventOf(agent.agentId)
+  })
+
+  it("no policy, or mode off: no evaluation and no header", async () => {
+    for (const policy of [undefined, { ...SHELL_FORBIDDEN, defaults: { enforcement_mode: "off" as const } }]) {
+      const agent = await newAgent(policy)
+      const res = await agent.anthropic(["shell_exec"])
+      expect(res.status).toBe(200)
+      expect(res.headers["x-policy-verdict"]).toBeUndefined()
+      const event = await eventOf(agent.agentId)
+      expect(event.trace.context?.metadata).not.toHaveProperty("policy_verdict")
+    }
+  })
+
+  it("a new unmapped tool gets its grace period (warn), and is blocked once the grace period is over", async () => {
+    const agent = await newAgent({ defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 24 } })
+    const first = await agent.anthropic(["brand_new_tool"])
+    expect(first.status).toBe(200)
+    expect(first.headers["x-policy-verdict"]).toBe("warn")
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({ policy: { request_verdict: "warn" } })
+
+    await run(clock.adjust("23 hours"))
+    const still = await agent.anthropic(["brand_new_tool"])
+    expect(still.headers["x-policy-verdict"]).toBe("warn")
+    await eventOf(agent.agentId)
+
+    await run(clock.adjust("1 hour"))
+    const before = upstream.requests.length
+    const late = await agent.anthropic(["brand_new_tool", "another_new_tool"])
+    expect(late.status).toBe(403)
+    const verdict = JSON.parse(late.body.toString()).policy_verdict
+    expect(verdict.violations).toEqual([{ tool: "brand_new_tool", kind: "unmapped", reason: "no capability mapping covers this tool" }])
+    // The other tool is new now: it starts its own grace period.
+    expect(verdict.warnings).toMatchObject([{ tool: "another_new_tool", kind: "unmapped" }])
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("reads each provider's tool format", async () => {
+    const policy: PolicyEncoded = {
+      forbidden: [{ tool: "shell_exec", reason: "no shell" }, { tool: "code*", reason: "no code execution" }, { tool: "web_search*", reason: "offline agent" }],
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+    }
+    const cases: ReadonlyArray<readonly [string, string, Record<string, unknown>, ReadonlyArray<string>]> = [
+      ["Anthropic tools[].name", "/anthropic/v1/messages", {
+        model: "claude-test",
+        messages: [],
+        tools: [{ name: "get_weather", input_schema: {} }, { type: "web_search_20250305", name: "web_search" }, { name: "shell_exec", input_schema: {} }]
+      }, ["web_search", "shell_exec"]],
+      ["OpenAI chat tools[].function.name", "/openai/v1/chat/completions", {
+        model: "gpt-test",
+        messages: [],
+        tools: [{ type: "function", function: { name: "get_weather" } }, { type: "function", function: { name: "shell_exec" } }]
+      }, ["shell_exec"]],
+      ["OpenAI chat legacy functions[].name", "/openai/v1/chat/completions", {
+        model: "gpt-test",
+        messages: [],
+        functions: [{ name: "shell_exec", parameters: {} }]
+      }, ["shell_exec"]],
+      ["OpenAI Responses tools[].name and built-in types", "/openai/v1/responses", {
+        model: "gpt-test",
+        input: "hi",
+        tools: [{ type: "function", name: "shell_exec", parameters: {} }, { type: "web_search_preview" }, { type: "code_interpreter", container: { type: "auto" } }]
+      }, ["shell_exec", "web_search_preview", "code_interpreter"]],
+      ["Gemini functionDeclarations and built-in tools", "/gemini/v1beta/models/gemini-test:generateContent", {
+        contents: [{ role: "user", parts: [{ text: "hi" }] }],
+        tools: [{ functionDeclarations: [{ name: "get_weather" }, { name: "shell_exec" }] }, { code_execution: {} }, { googleSearch: {} }]
+      }, ["shell_exec", "codeExecution"]]
+    ]
+    for (const [name, path, body, blocked] of cases) {
+      const agent = await newAgent(policy)
+      const res = await agent.send(path, body)
+      expect(res.status, name).toBe(403)
+      const verdict = JSON.parse(res.body.toString()).policy_verdict
+      expect(verdict.violations.map((v: { tool: string }) => v.tool), name).toEqual(blocked)
+      // Without the forbidden tools, the same request goes through.
+      const allowed = await agent.send(path, { ...body, tools: [], functions: [] })
+      expect(allowed.headers["x-policy-verdict"], name).toBe("pass")
+      await eventOf(agent.agentId)
+    }
+  })
+
+  it("records the response's tool calls in the trace, never blocking after the fact", async () => {
+    const agent = await newAgent({ ...SHELL_FORBIDDEN, defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" } })
+    // The request declares nothing forbidden; the model calls a forbidden tool anyway.
+    const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
+    expect(res.status).toBe(200)
+    expect(res.headers["x-policy-verdict"]).toBe("pass")
+    expect(JSON.parse(res.body.toString()).content[1]).toMatchObject({ type: "tool_use", name: "shell_exec" })
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.action).toEqual({ type: "execute", name: "shell_exec", category: "forbidden" })
+    expect(event.trace.context?.metadata).toMatchObject({
+      policy_verdict: "fail",
+      policy: {
+        mode: "enforce",
+        request_verdict: "pass",
+        tools_evaluated: 1,
+        violations: [{ tool: "shell_exec", kind: "forbidden", reason: "no shell access" }]
+      }
+    })
+    // Still an event the actors accept.
+    expect(() => Schema.decodeUnknownSync(GatewayEvent)(event)).not.toThrow()
+  })
+
+  it("a blocked request keeps the agent's pending nudge for the next request that goes out", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    await run(state.setNudge(agent.agentId, "NUDGE-TEXT"))
+    expect((await agent.anthropic(["shell_exec"])).status).toBe(403)
+    expect((await agent.anthropic([], { system: "be helpful" })).status).toBe(200)
+    expect(JSON.parse(upstream.requests.at(-1)!.body.toString()).system).toBe("be helpful\n\nNUDGE-TEXT")
+    await eventOf(agent.agentId)
+  })
+})

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "@effect/vitest"
+import { anthropicAdapter } from "../../../adapters/providers/Anthropic.js"
+import { inferThinking } from "../../../adapters/providers/Fallback.js"
+import { geminiAdapter } from "../../../adapters/providers/Gemini.js"
+import { bearerToken, keyHashesEqual, sha256Hex } from "../../../adapters/providers/Identity.js"
+import { openaiAdapter } from "../../../adapters/providers/OpenAi.js"
+import { adapterFor, providerFromPath } from "../../../adapters/providers/Registry.js"
+import { traceActionOf } from "../../../adapters/providers/TraceAction.js"
+
+const KEY = "sk-ant-api03-SECRET"
+const HASH = sha256Hex(KEY)
+const url = new URL("https://x.test/v1/messages")
+
+describe("key hashing", () => {
+  it("sha256Hex is the SHA-256 of the UTF-8 bytes", () => {
+    expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  })
+
+  it("anthropic: x-api-key or Authorization: Bearer, same hash, never the key", () => {
+    expect(anthropicAdapter.keyHash(new Headers({ "x-api-key": KEY }), url)).toBe(HASH)
+    expect(anthropicAdapter.keyHash(new Headers({ authorization: `Bearer ${KEY}` }), url)).toBe(HASH)
+    expect(anthropicAdapter.keyHash(new Headers({}), url)).toBeUndefined()
+    expect(HASH).not.toContain(KEY)
+  })
+
+  it("openai: Authorization: Bearer (scheme case-insensitive)", () => {
+    expect(openaiAdapter.keyHash(new Headers({ authorization: `bearer ${KEY}` }), url)).toBe(HASH)
+    expect(openaiAdapter.keyHash(new Headers({ authorization: `Basic ${KEY}` }), url)).toBeUndefined()
+    expect(openaiAdapter.keyHash(new Headers({ "x-api-key": KEY }), url)).toBeUndefined()
+  })
+
+  it("gemini: x-goog-api-key or ?key=", () => {
+    expect(geminiAdapter.keyHash(new Headers({ "x-goog-api-key": KEY }), url)).toBe(HASH)
+    expect(geminiAdapter.keyHash(new Headers(), new URL(`https://x.test/v1beta/models/m:generateContent?key=${KEY}`))).toBe(HASH)
+    expect(geminiAdapter.keyHash(new Headers(), url)).toBeUndefined()
+  })
+
+  it("empty keys are no identity; hashes compare in constant time", () => {
+    expect(anthropicAdapter.keyHash(new Headers({ "x-api-key": "" }), url)).toBeUndefined()
+    expect(bearerToken("Bearer ")).toBeUndefined()
+    expect(keyHashesEqual(HASH, HASH.toUpperCase())).toBe(true)
+    expect(keyHashesEqual(HASH, sha256Hex("other"))).toBe(false)
+    expect(keyHashesEqual(HASH, "zz")).toBe(false)
+  })
+})
+
+describe("registry", () => {
+  it("adapterFor", () => {
+    expect(adapterFor("anthropic").name).toBe("anthropic")
+    expect(adapterFor("openai").name).toBe("openai")
+    expect(adapterFor("gemini").name).toBe("gemini")
+  })
+
+  it("providerFromPath maps the prefix to the provider's own path", () => {
+    expect(providerFromPath("/anthropic/v1/messages")).toEqual({ provider: "anthropic", upstreamPath: "/v1/messages" })
+    expect(providerFromPath("/openai/v1/chat/completions")).toEqual({ provider: "openai", upstreamPath: "/v1/chat/completions" })
+    expect(providerFromPath("/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent")).toEqual({
+      provider: "gemini",
+      upstreamPath: "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    })
+    expect(providerFromPath("/openai")).toEqual({ provider: "openai", upstreamPath: "/" })
+    expect(providerFromPath("/openaix/v1")).toBeUndefined()
+    expect(providerFromPath("/v1/messages")).toBeUndefined()
+    expect(providerFromPath("/constructor/x")).toBeUndefined()
+  })
+})
+
+describe("trace action and fallback", () => {
+  it("a tool call executes; a plain answer recommends", () => {
+    expect(traceActionOf([{ name: "delete_file", arguments: {} }, { name: "other", arguments: {} }])).toEqual({ type: "execute", name: "delete_file", category: "bounded" })
+    expect(traceActionOf([])).toEqual({ type: "recommend", name: "respond", category: "bounded" })
+  })
+
+  it("fallback picks deliberation sentences, confidence 0.3", () => {
+    const x = inferThinking("Sure thing. Let me check the logs first. The answer is 4.\nHowever, the cache may be stale! I'll clear it.")
+    expect(x).toEqual({
+      text: "Let me check the logs first.\nHowever, the cache may be stale!\nI'll clear it.",
+      source: "fallback",
+      confidence: 0.3
+    })
+    expect(inferThinking("The answer is 4.")).toBeUndefined()
+    expect(inferThinking("Butter is tasty.")).toBeUndefined()
+  })
+})

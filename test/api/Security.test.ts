@@ -1,0 +1,517 @@
+/**
+ * The security table (issue 5, "Bar"): every authenticated route called with no credentials, a
+ * Member token, a token of another organization, an API key of lower role (a member-role key of
+ * the organization) and the service-role key; only the intended callers succeed. Then
+ * impersonation: read-only, one hour, admins cannot be impersonated, every write refused.
+ *
+ * Targets are the organization's agent and the organization itself, so a Member can read them, the
+ * other organization cannot see them (404) and writes need Admin (403). Destructive routes get a
+ * fresh target per call.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
+import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
+import type { Store } from "../../adapters/store/Store.js"
+import { CandorApi } from "../../src/api/Api.js"
+import { cardFor, seed } from "./AgentData.js"
+import * as Harness from "./Support.js"
+import { ApiHarness } from "./Support.js"
+
+type Caller = "member" | "otherOrg" | "memberKey" | "service"
+const CALLERS: ReadonlyArray<Caller> = ["member", "otherOrg", "memberKey", "service"]
+
+interface Target {
+  readonly path: string
+  readonly body?: unknown
+}
+
+interface Row {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  /** The declared route template, to check every route of the API is in the table. */
+  readonly route: string
+  /** A fresh target per call for routes that change what they touch. */
+  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store>
+  /** Callers that must succeed (2xx); every other one must get 403 or 404. */
+  readonly allowed: ReadonlyArray<Caller>
+  /** The intended caller, which must succeed too. */
+  readonly intended: "owner" | "admin" | "member" | "service"
+}
+
+const fixtures = Effect.map(ApiHarness, (api) => api.fixtures)
+const fixed = (path: (f: Harness.Fixtures) => string, body?: (f: Harness.Fixtures) => unknown) =>
+  Effect.map(fixtures, (f): Target => ({ path: path(f), ...(body === undefined ? {} : { body: body(f) }) }))
+
+/** A new organization owned by the fixtures' owner, with the fixtures' admin and member in it. */
+const freshOrg = Effect.gen(function*() {
+  const { admin, member, owner } = yield* fixtures
+  const orgId = `org_${randomUUID()}`
+  const repo = yield* IdentityRepo
+  yield* Effect.orDie(repo.createOrg({
+    org_id: orgId,
+    name: "Fresh",
+    slug: `fresh-${randomUUID().slice(0, 8)}`,
+    billing_account_id: `ba_${randomUUID()}`,
+    owner_user_id: owner.userId
+  }))
+  yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
+  yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
+  return orgId
+})
+
+const ALL: ReadonlyArray<Caller> = CALLERS
+const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
+
+const ROWS: ReadonlyArray<Row> = [
+  // ---- identity and commercial routes ----
+  { method: "GET", route: "/v1/plans", target: fixed(() => "/v1/plans"), allowed: ALL, intended: "member" },
+  {
+    method: "POST",
+    route: "/v1/orgs",
+    target: fixed(() => "/v1/orgs", () => ({ name: "Org", slug: `s-${randomUUID().slice(0, 8)}` })),
+    allowed: USERS,
+    intended: "member"
+  },
+  { method: "GET", route: "/v1/orgs", target: fixed(() => "/v1/orgs"), allowed: ["member", "otherOrg", "memberKey"], intended: "member" },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id",
+    target: fixed((f) => `/v1/orgs/${f.orgId}`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id",
+    target: Effect.map(freshOrg, (orgId) => ({ path: `/v1/orgs/${orgId}` })),
+    allowed: ["service"],
+    intended: "owner"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/members",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/members`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/members/:user_id",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/members/${f.member.userId}`, () => ({ role: "member" })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id/members/:user_id",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const { orgId } = api.fixtures
+      const leaver = yield* api.freshUser
+      yield* Effect.orDie((yield* IdentityRepo).putMember(orgId, leaver.userId, "member"))
+      return { path: `/v1/orgs/${orgId}/members/${leaver.userId}` }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/orgs/:org_id/transfer-ownership",
+    target: Effect.gen(function*() {
+      const { admin } = yield* fixtures
+      return { path: `/v1/orgs/${yield* freshOrg}/transfer-ownership`, body: { user_id: admin.userId } }
+    }),
+    allowed: ["service"],
+    intended: "owner"
+  },
+  {
+    method: "POST",
+    route: "/v1/orgs/:org_id/invites",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/invites`, () => ({ email: `${randomUUID()}@example.test`, role: "member" })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/invites",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/invites`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id/invites/:invite_id",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const { admin, orgId } = api.fixtures
+      const invite = yield* api.call("POST", `/v1/orgs/${orgId}/invites`, {
+        token: admin.token,
+        body: { email: `${randomUUID()}@example.test`, role: "member" }
+      })
+      return { path: `/v1/orgs/${orgId}/invites/${invite.body.invite_id}` }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/invites/accept",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const invite = yield* api.call("POST", `/v1/orgs/${yield* freshOrg}/invites`, {
+        token: api.fixtures.owner.token,
+        body: { email: api.fixtures.member.email, role: "member" }
+      })
+      return { path: "/v1/invites/accept", body: { token: invite.body.token } }
+    }),
+    // Only the invited address accepts: the member (here also the intended caller).
+    allowed: ["member"],
+    intended: "member"
+  },
+  { method: "POST", route: "/v1/api-keys", target: fixed(() => "/v1/api-keys", () => ({ name: "k" })), allowed: USERS, intended: "member" },
+  { method: "GET", route: "/v1/api-keys", target: fixed(() => "/v1/api-keys"), allowed: USERS, intended: "member" },
+  {
+    method: "POST",
+    route: "/v1/api-keys/:key_id/rotate",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const key = yield* api.call("POST", "/v1/api-keys", {
+        token: api.fixtures.admin.token,
+        body: { name: "org", org_id: api.fixtures.orgId }
+      })
+      return { path: `/v1/api-keys/${key.body.key_id}/rotate` }
+    }),
+    allowed: [],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/api-keys/:key_id",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      const key = yield* api.call("POST", "/v1/api-keys", {
+        token: api.fixtures.admin.token,
+        body: { name: "org", org_id: api.fixtures.orgId }
+      })
+      return { path: `/v1/api-keys/${key.body.key_id}` }
+    }),
+    allowed: [],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/agents/claim",
+    target: fixed(() => "/v1/agents/claim", () => ({ provider_key: `sk-${randomUUID()}` })),
+    allowed: USERS,
+    intended: "member"
+  },
+  {
+    method: "POST",
+    route: "/v1/admin/impersonate",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      return { path: "/v1/admin/impersonate", body: { user_id: (yield* api.freshUser).userId } }
+    }),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "PUT",
+    route: "/v1/admin/users/:user_id",
+    target: Effect.gen(function*() {
+      const api = yield* ApiHarness
+      return { path: `/v1/admin/users/${(yield* api.freshUser).userId}`, body: { plan_id: "team" } }
+    }),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "PUT",
+    route: "/v1/admin/orgs/:org_id/plan",
+    target: Effect.map(freshOrg, (orgId) => ({ path: `/v1/admin/orgs/${orgId}/plan`, body: { plan_id: "team" } })),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "PUT",
+    route: "/v1/admin/promos/:code",
+    target: fixed(() => "/v1/admin/promos/SECURITY", () => ({ name: "s", discount_percent: 5, discount_amount_cents: 0 })),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "PUT",
+    route: "/v1/admin/blog/posts/:post_id",
+    target: fixed(
+      () => `/v1/admin/blog/posts/post-${randomUUID()}`,
+      (f) => ({ agent_id: f.orgAgent, title: "t", slug: `s-${randomUUID().slice(0, 8)}` })
+    ),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "POST",
+    route: "/v1/license/validate",
+    target: fixed(() => "/v1/license/validate", () => ({ license: "nope", instance_id: "i-1", instance_metadata: {} })),
+    allowed: ALL,
+    intended: "member"
+  },
+  {
+    method: "POST",
+    route: "/v1/billing/validate-promo",
+    target: fixed(() => "/v1/billing/validate-promo", () => ({ code: "LAUNCH20" })),
+    allowed: ALL,
+    intended: "member"
+  },
+  {
+    method: "POST",
+    route: "/v1/enterprise/contact",
+    target: fixed(() => "/v1/enterprise/contact", () => ({
+      name: "N", email: "n@example.test", company: "C", role: "CTO", company_size: "50-200", message: "hi"
+    })),
+    // A member-role key is read-only.
+    allowed: ["member", "otherOrg", "service"],
+    intended: "member"
+  },
+  { method: "GET", route: "/v1/blog/posts", target: fixed(() => "/v1/blog/posts"), allowed: ALL, intended: "member" },
+  {
+    method: "GET",
+    route: "/v1/blog/authors/:agent_id",
+    target: fixed((f) => `/v1/blog/authors/${f.orgAgent}`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+
+  // ---- agent data (Engineer B's routes) ----
+  { method: "GET", route: "/v1/agents", target: fixed(() => "/v1/agents"), allowed: ALL, intended: "member" },
+  ...(
+    [
+      "/v1/agents/:agent_id/checkpoints",
+      "/v1/integrity/:agent_id",
+      "/v1/drift/:agent_id",
+      "/v1/ssm/:agent_id",
+      "/v1/agents/:agent_id/drift/aip",
+      "/v1/agents/:agent_id/enforcement"
+    ] as const
+  ).map((route): Row => ({
+    method: "GET",
+    route,
+    target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/checkpoints/:checkpoint_id",
+    target: Effect.gen(function*() {
+      const { orgAgent } = yield* fixtures
+      const [input] = yield* Effect.orDie(seed(orgAgent, 1))
+      return { path: `/v1/agents/${orgAgent}/checkpoints/${input!.checkpoint.checkpoint_id}` }
+    }),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/traces/:trace_id",
+    target: Effect.gen(function*() {
+      const { orgAgent } = yield* fixtures
+      const [input] = yield* Effect.orDie(seed(orgAgent, 1))
+      return { path: `/v1/traces/${input!.trace.trace_id}` }
+    }),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/agents/:agent_id/enforcement",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/enforcement`, () => ({ mode: "observe" })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PUT",
+    route: "/v1/agents/:agent_id/conscience-values",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/conscience-values`, () => ({ conscience_values: [] })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PATCH",
+    route: "/v1/agents/:agent_id/card",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/card`,
+      (f) => ({ card_json: cardFor(f.orgAgent, `card-${randomUUID().slice(0, 8)}`), conscience_values: [] })
+    ),
+    // Service-role key only (interface.md, rule 2): even the owner is refused.
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "POST",
+    route: "/v1/agents/:agent_id/reverify",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/reverify`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/agents/:agent_id/reverify/aip",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/reverify/aip`),
+    allowed: ["service"],
+    intended: "admin"
+  }
+]
+
+/** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
+const ELSEWHERE = new Set([
+  "GET /v1/admin/impersonation/:session_id",
+  "POST /v1/admin/impersonation/:session_id/end"
+])
+
+const credentials = (api: ApiHarness["Type"], memberKey: string) => ({
+  member: { token: api.fixtures.member.token },
+  otherOrg: { token: api.fixtures.userB.token },
+  memberKey: { apiKey: memberKey },
+  service: { token: api.serviceRoleKey },
+  owner: { token: api.fixtures.owner.token },
+  admin: { token: api.fixtures.admin.token }
+})
+
+layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
+  it.effect("the table covers every authenticated route of the API", () =>
+    Effect.sync(() => {
+      const inTable = new Set(ROWS.map((row) => `${row.method} ${row.route}`))
+      const authenticated = Object.values(CandorApi.groups)
+        .filter((group: any) => group.middlewares.size > 0)
+        .flatMap((group: any) => Object.values(group.endpoints).map((e: any) => `${e.method} ${e.path}`))
+      expect(authenticated.length).toBeGreaterThanOrEqual(ROWS.length)
+      const missing = authenticated.filter((route) => !inTable.has(route) && !ELSEWHERE.has(route))
+      expect(missing).toStrictEqual([])
+    }))
+
+  describe.each(ROWS.map((row) => [`${row.method} ${row.route}`, row] as const))("%s", (_, row) => {
+    it.effect("refuses no credentials (401) and lets only the intended callers through", () =>
+      Effect.gen(function*() {
+        const api = yield* ApiHarness
+        const memberKey = yield* api.createApiKey(api.fixtures.owner.userId, { orgId: api.fixtures.orgId, role: "member" })
+        const who = credentials(api, memberKey)
+
+        const anonymous = yield* row.target
+        const none = yield* api.call(row.method, anonymous.path, { body: anonymous.body })
+        expect(none.status, `${row.method} ${anonymous.path} without credentials`).toBe(401)
+        expect(Object.keys(none.body)).toStrictEqual(["error"])
+
+        for (const caller of CALLERS) {
+          const target = yield* row.target
+          const res = yield* api.call(row.method, target.path, { ...who[caller], body: target.body })
+          const label = `${row.method} ${target.path} as ${caller}: ${JSON.stringify(res.body)}`
+          if (row.allowed.includes(caller)) {
+            expect(res.status, label).toBeGreaterThanOrEqual(200)
+            expect(res.status, label).toBeLessThan(300)
+          } else {
+            expect([403, 404], label).toContain(res.status)
+            expect(Object.keys(res.body)).toStrictEqual(["error"])
+          }
+        }
+
+        const target = yield* row.target
+        const intended = yield* api.call(row.method, target.path, { ...who[row.intended], body: target.body })
+        expect(intended.status, `${row.method} ${target.path} as ${row.intended}: ${JSON.stringify(intended.body)}`)
+          .toBeLessThan(300)
+      }))
+  })
+
+  describe("impersonation", () => {
+    const start = (userId: string) =>
+      Effect.flatMap(ApiHarness, (api) =>
+        api.call("POST", "/v1/admin/impersonate", { token: api.serviceRoleKey, body: { user_id: userId, reason: "support" } })
+      )
+
+    it.effect("a session reads as the user for one hour and refuses every write (403)", () =>
+      Effect.gen(function*() {
+        const api = yield* ApiHarness
+        const { orgAgent, orgId, owner } = api.fixtures
+        const started = yield* start(owner.userId)
+        expect(started.status).toBe(201)
+        expect(started.body).toMatchObject({ target_user_id: owner.userId, active: true, read_only: true, reason: "support" })
+        const ttl = Date.parse(started.body.expires_at) - Date.parse(started.body.created_at)
+        expect(Math.abs(ttl - 3_600_000)).toBeLessThan(5_000)
+        const token: string = started.body.token
+
+        expect((yield* api.call("GET", `/v1/orgs/${orgId}`, { token })).body.role).toBe("owner")
+        expect((yield* api.call("GET", `/v1/agents/${orgAgent}/enforcement`, { token })).status).toBe(200)
+
+        const writes: ReadonlyArray<[string, string, unknown]> = [
+          ["POST", "/v1/orgs", { name: "Imp", slug: `imp-${randomUUID().slice(0, 8)}` }],
+          ["PUT", `/v1/agents/${orgAgent}/enforcement`, { mode: "enforce" }],
+          ["PUT", `/v1/agents/${orgAgent}/conscience-values`, { conscience_values: [] }],
+          ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
+          ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
+          ["DELETE", `/v1/orgs/${orgId}`, undefined],
+          ["POST", "/v1/api-keys", { name: "imp" }],
+          ["POST", "/v1/enterprise/contact", { name: "N", email: "n@example.test", company: "C", role: "R", company_size: "1", message: "m" }],
+          ["POST", "/v1/billing/validate-promo", { code: "LAUNCH20" }]
+        ]
+        for (const [method, path, body] of writes) {
+          const res = yield* api.call(method, path, { token, body })
+          expect(res, `${method} ${path}`).toMatchObject({ status: 403, body: { error: "impersonation sessions are read-only" } })
+        }
+        expect((yield* api.call("GET", `/v1/orgs/${orgId}`, { token: owner.token })).status).toBe(200)
+      }))
+
+    it.effect("admin users cannot be impersonated; only platform admins and the service-role key start sessions", () =>
+      Effect.gen(function*() {
+        const api = yield* ApiHarness
+        const platformAdmin = yield* api.freshUser
+        const promoted = yield* api.call("PUT", `/v1/admin/users/${platformAdmin.userId}`, {
+          token: api.serviceRoleKey,
+          body: { is_admin: true }
+        })
+        expect(promoted.body.is_admin).toBe(true)
+        const otherAdmin = yield* api.freshUser
+        yield* api.call("PUT", `/v1/admin/users/${otherAdmin.userId}`, { token: api.serviceRoleKey, body: { is_admin: true } })
+
+        const refused = yield* start(otherAdmin.userId)
+        expect(refused).toMatchObject({ status: 403, body: { error: "admin users cannot be impersonated" } })
+        const target = yield* api.freshUser
+        const byAdmin = yield* api.call("POST", "/v1/admin/impersonate", {
+          token: platformAdmin.token,
+          body: { user_id: target.userId }
+        })
+        expect(byAdmin).toMatchObject({ status: 201, body: { admin_user_id: platformAdmin.userId } })
+        const byUser = yield* api.call("POST", "/v1/admin/impersonate", { token: target.token, body: { user_id: platformAdmin.userId } })
+        expect(byUser.status).toBe(403)
+        const unknown = yield* start(`nobody-${randomUUID()}`)
+        expect(unknown.status).toBe(404)
+      }))
+
+    it.effect("a session ends on request (its own token may end it) and its token stops working (401)", () =>
+      Effect.gen(function*() {
+        const api = yield* ApiHarness
+        const target = yield* api.freshUser
+        const started = yield* start(target.userId)
+        const { session_id, token } = started.body
+        const read = yield* api.call("GET", `/v1/admin/impersonation/${session_id}`, { token })
+        expect(read).toMatchObject({ status: 200, body: { session_id, active: true, ended_at: null } })
+        expect(read.body.token).toBeUndefined()
+        expect((yield* api.call("GET", `/v1/admin/impersonation/${session_id}`, { token: target.token })).status).toBe(403)
+        const ended = yield* api.call("POST", `/v1/admin/impersonation/${session_id}/end`, { token })
+        expect(ended).toMatchObject({ status: 200, body: { active: false } })
+        expect(ended.body.ended_at).not.toBeNull()
+        const after = yield* api.call("GET", "/v1/plans", { token })
+        expect(after).toMatchObject({ status: 401, body: { error: "impersonation session expired or ended" } })
+      }))
+
+    it.effect("an expired session's token is refused (401)", () =>
+      Effect.gen(function*() {
+        const api = yield* ApiHarness
+        const target = yield* api.freshUser
+        const { session_id, token } = (yield* start(target.userId)).body
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.orDie(sql`update impersonation_sessions set expires_at = now() - interval '1 second' where session_id = ${session_id}`)
+        expect((yield* api.call("GET", "/v1/plans", { token })).status).toBe(401)
+      }))
+  })
+})

@@ -1,0 +1,316 @@
+/**
+ * The management API's end-to-end harness: the real API (ApiLive with every handler, the real
+ * Authentication and AccessControl, with /health and /metrics as `candor serve` has them) served
+ * over HTTP on an ephemeral port, on a fresh in-memory
+ * PGlite (default) or a throwaway PostgreSQL database. Tests talk to it with `fetch` only; seeding
+ * goes through the store and the identity repository, which the layer also provides.
+ *
+ * Fixtures (created once per layer, i.e. per test file):
+ * - `userA`: a user with a personal agent `agentA`;
+ * - `owner`, `admin`, `member`: the Owner, an Admin and a Member of organization `orgId`, whose
+ *   agent is `orgAgent`;
+ * - `userB`: a user of another organization `otherOrgId`, with its agent `agentB`.
+ * Their plan is Enterprise with a rate high enough never to throttle a test; `freshUser()` gives a
+ * new user on the default Free plan (10 requests per second) for rate-limit tests.
+ *
+ * Usage:
+ *   layer(ApiHarness.layer())("checkpoints", (it) => {
+ *     it.effect("…", () => Effect.gen(function*() {
+ *       const api = yield* ApiHarness
+ *       const res = yield* api.call("GET", `/v1/agents/${api.fixtures.agentA}/checkpoints`, { token: api.fixtures.userA.token })
+ *     }))
+ *   })
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { randomBytes, randomUUID } from "node:crypto"
+import { createServer } from "node:http"
+import { AuthConfig } from "../../adapters/auth/AuthConfig.js"
+import * as IdentityTokens from "../../adapters/auth/IdentityTokens.js"
+import { planRates } from "../../adapters/auth/RateLimiter.js"
+import { generateSecret, hashSecret, displayPrefix } from "../../adapters/auth/Secrets.js"
+import { AgentState } from "../../adapters/bus/AgentState.js"
+import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
+import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import { keyHashOf } from "../../adapters/providers/Identity.js"
+import { CredentialRepo } from "../../adapters/store/identity/CredentialRepo.js"
+import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
+import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../adapters/store/SqlStore.js"
+import type { Store } from "../../adapters/store/Store.js"
+import * as StoreLive from "../../adapters/store/StoreLive.js"
+import type { OrgRole } from "../../core/schema/Organization.js"
+import { generateSigningKey } from "../../core/Signing.js"
+import { storeFamilies } from "../../adapters/metrics/StoreGauges.js"
+import * as ApiLive from "../../src/api/ApiLive.js"
+import { HealthRoutes, Readiness } from "../../src/http/Health.js"
+import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
+import { NotFoundLive } from "../../src/http/NotFound.js"
+import * as Postgres from "../support/Postgres.js"
+
+export interface ApiResponse {
+  readonly status: number
+  readonly headers: Headers
+  /** Parsed JSON, or the text when the body is not JSON. */
+  readonly body: any
+}
+
+export interface CallOptions {
+  /** `Authorization: Bearer <token>` (a JWT, the service-role key, an impersonation token). */
+  readonly token?: string | undefined
+  /** `x-api-key`. */
+  readonly apiKey?: string | undefined
+  /** JSON-encoded unless it is a string (sent as is). */
+  readonly body?: unknown
+  readonly headers?: Record<string, string> | undefined
+}
+
+export interface TestUser {
+  readonly userId: string
+  readonly email: string
+  /** A valid HS256 token for one hour. */
+  readonly token: string
+}
+
+export interface Fixtures {
+  readonly userA: TestUser
+  readonly userB: TestUser
+  readonly owner: TestUser
+  readonly admin: TestUser
+  readonly member: TestUser
+  /** The organization of owner, admin and member. */
+  readonly orgId: string
+  /** userB's organization. */
+  readonly otherOrgId: string
+  /** userA's personal agent. */
+  readonly agentA: string
+  /** An agent of `orgId`. */
+  readonly orgAgent: string
+  /** An agent of `otherOrgId`. */
+  readonly agentB: string
+}
+
+export interface MintOptions {
+  readonly email?: string | undefined
+  readonly ttlSeconds?: number | undefined
+  /** Unix seconds (mint already-expired tokens with a past value and a short ttl). */
+  readonly issuedAt?: number | undefined
+}
+
+export class ApiHarness extends Context.Tag("test/api/ApiHarness")<ApiHarness, {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string
+  readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<ApiResponse>
+  /** An identity-provider token for `sub`, signed with the harness's HS256 secret. */
+  readonly token: (sub: string, options?: MintOptions) => Effect.Effect<string>
+  readonly serviceRoleKey: string
+  readonly fixtures: Fixtures
+  /** A new user on the Free plan, never seen by the API before. */
+  readonly freshUser: Effect.Effect<TestUser>
+  /** Claims the agent of `providerKey` (default: random) for a user, optionally into an organization; returns its id. */
+  readonly claimAgent: (
+    owner: { readonly userId: string; readonly orgId?: string | undefined },
+    providerKey?: string,
+    name?: string
+  ) => Effect.Effect<string>
+  /** Creates an API key directly in the store; returns the plaintext. */
+  readonly createApiKey: (
+    userId: string,
+    scope?: { readonly orgId: string; readonly role: OrgRole }
+  ) => Effect.Effect<string>
+}>() {}
+
+/** The harness's plan rates: Free, Developer, Team as shipped; Enterprise unthrottled for fixtures. */
+export const TEST_PLAN_RATES = planRates(1_000_000)
+
+const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`
+
+const make = (secret: string, serviceRoleKey: string) =>
+  Effect.gen(function*() {
+    const { address } = yield* HttpServer.HttpServer
+    const url = HttpServer.formatAddress(address)
+    const identity = yield* IdentityRepo
+    const credentials = yield* CredentialRepo
+
+    const call = (method: string, path: string, options: CallOptions = {}) =>
+      Effect.promise(async (): Promise<ApiResponse> => {
+        const headers: Record<string, string> = { ...options.headers }
+        if (options.token !== undefined) headers["authorization"] = `Bearer ${options.token}`
+        if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey
+        let body: string | undefined
+        if (options.body !== undefined) {
+          body = typeof options.body === "string" ? options.body : JSON.stringify(options.body)
+          headers["content-type"] ??= "application/json"
+        }
+        const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+        const text = await response.text()
+        let parsed: unknown = text
+        try {
+          parsed = text === "" ? undefined : JSON.parse(text)
+        } catch {
+          // not JSON: keep the text
+        }
+        return { status: response.status, headers: response.headers, body: parsed }
+      })
+
+    const token = (sub: string, options: MintOptions = {}) =>
+      Effect.promise(() => IdentityTokens.mintToken(secret, { sub, ...options, ttlSeconds: options.ttlSeconds ?? 3600 }))
+
+    const user = (prefix: string, plan: string) =>
+      Effect.gen(function*() {
+        const userId = uid(prefix)
+        const email = `${userId}@example.test`
+        yield* Effect.orDie(identity.ensureUser(userId, email))
+        if (plan !== "free") yield* Effect.orDie(identity.updateUser(userId, { plan_id: plan }))
+        return { userId, email, token: yield* token(userId, { email }) }
+      })
+
+    const org = (owner: TestUser, slug: string) =>
+      Effect.gen(function*() {
+        const orgId = `org_${randomUUID()}`
+        yield* Effect.orDie(identity.createOrg({
+          org_id: orgId,
+          name: `Org ${slug}`,
+          slug: uid(slug),
+          billing_account_id: `ba_${randomUUID()}`,
+          owner_user_id: owner.userId
+        }))
+        yield* Effect.orDie(identity.setOrgPlan(orgId, "enterprise"))
+        return orgId
+      })
+
+    const claimAgent = (
+      owner: { readonly userId: string; readonly orgId?: string | undefined },
+      providerKey: string = `sk-test-${randomBytes(12).toString("hex")}`,
+      name?: string
+    ) =>
+      Effect.gen(function*() {
+        const keyHash = keyHashOf(providerKey)!
+        const agentId = agentIdOf(keyHash, name)
+        yield* Effect.orDie(identity.claimAgent({
+          agent_id: agentId,
+          agent_hash: keyHash,
+          user_id: owner.userId,
+          org_id: owner.orgId ?? null
+        }))
+        return agentId
+      })
+
+    const createApiKey = (userId: string, scope?: { readonly orgId: string; readonly role: OrgRole }) =>
+      Effect.gen(function*() {
+        const key = generateSecret("cnd")
+        yield* Effect.orDie(credentials.createKey({
+          key_id: `key_${randomUUID()}`,
+          key_hash: hashSecret(key),
+          name: "test key",
+          prefix: displayPrefix(key),
+          user_id: userId,
+          org_id: scope?.orgId ?? null,
+          role: scope?.role ?? null
+        }))
+        return key
+      })
+
+    const userA = yield* user("user-a", "enterprise")
+    const userB = yield* user("user-b", "enterprise")
+    const owner = yield* user("owner", "enterprise")
+    const admin = yield* user("admin", "enterprise")
+    const member = yield* user("member", "enterprise")
+    const orgId = yield* org(owner, "acme")
+    yield* Effect.orDie(identity.putMember(orgId, admin.userId, "admin"))
+    yield* Effect.orDie(identity.putMember(orgId, member.userId, "member"))
+    const otherOrgId = yield* org(userB, "other")
+
+    const fixtures: Fixtures = {
+      userA,
+      userB,
+      owner,
+      admin,
+      member,
+      orgId,
+      otherOrgId,
+      agentA: yield* claimAgent({ userId: userA.userId }),
+      orgAgent: yield* claimAgent({ userId: owner.userId, orgId }),
+      agentB: yield* claimAgent({ userId: userB.userId, orgId: otherOrgId })
+    }
+
+    return ApiHarness.of({
+      url,
+      call,
+      token,
+      serviceRoleKey,
+      fixtures,
+      freshUser: user("fresh", "free"),
+      claimAgent,
+      createApiKey
+    })
+  })
+
+export interface HarnessOptions {
+  /** `pglite` (default): in memory, one per layer; `postgres`: a throwaway database on TEST_DATABASE_URL. */
+  readonly database?: "pglite" | "postgres"
+  /** A client of its own instead (a PostgreSQL reached through a proxy the test takes down). */
+  readonly databaseClient?: Layer.Layer<SqlClient.SqlClient, unknown>
+  /** The gateways' shared state (default: in memory). */
+  readonly agentState?: Layer.Layer<AgentState>
+  readonly planRates?: Readonly<Record<string, number>>
+  readonly maxBodyBytes?: number
+}
+
+/** The migrated database and the store on it. */
+const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
+  SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(client)), Layer.orDie)
+
+/**
+ * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`,
+ * `SigningKeys`, `IdentityRepo` and `CredentialRepo` the API runs on, for seeding and assertions.
+ */
+export const layer = (options: HarnessOptions = {}) => {
+  const secret = randomBytes(32).toString("base64url")
+  const serviceRoleKey = generateSecret("srk")
+  const auth = Layer.succeed(AuthConfig, {
+    jwtSecret: Option.some(Redacted.make(secret)),
+    jwksUrl: Option.none(),
+    issuer: Option.none(),
+    audience: Option.none(),
+    serviceRoleKey: Option.some(Redacted.make(serviceRoleKey))
+  })
+  const api = ApiLive.layer({
+    planRates: options.planRates ?? TEST_PLAN_RATES,
+    maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES
+  })
+  // The same routes as `candor serve --role api`: the API, health (store check), metrics.
+  const readiness = Layer.effect(Readiness, Effect.map(SqlClient.SqlClient, (sql) => [{ name: "store", check: sql`select 1` }]))
+  const metrics = Layer.unwrapEffect(Effect.map(Effect.context<SqlClient.SqlClient>(), (ctx) =>
+    metricsRoute(Effect.provide(storeFamilies, ctx))
+  ))
+  const served = HttpLayerRouter.serve(
+    Layer.mergeAll(api, NotFoundLive, HealthRoutes.pipe(Layer.provide(readiness)), metrics, RequestMetricsLive),
+    { disableLogger: true, disableListenLog: true }
+  ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })))
+  return Layer.effect(ApiHarness, make(secret, serviceRoleKey)).pipe(
+    Layer.provideMerge(served),
+    Layer.provideMerge(ApiLive.IdentityLive),
+    Layer.provideMerge(Layer.mergeAll(
+      IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
+      options.agentState ?? AgentState.layerMemory,
+      SigningKeys.fromKey(generateSigningKey())
+    )),
+    Layer.provideMerge(auth),
+    Layer.provideMerge(storeLayer(
+      options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
+    )),
+    Layer.provide(NodeContext.layer),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import {
+  advanceViolationStreak,
+  autoContainment,
+  emptyViolationStreak,
+  shouldContain,
+  violationStreakOf,
+  type StreakCheckpoint
+} from "../../core/Containment.js"
+import type { Verdict } from "../../core/schema/Verdict.js"
+
+const cp = (n: number, verdict: Verdict): StreakCheckpoint => ({
+  checkpoint_id: `ic-00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`,
+  verdict,
+  timestamp: `2026-01-01T00:00:${String(n).padStart(2, "0")}Z`
+})
+
+describe("violation streak", () => {
+  it("counts consecutive boundary violations and resets on any other verdict", () => {
+    const verdicts: ReadonlyArray<Verdict> = ["boundary_violation", "boundary_violation", "review_needed", "boundary_violation", "boundary_violation", "boundary_violation"]
+    const counts: Array<number> = []
+    let streak = emptyViolationStreak
+    verdicts.forEach((verdict, n) => {
+      streak = advanceViolationStreak(streak, cp(n, verdict))
+      counts.push(streak.count)
+    })
+    expect(counts).toEqual([1, 2, 0, 1, 2, 3])
+    expect(streak).toEqual({
+      count: 3,
+      first_checkpoint_id: cp(3, "clear").checkpoint_id,
+      last_checkpoint_id: cp(5, "clear").checkpoint_id,
+      since: "2026-01-01T00:00:03Z"
+    })
+    expect(violationStreakOf(verdicts.map((v, n) => cp(n, v)))).toEqual(streak)
+    expect(advanceViolationStreak(streak, cp(6, "clear"))).toEqual(emptyViolationStreak)
+  })
+
+  it("contains at the threshold, never without one", () => {
+    const streakOf = (count: number) => ({ ...emptyViolationStreak, count })
+    const table: ReadonlyArray<readonly [number, number | null | undefined, boolean]> = [
+      [2, 3, false],
+      [3, 3, true],
+      [4, 3, true],
+      [1, 1, true],
+      [0, 1, false],
+      [10, undefined, false],
+      [10, null, false],
+      [10, 0, false],
+      [10, -1, false],
+      [10, 2.5, false]
+    ]
+    for (const [count, threshold, expected] of table) expect(shouldContain(streakOf(count), threshold)).toBe(expected)
+  })
+
+  it("first reaches the threshold exactly at the Nth consecutive violation (property)", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.array(FastCheck.constantFrom<Verdict>("clear", "review_needed", "boundary_violation"), { maxLength: 40 }),
+        FastCheck.integer({ min: 1, max: 5 }),
+        (verdicts, threshold) => {
+          let streak = emptyViolationStreak
+          let run = 0
+          verdicts.forEach((verdict, n) => {
+            streak = advanceViolationStreak(streak, cp(n, verdict))
+            run = verdict === "boundary_violation" ? run + 1 : 0
+            expect(shouldContain(streak, threshold)).toBe(run >= threshold)
+          })
+        }
+      )
+    )
+  })
+
+  it("builds the paused record", () => {
+    const streak = violationStreakOf([cp(1, "boundary_violation"), cp(2, "boundary_violation"), cp(3, "boundary_violation")])
+    expect(autoContainment(streak, new Date("2026-02-01T10:00:00Z"))).toEqual({
+      status: "paused",
+      reason: `auto-containment: 3 consecutive boundary violations (last: ${cp(3, "clear").checkpoint_id})`,
+      since: "2026-02-01T10:00:00.000Z"
+    })
+  })
+})

@@ -1,0 +1,221 @@
+/**
+ * The composition root: configuration decoding, the HTTP server `candor serve` starts, and the
+ * `bin/candor.js` entry point run as a real child process (no build step).
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { assert, describe, expect, it, layer } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { execFile, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { CandorConfig, config, configDocs, defaults, layer as configLayer } from "../../src/Config.js"
+import { ServeLive } from "../../src/Serve.js"
+
+const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
+
+const decode = (env: Record<string, string>) =>
+  Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+describe("config", () => {
+  it.effect("defaults to the DESIGN.md table when nothing is set", () =>
+    Effect.gen(function*() {
+      const settings = yield* decode({})
+      assert.deepStrictEqual(settings, defaults)
+      expect(settings.port).toBe(8080)
+      expect(settings.gatewayPort).toBe(8081)
+      expect(settings.host).toBe("127.0.0.1")
+      expect(settings.openaiBaseUrl).toBe("https://api.openai.com")
+      expect(settings.logLevel).toBe(LogLevel.Info)
+    }))
+
+  it.effect("reads overrides; secrets stay redacted; empty means unset", () =>
+    Effect.gen(function*() {
+      const settings = yield* decode({
+        PORT: "9000",
+        HOST: "0.0.0.0",
+        DATABASE_URL: "postgres://candor:hunter2@db:5432/candor",
+        ANTHROPIC_BASE_URL: "http://127.0.0.1:4010/",
+        LOG_LEVEL: "debug",
+        NATS_URL: ""
+      })
+      expect(settings.port).toBe(9000)
+      expect(settings.host).toBe("0.0.0.0")
+      expect(settings.anthropicBaseUrl).toBe("http://127.0.0.1:4010")
+      expect(settings.logLevel).toBe(LogLevel.Debug)
+      expect(settings.natsUrl).toStrictEqual(Option.none())
+      const url = Option.getOrThrow(settings.databaseUrl)
+      expect(Redacted.value(url)).toBe("postgres://candor:hunter2@db:5432/candor")
+      expect(String(url)).not.toContain("hunter2")
+      expect(JSON.stringify(settings)).not.toContain("hunter2")
+    }))
+
+  it.effect("rejects an invalid port with an error naming the key", () =>
+    Effect.gen(function*() {
+      for (const value of ["0", "65536", "http", "80.5"]) {
+        const error = yield* Effect.flip(decode({ GATEWAY_PORT: value }))
+        expect(String(error)).toContain("GATEWAY_PORT")
+        expect(String(error)).toContain("between 1 and 65535")
+      }
+    }))
+
+  it.effect("rejects bad URLs, an OpenAI base with /v1, and never echoes a bad DATABASE_URL", () =>
+    Effect.gen(function*() {
+      expect(String(yield* Effect.flip(decode({ GEMINI_BASE_URL: "generativelanguage" })))).toContain(
+        "GEMINI_BASE_URL must be an absolute http:// or https:// URL"
+      )
+      expect(String(yield* Effect.flip(decode({ OPENAI_BASE_URL: "https://api.openai.com/v1" })))).toContain(
+        "OPENAI_BASE_URL must be the bare origin"
+      )
+      const db = String(yield* Effect.flip(decode({ DATABASE_URL: "mysql://root:hunter2@db/x" })))
+      expect(db).toContain("DATABASE_URL")
+      expect(db).not.toContain("hunter2")
+    }))
+
+  it("documents every key of the configuration table, once", () => {
+    expect(configDocs.map((doc) => doc.key)).toStrictEqual([
+      "PORT",
+      "GATEWAY_PORT",
+      "HOST",
+      "CANDOR_DATA_DIR",
+      "DATABASE_URL",
+      "NATS_URL",
+      "CANDOR_NATS_PREFIX",
+      "CANDOR_PARTITIONS",
+      "CANDOR_WORKER_ID",
+      "ENTERPRISE_RATE_LIMIT",
+      "ANTHROPIC_BASE_URL",
+      "OPENAI_BASE_URL",
+      "GEMINI_BASE_URL",
+      "ANALYSIS_MODEL",
+      "ANALYSIS_BASE_URL",
+      "ANALYSIS_API_KEY",
+      "AUTH_JWT_SECRET",
+      "AUTH_JWKS_URL",
+      "AUTH_JWT_ISSUER",
+      "AUTH_JWT_AUDIENCE",
+      "SERVICE_ROLE_KEY",
+      "SIGNING_KEY",
+      "CANDOR_LOG_ORIGIN",
+      "LOG_LEVEL"
+    ])
+    for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
+  })
+})
+
+// `candor serve`'s layers on an ephemeral port, with the data dir in a fresh temporary directory.
+const TestServer = Layer.unwrapScoped(Effect.gen(function*() {
+  const tmp = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+  return ServeLive(["api"]).pipe(
+    Layer.provideMerge(configLayer({ port: 0, dataDir: join(tmp, "nested", "data") }))
+  )
+})).pipe(
+  Layer.provide(NodeContext.layer),
+  // The request log would only clutter the test output.
+  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+)
+
+const request = (path: string, init?: RequestInit) =>
+  Effect.gen(function*() {
+    const { address } = yield* HttpServer.HttpServer
+    const response = yield* Effect.promise(() => fetch(`${HttpServer.formatAddress(address)}${path}`, init))
+    const body: unknown = yield* Effect.promise(() => response.json())
+    return { status: response.status, contentType: response.headers.get("content-type"), body }
+  })
+
+layer(TestServer, { excludeTestServices: true, timeout: "60 seconds" })("serve", (it) => {
+  it.effect("creates the data dir", () =>
+    Effect.gen(function*() {
+      const { dataDir } = yield* CandorConfig
+      expect(existsSync(dataDir)).toBe(true)
+    }))
+
+  it.effect("GET /health/live answers 200 JSON", () =>
+    Effect.gen(function*() {
+      const res = yield* request("/health/live")
+      expect(res).toStrictEqual({ status: 200, contentType: "application/json", body: { status: "ok" } })
+    }))
+
+  it.effect("GET /health/ready answers 200 JSON once the store and the bus answer", () =>
+    Effect.gen(function*() {
+      const res = yield* request("/health/ready")
+      expect(res).toStrictEqual({
+        status: 200,
+        contentType: "application/json",
+        body: { status: "ready", checks: { store: "ok", bus: "ok" } }
+      })
+    }))
+
+  it.effect("an unknown path, or a known path with another method, answers 404 {error}", () =>
+    Effect.gen(function*() {
+      const expected = { status: 404, contentType: "application/json", body: { error: "not found" } }
+      expect(yield* request("/nope?x=1")).toStrictEqual(expected)
+      expect(yield* request("/health/live", { method: "POST" })).toStrictEqual(expected)
+    }))
+})
+
+// The bin, as a user runs it: `node bin/candor.js …` from an unrelated working directory.
+describe("bin/candor.js", () => {
+  it("--help lists the commands and the environment", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, "--help"], { cwd: tmpdir() })
+    expect(stdout).toContain("serve")
+    expect(stdout).toContain("CANDOR_DATA_DIR")
+  })
+
+  it("serve logs its address as JSON, answers, and exits 0 on SIGTERM", async () => {
+    const port = await freePort()
+    const gatewayPort = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), "candor-serve-"))
+    const child = spawn(process.execPath, [bin, "serve"], {
+      cwd: tmpdir(),
+      env: { ...process.env, PORT: String(port), GATEWAY_PORT: String(gatewayPort), CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    try {
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+      const next = async (): Promise<Record<string, any>> => {
+        const line = await lines.next()
+        if (line.done === true) throw new Error("candor serve exited before logging")
+        return JSON.parse(line.value)
+      }
+      // Startup may log first (a generated signing key): the address comes once the server is bound.
+      let listening = await next()
+      while (listening.message !== "listening") listening = await next()
+      expect(listening.annotations.url).toBe(`http://127.0.0.1:${port}`)
+
+      const res = await fetch(`http://127.0.0.1:${port}/health/live`)
+      expect(await res.json()).toStrictEqual({ status: "ok" })
+
+      child.kill("SIGTERM")
+      expect((await next()).message).toBe("shutting down")
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill("SIGKILL")
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
+
+/** A port the OS just handed out (and released), for the child process to bind. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject())
+    })
+  })

@@ -1,0 +1,139 @@
+/**
+ * One partition batch through `commitDeliveries`, on the real store (PGlite): first deliveries are
+ * committed without looking up stored ids, a duplicate among them is still caught (and acked, not
+ * committed twice); an outage of the store is waited out with the deliveries kept alive (nothing
+ * handed back, nothing counted towards the dead-letter subject); a batch a reachable store keeps
+ * refusing is handed back with a redelivery delay that grows with each delivery; an invalid event
+ * is dead-lettered.
+ */
+import { layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import { expect } from "vitest"
+import { generateSigningKey } from "../../core/Signing.js"
+import type { Delivery } from "../../adapters/bus/Bus.js"
+import { eventSubject } from "../../adapters/bus/Subjects.js"
+import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../adapters/store/SqlStore.js"
+import { Store, StoreError } from "../../adapters/store/Store.js"
+import { migrated } from "../../adapters/store/StoreLive.js"
+import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
+import { commitDeliveries, type CommitOptions } from "../../streams/CommitDeliveries.js"
+import { gatewayEvent } from "../support/Events.js"
+
+const options: CommitOptions = {
+  key: generateSigningKey(),
+  logOrigin: "candor.test",
+  subjectPrefix: "candor",
+  conflictRetries: 3,
+  retryDelayMs: 1_000,
+  keepAliveMs: 10_000
+}
+
+interface Settled {
+  acked: number
+  naks: Array<number | undefined>
+  working: number
+  dead: Array<string>
+}
+
+const settledNone = (): Settled => ({ acked: 0, naks: [], working: 0, dead: [] })
+
+/** A delivery of `payload` that counts how it was settled. */
+const deliveryOf = <P extends { readonly agent_id: string }>(payload: P, settled: Settled, deliveryCount = 1): Delivery => ({
+  subject: eventSubject(payload.agent_id),
+  payload: JSON.parse(JSON.stringify(payload)),
+  deliveryCount,
+  ack: Effect.sync(() => void settled.acked++),
+  nak: (delayMs) => Effect.sync(() => void settled.naks.push(delayMs)),
+  working: Effect.sync(() => void settled.working++),
+  deadLetter: (reason) => Effect.sync(() => void settled.dead.push(reason))
+})
+
+/** The store, with commits (and, while `down.unreachable`, pings) failing while `down.failing`. */
+const flaky = (store: Store["Type"], down: { failing: boolean; unreachable: boolean }) =>
+  Store.of({
+    ...store,
+    commitBatch: (inputs) =>
+      down.failing ? Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection refused" })) : store.commitBatch(inputs),
+    ping: Effect.suspend(() => (down.unreachable ? Effect.fail(new StoreError({ operation: "ping", cause: "connection refused" })) : store.ping))
+  })
+
+/** Moves the TestClock on a second at a time until the fiber is done. */
+const runOnTestClock = <A>(fiber: Fiber.RuntimeFiber<A>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 600 && fiber.unsafePoll() === null; i++) yield* TestClock.adjust("1 second")
+    return yield* Fiber.join(fiber)
+  })
+
+const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+
+layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
+  it.scoped("commits first deliveries and catches a duplicate among them", () =>
+    Effect.gen(function*() {
+      const actors = yield* makeAgentActors(defaultActorsOptions)
+      const agentId = "agt-cd-dup"
+      const first = gatewayEvent(agentId)
+      const settled = settledNone()
+      expect(yield* commitDeliveries(actors, [deliveryOf(first, settled)], options))
+        .toMatchObject({ committed: 1, duplicates: 0, invalid: 0, retried: 0 })
+      // The same checkpoint published again (beyond the bus's duplicate window): a first delivery too.
+      const next = gatewayEvent(agentId)
+      const outcome = yield* commitDeliveries(actors, [deliveryOf(first, settled), deliveryOf(next, settled)], options)
+      expect(outcome).toMatchObject({ committed: 1, duplicates: 1, invalid: 0, retried: 0 })
+      expect(settled).toEqual({ ...settledNone(), acked: 3 })
+      const store = yield* Store
+      expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
+      expect((yield* store.loadLogState(agentId)).head.position).toBe(2)
+    }))
+
+  it.scoped("holds a batch through a store outage, keeping its deliveries alive, and commits it after", () =>
+    Effect.gen(function*() {
+      const down = { failing: true, unreachable: true }
+      const store = flaky(yield* Store, down)
+      const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, store))
+      const settled = settledNone()
+      const agentId = "agt-cd-outage"
+      // Fifth deliveries: handed back now, each would be dead-lettered on its next delivery.
+      const deliveries = [1, 2, 3].map(() => deliveryOf(gatewayEvent(agentId), settled, 5))
+      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(Effect.provideService(Store, store), Effect.fork)
+      // Two minutes of outage: four times the bus's ack wait.
+      yield* TestClock.adjust("2 minutes")
+      expect(fiber.unsafePoll()).toBeNull()
+      expect(settled.naks).toEqual([])
+      expect(settled.working).toBe(3 * 12)
+      down.failing = false
+      down.unreachable = false
+      expect(yield* runOnTestClock(fiber)).toMatchObject({ committed: 3, duplicates: 0, invalid: 0, retried: 0 })
+      expect(settled).toMatchObject({ acked: 3, naks: [], dead: [] })
+      expect((yield* store.loadLogState(agentId)).head.position).toBe(3)
+    }))
+
+  it.scoped("hands back a batch a reachable store keeps refusing, later with each delivery", () =>
+    Effect.gen(function*() {
+      const down = { failing: true, unreachable: false }
+      const store = flaky(yield* Store, down)
+      const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, store))
+      const settled = settledNone()
+      const deliveries = [1, 2, 3, 4, 5].map((count) => deliveryOf(gatewayEvent("agt-cd-refused"), settled, count))
+      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(Effect.provideService(Store, store), Effect.fork)
+      expect(yield* runOnTestClock(fiber)).toMatchObject({ committed: 0, duplicates: 0, invalid: 0, retried: 5 })
+      expect(settled).toMatchObject({ acked: 0, naks: [1_000, 4_000, 16_000, 60_000, 60_000], dead: [] })
+    }))
+
+  it.scoped("dead-letters an invalid event with the reason and commits the rest", () =>
+    Effect.gen(function*() {
+      const actors = yield* makeAgentActors(defaultActorsOptions)
+      const settled = settledNone()
+      const outcome = yield* commitDeliveries(actors, [
+        deliveryOf({ agent_id: "agt-cd-invalid", type: "gateway.response" }, settled),
+        deliveryOf(gatewayEvent("agt-cd-invalid"), settled)
+      ], options)
+      expect(outcome).toMatchObject({ committed: 1, duplicates: 0, invalid: 1, retried: 0 })
+      expect(settled).toMatchObject({ acked: 1, naks: [] })
+      expect(settled.dead).toHaveLength(1)
+      expect(settled.dead[0]).toContain("checkpoint")
+    }))
+})

@@ -1,0 +1,92 @@
+/**
+ * The actors on the embedded default (in-process bus, PGlite): events in, a verifiable record out,
+ * redeliveries and duplicates harmless, invalid events dead-lettered, drift alerts and
+ * auto-containment decided and published.
+ */
+import { layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { expect } from "vitest"
+import { generateSigningKey } from "../../core/Signing.js"
+import { Bus } from "../../adapters/bus/Bus.js"
+import { eventSubject } from "../../adapters/bus/Subjects.js"
+import { AgentState } from "../../adapters/bus/AgentState.js"
+import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../adapters/store/SqlStore.js"
+import { Store } from "../../adapters/store/Store.js"
+import { migrated } from "../../adapters/store/StoreLive.js"
+import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
+import { runWorkers } from "../../streams/PartitionWorkers.js"
+import { gatewayEvent, violation } from "../support/Events.js"
+import { awaitCommitted, verifyAgentRecord } from "./PipelineChecks.js"
+
+const key = generateSigningKey()
+const logOrigin = "candor.test"
+const PARTITIONS = 8
+
+const Infra = Layer.mergeAll(
+  Bus.layerMemoryWith({ partitions: PARTITIONS, ackWaitMs: 2_000 }),
+  AgentState.layerMemory,
+  SigningKeys.fromKey(key),
+  PartitionOwnership.layerAll(PARTITIONS),
+  SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+)
+const Workers = Layer.scopedDiscard(runWorkers({ logOrigin, subjectPrefix: "candor" })).pipe(Layer.provideMerge(Infra))
+
+const publish = (event: ReturnType<typeof gatewayEvent>) =>
+  Effect.flatMap(Bus, (bus) => bus.publish(eventSubject(event.agent_id, "candor", PARTITIONS), event))
+
+layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent actors on the embedded default", (it) => {
+  it.effect("commits every event into a verifiable chain and Merkle log per agent", () =>
+    Effect.gen(function*() {
+      const agents = Array.from({ length: 6 }, (_, i) => `agt-pipe-${i}`)
+      const events = Array.from({ length: 120 }, (_, i) => gatewayEvent(agents[i % agents.length]!))
+      yield* Effect.forEach(events, publish, { concurrency: 16, discard: true })
+      yield* awaitCommitted(agents, events.length)
+      for (const agentId of agents) expect(yield* verifyAgentRecord(agentId, key, logOrigin)).toBe(20)
+    }))
+
+  it.effect("a republished event is a duplicate: acked, not committed twice", () =>
+    Effect.gen(function*() {
+      const agentId = "agt-dup"
+      const first = gatewayEvent(agentId)
+      yield* publish(first)
+      yield* awaitCommitted([agentId], 1)
+      yield* publish(first)
+      // Same partition, so once the next one is committed the duplicate before it has been handled.
+      yield* publish(gatewayEvent(agentId))
+      yield* awaitCommitted([agentId], 2)
+      const store = yield* Store
+      expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
+      expect(yield* verifyAgentRecord(agentId, key, logOrigin)).toBe(2)
+    }))
+
+  it.scoped("an invalid event goes to the dead-letter subject and does not stop the partition", () =>
+    Effect.gen(function*() {
+      const bus = yield* Bus
+      const dead = yield* bus.subscribe("candor.dead.")
+      const agentId = "agt-bad"
+      yield* bus.publish(eventSubject(agentId, "candor", PARTITIONS), { type: "gateway.response", agent_id: agentId })
+      const letter = yield* dead.take
+      expect(letter.subject).toBe(`candor.dead.events.${eventSubject(agentId, "candor", PARTITIONS).split(".")[2]}.${agentId}`)
+      yield* publish(gatewayEvent(agentId))
+      yield* awaitCommitted([agentId], 1)
+    }))
+
+  it.scoped("three violations in a session raise one drift alert, stored and published", () =>
+    Effect.gen(function*() {
+      const bus = yield* Bus
+      const agentId = "agt-drift"
+      const alerts = yield* bus.subscribe(`candor.alerts.${agentId}`)
+      for (let i = 0; i < 4; i++) yield* publish(gatewayEvent(agentId, { sessionId: "ses-drift", concerns: [violation] }))
+      yield* awaitCommitted([agentId], 4)
+      const alert = yield* alerts.take
+      expect(alert.payload).toMatchObject({ agent_id: agentId, session_id: "ses-drift", sustained_checks: 3 })
+      const store = yield* Store
+      expect(yield* store.driftAlerts(agentId, 10)).toHaveLength(1)
+      const page = yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })
+      expect(page.items.every((c) => c.verdict === "boundary_violation")).toBe(true)
+      expect(page.items.map((c) => c.window_position.window_size).sort()).toEqual([1, 2, 3, 4])
+    }))
+})
