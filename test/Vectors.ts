@@ -1,17 +1,18 @@
 /**
- * Where the official test vectors live: `../shared/vectors` beside the repository. A missing folder
- * makes the tests fail loudly rather than skip, so CI can never pass without them.
+ * Where the official test vectors live: `test/vectors/` in the repository (their origins and licences
+ * are in its README). A missing file makes the tests fail loudly rather than skip, so CI can never
+ * pass without them.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const repoRoot = resolve(fileURLToPath(new URL("..", import.meta.url)))
-export const vectorsDir = resolve(repoRoot, "../shared/vectors")
+export const vectorsDir = resolve(repoRoot, "test/vectors")
 
 export const vectorPath = (...parts: ReadonlyArray<string>): string => {
   const path = join(vectorsDir, ...parts)
-  if (!existsSync(path)) throw new Error(`test vectors not found at ${path}: ../shared/vectors must sit beside the repository`)
+  if (!existsSync(path)) throw new Error(`test vectors not found at ${path} (test/vectors/ belongs to the repository)`)
   return path
 }
 
