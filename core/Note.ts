@@ -18,7 +18,7 @@
  * Where the specifications leave room, we are strict (each point is tested):
  * - base64 must be canonical (padded, zero padding bits), so one signature has one spelling and a
  *   changed character can never leave a signature valid;
- * - at most 100 signature lines (Go's limit; the spec asks for at least 16);
+ * - at most 100 signature lines (Go's limit; the C2SP signed-note spec asks for at least 16);
  * - a note with two signatures by the same (name, key hash) is rejected; Go's `note.Open` drops the
  *   repeats instead, but a key signs a text once, so a repeat means the note was tampered with;
  * - checkpoint root hashes must be 32 bytes (SHA-256, RFC 6962) and sizes at most 2^53 - 1 (a JS
@@ -249,7 +249,7 @@ export type NoteVerification =
 const fail = (error: string): NoteVerification => ({ ok: false, error })
 
 /**
- * Verifies a signed note against known keys, following the spec's rules: signatures by unknown
+ * Verifies a signed note against known keys, following the C2SP signed-note rules: signatures by unknown
  * (name, key hash) pairs are ignored; a signature by a known key must verify or the whole note is
  * rejected; at least one known signature must verify. `verifiedBy` lists the names of the keys
  * whose signatures verified, in note order. Never throws.

@@ -14,7 +14,7 @@ import { utf8 } from "./Bytes.js"
 import { taggedHash } from "./Hash.js"
 import type { Verdict } from "./schema/Verdict.js"
 
-/** Share of non-violations proved, in whole percent (the spec's "10% of other verdicts"). */
+/** Share of non-violations proved, in whole percent (docs/formats.md, "Proof sampling": 10% of the other verdicts). */
 export const PROOF_SAMPLE_PERCENT = 10
 
 const TWO_POW_64 = 1n << 64n

@@ -6,8 +6,8 @@
  *
  * The first is the AIP reference's header, kept so existing receivers keep working; it signs only
  * the body, so a captured delivery can be replayed forever. The second (Stripe's scheme) signs the
- * timestamp with the body, so a receiver can refuse deliveries older than a few minutes (the spec
- * recommends 5). During a secret rotation the sender signs with every live secret and the header
+ * timestamp with the body, so a receiver can refuse deliveries older than a few minutes (five is
+ * the usual advice). During a secret rotation the sender signs with every live secret and the header
  * carries one `v1=` per secret; a receiver accepts the delivery if any of them matches.
  *
  * node:crypto's HMAC and `timingSafeEqual` are pure computation, so this stays in `core/`.

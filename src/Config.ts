@@ -1,5 +1,5 @@
 /**
- * Every setting Candor reads from the environment, in one place (DESIGN.md, "Configuration").
+ * Every setting Candor reads from the environment, in one place (README, "Configuration").
  *
  * Each key is declared once, as a `Setting`: its environment name, its default, its meaning and
  * the `Config` that reads and validates it. The `Config` (with `Config.withDefault` and
@@ -37,7 +37,7 @@ export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfi
   readonly partitions: number
   /** Names this worker in partition leases (unset: host and pid). */
   readonly workerId: Option.Option<string>
-  /** Requests per second per credential on the Enterprise plan (the spec leaves it to the contract). */
+  /** Requests per second per credential on the Enterprise plan (set per deployment, by contract). */
   readonly enterpriseRateLimit: number
   /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
   readonly anthropicBaseUrl: string

@@ -1,7 +1,7 @@
 /**
  * What an agent's checkpoints are judged and committed against: its active card and conscience
  * values, with their commitments, and the settings and webhook registrations its decisions follow.
- * Read from the store when the agent's actor is created and again after `CONTEXT_TTL_MS` (the spec's
+ * Read from the store when the agent's actor is created and again after `CONTEXT_TTL_MS` (the usual
  * five-minute conscience-value cache), so a card, settings or webhook update reaches the actors
  * without a restart.
  */

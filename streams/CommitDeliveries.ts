@@ -1,5 +1,5 @@
 /**
- * One batch of a partition's deliveries, committed (DESIGN.md, "How a response flows", step 4):
+ * One batch of a partition's deliveries, committed (docs/architecture.md, "How a response flows", step 4):
  * decode, drop what is already stored (redeliveries), attest every event with its agent's actor,
  * commit all in one transaction, and only then ack. Nothing is acked that is not committed, and
  * nothing committed is committed twice.

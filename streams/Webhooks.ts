@@ -94,7 +94,7 @@ export const driftAlertOccurrence = (alert: DriftAlert): Occurrence => ({
   data: alert
 })
 
-/** Auto-containment pauses the agent: `containment`, or the spec's `agent.paused`. */
+/** Auto-containment pauses the agent: `containment`, or the public event name `agent.paused`. */
 export const containmentOccurrence = (agentId: string, containment: ContainmentRecord, streak: ViolationStreak): Occurrence => ({
   names: ["containment", "agent.paused"],
   id: `containment:${agentId}:${streak.last_checkpoint_id ?? containment.since}`,

@@ -1,11 +1,11 @@
 /**
- * What a principal may do (interface.md, "Authentication" and the roles of "Organization"). Every
+ * What a principal may do (docs/api.md, "Authentication" and "Who may do what"). Every
  * handler asks here before reading or writing, so the rules live in one place:
  *
  * - a user sees the agents they claimed and those of their organizations; Members read, Admins and
  *   Owners write; kill and reactivate are Owner-only, pause and resume Admin and up;
  * - an organization API key acts with the role it was created under, a user key as its user;
- * - the service-role key may do what the spec reserves for it (the card update) and administration;
+ * - the service-role key may do what is reserved to it (the card update) and administration;
  * - during an impersonation session every write is refused.
  *
  * An agent the principal may not see is reported as not found (404), so ids do not leak.

@@ -1,5 +1,5 @@
 /**
- * The management API's authentication middleware (interface.md, "Authentication"): a Bearer JWT of
+ * The management API's authentication middleware (docs/api.md, "Authentication"): a Bearer JWT of
  * the identity provider or the service-role key in `Authorization`, or an API key in `x-api-key` /
  * `X-Service-Api-Key`. Every group except the public verification and health routes carries it;
  * handlers then read `CurrentPrincipal`. The implementation is `AuthenticationLive`.

@@ -1,5 +1,5 @@
 /**
- * Identity-provider tokens (interface.md, "Authentication": the Bearer JWT). Verified with `jose`:
+ * Identity-provider tokens (docs/api.md, "Authentication": the Bearer JWT). Verified with `jose`:
  * HS256 with `AUTH_JWT_SECRET`, or any asymmetric algorithm through the provider's JWKS
  * (`AUTH_JWKS_URL`, fetched and cached by `createRemoteJWKSet`). `iss` and `aud` are checked when
  * configured; `sub` and `exp` are required and expiry is enforced.

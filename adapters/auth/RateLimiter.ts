@@ -1,5 +1,5 @@
 /**
- * Requests per second per credential (interface.md, "Limits"): a token bucket per credential whose
+ * Requests per second per credential (docs/api.md, "Limits"): a token bucket per credential whose
  * rate is the plan's (Free 10/s, Developer 50/s, Team 200/s, Enterprise configured) and whose
  * capacity is one second of that rate (at least one request), so a client may burst up to its rate and then proceeds at it.
  *

@@ -1,5 +1,5 @@
 /**
- * The Inspector with the integrity pipeline behind it (DESIGN.md, "How a response flows", 1–3).
+ * The Inspector with the integrity pipeline behind it (docs/architecture.md, "How a response flows", 1–3).
  *
  * On the request path it does only what must happen before forwarding: identify the agent, refuse a
  * contained one, evaluate the tool policy against the tools the request declares (403 in `enforce`

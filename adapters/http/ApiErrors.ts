@@ -1,6 +1,6 @@
 /**
- * The API's errors: every body is `{"error": "<human-readable>"}` with the spec's status codes
- * (interface.md, "Errors"). Handlers fail with these; anything else becomes a 500 without details.
+ * The API's errors: every body is `{"error": "<human-readable>"}` with the status codes
+ * of docs/api.md, "Errors". Handlers fail with these; anything else becomes a 500 without details.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"

@@ -1,7 +1,7 @@
 /**
  * Fallback reasoning inference (confidence 0.3): when a provider exposes no reasoning, the visible
  * answer's sentences that read like deliberation ("Let me…", "I should…", "However…") stand in
- * for it. The starters are the reference implementation's list (protocol.md 1.3), kept identical
+ * for it. The starters are the AIP reference implementation's list (mnemom/aip), kept identical
  * so the same text yields the same evidence.
  */
 import { CONFIDENCE } from "./Extraction.js"

@@ -8,7 +8,7 @@
 
 export type ProviderName = "anthropic" | "openai" | "gemini"
 
-/** Where the reasoning came from, with the spec's extraction confidence. */
+/** Where the reasoning came from, with its extraction confidence (after each source below). */
 export type ThinkingSource =
   | "thinking_blocks" // Anthropic thinking blocks: 1.0
   | "reasoning_content" // OpenAI Chat Completions reasoning_content: 0.9

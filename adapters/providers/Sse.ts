@@ -15,7 +15,7 @@ export interface SseEvent {
   readonly event: string
   /** The `data:` lines joined with `\n`. */
   readonly data: string
-  /** The last event ID seen so far (it persists across events, per the spec), if any. */
+  /** The last event ID seen so far (it persists across events, per the HTML event-stream format), if any. */
   readonly id: string | undefined
 }
 

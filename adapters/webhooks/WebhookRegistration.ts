@@ -10,8 +10,8 @@ import type { WebhookRegistration } from "../store/Store.js"
 
 /**
  * `verdict`, `drift_alert` (the AIP reference's events) and `containment` are sent by the actors;
- * `agent.paused` is the spec's name for a pause (auto-containment sends it too), `agent.resumed` and
- * `agent.killed` the spec's names for the admin operations that send them.
+ * `agent.paused` is the public event name for a pause (auto-containment sends it too), `agent.resumed` and
+ * `agent.killed` the public names for the admin operations that send them.
  */
 export const WEBHOOK_EVENTS = ["verdict", "drift_alert", "containment", "agent.paused", "agent.resumed", "agent.killed"] as const
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]

@@ -35,7 +35,7 @@ export const Agent = Schema.Struct({
 export type Agent = typeof Agent.Type
 
 /**
- * Body of the gateway's 403 for a contained agent: `error` for clients that only read the spec's
+ * Body of the gateway's 403 for a contained agent: `error` for clients that only read the usual
  * error field, `containment_error` for those that act on it.
  */
 export const ContainmentError = Schema.Struct({

@@ -36,7 +36,7 @@ export const AnalysisMetadata = Schema.Struct({
   thinking_tokens_original: TokenCount,
   thinking_tokens_analyzed: TokenCount,
   truncated: Schema.Boolean,
-  /** `null` when nothing was extracted (non-reasoning model), per the spec's "n/a". */
+  /** `null` when nothing was extracted (non-reasoning model), as there is no confidence to report. */
   extraction_confidence: Schema.NullOr(Schema.Number.pipe(Schema.between(0, 1))),
   analysis_scope: optional(AnalysisScope),
   output_tokens_original: optional(TokenCount),

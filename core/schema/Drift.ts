@@ -2,7 +2,7 @@
  * Drift alerts: AIP (integrity degrading within a session) and AAP (behaviour drifting from the
  * card across traces).
  *
- * `drift_direction` is a string on the wire, as in the spec, so alerts written by other versions
+ * `drift_direction` is a plain string on the wire (docs/api.md), so alerts written by other versions
  * or producers still decode; the directions Candor emits are the two lists below.
  */
 import { Schema } from "effect"

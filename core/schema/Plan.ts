@@ -1,7 +1,7 @@
 /**
  * Plans (items of GET /v1/plans).
  *
- * `billing_model` values beyond the spec's `none`: `monthly` (flat price, `base_price_cents` per
+ * `billing_model` values beside `none` (Free): `monthly` (flat price, `base_price_cents` per
  * month or `annual_price_cents` per year, `included_checks` per month), `usage` (pay per check at
  * `per_check_price`, after any `included_checks`), `custom` (negotiated, Enterprise).
  */

@@ -1,5 +1,5 @@
 /**
- * The management API (interface.md, "Endpoints"): one `HttpApi`, every path under /v1, one group
+ * The management API (docs/api.md): one `HttpApi`, every path under /v1, one group
  * per area. Declarations only (paths, schemas, errors, the Authentication middleware); handlers
  * live in ./handlers and are wired in ApiLive.ts. The OpenAPI document is derived from this value
  * and served at /v1/openapi.json.

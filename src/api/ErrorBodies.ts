@@ -1,5 +1,5 @@
 /**
- * Every error the API answers is `{"error": "<human-readable>"}` (interface.md, "Errors"):
+ * Every error the API answers is `{"error": "<human-readable>"}` (docs/api.md, "Errors"):
  *
  * - HttpApi encodes tagged errors with their `_tag`, and a request that fails its schema as an
  *   `HttpApiDecodeError` with `issues`; both are rewritten here to `{error}`, the decode error to a

@@ -1,5 +1,5 @@
 /**
- * `/metrics` in Prometheus text (DESIGN.md: requests, latencies, verdicts, queue lag, proofs):
+ * `/metrics` in Prometheus text (docs/api.md, "Operations": requests, latencies, verdicts, queue lag, proofs):
  * the process's Effect metrics (request counts and latencies recorded by `RequestMetricsLive`, and
  * whatever else the roles record) plus gauges the caller supplies (the store's, on roles that
  * have one). A plain router route, out of the OpenAPI document, like the health probes.

@@ -344,7 +344,7 @@ const ROWS: ReadonlyArray<Row> = [
       (f) => `/v1/agents/${f.orgAgent}/card`,
       (f) => ({ card_json: cardFor(f.orgAgent, `card-${randomUUID().slice(0, 8)}`), conscience_values: [] })
     ),
-    // Service-role key only (interface.md, rule 2): even the owner is refused.
+    // Service-role key only (docs/api.md, "PATCH /v1/agents/{agent_id}/card"): even the owner is refused.
     allowed: ["service"],
     intended: "service"
   },

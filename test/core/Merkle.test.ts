@@ -214,7 +214,7 @@ describe("transparency-dev vectors", () => {
 })
 
 // ---------------------------------------------------------------------------------------------
-// 2. merkletreejs as an independent oracle (stack.md §5)
+// 2. merkletreejs as an independent oracle
 // ---------------------------------------------------------------------------------------------
 
 describe("merkletreejs 0.6.0 oracle", () => {

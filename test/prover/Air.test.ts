@@ -70,7 +70,7 @@ describe("the parameter set", () => {
     }
   })
 
-  it("reproduces the figures of stark.md §3.5 for its 128-bit field", () => {
+  it("reproduces the figures of Winterfell's formulas for a 128-bit field", () => {
     const at = (blowup: number, queries: number, grindingBits: number, traceLength: number) =>
       ({ fieldBits: 128, blowup, queries, grindingBits, traceLength, hashBits: 128 })
     expect(conjecturedSecurity(at(8, 34, 0, 64))).toBe(101)

@@ -1,5 +1,5 @@
 /**
- * The actors' reads of the store (PGlite): an agent's context is read again within the spec's five
+ * The actors' reads of the store (PGlite): an agent's context is read again within the usual five
  * minutes, but agents created together do not all refresh at the same moment; an agent the store
  * has never seen costs no replay of its history.
  */

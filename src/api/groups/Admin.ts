@@ -1,6 +1,6 @@
 /**
- * Administration (interface.md, "Authentication" rule 4 and the named-only impersonation
- * endpoints): read-only impersonation sessions of one hour, started by a platform admin or the
+ * Administration (docs/api.md, "Impersonation and administration"): read-only
+ * impersonation sessions of one hour, started by a platform admin or the
  * service-role key; admins cannot be impersonated. And the service-role-only account settings
  * (plans, admin flag, promo codes, blog posts) a deployment needs.
  */

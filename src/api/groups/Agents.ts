@@ -1,5 +1,5 @@
 /**
- * GET /v1/agents: the agents the caller may see (interface.md, "Endpoints"; the shape is ours, see
+ * GET /v1/agents: the agents the caller may see (a shape of our own, documented in
  * docs/api.md). One row per agent with what a dashboard lists: status, enforcement mode, active
  * card, last activity and checkpoint counts per verdict (read from counters, so flat at any size).
  */

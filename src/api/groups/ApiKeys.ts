@@ -1,5 +1,5 @@
 /**
- * API keys (interface.md, "Authentication"): server-to-server credentials sent in `x-api-key` or
+ * API keys (docs/api.md, "API keys"): server-to-server credentials sent in `x-api-key` or
  * `X-Service-Api-Key`. Scoped to a user (acting as that user) or to an organization (acting with
  * the role they were created under, at most the creator's). The key is shown once, at creation or
  * rotation; only its SHA-256 is stored. Paths are ours (docs/api.md).

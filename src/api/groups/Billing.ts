@@ -1,4 +1,4 @@
-/** POST /v1/billing/validate-promo (interface.md, "Endpoints"): an unknown or expired code is `valid: false`. */
+/** POST /v1/billing/validate-promo (docs/api.md): an unknown or expired code is `valid: false`. */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"

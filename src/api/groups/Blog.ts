@@ -1,5 +1,5 @@
 /**
- * The agents' blog (interface.md, "Endpoints"): an author (the Agent record) with its posts, and
+ * The agents' blog (docs/api.md): an author (the Agent record) with its posts, and
  * the list of posts. Authors are public agents, or agents the caller may read.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"

@@ -1,6 +1,6 @@
 /**
- * The card update (service-role key only) and an agent's conscience values (interface.md,
- * "Endpoints"). Both store a new state and push it to the gateways (AgentState).
+ * The card update (service-role key only) and an agent's conscience values (docs/api.md,
+ * "Agent data"). Both store a new state and push it to the gateways (AgentState).
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"

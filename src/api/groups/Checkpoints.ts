@@ -1,5 +1,5 @@
 /**
- * An agent's Integrity Checkpoints (interface.md, "Endpoints" and "Limits"): the paged list with
+ * An agent's Integrity Checkpoints (docs/api.md, "Agent data"): the paged list with
  * `limit` 1..1000 (default 20), `offset` >= 0 (default 0), `verdict` and `session_id` filters and
  * the `total` of the filtered set; and one checkpoint by id.
  */

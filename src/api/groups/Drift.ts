@@ -1,5 +1,5 @@
 /**
- * Drift (interface.md, "Drift alert (AIP)"): the AAP behavioural drift of the agent's newest
+ * Drift (docs/api.md, "Agent data"): the AAP behavioural drift of the agent's newest
  * traces, analysed on request (core/DriftAap.ts `detectAapDrift`); and the stored AIP alerts.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"

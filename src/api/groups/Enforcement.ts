@@ -1,4 +1,4 @@
-/** An agent's enforcement mode (interface.md, "States and transitions"): read it, set it. */
+/** An agent's enforcement mode (docs/api.md, "Agent data"): read it, set it. */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"

@@ -1,4 +1,4 @@
-/** POST /v1/enterprise/contact (interface.md, "Endpoints"): a sales contact request, stored. */
+/** POST /v1/enterprise/contact (docs/api.md): a sales contact request, stored. */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"

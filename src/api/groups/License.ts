@@ -1,5 +1,5 @@
 /**
- * POST /v1/license/validate (interface.md, "Endpoints"): checks an Ed25519-signed license token
+ * POST /v1/license/validate (docs/api.md): checks an Ed25519-signed license token
  * (issued with `candor license issue`) and records the instance that checked it. An unverifiable,
  * expired or unknown-plan license answers 200 with `valid: false` and a `warning` saying why; the
  * fields it cannot vouch for are null then (docs/api.md).

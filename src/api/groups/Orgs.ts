@@ -1,6 +1,6 @@
 /**
- * Organizations, members, invites (interface.md, "Organization" and the roles): POST /v1/orgs is the
- * spec's; the rest is ours (docs/api.md). Owner: everything, including deleting the organization
+ * Organizations, members, invites (docs/api.md, "Organizations"): POST /v1/orgs follows the
+ * public interface; the rest is ours (docs/api.md). Owner: everything, including deleting the organization
  * and transferring ownership; Admin: members and invites; Member: read.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"

@@ -1,4 +1,4 @@
-/** GET /v1/plans (interface.md, "Endpoints"; the Plan fields of "Resources"): Free, Developer, Team, Enterprise. */
+/** GET /v1/plans (docs/api.md; the Plan fields in core/schema/Plan.ts): Free, Developer, Team, Enterprise. */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"

@@ -1,5 +1,5 @@
 /**
- * Re-verification against the agent's current card (interface.md, "States and transitions"):
+ * Re-verification against the agent's current card (docs/api.md, "Agent data"):
  *
  * - AIP: the verdicts of non-clear checkpoints re-derived (core/Verdict.ts) from their stored
  *   concerns and the conscience values in force; a changed one keeps its `original_verdict`.

@@ -1,5 +1,5 @@
 /**
- * The public verification endpoints (interface.md, "Public verification endpoints"; formats in
+ * The public verification endpoints (docs/api.md, "Verification API"; formats in
  * docs/formats.md, shapes in docs/api.md): no credentials, JSON, errors `{error}`. Everything they
  * answer can be checked with core/'s verifiers and no trust in Candor: keys, certificates, signed
  * tree heads, inclusion and consistency proofs, verdict proofs, and an agent's whole chain.
@@ -39,7 +39,7 @@ export const MerkleRootResponse = Schema.Struct({
   tree_size: Size,
   root: Hex32,
   signed_tree_head: SignedNote,
-  checkpoint: SignedNote.annotations({ description: "The same signed tree head (the name DESIGN.md's format uses)" }),
+  checkpoint: SignedNote.annotations({ description: "The same signed tree head, under its other name" }),
   log_origin: Schema.String.annotations({ description: "`<CANDOR_LOG_ORIGIN>/agents/<agent_id>`: the note's origin and key name" }),
   note_verifier_key: Schema.NullOr(Schema.String).annotations({
     description: "`<origin>+<key hash>+<base64 key>`: the verifier key of the signing key for this log"
@@ -55,7 +55,7 @@ export const InclusionProofResponse = Schema.Struct({
   tree_size: Size,
   root: Hex32,
   audit_path: HexHashes.annotations({ description: "RFC 9162 inclusion proof, bottom-up" }),
-  proof: HexHashes.annotations({ description: "The same path (the name DESIGN.md's format uses)" }),
+  proof: HexHashes.annotations({ description: "The same path, under its other name" }),
   signed_tree_head: Schema.NullOr(SignedNote),
   checkpoint: Schema.NullOr(SignedNote).annotations({ description: "The same signed tree head" })
 }).annotations({ identifier: "InclusionProofResponse" })

@@ -18,7 +18,7 @@ import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
 
-/** interface.md, "Limits": impersonation sessions expire after one hour. */
+/** Impersonation sessions expire after one hour (docs/api.md, "Impersonation and administration"). */
 export const IMPERSONATION_TTL_MS = 3_600_000
 
 const SERVICE_ACTOR = "service-role"
