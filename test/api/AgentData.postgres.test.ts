@@ -3,13 +3,14 @@
  * same SQL, but `pg` hands back int8 as strings and runs statements concurrently, so counts, totals
  * and re-verification writes are checked here end to end once more.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Store } from "../../adapters/store/Store.js"
 import { cardFor, seed, withTrace } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
+import { layerIntegration } from "../support/Integration.js"
 
-layer(harness({ database: "postgres" }), { timeout: "90 seconds" })("agent data API on PostgreSQL", (it) => {
+layerIntegration("postgres", harness({ database: "postgres" }), { timeout: "90 seconds" })("agent data API on PostgreSQL", (it) => {
   it.effect("lists, counts, re-verifies and summarises", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness

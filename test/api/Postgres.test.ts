@@ -3,15 +3,16 @@
  * the same SQL as on PGlite, but `pg`'s types (int8 as strings, timestamps as Date) and a real
  * unique-violation code. A subset: organizations, API keys, claims, impersonation, plans, license.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { issueLicense } from "../../adapters/licensing/LicenseToken.js"
 import * as Harness from "./Support.js"
 import { ApiHarness } from "./Support.js"
+import { layerIntegration } from "../support/Integration.js"
 
-layer(Harness.layer({ database: "postgres" }), { timeout: "60 seconds" })("identity on PostgreSQL", (it) => {
+layerIntegration("postgres", Harness.layer({ database: "postgres" }), { timeout: "60 seconds" })("identity on PostgreSQL", (it) => {
   it.effect("organizations: create (member_count an integer), taken slug 400, members, invites", () =>
     Effect.gen(function*() {
       const api = yield* ApiHarness

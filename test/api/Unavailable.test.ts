@@ -15,6 +15,7 @@ import { type TcpProxy, tcpProxy } from "../integration/TcpProxy.js"
 import { testDatabaseUrl, throwawayDatabase } from "../support/Postgres.js"
 import * as Harness from "./Support.js"
 import { ApiHarness } from "./Support.js"
+import { layerIntegration } from "../support/Integration.js"
 
 let proxy: TcpProxy | undefined
 
@@ -28,7 +29,7 @@ const throughProxy = Layer.unwrapScoped(Effect.gen(function*() {
   return PgClient.layer({ url: Redacted.make(url.toString()) })
 }))
 
-layer(Harness.layer({ databaseClient: throughProxy }), { timeout: "60 seconds", excludeTestServices: true })("database unreachable", (it) => {
+layerIntegration("postgres", Harness.layer({ databaseClient: throughProxy }), { timeout: "60 seconds", excludeTestServices: true })("database unreachable", (it) => {
   it.effect("answers 503 with Retry-After while the database is down, and 200 once it is back", () =>
     Effect.gen(function*() {
       const api = yield* ApiHarness

@@ -5,7 +5,7 @@
  * server forget acks it had received, so some committed events come back after the ack wait (30 s):
  * they must be recognised as duplicates and acked. Nothing is lost, nothing is committed twice.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { committedCount } from "../streams/PipelineChecks.js"
@@ -24,8 +24,9 @@ import {
   publishAll,
   withWorkerLogs
 } from "./Harness.js"
+import { describeIntegration } from "../support/Integration.js"
 
-describe("a NATS restart during load", () => {
+describeIntegration(["postgres", "nats"], "a NATS restart during load", () => {
   it.scopedLive("is survived: publishing and consuming resume, every event committed exactly once", () => {
     const workers: Array<WorkerProcess> = []
     return Effect.gen(function*() {

@@ -9,7 +9,7 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
@@ -30,6 +30,7 @@ import {
   publishAll,
   withWorkerLogs
 } from "./Harness.js"
+import { describeIntegration } from "../support/Integration.js"
 
 /** Terminates every backend on `database` (from a connection to another one); returns how many. */
 const terminateBackends = (database: string) =>
@@ -51,7 +52,7 @@ const OUTAGE = "8 seconds"
 /** A cut connection must be a failed batch, handed back: never a partition consumer that dies of it. */
 const consumerDeaths = (worker: WorkerProcess) => worker.output().filter((line) => line.includes("partition consumer stopped"))
 
-describe("a PostgreSQL restart during load", () => {
+describeIntegration(["postgres", "nats"], "a PostgreSQL restart during load", () => {
   it.scopedLive("is survived: every event committed exactly once", () => {
     const workers: Array<WorkerProcess> = []
     return Effect.gen(function*() {

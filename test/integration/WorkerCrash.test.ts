@@ -3,7 +3,7 @@
  * received but not acked is redelivered after the ack wait, its leases lapse after their TTL, and
  * a second worker finishes the work. Nothing is lost and nothing is committed twice.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { committedCount } from "../streams/PipelineChecks.js"
@@ -25,8 +25,9 @@ import {
   sharesOf,
   withWorkerLogs
 } from "./Harness.js"
+import { describeIntegration } from "../support/Integration.js"
 
-describe("a worker killed mid-batch", () => {
+describeIntegration(["postgres", "nats"], "a worker killed mid-batch", () => {
   it.scopedLive("loses nothing and duplicates nothing: a second worker finishes the work", () => {
     const workers: Array<WorkerProcess> = []
     return Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * lease bucket, and when one stops gracefully the other takes them all; every event published
  * before, between and after is committed exactly once.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { WorkerProcess } from "../support/WorkerProcess.js"
 import { startWorker } from "../support/WorkerProcess.js"
@@ -21,8 +21,9 @@ import {
   sharesOf,
   withWorkerLogs
 } from "./Harness.js"
+import { describeIntegration } from "../support/Integration.js"
 
-describe("workers on one stream", () => {
+describeIntegration(["postgres", "nats"], "workers on one stream", () => {
   it.scopedLive("share the partitions 4/4 and rebalance to the survivor when one stops", () => {
     const workers: Array<WorkerProcess> = []
     return Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * workers (each with its own connection), on a short TTL, waiting on conditions.
  */
 import { Kvm } from "@nats-io/kv"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,6 +13,7 @@ import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { fairShare, leaseBucket } from "../../streams/PartitionLeases.js"
 import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
 import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "../adapters/bus/NatsSupport.js"
+import { describeIntegration } from "../support/Integration.js"
 
 const P = 8
 const TTL = 1_500
@@ -46,7 +47,7 @@ const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) =
   }).pipe(Effect.scoped)
 }
 
-describe("PartitionOwnership", () => {
+describeIntegration("nats", "PartitionOwnership", () => {
   it.effect("layerAll owns every partition", () =>
     Effect.gen(function*() {
       const ownership = yield* PartitionOwnership

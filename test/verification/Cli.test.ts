@@ -20,6 +20,7 @@ import { ApiHarness } from "../api/Support.js"
 import { throwawayDatabase } from "../support/Postgres.js"
 import { runCandor as candor } from "../e2e/ServeProcess.js"
 import { commitEvents, eventually, violation, world } from "./Support.js"
+import { layerIntegration } from "../support/Integration.js"
 
 layer(world(), { timeout: "180 seconds", excludeTestServices: true })("candor verify", (it) => {
   it.scoped("verifies a stored certificate and its verdict proof offline; refuses a tampered one", () =>
@@ -76,7 +77,7 @@ layer(world(), { timeout: "180 seconds", excludeTestServices: true })("candor ve
     }), { timeout: 150_000 })
 })
 
-layer(Layer.empty, { timeout: "60 seconds", excludeTestServices: true })("candor keys", (it) => {
+layerIntegration("postgres", Layer.empty, { timeout: "60 seconds", excludeTestServices: true })("candor keys", (it) => {
   it.scoped("rotate and list: certificates of the retired key still verify with the listing", () =>
     Effect.gen(function*() {
       const databaseUrl = Redacted.value(yield* throwawayDatabase.pipe(Effect.orDie))

@@ -5,7 +5,7 @@
  * signature covers; on-demand requests never queue a second job for one checkpoint.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
@@ -18,6 +18,7 @@ import { verifyCertificate } from "../../core/Certificate.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { fresh, makeInputs, resolveKey, uniqueId } from "../adapters/store/Fixtures.js"
 import * as Postgres from "../support/Postgres.js"
+import { layerIntegration } from "../support/Integration.js"
 
 const backends = {
   pglite: PgliteClient.layer(),
@@ -39,7 +40,7 @@ for (const [name, client] of Object.entries(backends)) {
     Layer.orDie
   )
 
-  layer(Env, { timeout: "90 seconds" })(`repositories on ${name}`, (it) => {
+  layerIntegration(name === "postgres" ? ["postgres"] : [], Env, { timeout: "90 seconds" })(`repositories on ${name}`, (it) => {
     describe("ProofRepo", () => {
       it.effect("proof rows: request, start, fail, ask again, complete (attached outside the signature)", () =>
         Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * bus and on JetStream. Each test gets a fresh prefix (the factory isolates and cleans up by it) and
  * runs on the real clock, waiting on conditions rather than sleeping.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import { Bus, type BusError, type BusOptions, type Delivery } from "../../../adapters/bus/Bus.js"
 import { eventSubject, partitionOf } from "../../../adapters/bus/Subjects.js"
 import { uniquePrefix } from "./NatsSupport.js"
+import { describeIntegration, type Server } from "../../support/Integration.js"
 
 export type BusFactory = (options: Partial<BusOptions> & { readonly prefix: string }) => Layer.Layer<Bus, BusError>
 
@@ -37,8 +38,8 @@ const take = (bus: Bus["Type"], partition: number, n: number, settle: (d: Delive
 
 const payloadOf = (d: Delivery) => d.payload as { readonly id: string; readonly i: number }
 
-export const busConformance = (name: string, factory: BusFactory) =>
-  describe(`${name}: Bus conformance`, () => {
+export const busConformance = (name: string, factory: BusFactory, needs: ReadonlyArray<Server> = []) =>
+  describeIntegration(needs, `${name}: Bus conformance`, () => {
     const withBus = <A, E>(
       options: Partial<BusOptions>,
       body: (bus: Bus["Type"], prefix: string) => Effect.Effect<A, E, Scope.Scope>

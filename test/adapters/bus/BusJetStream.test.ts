@@ -4,7 +4,7 @@
  * a second process resuming where the first stopped, and a server restart (on a private server).
  */
 import { jetstreamManager } from "@nats-io/jetstream"
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -15,8 +15,9 @@ import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
 import { eventSubject, streamNames } from "../../../adapters/bus/Subjects.js"
 import { agentIn, busConformance } from "./BusConformance.js"
 import { NatsTest, natsForPrefix, privateNatsServer, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
+import { describeIntegration } from "../../support/Integration.js"
 
-busConformance("JetStream", (options) => Bus.layerJetStream(options).pipe(Layer.provide(natsForPrefix(options.prefix))))
+busConformance("JetStream", (options) => Bus.layerJetStream(options).pipe(Layer.provide(natsForPrefix(options.prefix))), ["nats"])
 
 const P = 4
 
@@ -32,7 +33,7 @@ const idOf = (d: Delivery) => (d.payload as { readonly id: string }).id
 const cleanup = (prefix: string) =>
   Effect.addFinalizer(() => removeNatsResources(prefix).pipe(Effect.provide(NatsTest)))
 
-describe("Bus.layerJetStream", () => {
+describeIntegration("nats", "Bus.layerJetStream", () => {
   it.live("creates the three streams and one durable consumer per partition, named after the prefix", () => {
     const prefix = uniquePrefix("topo")
     return Effect.gen(function*() {

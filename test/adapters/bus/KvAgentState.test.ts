@@ -3,13 +3,14 @@
  * on one bucket see each other's writes through their watched copies, merge patches, and race for
  * a nudge that exactly one of them gets.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
 import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
+import { describeIntegration } from "../../support/Integration.js"
 
 /** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
 const gateway = (prefix: string) =>
@@ -23,7 +24,7 @@ const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) =
   }).pipe(Effect.scoped)
 }
 
-describe("KvAgentState", () => {
+describeIntegration("nats", "KvAgentState", () => {
   it.live("an update made by one instance is seen by the other, merged into what was stored", () =>
     withPrefix((prefix) =>
       Effect.gen(function*() {

@@ -4,7 +4,7 @@
  * per-verdict counters (the checkpoint list's `total`) in step with the rows, even when two
  * re-evaluations of the same checkpoints race.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -14,6 +14,7 @@ import * as StoreLive from "../../../adapters/store/StoreLive.js"
 import { VERDICTS } from "../../../core/schema/Verdict.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
 import { fresh, makeInputs, uniqueId } from "./Fixtures.js"
+import { layerIntegration } from "../../support/Integration.js"
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>
@@ -49,7 +50,7 @@ const expectCountersMatchRows = (agentId: string) =>
     }
   })
 
-layer(Live, { timeout: "60 seconds" })("AgentQueries on PostgreSQL", (it) => {
+layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on PostgreSQL", (it) => {
   it.effect("summarises agents, unknown ones with the defaults", () =>
     Effect.gen(function* () {
       const queries = yield* AgentQueries.AgentQueries

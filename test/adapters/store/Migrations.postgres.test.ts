@@ -2,14 +2,15 @@
  * Migrations on PostgreSQL when several processes start at once on an empty database: each
  * migration is applied exactly once and every process comes up.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Migrations from "../../../adapters/store/Migrations.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
+import { describeIntegration } from "../../support/Integration.js"
 
-describe("Migrations on PostgreSQL", () => {
+describeIntegration("postgres", "Migrations on PostgreSQL", () => {
   it.scoped("apply once when four processes start together", () =>
     Effect.gen(function* () {
       const url = yield* throwawayDatabase

@@ -10,6 +10,7 @@ import type * as Layer from "effect/Layer"
 import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import { transaction } from "../../../adapters/store/Transaction.js"
 import { layerClient } from "../../support/Postgres.js"
+import { skipsWithout } from "../../support/Integration.js"
 
 const backends: ReadonlyArray<readonly [string, Layer.Layer<SqlClient.SqlClient, unknown>]> = [
   ["postgres", layerClient],
@@ -18,7 +19,7 @@ const backends: ReadonlyArray<readonly [string, Layer.Layer<SqlClient.SqlClient,
 
 describe("transaction", () => {
   for (const [name, client] of backends) {
-    it.live(`${name}: a failed COMMIT is a failure, and nothing of the transaction is kept`, () =>
+    it.live.skipIf(name === "postgres" && skipsWithout("postgres"))(`${name}: a failed COMMIT is a failure, and nothing of the transaction is kept`, () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`create table deferred_ids (id integer unique deferrable initially deferred)`
