@@ -1,6 +1,6 @@
 /**
  * GET /v1/agents/{agent_id}/checkpoints and /checkpoints/{checkpoint_id}, over HTTP: the page's
- * shape and order, limit/offset/verdict/session filters with their totals, the spec's limits as 400s
+ * shape and order, limit/offset/verdict/session filters with their totals, the documented limits as 400s
  * naming the field, and who may read (404 for agents the caller may not see, 401 without credentials).
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -25,7 +25,7 @@ layer(harness(), { timeout: "90 seconds" })("checkpoints API", (it) => {
         expect(Object.keys(first.body).sort()).toEqual(["checkpoints", "limit", "offset", "total"])
         expect(first.body).toMatchObject({ total: 25, limit: 20, offset: 0 })
         expect(first.body.checkpoints).toEqual(all.slice(0, 20))
-        // Field by field, as the spec lists them (stored values, no more, no less).
+        // Field by field, as the Checkpoint schema lists them (stored values, no more, no less).
         const one = first.body.checkpoints[0]
         for (const field of [
           "checkpoint_id", "agent_id", "card_id", "session_id", "timestamp", "thinking_block_hash", "provider", "model",

@@ -1,5 +1,5 @@
 /**
- * Organizations end to end over HTTP: POST /v1/orgs per the spec (fields, limits, slug pattern),
+ * Organizations end to end over HTTP: POST /v1/orgs per docs/api.md (fields, limits, slug pattern),
  * the creator as Owner, members, invites, role changes and ownership with each role's powers.
  */
 import { describe, expect, layer } from "@effect/vitest"

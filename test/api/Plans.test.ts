@@ -1,6 +1,6 @@
 /**
  * The commercial and directory routes end to end: plans (the four seeded, every spec field),
- * promo validation, enterprise contact, the blog (author record per the spec, posts paged), and
+ * promo validation, enterprise contact, the blog (the Agent record as author, posts paged), and
  * claiming an agent by its provider key.
  */
 import * as SqlClient from "@effect/sql/SqlClient"

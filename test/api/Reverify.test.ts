@@ -1,6 +1,6 @@
 /**
  * POST /v1/agents/{agent_id}/reverify/aip and /reverify over HTTP: verdicts and trace verifications
- * re-derived against the current card and conscience values, counted as the spec's states table
+ * re-derived against the current card and conscience values, counted as docs/api.md
  * says, stored (with `re_evaluated_at` and `original_verdict`), batched by limit (at most 40) and
  * offset; and who may ask.
  */
