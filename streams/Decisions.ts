@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import { Bus } from "../adapters/bus/Bus.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
+import { decisionSubject } from "../adapters/bus/Subjects.js"
 import { type OutboxDraft, type OutboxItem, Store } from "../adapters/store/Store.js"
 import type { ContainmentRecord } from "../core/Containment.js"
 
@@ -48,7 +49,7 @@ export const decision = (
 ): OutboxDraft => ({
   kind: DECISION_OUTBOX,
   payload: {
-    subject: `${prefix}.${topic}.${agentId}`,
+    subject: decisionSubject(prefix, topic, agentId),
     message,
     ...(state !== undefined ? { agent_state: { agent_id: agentId, ...state } } : {})
   } satisfies DecisionPayload

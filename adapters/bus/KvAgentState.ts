@@ -23,13 +23,12 @@ import { AgentState, type AgentSettings, defaultSettings } from "./AgentState.js
 import { BusError } from "./BusError.js"
 import { tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
+import { agentStateBucket, DEFAULT_PREFIX } from "./Subjects.js"
 
 export interface KvAgentStateOptions {
   /** CANDOR_NATS_PREFIX. */
   readonly prefix?: string
 }
-
-export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
 
 const SETTINGS = "settings."
 const NUDGE = "nudge."
@@ -55,7 +54,7 @@ export const make = (
 ): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function*() {
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open agent state", () => new Kvm(nc).create(agentStateBucket(options.prefix ?? "candor"), { history: 1 }))
+    const kv = yield* tryNats("open agent state", () => new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 }))
     const settings = new Map<string, Known<AgentSettings>>()
     const nudges = new Map<string, Known<string>>()
 
