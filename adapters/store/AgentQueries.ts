@@ -55,8 +55,7 @@ export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<Agent
   readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
   /**
    * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
-   * checkpoint list. Same result as `Store.listCheckpoints`, planned for deep offsets: the offset is
-   * walked in the index alone (index-only scan) and only the page's rows are read.
+   * checkpoint list (`selectCheckpointPage`, the same query as `Store.listCheckpoints`).
    */
   readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
   /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
@@ -115,6 +114,43 @@ const summaryOf = (row: SummaryRow): AgentSummary => {
   }
 }
 
+/**
+ * A page of an agent's checkpoints, newest first, with the total of the filtered set: the one query
+ * of the checkpoint list, behind both `Store.listCheckpoints` and `AgentQueries.checkpointPage`.
+ * Planned for deep offsets: the offset is walked in the index alone (index-only scan) and only the
+ * page's rows are read.
+ */
+export const selectCheckpointPage = (
+  sql: SqlClient.SqlClient,
+  query: CheckpointQuery
+): Effect.Effect<Page<IntegrityCheckpoint>, SqlError> => {
+  const filters = [
+    sql`agent_id = ${query.agentId}`,
+    ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
+    ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
+  ]
+  // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
+  const page = sql<{ body: unknown }>`
+    select c.body
+    from (
+      select position, occurred_at from checkpoints where ${sql.and(filters)}
+      order by occurred_at desc, position desc
+      limit ${query.limit} offset ${query.offset}
+    ) p
+    join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
+    order by p.occurred_at desc, p.position desc`
+  // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
+  const total =
+    query.sessionId === undefined
+      ? sql<{ total: unknown }>`
+          select sum(count) as total from checkpoint_counts
+          where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
+      : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
+  return Effect.all([page, total], { concurrency: 2 }).pipe(
+    Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) }))
+  )
+}
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -136,34 +172,8 @@ export const make = Effect.gen(function* () {
           storeError("agentSummaries")
         )
 
-  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> => {
-    const filters = [
-      sql`agent_id = ${query.agentId}`,
-      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
-      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
-    ]
-    // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
-    const page = sql<{ body: unknown }>`
-      select c.body
-      from (
-        select position, occurred_at from checkpoints where ${sql.and(filters)}
-        order by occurred_at desc, position desc
-        limit ${query.limit} offset ${query.offset}
-      ) p
-      join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
-      order by p.occurred_at desc, p.position desc`
-    // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
-    const total =
-      query.sessionId === undefined
-        ? sql<{ total: unknown }>`
-            select sum(count) as total from checkpoint_counts
-            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
-        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
-    return Effect.all([page, total], { concurrency: 2 }).pipe(
-      Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) })),
-      storeError("checkpointPage")
-    )
-  }
+  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> =>
+    storeError("checkpointPage")(selectCheckpointPage(sql, query))
 
   const nonClearCheckpoints = (agentId: string, limit: number, offset: number) =>
     sql<{ body: unknown }>`

@@ -18,6 +18,7 @@ import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
+import { selectCheckpointPage } from "./AgentQueries.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeCommitBatch } from "./SqlCommit.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
@@ -100,28 +101,8 @@ export const make = Effect.gen(function* () {
           storeError("existingCheckpoints")
         )
 
-  const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) => {
-    const filters = [
-      sql`agent_id = ${query.agentId}`,
-      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
-      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
-    ]
-    const page = sql<{ body: unknown }>`
-      select body from checkpoints where ${sql.and(filters)}
-      order by occurred_at desc, position desc
-      limit ${query.limit} offset ${query.offset}`
-    // Per-verdict counters keep the total flat however long the log; a session is short enough to count.
-    const total =
-      query.sessionId === undefined
-        ? sql<{ total: unknown }>`
-            select sum(count) as total from checkpoint_counts
-            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
-        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
-    return Effect.all([page, total]).pipe(
-      Effect.map(([rows, [count]]) => ({ items: bodies<IntegrityCheckpoint>(rows), total: toCount(count?.total) })),
-      storeError("listCheckpoints")
-    )
-  }
+  const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) =>
+    storeError("listCheckpoints")(selectCheckpointPage(sql, query))
 
   const treeHead: Store["Type"]["treeHead"] = (agentId, treeSize) =>
     sql<{ agent_id: string; tree_size: unknown; root: string; note: string; created_at: unknown }>`
