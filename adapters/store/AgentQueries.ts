@@ -13,6 +13,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
@@ -20,7 +21,7 @@ import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { type AgentSettingsRecord, type CheckpointQuery, defaultAgentSettings, type Page, StoreError } from "./Store.js"
+import { agentSettingsOf, type AgentSettingsRecord, type CheckpointQuery, type Page, StoreError } from "./Store.js"
 
 export type VerdictCounts = { readonly [V in Verdict]: number }
 
@@ -79,7 +80,7 @@ export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<Agent
 
 const storeError =
   (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Deadlock or serialization failure against a concurrent commit touching the same counters: try again. */
@@ -97,8 +98,7 @@ interface SummaryRow {
   readonly counts: Readonly<Record<string, unknown>> | null
 }
 
-const summaryOf = (row: SummaryRow): AgentSummary => {
-  const settings: AgentSettingsRecord = { ...defaultAgentSettings, ...((row.settings ?? {}) as Partial<AgentSettingsRecord>) }
+const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary => {
   const counts = row.counts ?? {}
   return {
     agent_id: row.agent_id,
@@ -164,8 +164,9 @@ export const make = Effect.gen(function* () {
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
             (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
-          Effect.map((rows) =>
-            rows.map(summaryOf).sort((a, b) =>
+          Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))),
+          Effect.map((summaries) =>
+            summaries.sort((a, b) =>
               (b.last_seen ?? "").localeCompare(a.last_seen ?? "") || a.agent_id.localeCompare(b.agent_id)
             )
           ),
