@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
 
 export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfig, {
   /** Port of the management API (and of `/health/*`). */
@@ -78,8 +79,8 @@ export const defaults: Settings = {
   dataDir: "./.candor",
   databaseUrl: Option.none(),
   natsUrl: Option.none(),
-  natsPrefix: "candor",
-  partitions: 64,
+  natsPrefix: DEFAULT_PREFIX,
+  partitions: PARTITIONS,
   workerId: Option.none(),
   enterpriseRateLimit: 1000,
   anthropicBaseUrl: "https://api.anthropic.com",

@@ -5,10 +5,13 @@
  * the agent's stored settings (with an enforcement record) and the agent state every gateway watches.
  */
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Bus } from "../adapters/bus/Bus.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
+import { decisionSubject } from "../adapters/bus/Subjects.js"
 import { type OutboxDraft, type OutboxItem, Store } from "../adapters/store/Store.js"
 import type { ContainmentRecord } from "../core/Containment.js"
+import { decodePayload } from "./OutboxRelay.js"
 
 export const DECISION_OUTBOX = "decision"
 export const PROVER_OUTBOX = "prover"
@@ -25,19 +28,32 @@ export interface ContainmentDecision {
   readonly violations: number
 }
 
-export interface DecisionPayload {
-  readonly subject: string
-  readonly message: unknown
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** core/Containment.ts's `ContainmentRecord`, as the outbox stores it. */
+const StoredContainment: Schema.Schema<ContainmentRecord> = Schema.Struct({
+  status: Schema.Literal("paused"),
+  reason: Schema.String,
+  since: Schema.String
+})
+
+/** The outbox payload of the `decision` kind. */
+export const DecisionPayload = Schema.Struct({
+  subject: Schema.String,
+  message: Schema.Unknown,
   /** A patch of the agent's gateway settings (containment), applied with the publish. */
-  readonly agent_state?: {
-    readonly agent_id: string
-    readonly containment: ContainmentRecord
+  agent_state: optional(Schema.Struct({
+    agent_id: Schema.String,
+    containment: StoredContainment,
     // Absent in items written before enforcement records were kept.
-    readonly checkpoint_id?: string | null
-    readonly session_id?: string | null
-    readonly violations?: number
-  }
-}
+    checkpoint_id: optional(Schema.NullOr(Schema.String)),
+    session_id: optional(Schema.NullOr(Schema.String)),
+    violations: optional(Schema.Number)
+  }))
+})
+export interface DecisionPayload extends Schema.Schema.Type<typeof DecisionPayload> {}
+
+const decodeDecisionPayload = decodePayload(DecisionPayload)
 
 export const decision = (
   prefix: string,
@@ -48,7 +64,7 @@ export const decision = (
 ): OutboxDraft => ({
   kind: DECISION_OUTBOX,
   payload: {
-    subject: `${prefix}.${topic}.${agentId}`,
+    subject: decisionSubject(prefix, topic, agentId),
     message,
     ...(state !== undefined ? { agent_state: { agent_id: agentId, ...state } } : {})
   } satisfies DecisionPayload
@@ -62,7 +78,7 @@ export const decision = (
  */
 export const applyDecision = (item: OutboxItem) =>
   Effect.gen(function*() {
-    const payload = item.payload as DecisionPayload
+    const payload = yield* decodeDecisionPayload(item)
     const state = payload.agent_state
     if (state !== undefined) {
       const store = yield* Store

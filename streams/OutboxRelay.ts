@@ -3,10 +3,19 @@
  * commit, so nothing is fire-and-forget: an item is completed only when its handler succeeded, and
  * a failed one is retried with backoff and finally kept as dead, never dropped. Relays wake when a
  * commit signals them and also poll, so items left by a crash are sent after a restart.
+ *
+ * Handlers decode their payload with `decodePayload` and the kind's schema. A payload that does not
+ * decode (written by another version, or damaged) cannot be sent by any retry: it is logged and kept
+ * as dead at once.
  */
-import * as Duration from "effect/Duration"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import { type OutboxItem, Store } from "../adapters/store/Store.js"
 
 export interface RelayOptions {
@@ -31,6 +40,25 @@ export const relayDefaults: Omit<RelayOptions, "kind"> = {
   pollInterval: "1 second"
 }
 
+/** An item whose payload is not of its kind's format; `paths` says where (never the content, which may quote a URL). */
+export class MalformedPayload extends Data.TaggedError("MalformedPayload")<{ readonly paths: string }> {}
+
+/** The item's payload as its kind's schema decodes it, or `MalformedPayload`. */
+export const decodePayload = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(schema, { errors: "all" })
+  return (item: OutboxItem): Effect.Effect<A, MalformedPayload> =>
+    decode(item.payload).pipe(
+      Effect.mapError((error) =>
+        new MalformedPayload({
+          paths: ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.path.join(".") || "(payload)").join(", ")
+        })
+      )
+    )
+}
+
+const malformedIn = (cause: Cause.Cause<unknown>): Option.Option<MalformedPayload> =>
+  Option.filter(Cause.failureOption(cause), (error): error is MalformedPayload => error instanceof MalformedPayload)
+
 /** A wake-up signal: commits offer, relays take. Sliding with room for one, so offers never pile up. */
 export const makeSignal = Queue.sliding<void>(1)
 
@@ -45,13 +73,23 @@ export const runRelay = <R>(
       handle(item).pipe(
         Effect.matchCauseEffect({
           onSuccess: () => store.completeOutbox(item.id),
-          onFailure: () =>
-            // The cause may quote a remote answer; keep only that it failed and how often.
-            store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts).pipe(
-              Effect.zipRight(Effect.logWarning("outbox delivery failed").pipe(
-                Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
-              ))
-            )
+          onFailure: (cause) =>
+            Option.match(malformedIn(cause), {
+              // No retry can decode it: dead at once (kept, never dropped), for an operator to look at.
+              onSome: ({ paths }) =>
+                store.failOutbox(item.id, `malformed payload: ${paths}`, 0, 0).pipe(
+                  Effect.zipRight(Effect.logError("outbox item with a malformed payload kept as dead").pipe(
+                    Effect.annotateLogs({ kind: options.kind, id: item.id, paths })
+                  ))
+                ),
+              // The cause may quote a remote answer; keep only that it failed and how often.
+              onNone: () =>
+                store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts).pipe(
+                  Effect.zipRight(Effect.logWarning("outbox delivery failed").pipe(
+                    Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
+                  ))
+                )
+            })
         })
       )
     const round = Effect.gen(function*() {

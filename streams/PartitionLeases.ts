@@ -22,6 +22,7 @@ import { createHash } from "node:crypto"
 import { BusError } from "../adapters/bus/BusError.js"
 import { tryNats } from "../adapters/bus/JetStreamSetup.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
+import { DEFAULT_PREFIX, leaseBucket } from "../adapters/bus/Subjects.js"
 import type { PartitionOwnership } from "./PartitionOwnership.js"
 
 export interface LeaseOptions {
@@ -33,8 +34,6 @@ export interface LeaseOptions {
   /** CANDOR_NATS_PREFIX (default `candor`). */
   readonly prefix?: string
 }
-
-export const leaseBucket = (prefix: string): string => `${prefix}-partition-leases`
 
 /** The most partitions one of `live` workers should hold. */
 export const fairShare = (partitions: number, live: number): number => Math.ceil(partitions / Math.max(1, live))
@@ -57,7 +56,7 @@ export const make = (
     }
     const nc = yield* NatsConnection
     const kv = yield* tryNats("open partition leases", () =>
-      new Kvm(nc).create(leaseBucket(options.prefix ?? "candor"), { history: 1, ttl: ttlMs }))
+      new Kvm(nc).create(leaseBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1, ttl: ttlMs }))
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
     const leaseKey = (p: number) => `lease.${p}`

@@ -13,6 +13,7 @@ import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { Bus } from "../adapters/bus/Bus.js"
+import { DEFAULT_PREFIX } from "../adapters/bus/Subjects.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
@@ -38,7 +39,7 @@ export interface WorkerOptions {
 
 export const defaultWorkerOptions: WorkerOptions = {
   logOrigin: "candor.local",
-  subjectPrefix: "candor",
+  subjectPrefix: DEFAULT_PREFIX,
   conflictRetries: 3,
   retryDelayMs: 1_000,
   keepAliveMs: 10_000,

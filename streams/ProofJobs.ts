@@ -12,11 +12,11 @@
  * The `Prover` proves in worker threads: the relay only waits.
  */
 import * as Effect from "effect/Effect"
-import { ProofRepo, type ProofJob } from "../adapters/store/ProofRepo.js"
+import { ProofJob, ProofRepo } from "../adapters/store/ProofRepo.js"
 import { type OutboxItem, Store } from "../adapters/store/Store.js"
 import { Prover } from "../prover/Prover.js"
 import { statementOf } from "../prover/Statement.js"
-import { exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
+import { decodePayload, exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
 
 /** Few jobs per round: the prover's pool is small, and a leased job waits its turn. */
 export const proofRelayDefaults: Omit<RelayOptions, "kind"> = {
@@ -27,10 +27,12 @@ export const proofRelayDefaults: Omit<RelayOptions, "kind"> = {
   pollInterval: "500 millis"
 }
 
+const decodeProofJob = decodePayload(ProofJob)
+
 /** The relay's handler for one job. */
 export const proveJob = (item: OutboxItem) =>
   Effect.gen(function*() {
-    const job = item.payload as ProofJob
+    const job = yield* decodeProofJob(item)
     const proofs = yield* ProofRepo
     const certificate = yield* (yield* Store).getCertificate(job.checkpoint_id)
     if (certificate === undefined) {

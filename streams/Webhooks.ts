@@ -10,11 +10,13 @@
  * checkpoint without the concerns' evidence excerpts.
  */
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { ContainmentRecord, ViolationStreak } from "../core/Containment.js"
 import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
 import type { DriftAlert } from "../core/schema/Drift.js"
 import { type OutboxDraft, type OutboxItem, Store, type WebhookRegistration } from "../adapters/store/Store.js"
 import { WebhookSender } from "../adapters/webhooks/WebhookSender.js"
+import { decodePayload } from "./OutboxRelay.js"
 
 export const WEBHOOK_OUTBOX = "webhook"
 
@@ -32,24 +34,29 @@ export const webhookTarget = (registration: WebhookRegistration): WebhookTarget 
 })
 
 /** The JSON a receiver gets. */
-export interface WebhookBody {
+export const WebhookBody = Schema.Struct({
   /** The same for every registration and every retry of one occurrence: receivers deduplicate on it. */
-  readonly id: string
+  id: Schema.String,
   /** The name the registration subscribed to. */
-  readonly event: string
-  readonly agent_id: string
+  event: Schema.String,
+  agent_id: Schema.String,
   /** RFC 3339: when Candor decided it. */
-  readonly created_at: string
-  readonly data: unknown
-}
+  created_at: Schema.String,
+  data: Schema.Unknown
+})
+export interface WebhookBody extends Schema.Schema.Type<typeof WebhookBody> {}
 
-export interface WebhookPayload {
-  readonly registration_id: string
+/** The outbox payload of the `webhook` kind. */
+export const WebhookPayload = Schema.Struct({
+  registration_id: Schema.String,
   /** Where it was addressed when decided (for operators reading the outbox); sent to the registration's current URL. */
-  readonly url: string
-  readonly event: string
-  readonly body: WebhookBody
-}
+  url: Schema.String,
+  event: Schema.String,
+  body: WebhookBody
+})
+export interface WebhookPayload extends Schema.Schema.Type<typeof WebhookPayload> {}
+
+const decodeWebhookPayload = decodePayload(WebhookPayload)
 
 /** Something that happened, under every event name a registration may know it by. */
 export interface Occurrence {
@@ -136,7 +143,7 @@ export const deliverWebhook = (item: OutboxItem) =>
   Effect.gen(function*() {
     const store = yield* Store
     const sender = yield* WebhookSender
-    const payload = item.payload as WebhookPayload
+    const payload = yield* decodeWebhookPayload(item)
     const registration = yield* store.getWebhook(payload.registration_id)
     if (registration === undefined || !registration.active || !registration.events.includes(payload.event)) {
       return yield* Effect.logInfo("webhook registration gone or unsubscribed; delivery skipped").pipe(

@@ -5,37 +5,42 @@
  * and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory` is that
  * copy for the embedded default and for tests.
  *
- * Settings are plain JSON (the KV stores them as such): absent optional members mean "none".
+ * Settings are plain JSON (the KV stores them as such): absent optional members mean "none". The
+ * `AgentSettings` schema is that stored format; readers decode it, never cast it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { AlignmentCard } from "../../core/schema/Card.js"
-import type { ConscienceValue } from "../../core/schema/Conscience.js"
-import type { Policy } from "../../core/schema/Policy.js"
-import type { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
+import * as Schema from "effect/Schema"
+import { ContainedStatus } from "../../core/schema/Agent.js"
+import { AlignmentCard } from "../../core/schema/Card.js"
+import { ConscienceValue } from "../../core/schema/Conscience.js"
+import { Policy } from "../../core/schema/Policy.js"
+import { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
 import type { BusError } from "./BusError.js"
 
-export interface Containment {
-  readonly status: "paused" | "killed"
-  readonly reason: string
+export const Containment = Schema.Struct({
+  status: ContainedStatus,
+  reason: Schema.String,
   /** RFC 3339. */
-  readonly since: string
-}
+  since: Schema.String
+})
+export interface Containment extends Schema.Schema.Type<typeof Containment> {}
 
-export interface AgentSettings {
-  readonly mode: EnforcementMode
-  readonly failurePolicy: FailurePolicy
-  readonly containment: Containment | undefined
+export const AgentSettings = Schema.Struct({
+  mode: EnforcementMode,
+  failurePolicy: FailurePolicy,
+  containment: Schema.UndefinedOr(Containment),
   /** The tool policy in force (the organization's and the agent's, merged); none: no evaluation. */
-  readonly policy?: Policy | undefined
+  policy: Schema.optional(Policy),
   /** The active Alignment Card, for the judge and the policy's card actions. */
-  readonly card?: AlignmentCard | undefined
+  card: Schema.optional(AlignmentCard),
   /** The active card's id, for the checkpoint draft (the card's own `card_id` when `card` is set). */
-  readonly cardId?: string | undefined
+  cardId: Schema.optional(Schema.String),
   /** The resolved conscience values; none: the defaults (`DEFAULT_CONSCIENCE_VALUES`). */
-  readonly conscienceValues?: ReadonlyArray<ConscienceValue> | undefined
-}
+  conscienceValues: Schema.optional(Schema.Array(ConscienceValue))
+})
+export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> {}
 
 /** An unknown agent: observe, fail open (the reference's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }

@@ -1,7 +1,7 @@
 /**
  * The knobs both bus layers share, so the in-process bus behaves like JetStream in tests.
  */
-import { PARTITIONS } from "./Subjects.js"
+import { DEFAULT_PREFIX, PARTITIONS } from "./Subjects.js"
 
 export interface BusOptions {
   /** CANDOR_NATS_PREFIX: the first token of every subject, and the stem of stream names. */
@@ -21,7 +21,7 @@ export interface BusOptions {
 }
 
 export const defaultBusOptions: BusOptions = {
-  prefix: "candor",
+  prefix: DEFAULT_PREFIX,
   partitions: PARTITIONS,
   ackWaitMs: 30_000,
   maxDeliver: 5,

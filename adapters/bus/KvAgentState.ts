@@ -1,10 +1,13 @@
 /**
- * The gateway's `AgentState` on NATS KV, bucket `<prefix>-agent-state` (DESIGN: `candor-agent-state`),
+ * The gateway's `AgentState` on NATS KV, bucket `<prefix>-agent-state` (`candor-agent-state` by default),
  * shared by every gateway and written by the actors.
  *
  * - `settings.<agent_id>`: the agent's settings as JSON, only what was ever set (defaults fill the rest
  *   on read, so a changed default applies to agents that never overrode it). `update` merges a patch
- *   into the stored JSON with compare-and-set, retrying on a concurrent write.
+ *   into the stored JSON with compare-and-set, retrying on a concurrent write. Values are decoded with
+ *   the `AgentSettings` schema: one that does not decode (another version's, or damaged) is logged and
+ *   skipped, so the copy keeps the agent's last good settings; a write merges over its members all the
+ *   same (it need not understand them), so a patch that replaces the bad member makes it readable again.
  * - `nudge.<agent_id>`: the pending nudge, as text. `takeNudge` deletes it with compare-and-set on the
  *   revision it read, so when several gateways race for it exactly one injects it.
  *
@@ -16,20 +19,38 @@ import { type KvEntry, Kvm } from "@nats-io/kv"
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { AgentState, type AgentSettings, defaultSettings } from "./AgentState.js"
+import { AgentSettings, AgentState, defaultSettings } from "./AgentState.js"
 import { BusError } from "./BusError.js"
 import { tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
+import { agentStateBucket, DEFAULT_PREFIX } from "./Subjects.js"
 
 export interface KvAgentStateOptions {
   /** CANDOR_NATS_PREFIX. */
   readonly prefix?: string
 }
 
-export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
+/** A stored value: the members ever set, as JSON (defaults fill the rest). */
+const decodeStored = Schema.decodeUnknownEither(
+  Schema.parseJson(Schema.partialWith(AgentSettings, { exact: true })),
+  { errors: "all" }
+)
+
+/** What a write merges into: any JSON object, understood or not. */
+const decodeMembers = Schema.decodeUnknown(
+  Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+)
+
+/** Where a value differs from the format, without its content. */
+const failedPaths = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.path.join(".") || "(value)").join(", ")
 
 const SETTINGS = "settings."
 const NUDGE = "nudge."
@@ -55,7 +76,8 @@ export const make = (
 ): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function*() {
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open agent state", () => new Kvm(nc).create(agentStateBucket(options.prefix ?? "candor"), { history: 1 }))
+    const kv = yield* tryNats("open agent state", () =>
+      new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 }))
     const settings = new Map<string, Known<AgentSettings>>()
     const nudges = new Map<string, Known<string>>()
 
@@ -64,12 +86,27 @@ export const make = (
       if (current === undefined || current.revision < revision) known.set(agentId, { revision, value })
     }
 
-    const parseSettings = (json: string): AgentSettings => ({ ...defaultSettings, ...(JSON.parse(json) as Partial<AgentSettings>) })
+    const parseSettings = (json: string): Either.Either<AgentSettings, ParseResult.ParseError> =>
+      Either.map(decodeStored(json), (stored) => ({ ...defaultSettings, ...stored }))
+
+    // The watch loop is plain async code: its warnings go through this fiber's logger.
+    const runtime = yield* Effect.runtime<never>()
+    const skipped = (agentId: string, error: ParseResult.ParseError): void =>
+      Runtime.runSync(runtime)(
+        Effect.logWarning("agent settings that do not decode skipped; the last good ones stay").pipe(
+          Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) })
+        )
+      )
 
     const apply = (entry: KvEntry): void => {
       const put = entry.operation === "PUT"
       if (entry.key.startsWith(SETTINGS)) {
-        learn(settings, entry.key.slice(SETTINGS.length), entry.revision, put ? parseSettings(entry.string()) : undefined)
+        const agentId = entry.key.slice(SETTINGS.length)
+        if (!put) return learn(settings, agentId, entry.revision, undefined)
+        Either.match(parseSettings(entry.string()), {
+          onLeft: (error) => skipped(agentId, error),
+          onRight: (value) => learn(settings, agentId, entry.revision, value)
+        })
       } else if (entry.key.startsWith(NUDGE)) {
         learn(nudges, entry.key.slice(NUDGE.length), entry.revision, put ? entry.string() : undefined)
       }
@@ -86,11 +123,7 @@ export const make = (
       (entries) =>
         tryNats("watch agent state", async () => {
           for await (const entry of entries) {
-            try {
-              apply(entry)
-            } catch {
-              // A value that is not ours (not JSON): keep the rest of the copy going.
-            }
+            apply(entry)
             if (entry.revision >= caughtUpAt) Deferred.unsafeDone(ready, Effect.void)
           }
         }),
@@ -116,12 +149,24 @@ export const make = (
       Effect.gen(function*() {
         const key = SETTINGS + agentId
         const entry = yield* tryNats("read agent settings", () => kv.get(key))
-        const stored = entry?.operation === "PUT" ? (JSON.parse(entry.string()) as object) : {}
+        const stored = entry?.operation === "PUT"
+          ? yield* decodeMembers(entry.string()).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning("stored agent settings are not a JSON object; replaced by the patch").pipe(
+                Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) }),
+                Effect.as({})
+              )
+            )
+          )
+          : {}
         // Members set to undefined drop out of the JSON: the default applies again.
         const json = JSON.stringify({ ...stored, ...patch })
         const revision = yield* tryNats("write agent settings", () =>
           entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision))
-        learn(settings, agentId, revision, parseSettings(json))
+        Either.match(parseSettings(json), {
+          onLeft: (error) => skipped(agentId, error),
+          onRight: (value) => learn(settings, agentId, revision, value)
+        })
       }).pipe(Effect.retry(writeRetry))
 
     const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>

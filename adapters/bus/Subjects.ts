@@ -1,14 +1,19 @@
 /**
- * Subject, stream and consumer names, derived from CANDOR_NATS_PREFIX so deployments (and test runs)
- * can share one NATS server. An agent's events always land in the same partition, so one actor sees
+ * Subject, stream, consumer and KV bucket names, derived from CANDOR_NATS_PREFIX so deployments (and
+ * test runs) can share one NATS server. The only module that knows the default prefix or how a name
+ * is built from one: everything else asks here. An agent's events always land in the same partition, so one actor sees
  * them in order: partition = the first four bytes of SHA-256(agent_id), big-endian, mod P. Stable
  * across processes and versions (never `String.hashCode`-style or randomised hashing).
  *
  *   <prefix>.events.<partition>.<agent_id>        the gateway's events (stream <PREFIX>_EVENTS)
  *   <prefix>.alerts.…  <prefix>.containment.…     the actors' decisions (stream <PREFIX>_DECISIONS)
  *   <prefix>.dead.events.<partition>.<agent_id>   events given up after max-deliver (stream <PREFIX>_DEAD)
+ *   <prefix>-agent-state, <prefix>-partition-leases   KV buckets: agents' settings and nudges, partition leases
  */
 import { createHash } from "node:crypto"
+
+/** CANDOR_NATS_PREFIX when unset. */
+export const DEFAULT_PREFIX = "candor"
 
 /** Fixed for the life of a deployment: changing it moves agents between partitions. */
 export const PARTITIONS = 64
@@ -17,11 +22,15 @@ export const partitionOf = (agentId: string, partitions: number = PARTITIONS): n
   createHash("sha256").update(agentId, "utf8").digest().readUInt32BE(0) % partitions
 
 /** `<prefix>.events.<partition>.<agent_id>`; the prefix is CANDOR_NATS_PREFIX (default `candor`). */
-export const eventSubject = (agentId: string, prefix = "candor", partitions: number = PARTITIONS): string =>
+export const eventSubject = (agentId: string, prefix: string = DEFAULT_PREFIX, partitions: number = PARTITIONS): string =>
   `${prefix}.events.${partitionOf(agentId, partitions)}.${agentId}`
 
 /** Every event of one partition: the filter of its consumer. */
 export const partitionFilter = (prefix: string, partition: number): string => `${prefix}.events.${partition}.>`
+
+/** The actors' decisions about an agent: `<prefix>.alerts.<agent_id>`, `<prefix>.containment.<agent_id>`. */
+export const decisionSubject = (prefix: string, topic: "alerts" | "containment", agentId: string): string =>
+  `${prefix}.${topic}.${agentId}`
 
 /** The partition an event subject names, or undefined for any other subject. */
 export const partitionOfSubject = (subject: string, prefix: string): number | undefined => {
@@ -49,6 +58,12 @@ export const streamNames = (prefix: string): StreamNames => {
   const base = prefix.toUpperCase()
   return { events: `${base}_EVENTS`, decisions: `${base}_DECISIONS`, dead: `${base}_DEAD` }
 }
+
+/** The KV bucket of agents' settings and nudges, written by the workers and read by the gateways. */
+export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
+
+/** The KV bucket of the workers' partition leases. */
+export const leaseBucket = (prefix: string): string => `${prefix}-partition-leases`
 
 /** The subjects each stream stores. */
 export const streamSubjects = (prefix: string): { readonly [K in keyof StreamNames]: ReadonlyArray<string> } => ({

@@ -27,6 +27,7 @@ import { sha256Hex } from "../providers/Identity.js"
 import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
+import { DEFAULT_PREFIX } from "../bus/Subjects.js"
 import { agentIdOf, derivedSessionId, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
@@ -68,7 +69,7 @@ export interface GatewayInspectorOptions {
   readonly toolMemoryCapacity: number
 }
 
-const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
+const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: DEFAULT_PREFIX, toolMemoryCapacity: 100_000 }
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()

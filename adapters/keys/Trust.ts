@@ -11,21 +11,11 @@
 import { bytesEqual, fromBase64, toBase64 } from "../../core/Bytes.js"
 import { type Certificate, type CertificateVerification, type TrustedTreeHead, verifyCertificate } from "../../core/Certificate.js"
 import { formatVerifierKey, noteKeyHash, type NoteVerifier } from "../../core/Note.js"
+import type { SigningKeyInfo } from "../../core/schema/Certificate.js"
 import { isValidPublicKey, keyIdOf } from "../../core/Signing.js"
 
-/** One key as `GET /v1/keys` lists it. */
-export interface PublicKeyInfo {
-  readonly key_id: string
-  readonly algorithm: "Ed25519"
-  /** The raw 32-byte public key, base64. */
-  readonly public_key: string
-  /** `active` while it is the newest registered key. */
-  readonly status: "active" | "retired"
-  readonly created_at: string
-  readonly retired_at: string | null
-  /** Keys do not expire; a retired key still verifies what it signed. */
-  readonly expires_at: null
-}
+/** One key as `GET /v1/keys` lists it (core/schema's `SigningKeyInfo`). */
+export type PublicKeyInfo = SigningKeyInfo
 
 export const publicKeyInfo = (key: {
   readonly key_id: string

@@ -13,6 +13,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
@@ -20,7 +21,7 @@ import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { type AgentSettingsRecord, type CheckpointQuery, defaultAgentSettings, type Page, StoreError } from "./Store.js"
+import { agentSettingsOf, type AgentSettingsRecord, type CheckpointQuery, type Page, StoreError } from "./Store.js"
 
 export type VerdictCounts = { readonly [V in Verdict]: number }
 
@@ -55,8 +56,7 @@ export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<Agent
   readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
   /**
    * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
-   * checkpoint list. Same result as `Store.listCheckpoints`, planned for deep offsets: the offset is
-   * walked in the index alone (index-only scan) and only the page's rows are read.
+   * checkpoint list (`selectCheckpointPage`, the same query as `Store.listCheckpoints`).
    */
   readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
   /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
@@ -80,7 +80,7 @@ export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<Agent
 
 const storeError =
   (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Deadlock or serialization failure against a concurrent commit touching the same counters: try again. */
@@ -98,8 +98,7 @@ interface SummaryRow {
   readonly counts: Readonly<Record<string, unknown>> | null
 }
 
-const summaryOf = (row: SummaryRow): AgentSummary => {
-  const settings: AgentSettingsRecord = { ...defaultAgentSettings, ...((row.settings ?? {}) as Partial<AgentSettingsRecord>) }
+const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary => {
   const counts = row.counts ?? {}
   return {
     agent_id: row.agent_id,
@@ -115,6 +114,43 @@ const summaryOf = (row: SummaryRow): AgentSummary => {
   }
 }
 
+/**
+ * A page of an agent's checkpoints, newest first, with the total of the filtered set: the one query
+ * of the checkpoint list, behind both `Store.listCheckpoints` and `AgentQueries.checkpointPage`.
+ * Planned for deep offsets: the offset is walked in the index alone (index-only scan) and only the
+ * page's rows are read.
+ */
+export const selectCheckpointPage = (
+  sql: SqlClient.SqlClient,
+  query: CheckpointQuery
+): Effect.Effect<Page<IntegrityCheckpoint>, SqlError> => {
+  const filters = [
+    sql`agent_id = ${query.agentId}`,
+    ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
+    ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
+  ]
+  // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
+  const page = sql<{ body: unknown }>`
+    select c.body
+    from (
+      select position, occurred_at from checkpoints where ${sql.and(filters)}
+      order by occurred_at desc, position desc
+      limit ${query.limit} offset ${query.offset}
+    ) p
+    join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
+    order by p.occurred_at desc, p.position desc`
+  // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
+  const total =
+    query.sessionId === undefined
+      ? sql<{ total: unknown }>`
+          select sum(count) as total from checkpoint_counts
+          where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
+      : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
+  return Effect.all([page, total], { concurrency: 2 }).pipe(
+    Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) }))
+  )
+}
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -128,42 +164,17 @@ export const make = Effect.gen(function* () {
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
             (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
-          Effect.map((rows) =>
-            rows.map(summaryOf).sort((a, b) =>
+          Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))),
+          Effect.map((summaries) =>
+            summaries.sort((a, b) =>
               (b.last_seen ?? "").localeCompare(a.last_seen ?? "") || a.agent_id.localeCompare(b.agent_id)
             )
           ),
           storeError("agentSummaries")
         )
 
-  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> => {
-    const filters = [
-      sql`agent_id = ${query.agentId}`,
-      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
-      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
-    ]
-    // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
-    const page = sql<{ body: unknown }>`
-      select c.body
-      from (
-        select position, occurred_at from checkpoints where ${sql.and(filters)}
-        order by occurred_at desc, position desc
-        limit ${query.limit} offset ${query.offset}
-      ) p
-      join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
-      order by p.occurred_at desc, p.position desc`
-    // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
-    const total =
-      query.sessionId === undefined
-        ? sql<{ total: unknown }>`
-            select sum(count) as total from checkpoint_counts
-            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
-        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
-    return Effect.all([page, total], { concurrency: 2 }).pipe(
-      Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) })),
-      storeError("checkpointPage")
-    )
-  }
+  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> =>
+    storeError("checkpointPage")(selectCheckpointPage(sql, query))
 
   const nonClearCheckpoints = (agentId: string, limit: number, offset: number) =>
     sql<{ body: unknown }>`

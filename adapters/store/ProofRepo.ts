@@ -13,6 +13,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { Certificate } from "../../core/Certificate.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { StoreError } from "./Store.js"
@@ -38,10 +39,8 @@ export interface ProofRecord {
 }
 
 /** The payload of a proof job. */
-export interface ProofJob {
-  readonly checkpoint_id: string
-  readonly agent_id: string
-}
+export const ProofJob = Schema.Struct({ checkpoint_id: Schema.String, agent_id: Schema.String })
+export interface ProofJob extends Schema.Schema.Type<typeof ProofJob> {}
 
 export class ProofRepo extends Context.Tag("candor/ProofRepo")<ProofRepo, {
   readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>

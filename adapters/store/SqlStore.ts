@@ -10,6 +10,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as ParseResult from "effect/ParseResult"
 import { type AgentLogState, emptyLogState } from "../../core/Attestation.js"
 import { fromHex } from "../../core/Bytes.js"
 import type { Certificate } from "../../core/Certificate.js"
@@ -18,12 +19,13 @@ import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
+import { selectCheckpointPage } from "./AgentQueries.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeCommitBatch } from "./SqlCommit.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
 import {
+  agentSettingsOf,
   type AgentSettingsRecord,
-  defaultAgentSettings,
   type EnforcementRecord,
   type OutboxItem,
   Store,
@@ -34,17 +36,12 @@ import { transaction } from "./Transaction.js"
 
 const storeError =
   (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Bodies of the rows, in the order the query returned them. */
 const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> => rows.map((row) => row.body as A)
 
-/** Stored settings hold only what was ever set; the defaults fill the rest. */
-const settingsOf = (stored: unknown): AgentSettingsRecord => ({
-  ...defaultAgentSettings,
-  ...((stored ?? {}) as Partial<AgentSettingsRecord>)
-})
 
 interface WebhookRow {
   readonly registration_id: string
@@ -100,28 +97,8 @@ export const make = Effect.gen(function* () {
           storeError("existingCheckpoints")
         )
 
-  const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) => {
-    const filters = [
-      sql`agent_id = ${query.agentId}`,
-      ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
-      ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
-    ]
-    const page = sql<{ body: unknown }>`
-      select body from checkpoints where ${sql.and(filters)}
-      order by occurred_at desc, position desc
-      limit ${query.limit} offset ${query.offset}`
-    // Per-verdict counters keep the total flat however long the log; a session is short enough to count.
-    const total =
-      query.sessionId === undefined
-        ? sql<{ total: unknown }>`
-            select sum(count) as total from checkpoint_counts
-            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
-        : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
-    return Effect.all([page, total]).pipe(
-      Effect.map(([rows, [count]]) => ({ items: bodies<IntegrityCheckpoint>(rows), total: toCount(count?.total) })),
-      storeError("listCheckpoints")
-    )
-  }
+  const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) =>
+    storeError("listCheckpoints")(selectCheckpointPage(sql, query))
 
   const treeHead: Store["Type"]["treeHead"] = (agentId, treeSize) =>
     sql<{ agent_id: string; tree_size: unknown; root: string; note: string; created_at: unknown }>`
@@ -199,7 +176,7 @@ export const make = Effect.gen(function* () {
       insert into agents (agent_id, settings) values (${agentId}, ${json(patch)}::jsonb)
       on conflict (agent_id) do update set settings = agents.settings || excluded.settings
       returning settings`.pipe(
-      Effect.map(([row]) => settingsOf(row?.settings)),
+      Effect.flatMap(([row]) => agentSettingsOf(row?.settings)),
       storeError("putAgentSettings")
     )
 
@@ -209,7 +186,7 @@ export const make = Effect.gen(function* () {
       // The agent row lock orders this against settings written by the API at the same moment.
       const [row] = yield* sql<{ settings: unknown }>`
         select settings from agents where agent_id = ${record.agent_id} for update`
-      const current = settingsOf(row?.settings)
+      const current = yield* agentSettingsOf(row?.settings)
       const inserted = yield* sql<{ id: unknown }>`
         insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
         values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
@@ -221,7 +198,7 @@ export const make = Effect.gen(function* () {
         update agents set settings = settings || ${json(patch)}::jsonb
         where agent_id = ${record.agent_id}
         returning settings`
-      return { recorded: true, settings: settingsOf(updated?.settings) }
+      return { recorded: true, settings: yield* agentSettingsOf(updated?.settings) }
     })).pipe(storeError("recordEnforcement"))
 
   const enforcementRecords = (agentId: string, limit: number): Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError> =>
@@ -345,7 +322,7 @@ export const make = Effect.gen(function* () {
 
     agentSettings: (agentId) =>
       sql<{ settings: unknown }>`select settings from agents where agent_id = ${agentId}`.pipe(
-        Effect.map(([row]) => settingsOf(row?.settings)),
+        Effect.flatMap(([row]) => agentSettingsOf(row?.settings)),
         storeError("agentSettings")
       ),
     putAgentSettings,

@@ -10,7 +10,9 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import type { AgentLogState, Attestation } from "../../core/Attestation.js"
 import type { Certificate } from "../../core/Certificate.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
@@ -18,7 +20,8 @@ import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
-import type { EnforcementMode, FailurePolicy, Verdict } from "../../core/schema/Verdict.js"
+import { ContainedStatus } from "../../core/schema/Agent.js"
+import { EnforcementMode, FailurePolicy, type Verdict } from "../../core/schema/Verdict.js"
 
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly operation: string
@@ -87,22 +90,24 @@ export interface TreeHead {
 }
 
 /** A contained agent's state, as the gateway enforces it (the shape of `AgentState.Containment`). */
-export interface StoredContainment {
-  readonly status: "paused" | "killed"
-  readonly reason: string
+export const StoredContainment = Schema.Struct({
+  status: ContainedStatus,
+  reason: Schema.String,
   /** RFC 3339. */
-  readonly since: string
-}
+  since: Schema.String
+})
+export interface StoredContainment extends Schema.Schema.Type<typeof StoredContainment> {}
 
 /** An agent's settings as kept in `agents.settings`, with the defaults filled in. */
-export interface AgentSettingsRecord {
-  readonly mode: EnforcementMode
-  readonly failure_policy: FailurePolicy
+export const AgentSettingsRecord = Schema.Struct({
+  mode: EnforcementMode,
+  failure_policy: FailurePolicy,
   /** Pause the agent after this many consecutive boundary violations; null: never. */
-  readonly auto_containment_threshold: number | null
+  auto_containment_threshold: Schema.NullOr(Schema.Number),
   /** Set while the agent is paused or killed; null: active. */
-  readonly containment: StoredContainment | null
-}
+  containment: Schema.NullOr(StoredContainment)
+})
+export interface AgentSettingsRecord extends Schema.Schema.Type<typeof AgentSettingsRecord> {}
 
 /** An agent never configured: observe, fail open (the reference's default), no auto-containment, active. */
 export const defaultAgentSettings: AgentSettingsRecord = {
@@ -111,6 +116,15 @@ export const defaultAgentSettings: AgentSettingsRecord = {
   auto_containment_threshold: null,
   containment: null
 }
+
+const decodeStoredSettings = Schema.decodeUnknown(Schema.partialWith(AgentSettingsRecord, { exact: true }), { errors: "all" })
+
+/**
+ * The settings of an `agents.settings` value, which holds only what was ever set (none: a row-less
+ * agent); the defaults fill the rest. A value that is not settings fails: guessing could lift a containment.
+ */
+export const agentSettingsOf = (stored: unknown): Effect.Effect<AgentSettingsRecord, ParseResult.ParseError> =>
+  Effect.map(decodeStoredSettings(stored ?? {}), (set) => ({ ...defaultAgentSettings, ...set }))
 
 /** What the enforcement point did about an agent (a pause, a nudge, a block), for the audit trail. */
 export interface EnforcementDraft {

@@ -9,7 +9,6 @@ import { literalUnion } from "./Literals.js"
 import { ConcernCategory, Severity } from "./Concern.js"
 import {
   AgentId,
-  Base64String,
   CardId,
   CheckpointId,
   DateTimeString,
@@ -103,41 +102,69 @@ export type IntegrityCertificate = typeof IntegrityCertificate.Type
 /** What the Ed25519 signature covers (as RFC 8785 JSON): everything but `signature` and `verdict_proof`. */
 export type SignedCertificateBody = Omit<IntegrityCertificate, "signature" | "verdict_proof">
 
+const HexHashes = Schema.Array(Hex32)
+
 export const InclusionProof = Schema.Struct({
   checkpoint_id: CheckpointId,
   agent_id: AgentId,
   leaf_index: LeafIndex,
-  tree_size: TreeSize,
   leaf_hash: Hex32,
+  tree_size: TreeSize,
   root: Hex32,
-  proof: Schema.Array(Hex32),
-  checkpoint: SignedNote
-}).pipe(Schema.filter(leafInsideTree)).annotations({ identifier: "InclusionProof", description: "RFC 6962 inclusion proof of a checkpoint in its agent's log" })
+  audit_path: HexHashes.annotations({ description: "RFC 9162 inclusion proof, bottom-up" }),
+  proof: HexHashes.annotations({ description: "The same path, under its older name" }),
+  signed_tree_head: SignedNote.annotations({ description: "The signed tree head of exactly `tree_size` leaves" }),
+  checkpoint: SignedNote.annotations({ description: "The same signed tree head, under its older name" })
+}).pipe(Schema.filter(leafInsideTree)).annotations({
+  identifier: "InclusionProof",
+  description: "RFC 6962 inclusion proof of a checkpoint in its agent's log"
+})
 export type InclusionProof = typeof InclusionProof.Type
 
 export const MerkleRoot = Schema.Struct({
   agent_id: AgentId,
   tree_size: TreeSize,
   root: Hex32,
-  checkpoint: SignedNote,
-  timestamp: DateTimeString
+  signed_tree_head: SignedNote,
+  checkpoint: SignedNote.annotations({ description: "The same signed tree head, under its older name" }),
+  log_origin: Schema.String.annotations({ description: "`<CANDOR_LOG_ORIGIN>/agents/<agent_id>`: the note's origin and key name" }),
+  note_verifier_key: Schema.NullOr(Schema.String).annotations({
+    description: "`<origin>+<key hash>+<base64 key>`: the verifier key of the signing key for this log"
+  }),
+  timestamp: DateTimeString.annotations({ description: "When this tree head was stored" })
 }).annotations({ identifier: "MerkleRoot", description: "Signed head of an agent's Merkle log" })
 export type MerkleRoot = typeof MerkleRoot.Type
+
+/** A tree head of a given size, as a consistency proof names its two ends. */
+export const SizedTreeHead = Schema.Struct({ tree_size: TreeSize, root: Hex32, signed_tree_head: SignedNote })
+  .annotations({ identifier: "SizedTreeHead" })
+export type SizedTreeHead = typeof SizedTreeHead.Type
+
+export const ConsistencyProof = Schema.Struct({
+  agent_id: AgentId,
+  from: SizedTreeHead,
+  to: SizedTreeHead,
+  proof: HexHashes.annotations({ description: "RFC 9162 consistency proof from `from.tree_size` to `to.tree_size`" })
+}).annotations({ identifier: "ConsistencyProof", description: "Proof that an agent's log only grew between two tree heads" })
+export type ConsistencyProof = typeof ConsistencyProof.Type
 
 export const SIGNING_KEY_STATUSES = ["active", "retired"] as const
 export const SigningKeyStatus = literalUnion(SIGNING_KEY_STATUSES, { identifier: "SigningKeyStatus" })
 
 export const SigningKeyInfo = Schema.Struct({
-  key_id: Identifier,
+  key_id: Identifier.annotations({ description: "Hex of the first 16 bytes of SHA-256(public key)" }),
   algorithm: Schema.Literal("Ed25519"),
-  public_key: Ed25519PublicKeyBase64,
-  status: SigningKeyStatus,
+  public_key: Ed25519PublicKeyBase64.annotations({ description: "The raw 32-byte Ed25519 public key, base64" }),
+  status: SigningKeyStatus.annotations({ description: "`retired` once a newer key was registered; it still verifies" }),
   created_at: DateTimeString,
-  expires_at: Schema.NullOr(DateTimeString)
+  retired_at: Schema.NullOr(DateTimeString),
+  expires_at: Schema.Null.annotations({ description: "Keys do not expire" })
 }).annotations({ identifier: "SigningKeyInfo", description: "A signing key; retired keys stay listed so old certificates verify" })
 export type SigningKeyInfo = typeof SigningKeyInfo.Type
 
-export const KeysResponse = Schema.Struct({ keys: Schema.Array(SigningKeyInfo) }).annotations({ identifier: "KeysResponse" })
+export const KeysResponse = Schema.Struct({
+  keys: Schema.Array(SigningKeyInfo).annotations({ description: "Every key that ever signed, oldest first" })
+}).annotations({ identifier: "KeysResponse" })
 export type KeysResponse = typeof KeysResponse.Type
 
 export const VerifyResponse = Schema.Struct({
@@ -153,16 +180,57 @@ export const VerifyResponse = Schema.Struct({
 }).annotations({ identifier: "VerifyResponse" })
 export type VerifyResponse = typeof VerifyResponse.Type
 
-export const VERDICT_PROOF_STATUSES = ["pending", "proving", "completed", "failed"] as const
+/** A proof job's states, and `not_sampled`: the sampling rule does not require one and nobody asked. */
+export const VERDICT_PROOF_STATUSES = ["pending", "proving", "completed", "failed", "not_sampled"] as const
 export const VerdictProofStatus = literalUnion(VERDICT_PROOF_STATUSES, { identifier: "VerdictProofStatus" })
 export type VerdictProofStatus = typeof VerdictProofStatus.Type
 
+/** The verdict proof of a checkpoint and where its job stands (`GET /v1/checkpoints/{id}/proof`). */
 export const VerdictProof = Schema.Struct({
   checkpoint_id: CheckpointId,
+  agent_id: AgentId,
   status: VerdictProofStatus,
-  proof: Schema.NullOr(Base64String).annotations({ description: "The STARK proof, base64; null until completed" }),
-  public_inputs: Schema.NullOr(JsonObject),
-  security_bits: Schema.NullOr(Schema.NonNegative),
-  error: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "VerdictProof", description: "STARK proof that the verdict follows from the concerns" })
+  sampled: Schema.Boolean.annotations({ description: "Whether the sampling rule (core/ProofSampling.ts) requires a proof" }),
+  verdict_proof: Schema.NullOr(JsonObject).annotations({ description: "The proof object the certificate carries, once completed" }),
+  attempts: Schema.NonNegativeInt,
+  error: Schema.NullOr(Schema.String).annotations({ description: "Why the last attempt failed" }),
+  updated_at: Schema.NullOr(DateTimeString)
+}).annotations({ identifier: "VerdictProof", description: "STARK proof that the verdict follows from the concerns, and its job" })
 export type VerdictProof = typeof VerdictProof.Type
+
+export const ChainReportItem = Schema.Struct({
+  checkpoint_id: CheckpointId,
+  position: Schema.NonNegativeInt,
+  verdict: Verdict,
+  certificate_hash: Hex32.annotations({ description: "SHA-256 of the JCS of the certificate without `verdict_proof`" }),
+  chain_hash: Hex32
+}).annotations({ identifier: "ChainReportItem" })
+export type ChainReportItem = typeof ChainReportItem.Type
+
+/** `GET /v1/reputation/{agent_id}/verify`: an agent's whole record recomputed from its certificates. */
+export const ReputationVerification = Schema.Struct({
+  agent_id: AgentId,
+  valid: Schema.Boolean,
+  certificates: Schema.Struct({
+    total: Schema.NonNegativeInt,
+    offset: Schema.NonNegativeInt,
+    limit: Schema.NonNegativeInt,
+    items: Schema.Array(ChainReportItem)
+  }),
+  signatures: Schema.Struct({ valid: Schema.Boolean, checked: Schema.NonNegativeInt, failed: Schema.Array(Schema.String) }),
+  chain: Schema.Struct({
+    valid: Schema.Boolean,
+    length: Schema.NonNegativeInt,
+    head: Schema.NullOr(Hex32),
+    errors: Schema.Array(Schema.String)
+  }),
+  merkle: Schema.Struct({
+    valid: Schema.Boolean,
+    tree_size: TreeSize,
+    root: Schema.NullOr(Hex32).annotations({ description: "The root of the newest signed tree head" }),
+    computed_root: Hex32.annotations({ description: "The root rebuilt from the certificates' chain hashes" }),
+    signed_tree_head: Schema.NullOr(SignedNote),
+    signed_tree_head_valid: Schema.Boolean
+  })
+}).annotations({ identifier: "ReputationVerification" })
+export type ReputationVerification = typeof ReputationVerification.Type

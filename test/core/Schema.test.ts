@@ -258,26 +258,69 @@ describe("valid resources decode", () => {
       tree_size: 3,
       leaf_hash: hex("06"),
       root: hex("07"),
+      audit_path: [hex("08")],
       proof: [hex("08")],
+      signed_tree_head: note,
       checkpoint: note
     }
     expect(roundTrip(S.InclusionProof, proof)).toEqual(proof)
-    const root = { agent_id: "agent-7f3a", tree_size: 0, root: hex("e3"), checkpoint: note, timestamp: NOW }
+    const root = {
+      agent_id: "agent-7f3a",
+      tree_size: 0,
+      root: hex("e3"),
+      signed_tree_head: note,
+      checkpoint: note,
+      log_origin: "candor.local/agents/agent-7f3a",
+      note_verifier_key: null,
+      timestamp: NOW
+    }
     expect(roundTrip(S.MerkleRoot, root)).toEqual(root)
     const keys = {
       keys: [
-        { key_id: "k-1", algorithm: "Ed25519", public_key: `${"A".repeat(43)}=`, status: "retired", created_at: NOW, expires_at: NOW },
-        { key_id: "k-2", algorithm: "Ed25519", public_key: `${"B".repeat(43)}=`, status: "active", created_at: NOW, expires_at: null }
+        {
+          key_id: "k-1",
+          algorithm: "Ed25519",
+          public_key: `${"A".repeat(43)}=`,
+          status: "retired",
+          created_at: NOW,
+          retired_at: NOW,
+          expires_at: null
+        },
+        {
+          key_id: "k-2",
+          algorithm: "Ed25519",
+          public_key: `${"B".repeat(43)}=`,
+          status: "active",
+          created_at: NOW,
+          retired_at: null,
+          expires_at: null
+        }
       ]
     }
     expect(roundTrip(S.KeysResponse, keys)).toEqual(keys)
+    const consistency = {
+      agent_id: "agent-7f3a",
+      from: { tree_size: 1, root: hex("09"), signed_tree_head: note },
+      to: { tree_size: 3, root: hex("07"), signed_tree_head: note },
+      proof: [hex("0a"), hex("0b")]
+    }
+    expect(roundTrip(S.ConsistencyProof, consistency)).toEqual(consistency)
     const verify = {
       valid: true,
       checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: null },
       errors: []
     }
     expect(roundTrip(S.VerifyResponse, verify)).toEqual(verify)
-    const pending = { checkpoint_id: CHECKPOINT_ID, status: "pending", proof: null, public_inputs: null, security_bits: null, error: null }
+    const pending = {
+      checkpoint_id: CHECKPOINT_ID,
+      agent_id: "agent-7f3a",
+      status: "pending",
+      sampled: true,
+      verdict_proof: null,
+      attempts: 0,
+      error: null,
+      updated_at: null
+    }
     expect(roundTrip(S.VerdictProof, pending)).toEqual(pending)
   })
 })
@@ -310,7 +353,16 @@ describe("invalid input is rejected with the field named", () => {
     expect(failure(S.IntegrityCertificate, outside)).toMatch(/leaf_index must be less than tree_size/)
     expect(failure(S.IntegrityCertificate, { ...certificate, signature: "not base64!" })).toMatch(/signature/)
     expect(failure(S.IntegrityCertificate, { ...certificate, version: "1.0.0" })).toMatch(/version/)
-    const proof = { checkpoint_id: CHECKPOINT_ID, status: "done", proof: null, public_inputs: null, security_bits: null, error: null }
+    const proof = {
+      checkpoint_id: CHECKPOINT_ID,
+      agent_id: "agent-7f3a",
+      status: "done",
+      sampled: false,
+      verdict_proof: null,
+      attempts: 0,
+      error: null,
+      updated_at: null
+    }
     expect(failure(S.VerdictProof, proof)).toMatch(/status/)
   })
 })

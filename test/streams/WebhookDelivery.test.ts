@@ -135,6 +135,17 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("webhooks 
       expect(receiver.received).toHaveLength(MAX_ATTEMPTS)
     }))
 
+  it.scoped("keeps a webhook item whose payload is not a webhook payload as dead at once, unsent", () =>
+    Effect.gen(function*() {
+      const registrationId = `wh-malformed-${randomUUID()}`
+      const sql = yield* SqlClient.SqlClient
+      // Another version's shape: no event, no body. No retry could send it.
+      yield* sql`insert into outbox (kind, payload, due_at, created_at)
+        values ('webhook', ${JSON.stringify({ registration_id: registrationId, url: "http://127.0.0.1:9/" })}::json, now(), now())`
+      const [row] = yield* eventually(outboxRows(registrationId), (rows) => rows[0]?.dead === true, "dead")
+      expect(row).toMatchObject({ attempts: 1, dead: true })
+    }))
+
   it.scoped("auto-containment after N violations: stored settings, enforcement record, gateway state, webhook", () =>
     Effect.gen(function*() {
       const store = yield* Store

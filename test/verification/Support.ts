@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { Bus } from "../../adapters/bus/Bus.js"
-import { eventSubject } from "../../adapters/bus/Subjects.js"
+import { DEFAULT_PREFIX, eventSubject } from "../../adapters/bus/Subjects.js"
 import { registerActiveKey } from "../../adapters/keys/SigningKeys.js"
 import { Store } from "../../adapters/store/Store.js"
 import type { Concern } from "../../core/schema/Concern.js"
@@ -35,7 +35,7 @@ export interface WorldOptions {
 
 /** The API harness, plus the workers and (unless disabled) the prover relay on its store and key. */
 export const world = (options: WorldOptions = {}) => {
-  const workers = Layer.scopedDiscard(Effect.zipRight(registerActiveKey, runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: "candor" })))
+  const workers = Layer.scopedDiscard(Effect.zipRight(registerActiveKey, runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: DEFAULT_PREFIX })))
   const prover = options.prover === false
     ? Layer.empty
     : ProverWorkers.layer({ pollInterval: "50 millis", ...options.relay }).pipe(Layer.provide(options.prover ?? Prover.layerInProcess()))
@@ -72,7 +72,7 @@ export const commitEvents = (
     const events = concerns.map((list) => gatewayEvent(agentId, { concerns: list }))
     beforePublish(events.map((event) => event.checkpoint.checkpoint_id))
     // One at a time: the partition keeps their order, so chain positions follow the list.
-    for (const event of events) yield* bus.publish(eventSubject(agentId, "candor", PARTITIONS), event)
+    for (const event of events) yield* bus.publish(eventSubject(agentId, DEFAULT_PREFIX, PARTITIONS), event)
     yield* awaitCommitted([agentId], before + events.length)
     return events.map((event) => event.checkpoint.checkpoint_id)
   })

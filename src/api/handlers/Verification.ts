@@ -24,6 +24,7 @@ import { sha256 } from "../../../core/Hash.js"
 import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/Merkle.js"
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
+import type { ChainReportItem } from "../../../core/schema/Certificate.js"
 import { verifySignature } from "../../../core/Signing.js"
 import { verifyVerdictProof } from "../../../prover/VerdictProof.js"
 import { CandorApi } from "../Api.js"
@@ -107,14 +108,6 @@ const verify = (payload: unknown) =>
 
 const SCAN_BATCH = 1000
 
-interface ChainItem {
-  readonly checkpoint_id: string
-  readonly position: number
-  readonly verdict: Certificate["claims"]["verdict"]
-  readonly certificate_hash: string
-  readonly chain_hash: string
-}
-
 /** Hex SHA-256 of the JCS of the certificate without `verdict_proof` (the proof is attached later). */
 export const certificateHash = (certificate: Certificate): string => {
   const { verdict_proof: _proof, ...rest } = certificate
@@ -130,7 +123,7 @@ const verifyChain = (agentId: string, offset: number, limit: number) =>
     const proofs = yield* ProofRepo.ProofRepo
     const keys = new Map((yield* ringKeys).map((key) => [key.keyId, key.publicKey]))
     const head = yield* Effect.flatMap(Store, (store) => store.treeHead(agentId))
-    const items: Array<ChainItem> = []
+    const items: Array<ChainReportItem> = []
     const chainErrors: Array<string> = []
     const failedSignatures: Array<string> = []
     let frontier: Frontier = emptyFrontier

@@ -7,10 +7,20 @@ import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { Kvm } from "@nats-io/kv"
 import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
+import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
+import { agentStateBucket } from "../../../adapters/bus/Subjects.js"
 import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
 import { describeIntegration } from "../../support/Integration.js"
+
+/** Writes a raw value into the bucket, as another version (or a damaged write) would. */
+const putRaw = (prefix: string, key: string, value: string) =>
+  Effect.flatMap(NatsConnection, (nc) =>
+    Effect.promise(async () => (await new Kvm(nc).create(agentStateBucket(prefix), { history: 1 })).put(key, value))).pipe(
+    Effect.provide(NatsTest)
+  )
 
 /** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
 const gateway = (prefix: string) =>
@@ -80,5 +90,30 @@ describeIntegration("nats", "KvAgentState", () => {
           expect(results.filter((r) => r !== undefined)).toEqual([text])
           expect([yield* a.takeNudge("agt-n"), yield* b.takeNudge("agt-n")]).toEqual([undefined, undefined])
         }
+      })))
+
+  it.live("a stored value that is not agent settings is skipped, the last good one stays, and a patch repairs it", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function*() {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        yield* a.update("agt-m", { containment })
+        yield* waitUntil("b to see the containment", Effect.map(b.get("agt-m"), (s) => s.containment !== undefined))
+        // An unknown mode: not settings this version can enforce. The copy keeps the contained settings.
+        yield* putRaw(prefix, "settings.agt-m", JSON.stringify({ containment, mode: "shout" }))
+        yield* putRaw(prefix, "settings.agt-marker", JSON.stringify({ mode: "enforce" }))
+        yield* waitUntil("b to pass the bad value", Effect.map(b.get("agt-marker"), (s) => s.mode === "enforce"))
+        expect(yield* b.get("agt-m")).toEqual({ ...defaultSettings, containment })
+        // A write merges over the members it does not understand; replacing the bad one makes the value readable.
+        yield* a.update("agt-m", { mode: "nudge" })
+        yield* waitUntil("b to read the repaired value", Effect.map(b.get("agt-m"), (s) => s.mode === "nudge"))
+        expect(yield* b.get("agt-m")).toEqual({ ...defaultSettings, containment, mode: "nudge" })
+        // Not even JSON: skipped as well, and a new instance starts without it.
+        yield* putRaw(prefix, "settings.agt-j", "not json")
+        const late = yield* gateway(prefix)
+        expect(yield* late.get("agt-j")).toEqual(defaultSettings)
+        yield* late.update("agt-j", { failurePolicy: "fail_closed" })
+        expect(yield* late.get("agt-j")).toEqual({ ...defaultSettings, failurePolicy: "fail_closed" })
       })))
 })

@@ -369,6 +369,21 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect((yield* store.agentSettings(a)).auto_containment_threshold).toBe(3)
     }))
 
+  it.effect("stored settings that are not settings fail the read rather than being guessed", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const sql = yield* SqlClient.SqlClient
+      const a = uniqueId("a")
+      yield* store.putAgentSettings(a, { containment: { status: "paused", reason: "admin", since: "2026-11-01T00:00:00.000Z" } })
+      // Another version's mode: reading it as the defaults would lift the containment.
+      yield* sql`update agents set settings = settings || '{"mode": "shout"}'::jsonb where agent_id = ${a}`
+      const error = yield* Effect.flip(store.agentSettings(a))
+      expect(error).toMatchObject({ _tag: "StoreError", operation: "agentSettings" })
+      expect(String(error.cause)).toMatch(/mode/)
+      // A patch that replaces the bad member makes the settings readable again.
+      expect((yield* store.putAgentSettings(a, { mode: "enforce" })).containment).toMatchObject({ status: "paused" })
+    }))
+
   it.effect("records an enforcement once and applies its settings patch only the first time", () =>
     Effect.gen(function* () {
       const store = yield* Store
