@@ -92,6 +92,9 @@ export interface GatewayInspectorOptions {
   readonly toolMemoryCapacity: number
 }
 
+/** Exchanges in flight per judge slot: the judged ones wait for a slower predecessor without a slot. */
+const IN_FLIGHT_PER_SLOT = 2
+
 const defaults: GatewayInspectorOptions = { queueCapacity: 4096, concurrency: 32, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
@@ -153,8 +156,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const { publish } = yield* makeEventPublisher(subjectPrefix)
     // Made after the publisher, so closed before it: analysis stops, then publishing drains.
     const analyses = yield* FiberSet.make<void>()
-    /** Judge slots: a permit from before an exchange is prepared until its event is published. */
-    const slots = yield* Effect.makeSemaphore(concurrency)
+    /** Judge slots: taken before an exchange leaves the queue, given back once its judge has answered. */
+    const judging = yield* Effect.makeSemaphore(concurrency)
+    /**
+     * Exchanges out of the queue and not yet published: judging, or judged and waiting for the agent's
+     * previous event (whose judge is slower). They hold no judge slot while they wait, and this
+     * bounds how many can; beyond it the queue fills as when the judge is slow.
+     */
+    const inFlight = yield* Effect.makeSemaphore(IN_FLIGHT_PER_SLOT * concurrency)
     /** Per agent, the latest exchange's "published" signal; an agent without one in flight has no entry. */
     const lastOfAgent = new Map<string, Deferred.Deferred<void>>()
     let dropped = 0
@@ -221,8 +230,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       Effect.logWarning("gateway analysis failed").pipe(Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) }))
 
     /**
-     * Starts one exchange's analysis on its own fiber; the caller holds a judge slot, which the fiber
-     * gives back. The fiber judges at once, completes the returned deferred with the event, then waits
+     * Starts one exchange's analysis on its own fiber; the caller holds a judge slot and a place in
+     * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes the returned deferred with the event, then waits
      * for the agent's previous event to be published before publishing this one. A violation then
      * leaves a nudge for the next request in `nudge` mode, and in `enforce` mode when the response was
      * not held (streams cannot be blocked after the fact). Run uninterruptibly: the agent's order must
@@ -237,7 +246,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const previous = lastOfAgent.get(agentId)
         lastOfAgent.set(agentId, published)
         const work = Effect.gen(function*() {
-          const judgement = yield* judgeExtraction(exchange, prepared.extraction)
+          const judgement = yield* Effect.ensuring(judgeExtraction(exchange, prepared.extraction), judging.release(1))
           const event = yield* Effect.sync(() =>
             buildResponseEvent({
               agentId,
@@ -261,7 +270,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           Effect.ensuring(Effect.suspend(() => {
             if (lastOfAgent.get(agentId) === published) lastOfAgent.delete(agentId)
             // A held response never waits for a verdict that will not come (interrupted at shutdown).
-            return Effect.all([slots.release(1), Deferred.succeed(published, undefined), Deferred.interrupt(verdict)])
+            return Effect.all([inFlight.release(1), Deferred.succeed(published, undefined), Deferred.interrupt(verdict)])
           })),
           Effect.interruptible
         )
@@ -272,10 +281,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     // Queued exchanges leave the queue in order, each once a judge slot is free: while every slot is
     // busy the queue fills, and beyond its capacity exchanges are dropped (counted) by `enqueue`.
     yield* Effect.gen(function*() {
-      yield* slots.take(1)
+      yield* inFlight.take(1)
+      yield* judging.take(1)
       const job = yield* Queue.take(queue)
       yield* Effect.suspend(() => start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))).pipe(
-        Effect.catchAllCause((cause) => Effect.zipRight(slots.release(1), logFailure(cause)))
+        Effect.catchAllCause((cause) => Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause)))
       )
     }).pipe(Effect.forever, Effect.forkScoped)
 
@@ -384,7 +394,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const prepared = prepare(exchange, extraction, outcome, true)
           // The slot is waited for interruptibly; once taken, the analysis runs to its event even if
           // the client goes away meanwhile, so the exchange is still recorded.
-          const verdict = yield* Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(slots.take(1)), start(prepared)))
+          const verdict = yield* Effect.uninterruptibleMask((restore) =>
+            restore(inFlight.take(1)).pipe(
+              Effect.zipRight(restore(judging.take(1)).pipe(Effect.onInterrupt(() => inFlight.release(1)))),
+              Effect.zipRight(start(prepared))
+            )
+          )
           const event = yield* Deferred.await(verdict)
           if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
           return {

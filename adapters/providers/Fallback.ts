@@ -1,7 +1,7 @@
 /**
  * Fallback reasoning inference (confidence 0.3): when a provider exposes no reasoning, the visible
  * answer's sentences that read like deliberation ("Let me…", "I should…", "However…") stand in
- * for it. The starters are the reference implementation's list (protocol.md 1.3), kept identical
+ * for it. The starters are the reference implementation's list (AIP), kept identical
  * so the same text yields the same evidence. The gateway applies it to every extraction
  * (`withInferredThinking`); the adapters themselves report only what the provider sent.
  */
