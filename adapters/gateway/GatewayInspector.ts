@@ -95,7 +95,12 @@ export interface GatewayInspectorOptions {
 /** Exchanges in flight per judge slot: the judged ones wait for a slower predecessor without a slot. */
 const IN_FLIGHT_PER_SLOT = 2
 
-const defaults: GatewayInspectorOptions = { queueCapacity: 4096, concurrency: 32, subjectPrefix: "candor", toolMemoryCapacity: 100_000 }
+const defaults: GatewayInspectorOptions = {
+  queueCapacity: 4096,
+  concurrency: 32,
+  subjectPrefix: "candor",
+  toolMemoryCapacity: 100_000
+}
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()
@@ -146,7 +151,9 @@ const policyBlocked = (evaluation: PolicyEvaluation) => {
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function*() {
     const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
-    if (!Number.isInteger(concurrency) || concurrency < 1) return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
+    }
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
