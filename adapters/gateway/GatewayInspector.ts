@@ -238,11 +238,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
 
     /**
      * Starts one exchange's analysis on its own fiber; the caller holds a judge slot and a place in
-     * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes the returned deferred with the event, then waits
-     * for the agent's previous event to be published before publishing this one. A violation then
-     * leaves a nudge for the next request in `nudge` mode, and in `enforce` mode when the response was
-     * not held (streams cannot be blocked after the fact). Run uninterruptibly: the agent's order must
-     * not keep a place for a fiber that never started.
+     * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes
+     * the returned deferred with the event, then waits for the agent's previous event to be published
+     * before publishing this one. A violation then leaves a nudge for the next request in `nudge`
+     * mode, and in `enforce` mode when the response was not held (streams cannot be blocked after
+     * the fact). Run uninterruptibly: the agent's order must not keep a place for a fiber that never
+     * started.
      */
     const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<ResponseEvent>> =>
       Effect.gen(function*() {
@@ -292,7 +293,9 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       yield* judging.take(1)
       const job = yield* Queue.take(queue)
       yield* Effect.suspend(() => start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))).pipe(
-        Effect.catchAllCause((cause) => Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause)))
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause))
+        )
       )
     }).pipe(Effect.forever, Effect.forkScoped)
 
