@@ -52,6 +52,8 @@ export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfi
   readonly analysisBaseUrl: Option.Option<string>
   /** API key of the LLM judge. */
   readonly analysisApiKey: Option.Option<Redacted.Redacted>
+  /** Judge calls a gateway has in flight at once, across agents (and connections to an LLM judge). */
+  readonly analysisConcurrency: number
   /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
   readonly authJwtSecret: Option.Option<Redacted.Redacted>
   /** JWKS endpoint of the identity provider (asymmetric tokens). */
@@ -89,6 +91,7 @@ export const defaults: Settings = {
   analysisModel: "rules",
   analysisBaseUrl: Option.none(),
   analysisApiKey: Option.none(),
+  analysisConcurrency: 32,
   authJwtSecret: Option.none(),
   authJwksUrl: Option.none(),
   authJwtIssuer: Option.none(),
@@ -159,6 +162,13 @@ const positiveRate = reader((text) => {
   return /^\d+$/.test(text) && n >= 1 && n <= 1_000_000
     ? Either.right(n)
     : Either.left(`must be a whole number of requests per second between 1 and 1000000, got "${text}"`)
+})
+
+const concurrency = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 4096
+    ? Either.right(n)
+    : Either.left(`must be a whole number between 1 and 4096, got "${text}"`)
 })
 
 const natsUrl = reader((text) =>
@@ -290,6 +300,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
   ),
   analysisBaseUrl: optional("ANALYSIS_BASE_URL", httpUrl, "the provider's public URL", "Base URL of the LLM judge"),
   analysisApiKey: optional("ANALYSIS_API_KEY", secret, "none", "API key of the LLM judge (secret)"),
+  analysisConcurrency: withDefault(
+    "ANALYSIS_CONCURRENCY",
+    concurrency,
+    defaults.analysisConcurrency,
+    "Judge calls in flight at once per gateway, across agents"
+  ),
   authJwtSecret: optional(
     "AUTH_JWT_SECRET",
     secret,

@@ -134,18 +134,19 @@ const announce = (selected: ReadonlyArray<Role>) =>
 
 /** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
 const AnalysisLive = Layer.unwrapEffect(
-  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisModel }) =>
+  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisConcurrency, analysisModel }) =>
     layerFromSpec(analysisModel, {
       apiKey: Option.getOrUndefined(analysisApiKey),
-      baseUrl: Option.getOrUndefined(analysisBaseUrl)
+      baseUrl: Option.getOrUndefined(analysisBaseUrl),
+      connections: analysisConcurrency
     })
   )
 )
 
 /** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
-const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix }) =>
+const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ analysisConcurrency, natsPrefix }) =>
   Gateway.layer().pipe(
-    Layer.provide(GatewayInspector.layer({ subjectPrefix: natsPrefix })),
+    Layer.provide(GatewayInspector.layer({ subjectPrefix: natsPrefix, concurrency: analysisConcurrency })),
     Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
   )
 ))

@@ -28,6 +28,8 @@ export interface AnalysisLayerOptions {
   readonly thinkingTokenBudget?: number | undefined
   readonly evidenceRedaction?: EvidenceRedaction | undefined
   readonly circuitBreaker?: CircuitBreakerOptions | undefined
+  /** Connections to an LLM judge: as many as the judge calls a gateway makes at once (ANALYSIS_CONCURRENCY). */
+  readonly connections?: number | undefined
 }
 
 export const parseAnalysisSpec = (spec: string): Either.Either<AnalysisSpec, InvalidAnalysisSpec> => {
@@ -67,6 +69,7 @@ export const layerFromSpec = (spec: string, options: AnalysisLayerOptions = {}):
     ...defined("maxOutputTokens", options.maxOutputTokens),
     ...defined("thinkingTokenBudget", options.thinkingTokenBudget),
     ...defined("evidenceRedaction", options.evidenceRedaction),
-    ...defined("circuitBreaker", options.circuitBreaker)
+    ...defined("circuitBreaker", options.circuitBreaker),
+    ...defined("connections", options.connections)
   })
 }

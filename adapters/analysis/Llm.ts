@@ -38,6 +38,11 @@ export interface LlmJudgeOptions {
   readonly minEvidenceTokens?: number
   readonly evidenceRedaction?: EvidenceRedaction
   readonly circuitBreaker?: CircuitBreakerOptions
+  /**
+   * Connections to the judge; default 16. Each carries one call at a time (HTTP/1.1), so a gateway
+   * judging N calls at once (ANALYSIS_CONCURRENCY) needs N of them, else calls queue for a connection.
+   */
+  readonly connections?: number
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024
@@ -119,7 +124,7 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
     const redaction = options.evidenceRedaction ?? "none"
     const breaker = yield* makeCircuitBreaker(options.circuitBreaker)
     const dispatcher = yield* Effect.acquireRelease(
-      Effect.sync(() => new Agent({ connections: 16, keepAliveTimeout: 30_000, maxResponseSize: MAX_RESPONSE_BYTES })),
+      Effect.sync(() => new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 30_000, maxResponseSize: MAX_RESPONSE_BYTES })),
       (agent) => Effect.promise(() => agent.close().catch(() => undefined))
     )
 

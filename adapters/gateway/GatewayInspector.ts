@@ -6,14 +6,24 @@
  * on a violation, else `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
  * to hold the response (enforce, non-streaming). The request body is parsed only when one of these
  * needs it. Everything else (parsing the response copy, extraction, judging against the agent's
- * card and conscience values, the policy on the response's tool calls, publishing) runs in a worker
- * fiber fed by a bounded queue, so analysis never delays a byte to the client; a full queue is
- * counted and logged, never waited on.
+ * card and conscience values, the policy on the response's tool calls, publishing) runs off a bounded
+ * queue, so analysis never delays a byte to the client; a full queue is counted (the
+ * `candor_gateway_exchanges_dropped_total` metric) and logged, never waited on.
+ *
+ * Judging is concurrent: up to `concurrency` judge calls are in flight at once, across agents and
+ * within one (an LLM judge answers in about a second; one call at a time would analyse one response
+ * per round trip). Each agent's exchanges still take their place in response order when they leave
+ * the queue (the policy's tool memory is updated then), and each waits for the agent's previous
+ * event to be published before publishing its own, so an agent's events reach the bus in response
+ * order whichever judge call finishes first. A held response (enforce, non-streaming) takes its
+ * judge slot and its place in the agent's order the same way, and answers as soon as its verdict is known.
  *
  * Time comes from the Effect `Clock` the layer is built with, so tests can drive the grace period.
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type { IncomingHttpHeaders } from "node:http"
@@ -23,6 +33,8 @@ import type { Policy } from "../../core/schema/Policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
 import { deriveVerdict } from "../../core/Verdict.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
+import { exchangesDropped } from "../metrics/GatewayMetrics.js"
+import { withInferredThinking } from "../providers/Fallback.js"
 import { sha256Hex } from "../providers/Identity.js"
 import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
@@ -60,16 +72,36 @@ interface Job {
   readonly outcome: ExchangeOutcome
 }
 
+/** An exchange with everything decided in response order, waiting only for its judge. */
+interface Prepared {
+  readonly exchange: Exchange
+  readonly extraction: Extraction | undefined
+  readonly outcome: ExchangeOutcome
+  readonly policy: PolicyRecord | undefined
+  /** The client is waiting for the verdict (enforce, non-streaming): no nudge, it is blocked instead. */
+  readonly held: boolean
+}
+
 export interface GatewayInspectorOptions {
   /** Exchanges waiting for analysis before new ones are dropped (and counted). */
   readonly queueCapacity: number
+  /** Judge calls in flight at once, across all agents (ANALYSIS_CONCURRENCY). */
+  readonly concurrency: number
   /** Subject prefix (CANDOR_NATS_PREFIX). */
   readonly subjectPrefix: string
   /** (agent, tool) first-seen times kept for the policy's grace period. */
   readonly toolMemoryCapacity: number
 }
 
-const defaults: GatewayInspectorOptions = { queueCapacity: 4096, subjectPrefix: DEFAULT_PREFIX, toolMemoryCapacity: 100_000 }
+/** Exchanges in flight per judge slot: the judged ones wait for a slower predecessor without a slot. */
+const IN_FLIGHT_PER_SLOT = 2
+
+const defaults: GatewayInspectorOptions = {
+  queueCapacity: 4096,
+  concurrency: 32,
+  subjectPrefix: DEFAULT_PREFIX,
+  toolMemoryCapacity: 100_000
+}
 
 const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   const out = new Headers()
@@ -92,16 +124,19 @@ const parseJson = (bytes: Uint8Array): unknown => {
   }
 }
 
-/** The response copy, parsed off the response path. */
+/**
+ * The response copy, parsed off the response path. Without reasoning from the provider, the visible
+ * answer's deliberation-like sentences stand in for it (the fallback, confidence 0.3).
+ */
 const extract = (adapter: ProviderAdapter, job: Pick<Job, "stream" | "chunks">): Extraction | undefined => {
   if (job.chunks.length === 0) return undefined
   if (job.stream) {
     const extractor = adapter.streamExtractor()
     for (const chunk of job.chunks) extractor.push(chunk)
-    return extractor.finish()
+    return withInferredThinking(extractor.finish())
   }
   const body = parseJson(Buffer.concat(job.chunks))
-  return body === undefined ? undefined : adapter.extractJson(body)
+  return body === undefined ? undefined : withInferredThinking(adapter.extractJson(body))
 }
 
 /** The 403 of a request whose tools the policy forbids, in `enforce` mode. */
@@ -116,7 +151,10 @@ const policyBlocked = (evaluation: PolicyEvaluation) => {
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function*() {
-    const { queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
+    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
+    }
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
@@ -124,6 +162,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     const { publish } = yield* makeEventPublisher(subjectPrefix)
+    // Made after the publisher, so closed before it: analysis stops, then publishing drains.
+    const analyses = yield* FiberSet.make<void>()
+    /** Judge slots: taken before an exchange leaves the queue, given back once its judge has answered. */
+    const judging = yield* Effect.makeSemaphore(concurrency)
+    /**
+     * Exchanges out of the queue and not yet published: judging, or judged and waiting for the agent's
+     * previous event (whose judge is slower). They hold no judge slot while they wait, and this
+     * bounds how many can; beyond it the queue fills as when the judge is slow.
+     */
+    const inFlight = yield* Effect.makeSemaphore(IN_FLIGHT_PER_SLOT * concurrency)
+    /** Per agent, the latest exchange's "published" signal; an agent without one in flight has no entry. */
+    const lastOfAgent = new Map<string, Deferred.Deferred<void>>()
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
@@ -158,36 +208,6 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       )
     }
 
-    /**
-     * One exchange to one published event. A violation leaves a nudge for the next request in `nudge`
-     * mode, and in `enforce` mode when the response was not held (streams cannot be blocked after the fact).
-     */
-    const analyze = (exchange: Exchange, extraction: Extraction | undefined, outcome: ExchangeOutcome, held: boolean) =>
-      Effect.gen(function*() {
-        const judgement = yield* judgeExtraction(exchange, extraction)
-        const now = clock.unsafeCurrentTimeMillis()
-        const kind = outcome.kind === "complete" && extraction !== undefined && "complete" in extraction &&
-            extraction.complete === false
-          ? "partial"
-          : outcome.kind
-        const event = buildResponseEvent({
-          agentId: exchange.agentId,
-          cardId: exchange.settings.cardId ?? exchange.settings.card?.card_id,
-          sessionId: exchange.sessionId,
-          provider: exchange.adapter.name,
-          outcome: kind === outcome.kind ? outcome : { ...outcome, kind },
-          extraction,
-          judgement,
-          policy: responsePolicy(exchange, extraction, now),
-          now: new Date(now)
-        })
-        yield* publish(exchange.agentId, event)
-        if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
-          yield* state.setNudge(exchange.agentId, nudgeText(event))
-        }
-        return event
-      })
-
     /** The response's tool calls against the policy: recorded in the trace, never acted on after the fact. */
     const responsePolicy = (exchange: Exchange, extraction: Extraction | undefined, now: number): PolicyRecord | undefined => {
       if (exchange.policy === undefined) return undefined
@@ -198,24 +218,92 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       return { mode: policy.defaults.enforcement_mode, requestVerdict, response }
     }
 
-    const process = (job: Job): Effect.Effect<ResponseEvent> =>
-      Effect.suspend(() => analyze(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))
+    /** Decided in response order, before the judge: the outcome's kind and the policy on the tool calls. */
+    const prepare = (exchange: Exchange, extraction: Extraction | undefined, outcome: ExchangeOutcome, held: boolean): Prepared => {
+      const kind = outcome.kind === "complete" && extraction !== undefined && "complete" in extraction &&
+          extraction.complete === false
+        ? "partial"
+        : outcome.kind
+      return {
+        exchange,
+        extraction,
+        outcome: kind === outcome.kind ? outcome : { ...outcome, kind },
+        policy: responsePolicy(exchange, extraction, clock.unsafeCurrentTimeMillis()),
+        held
+      }
+    }
 
-    yield* Queue.take(queue).pipe(
-      Effect.flatMap(process),
+    const logFailure = (cause: Cause.Cause<unknown>) =>
       // Only the error's kind: messages of parse errors can quote the text they failed on (thinking).
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("gateway analysis failed").pipe(
-          Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) })
+      Effect.logWarning("gateway analysis failed").pipe(Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) }))
+
+    /**
+     * Starts one exchange's analysis on its own fiber; the caller holds a judge slot and a place in
+     * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes
+     * the returned deferred with the event, then waits for the agent's previous event to be published
+     * before publishing this one. A violation then leaves a nudge for the next request in `nudge`
+     * mode, and in `enforce` mode when the response was not held (streams cannot be blocked after
+     * the fact). Run uninterruptibly: the agent's order must not keep a place for a fiber that never
+     * started.
+     */
+    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<ResponseEvent>> =>
+      Effect.gen(function*() {
+        const { exchange, held } = prepared
+        const agentId = exchange.agentId
+        const verdict = yield* Deferred.make<ResponseEvent>()
+        const published = yield* Deferred.make<void>()
+        const previous = lastOfAgent.get(agentId)
+        lastOfAgent.set(agentId, published)
+        const work = Effect.gen(function*() {
+          const judgement = yield* Effect.ensuring(judgeExtraction(exchange, prepared.extraction), judging.release(1))
+          const event = yield* Effect.sync(() =>
+            buildResponseEvent({
+              agentId,
+              cardId: exchange.settings.cardId ?? exchange.settings.card?.card_id,
+              sessionId: exchange.sessionId,
+              provider: exchange.adapter.name,
+              outcome: prepared.outcome,
+              extraction: prepared.extraction,
+              judgement,
+              policy: prepared.policy,
+              now: new Date(clock.unsafeCurrentTimeMillis())
+            })
+          ).pipe(Effect.onExit((exit) => Deferred.done(verdict, exit)))
+          if (previous !== undefined) yield* Deferred.await(previous)
+          yield* publish(agentId, event)
+          if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
+            yield* state.setNudge(agentId, nudgeText(event))
+          }
+        }).pipe(
+          Effect.catchAllCause(logFailure),
+          Effect.ensuring(Effect.suspend(() => {
+            if (lastOfAgent.get(agentId) === published) lastOfAgent.delete(agentId)
+            // A held response never waits for a verdict that will not come (interrupted at shutdown).
+            return Effect.all([inFlight.release(1), Deferred.succeed(published, undefined), Deferred.interrupt(verdict)])
+          })),
+          Effect.interruptible
         )
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
+        yield* FiberSet.run(analyses, work)
+        return verdict
+      }).pipe(Effect.uninterruptible)
+
+    // Queued exchanges leave the queue in order, each once a judge slot is free: while every slot is
+    // busy the queue fills, and beyond its capacity exchanges are dropped (counted) by `enqueue`.
+    yield* Effect.gen(function*() {
+      yield* inFlight.take(1)
+      yield* judging.take(1)
+      const job = yield* Queue.take(queue)
+      yield* Effect.suspend(() => start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause))
+        )
+      )
+    }).pipe(Effect.forever, Effect.forkScoped)
 
     const enqueue = (job: Job) => {
       if (!Queue.unsafeOffer(queue, job)) {
         dropped++
+        exchangesDropped.unsafeUpdate(1, [])
         // Never the job itself in the log: it holds response bytes.
         Effect.runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
           Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
@@ -314,7 +402,16 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             cause: undefined
           }
           const extraction = extract(exchange.adapter, { stream: false, chunks: [response.body] })
-          const event = yield* analyze(exchange, extraction, outcome, true)
+          const prepared = prepare(exchange, extraction, outcome, true)
+          // The slot is waited for interruptibly; once taken, the analysis runs to its event even if
+          // the client goes away meanwhile, so the exchange is still recorded.
+          const verdict = yield* Effect.uninterruptibleMask((restore) =>
+            restore(inFlight.take(1)).pipe(
+              Effect.zipRight(restore(judging.take(1)).pipe(Effect.onInterrupt(() => inFlight.release(1)))),
+              Effect.zipRight(start(prepared))
+            )
+          )
+          const event = yield* Deferred.await(verdict)
           if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
           return {
             respond: jsonResponse(403, {

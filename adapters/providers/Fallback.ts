@@ -2,10 +2,11 @@
  * Fallback reasoning inference (confidence 0.3): when a provider exposes no reasoning, the visible
  * answer's sentences that read like deliberation ("Let me…", "I should…", "However…") stand in
  * for it. The starters are the AIP reference implementation's list (mnemom/aip), kept identical
- * so the same text yields the same evidence.
+ * so the same text yields the same evidence. The gateway applies it to every extraction
+ * (`withInferredThinking`); the adapters themselves report only what the provider sent.
  */
 import { CONFIDENCE } from "./Extraction.js"
-import type { ExtractedThinking } from "./Provider.js"
+import type { ExtractedThinking, Extraction } from "./Provider.js"
 
 const STARTERS =
   /^(?:I need to|Let me|I should|My approach|First, I['’]ll|I['’]m going to|Step 1|Consider|On one hand|However|But|Alternatively|I think|I['’]ll)\b/
@@ -23,4 +24,14 @@ export const inferThinking = (outputText: string): ExtractedThinking | undefined
     .map((s) => s.trim().replace(/^(?:[-*•]|\d+[.)])\s+/, "")) // list markers do not hide a starter
     .filter((s) => STARTERS.test(s))
   return sentences.length === 0 ? undefined : { text: sentences.join("\n"), source: "fallback", confidence: CONFIDENCE.fallback }
+}
+
+/**
+ * The extraction with the fallback's inferred reasoning when the provider exposed none: not for
+ * encrypted reasoning (unsupported, left as it is) nor for a provider's error, whose text is no answer.
+ */
+export const withInferredThinking = <X extends Extraction>(extraction: X): X => {
+  if (extraction.thinking !== undefined || extraction.redactedThinking || extraction.providerError !== undefined) return extraction
+  const thinking = inferThinking(extraction.outputText)
+  return thinking === undefined ? extraction : { ...extraction, thinking }
 }

@@ -102,6 +102,7 @@ describe("config", () => {
       "ANALYSIS_MODEL",
       "ANALYSIS_BASE_URL",
       "ANALYSIS_API_KEY",
+      "ANALYSIS_CONCURRENCY",
       "AUTH_JWT_SECRET",
       "AUTH_JWKS_URL",
       "AUTH_JWT_ISSUER",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { anthropicAdapter } from "../../../adapters/providers/Anthropic.js"
-import { inferThinking } from "../../../adapters/providers/Fallback.js"
+import { inferThinking, withInferredThinking } from "../../../adapters/providers/Fallback.js"
 import { geminiAdapter } from "../../../adapters/providers/Gemini.js"
 import { bearerToken, keyHashesEqual, sha256Hex } from "../../../adapters/providers/Identity.js"
 import { openaiAdapter } from "../../../adapters/providers/OpenAi.js"
@@ -80,5 +80,17 @@ describe("trace action and fallback", () => {
     })
     expect(inferThinking("The answer is 4.")).toBeUndefined()
     expect(inferThinking("Butter is tasty.")).toBeUndefined()
+  })
+
+  it("the fallback stands in only where the provider exposed no reasoning, encrypted or readable, and no error", () => {
+    const prose = "Let me look. Done."
+    const answer = anthropicAdapter.extractJson({ content: [{ type: "text", text: prose }] })
+    expect(withInferredThinking(answer).thinking).toEqual({ text: "Let me look.", source: "fallback", confidence: 0.3 })
+    const native = anthropicAdapter.extractJson({ content: [{ type: "thinking", thinking: "mine" }, { type: "text", text: prose }] })
+    expect(withInferredThinking(native).thinking?.source).toBe("thinking_blocks")
+    const redacted = anthropicAdapter.extractJson({ content: [{ type: "redacted_thinking", data: "x" }, { type: "text", text: prose }] })
+    expect(withInferredThinking(redacted)).toMatchObject({ thinking: undefined, redactedThinking: true })
+    const failed = { ...answer, providerError: "overloaded_error: Let me retry." }
+    expect(withInferredThinking(failed).thinking).toBeUndefined()
   })
 })
