@@ -1,5 +1,6 @@
 // ESLint flat config: the house rules that a type checker and a formatter cannot see.
 // CONTRIBUTING.md explains each of them; `npm run lint` runs this with --max-warnings 0.
+import path from "node:path"
 import js from "@eslint/js"
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript"
 import importX from "eslint-plugin-import-x"
@@ -25,6 +26,36 @@ const layers = [
   }
 ]
 
+// Service tags are keyed by where they live: `class X extends Context.Tag("candor/<folder path>/X")`, the same for
+// Effect.Service, so a key in an error message or a layer graph says which file to open.
+const tagKeys = {
+  meta: { type: "problem", schema: [], messages: { key: "Tag key {{actual}} should be {{expected}}" } },
+  create(context) {
+    const folder = path.relative(context.cwd, path.dirname(context.filename)).split(path.sep).join("/")
+    return {
+      ClassDeclaration(node) {
+        if (node.id === null) return
+        // Context.Tag("key")<...>() and Effect.Service<...>()("key", ...): find the call that takes the key.
+        for (let call = node.superClass; call?.type === "CallExpression"; call = call.callee) {
+          const factory = call.callee.type === "CallExpression" ? call.callee.callee : call.callee
+          const name = factory.type === "MemberExpression" ? `${factory.object.name}.${factory.property.name}` : ""
+          if (name !== (call.callee === factory ? "Context.Tag" : "Effect.Service")) continue
+          const [key] = call.arguments
+          const expected = `candor/${folder}/${node.id.name}`
+          if (key?.type !== "Literal" || key.value !== expected) {
+            context.report({
+              node: key ?? call,
+              messageId: "key",
+              data: { actual: key?.raw ?? "none", expected: `"${expected}"` }
+            })
+          }
+          return
+        }
+      }
+    }
+  }
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -41,7 +72,7 @@ export default tseslint.config(
   {
     languageOptions: { globals: { ...globals.node } },
     linterOptions: { reportUnusedDisableDirectives: "error" },
-    plugins: { "import-x": importX, unicorn },
+    plugins: { "import-x": importX, unicorn, candor: { rules: { "tag-keys": tagKeys } } },
     settings: {
       // The TypeScript preset tells import-x to parse .ts files; without it no-cycle sees no imports at all.
       ...importX.flatConfigs.typescript.settings,
@@ -57,6 +88,7 @@ export default tseslint.config(
           ignore: [/^index\.ts$/, /^\d{4}_[a-z0-9_]+\.ts$/, /\.config\.[jt]s$/, /^candor\.js$/]
         }
       ],
+      "candor/tag-keys": "error",
       "import-x/no-cycle": "error",
       "import-x/no-restricted-paths": ["error", { zones: layers }],
       // `_`-prefixed names mark deliberately unused bindings (callback positions, destructured rests).

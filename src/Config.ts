@@ -18,7 +18,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 
-export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfig, {
+export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<CandorConfig, {
   /** Port of the management API (and of `/health/*`). */
   readonly port: number
   /** Port of the LLM gateway that SDKs point at. */

@@ -158,7 +158,7 @@ const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
 }
 
 /** The bound gateway: its URL is what SDKs use as base URL (plus the provider prefix). */
-export class GatewayServer extends Context.Tag("candor/gateway/GatewayServer")<GatewayServer, {
+export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayServer")<GatewayServer, {
   readonly server: Server
   readonly port: number
   readonly url: string

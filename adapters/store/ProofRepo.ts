@@ -43,7 +43,7 @@ export interface ProofJob {
   readonly agent_id: string
 }
 
-export class ProofRepo extends Context.Tag("candor/ProofRepo")<ProofRepo, {
+export class ProofRepo extends Context.Tag("candor/adapters/store/ProofRepo")<ProofRepo, {
   readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>
   /**
    * An on-demand proof: a `pending` row and a proof job, in one transaction. A proof completed or

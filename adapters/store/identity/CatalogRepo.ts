@@ -39,7 +39,7 @@ export interface BlogPost {
   readonly published_at: string
 }
 
-export class CatalogRepo extends Context.Tag("candor/store/CatalogRepo")<CatalogRepo, {
+export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/CatalogRepo")<CatalogRepo, {
   readonly plans: Effect.Effect<ReadonlyArray<Plan>, StoreError>
   readonly plan: (planId: string) => Effect.Effect<Plan | undefined, StoreError>
   /** The active, unexpired promo with this code (case-insensitive). */

@@ -35,7 +35,7 @@ export interface ImpersonationSession {
   readonly ended_at: string | null
 }
 
-export class CredentialRepo extends Context.Tag("candor/store/CredentialRepo")<CredentialRepo, {
+export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/CredentialRepo")<CredentialRepo, {
   readonly createKey: (key: Omit<ApiKey, "created_at" | "last_used_at" | "revoked_at"> & {
     readonly key_hash: string
   }) => Effect.Effect<ApiKey, StoreError>

@@ -73,7 +73,7 @@ export class SlugTaken extends Data.TaggedError("SlugTaken")<{ readonly slug: st
 
 export type ClaimOutcome = "claimed" | "already_yours" | "claimed_by_another"
 
-export class IdentityRepo extends Context.Tag("candor/store/IdentityRepo")<IdentityRepo, {
+export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/IdentityRepo")<IdentityRepo, {
   /** Creates the user on first sight and keeps the latest email the identity provider sent. */
   readonly ensureUser: (userId: string, email: string | undefined) => Effect.Effect<User, StoreError>
   readonly getUser: (userId: string) => Effect.Effect<User | undefined, StoreError>
