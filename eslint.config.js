@@ -27,7 +27,7 @@ const layers = [
 ]
 
 // Service tags are keyed by where they live: `class X extends Context.Tag("candor/<folder path>/X")`, the same for
-// Effect.Service, so a key in an error message or a layer graph says which file to open.
+// Effect.Service and HttpApiMiddleware.Tag, so a key in an error message or a layer graph says which file to open.
 const tagKeys = {
   meta: { type: "problem", schema: [], messages: { key: "Tag key {{actual}} should be {{expected}}" } },
   create(context) {
@@ -39,7 +39,8 @@ const tagKeys = {
         for (let call = node.superClass; call?.type === "CallExpression"; call = call.callee) {
           const factory = call.callee.type === "CallExpression" ? call.callee.callee : call.callee
           const name = factory.type === "MemberExpression" ? `${factory.object.name}.${factory.property.name}` : ""
-          if (name !== (call.callee === factory ? "Context.Tag" : "Effect.Service")) continue
+          const keyed = call.callee === factory ? ["Context.Tag"] : ["Effect.Service", "HttpApiMiddleware.Tag"]
+          if (!keyed.includes(name)) continue
           const [key] = call.arguments
           const expected = `candor/${folder}/${node.id.name}`
           if (key?.type !== "Literal" || key.value !== expected) {
