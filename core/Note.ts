@@ -41,6 +41,8 @@ const ROOT_HASH_LENGTH = 32
 // ---------------------------------------------------------------------------------------------
 // Text rules
 
+// Matching control characters is the point: a note's text must not carry them.
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0009\u000b-\u001f]/
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 /** Unicode White_Space is exactly Go's `unicode.IsSpace`, which `sumdb/note` uses for names. */

@@ -19,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
 
-export class CandorConfig extends Context.Tag("candor/CandorConfig")<CandorConfig, {
+export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<CandorConfig, {
   /** Port of the management API (and of `/health/*`). */
   readonly port: number
   /** Port of the LLM gateway that SDKs point at. */

@@ -155,7 +155,7 @@ const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ analysisConcu
 const LEASE_TTL_MS = 15_000
 
 /** Whether the bus is reachable: always for the in-process bus, a round trip to the server on NATS. */
-class BusHealth extends Context.Tag("candor/serve/BusHealth")<BusHealth, Effect.Effect<void, unknown>>() {}
+class BusHealth extends Context.Tag("candor/src/BusHealth")<BusHealth, Effect.Effect<void, unknown>>() {}
 
 /**
  * Bus, agent state and partition ownership: in-process and owning every partition on the embedded

@@ -48,7 +48,7 @@ export class AnalysisFailed extends Schema.TaggedError<AnalysisFailed>()("Analys
   reason: Schema.String
 }) {}
 
-export class AnalysisModel extends Context.Tag("candor/AnalysisModel")<
+export class AnalysisModel extends Context.Tag("candor/adapters/analysis/AnalysisModel")<
   AnalysisModel,
   {
     readonly name: string

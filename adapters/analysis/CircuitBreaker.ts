@@ -82,7 +82,7 @@ export const makeCircuitBreaker = (options: CircuitBreakerOptions = {}): Effect.
   })
 
 /** The breaker as a service, for callers that share one across judges. */
-export class CircuitBreaker extends Context.Tag("candor/analysis/CircuitBreaker")<CircuitBreaker, CircuitBreakerService>() {
+export class CircuitBreaker extends Context.Tag("candor/adapters/analysis/CircuitBreaker")<CircuitBreaker, CircuitBreakerService>() {
   static readonly layer = (options: CircuitBreakerOptions = {}): Layer.Layer<CircuitBreaker> =>
     Layer.effect(CircuitBreaker, makeCircuitBreaker(options))
 }

@@ -7,8 +7,9 @@ import { Duration, Either, Layer, Redacted, Schema } from "effect"
 import type { AnalysisModel } from "./AnalysisModel.js"
 import type { CircuitBreakerOptions } from "./CircuitBreaker.js"
 import type { EvidenceRedaction } from "./Evidence.js"
-import { type LlmProvider, llmJudgeLayer } from "./Llm.js"
-import { rulesJudgeLayer } from "./Rules.js"
+import * as Llm from "./Llm.js"
+import type { LlmProvider } from "./Llm.js"
+import * as Rules from "./Rules.js"
 
 export class InvalidAnalysisSpec extends Schema.TaggedError<InvalidAnalysisSpec>()("InvalidAnalysisSpec", {
   reason: Schema.String
@@ -52,7 +53,7 @@ export const layerFromSpec = (spec: string, options: AnalysisLayerOptions = {}):
   const parsed = parseAnalysisSpec(spec)
   if (Either.isLeft(parsed)) return Layer.fail(parsed.left)
   const choice = parsed.right
-  if (choice.kind === "rules") return rulesJudgeLayer(defined("evidenceRedaction", options.evidenceRedaction))
+  if (choice.kind === "rules") return Rules.layer(defined("evidenceRedaction", options.evidenceRedaction))
   const key = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   if (key === undefined || Redacted.value(key).trim() === "") {
     return Layer.fail(new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL ${choice.provider}:${choice.model} needs ANALYSIS_API_KEY` }))
@@ -60,7 +61,7 @@ export const layerFromSpec = (spec: string, options: AnalysisLayerOptions = {}):
   if (options.baseUrl !== undefined && !/^https?:\/\/[^/\s]+/i.test(options.baseUrl)) {
     return Layer.fail(new InvalidAnalysisSpec({ reason: "ANALYSIS_BASE_URL must be an http(s) URL" }))
   }
-  return llmJudgeLayer({
+  return Llm.layer({
     provider: choice.provider,
     model: choice.model,
     apiKey: key,

@@ -212,5 +212,5 @@ const belowThreshold = (name: string, tokens: number, min: number): AnalysisResu
 })
 
 /** The LLM judge as the `AnalysisModel`; the connection pool lives as long as the layer. */
-export const llmJudgeLayer = (options: LlmJudgeOptions): Layer.Layer<AnalysisModel> =>
+export const layer = (options: LlmJudgeOptions): Layer.Layer<AnalysisModel> =>
   Layer.scoped(AnalysisModel, Effect.map(makeLlmJudge(options), ({ analyze, name }) => ({ name, analyze })))

@@ -324,8 +324,6 @@ export const makeRulesJudge = (options: RulesJudgeOptions = {}): typeof Analysis
   analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
 })
 
-/** The default judge. `RulesJudge` uses no redaction; `rulesJudgeLayer(options)` configures it. */
-export const rulesJudgeLayer = (options: RulesJudgeOptions = {}): Layer.Layer<AnalysisModel> =>
+/** The default judge; without options it uses no redaction. */
+export const layer = (options: RulesJudgeOptions = {}): Layer.Layer<AnalysisModel> =>
   Layer.succeed(AnalysisModel, makeRulesJudge(options))
-
-export const RulesJudge: Layer.Layer<AnalysisModel> = rulesJudgeLayer()

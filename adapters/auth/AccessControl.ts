@@ -18,7 +18,7 @@ import type { Principal, Role } from "./Principal.js"
 
 export type AgentAction = "read" | "write" | "pause" | "resume" | "kill" | "reactivate"
 
-export class AccessControl extends Context.Tag("candor/auth/AccessControl")<AccessControl, {
+export class AccessControl extends Context.Tag("candor/adapters/auth/AccessControl")<AccessControl, {
   /** Succeeds when `principal` may do `action` on the agent; NotFound when it may not even see it. */
   readonly agent: (principal: Principal, agentId: string, action: AgentAction) => Effect.Effect<void, Forbidden | NotFound | StoreError>
   /** The agents `principal` may read (user: own + organizations'; service: every agent). */

@@ -15,7 +15,7 @@ const TTL_MS = 10_000
 /** Past this many entries the cache starts over (expired entries are otherwise only replaced). */
 const MAX_ENTRIES = 100_000
 
-export class Accounts extends Context.Tag("candor/auth/Accounts")<Accounts, {
+export class Accounts extends Context.Tag("candor/adapters/auth/Accounts")<Accounts, {
   /** Creates the user on first sight (keeping the latest email); returns the user's plan. */
   readonly userPlan: (userId: string, email: string | undefined) => Effect.Effect<string, StoreError>
   readonly orgPlan: (orgId: string) => Effect.Effect<string, StoreError>

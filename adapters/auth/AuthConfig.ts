@@ -17,4 +17,4 @@ export interface AuthSettings {
   readonly serviceRoleKey: Option.Option<Redacted.Redacted>
 }
 
-export class AuthConfig extends Context.Tag("candor/auth/AuthConfig")<AuthConfig, AuthSettings>() {}
+export class AuthConfig extends Context.Tag("candor/adapters/auth/AuthConfig")<AuthConfig, AuthSettings>() {}

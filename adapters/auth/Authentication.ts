@@ -17,7 +17,7 @@ import * as Schema from "effect/Schema"
 import { Forbidden, InternalError, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
 import { CurrentPrincipal } from "./Principal.js"
 
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("candor/auth/Authentication", {
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("candor/adapters/auth/Authentication", {
   failure: Schema.Union(Unauthorized, Forbidden, TooManyRequests, InternalError, ServiceUnavailable),
   provides: CurrentPrincipal,
   security: {

@@ -28,7 +28,7 @@ export interface Identity {
 /** Why a token was refused: the 401 message, which never quotes the token. */
 export class InvalidToken extends Data.TaggedError("InvalidToken")<{ readonly reason: string }> {}
 
-export class IdentityTokens extends Context.Tag("candor/auth/IdentityTokens")<IdentityTokens, {
+export class IdentityTokens extends Context.Tag("candor/adapters/auth/IdentityTokens")<IdentityTokens, {
   readonly verify: (token: string) => Effect.Effect<Identity, InvalidToken>
 }>() {}
 

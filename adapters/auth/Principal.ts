@@ -35,4 +35,4 @@ export type Principal =
   /** The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. */
   | { readonly kind: "service" }
 
-export class CurrentPrincipal extends Context.Tag("candor/auth/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentPrincipal")<CurrentPrincipal, Principal>() {}

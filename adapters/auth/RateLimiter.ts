@@ -16,7 +16,7 @@ export type RateDecision =
   /** Whole seconds until one request is allowed again (at least 1): the `Retry-After` header. */
   | { readonly allowed: false; readonly retryAfterSeconds: number }
 
-export class RateLimiter extends Context.Tag("candor/auth/RateLimiter")<RateLimiter, {
+export class RateLimiter extends Context.Tag("candor/adapters/auth/RateLimiter")<RateLimiter, {
   /** Takes one token from `credential`'s bucket, refilled at `perSecond`. */
   readonly take: (credential: string, perSecond: number) => Effect.Effect<RateDecision>
 }>() {}

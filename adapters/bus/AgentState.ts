@@ -45,7 +45,7 @@ export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> 
 /** An unknown agent: observe, fail open (the reference's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
 
-export class AgentState extends Context.Tag("candor/gateway/AgentState")<AgentState, {
+export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<AgentState, {
   readonly get: (agentId: string) => Effect.Effect<AgentSettings>
   /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
   readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>

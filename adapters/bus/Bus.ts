@@ -62,7 +62,7 @@ export interface PublishOptions {
   readonly msgId?: string
 }
 
-export class Bus extends Context.Tag("candor/Bus")<Bus, {
+export class Bus extends Context.Tag("candor/adapters/bus/Bus")<Bus, {
   readonly partitions: number
   /** Resolves once stored; safe to call with many publishes in flight. */
   readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>

@@ -16,7 +16,7 @@ export interface NatsConnectionOptions {
   readonly reconnectWaitMs?: number
 }
 
-export class NatsConnection extends Context.Tag("candor/bus/NatsConnection")<NatsConnection, Connection>() {
+export class NatsConnection extends Context.Tag("candor/adapters/bus/NatsConnection")<NatsConnection, Connection>() {
   /** `url` is NATS_URL: one server or a comma-separated list. The first connect must succeed. */
   static readonly layer = (url: string, options: NatsConnectionOptions = {}): Layer.Layer<NatsConnection, BusError> =>
     Layer.scoped(

@@ -33,6 +33,9 @@ import {
   type Upstreams,
   type UpstreamTimeouts
 } from "./Upstreams.js"
+// Known layering violation (issue 11): an adapter reading the CLI's config. The layer should take host, port and
+// upstream URLs as options, as the other adapters do, and src/Serve.ts read them from CandorConfig.
+// eslint-disable-next-line import-x/no-restricted-paths
 import { CandorConfig } from "../../src/Config.js"
 
 export interface GatewayTuning {
@@ -155,7 +158,7 @@ const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
 }
 
 /** The bound gateway: its URL is what SDKs use as base URL (plus the provider prefix). */
-export class GatewayServer extends Context.Tag("candor/gateway/GatewayServer")<GatewayServer, {
+export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayServer")<GatewayServer, {
   readonly server: Server
   readonly port: number
   readonly url: string

@@ -55,7 +55,7 @@ export interface ResponseHead {
 
 export type HeldVerdict = { readonly pass: true } | { readonly respond: GatewayResponse }
 
-export class Inspector extends Context.Tag("candor/gateway/Inspector")<Inspector, {
+export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<Inspector, {
   readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
   /** Synchronous and cheap: it runs between the upstream's headers and the client's. */
   readonly onResponse: (context: unknown, head: ResponseHead) => ResponseObserver

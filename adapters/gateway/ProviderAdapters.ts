@@ -6,7 +6,7 @@
 import * as Context from "effect/Context"
 import type { ProviderAdapter, ProviderName } from "../providers/Provider.js"
 
-export class ProviderAdapters extends Context.Tag("candor/gateway/ProviderAdapters")<
+export class ProviderAdapters extends Context.Tag("candor/adapters/gateway/ProviderAdapters")<
   ProviderAdapters,
   Readonly<Record<ProviderName, ProviderAdapter>>
 >() {}

@@ -18,7 +18,7 @@ import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey 
 import { KeyRepo, layer as keyRepoLayer } from "../store/KeyRepo.js"
 import type { StoreError } from "../store/Store.js"
 
-export class SigningKeys extends Context.Tag("candor/SigningKeys")<SigningKeys, {
+export class SigningKeys extends Context.Tag("candor/adapters/keys/SigningKeys")<SigningKeys, {
   /** Signs everything issued from now on. */
   readonly active: SigningKey
 }>() {

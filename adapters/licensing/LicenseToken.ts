@@ -39,12 +39,14 @@ export type LicenseCheck =
   | { readonly _tag: "BadSignature" }
   | { readonly _tag: "Verified"; readonly license: License }
 
-const isLicense = (value: any): value is License =>
-  value !== null && typeof value === "object" &&
-  ["license_id", "plan_id", "licensee", "issued_at", "expires_at", "key_id"].every((k) => typeof value[k] === "string") &&
-  typeof value.feature_flags === "object" && value.feature_flags !== null &&
-  typeof value.limits === "object" && value.limits !== null &&
-  !Number.isNaN(Date.parse(value.expires_at))
+const isLicense = (value: unknown): value is License => {
+  if (value === null || typeof value !== "object") return false
+  const fields = value as Record<string, unknown>
+  return ["license_id", "plan_id", "licensee", "issued_at", "expires_at", "key_id"].every((k) => typeof fields[k] === "string") &&
+    typeof fields.feature_flags === "object" && fields.feature_flags !== null &&
+    typeof fields.limits === "object" && fields.limits !== null &&
+    !Number.isNaN(Date.parse(fields.expires_at as string))
+}
 
 /** Verifies a token against the public keys that may have signed it (by key id). Never throws. */
 export const checkLicense = (token: string, publicKeyOf: (keyId: string) => Uint8Array | undefined): LicenseCheck => {

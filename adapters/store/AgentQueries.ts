@@ -51,7 +51,7 @@ export interface CheckpointReevaluation {
   readonly previous: Verdict
 }
 
-export class AgentQueries extends Context.Tag("candor/store/AgentQueries")<AgentQueries, {
+export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQueries")<AgentQueries, {
   /** The agents with these ids, in the order of the newest activity first. */
   readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
   /**

@@ -29,7 +29,7 @@ export interface SigningKeyRecord {
   readonly retired_at: string | null
 }
 
-export class KeyRepo extends Context.Tag("candor/KeyRepo")<KeyRepo, {
+export class KeyRepo extends Context.Tag("candor/adapters/store/KeyRepo")<KeyRepo, {
   /**
    * Records the key that signs from now on. A key seen for the first time retires every other key;
    * a key already known is left as it is (a restart changes nothing). Returns whether it was new.

@@ -42,7 +42,7 @@ export interface ProofRecord {
 export const ProofJob = Schema.Struct({ checkpoint_id: Schema.String, agent_id: Schema.String })
 export interface ProofJob extends Schema.Schema.Type<typeof ProofJob> {}
 
-export class ProofRepo extends Context.Tag("candor/ProofRepo")<ProofRepo, {
+export class ProofRepo extends Context.Tag("candor/adapters/store/ProofRepo")<ProofRepo, {
   readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>
   /**
    * An on-demand proof: a `pending` row and a proof job, in one transaction. A proof completed or

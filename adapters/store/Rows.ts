@@ -10,5 +10,17 @@ export const toCount = (value: unknown): number => (value === null || value === 
 export const toIso = (value: unknown): string =>
   value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString()
 
+/**
+ * The row a query returns for a domain type A: the columns in K (int8, numeric, timestamptz) arrive in the
+ * driver's own type and are read with toCount / toIso; the others arrive as A declares them.
+ */
+export type Columns<A, K extends keyof A> = Omit<A, K> & { readonly [P in K]: unknown }
+
+/**
+ * A row mapper that accepts the driver's untyped rows: the SQL that selects the columns is what guarantees R,
+ * as it does for `sql<R>`; this only names R once, beside the mapper.
+ */
+export const fromRow = <R, A>(of: (row: R) => A) => (row: unknown): A => of(row as R)
+
 /** A JSON parameter, expanded in SQL by `json_to_recordset` or cast to `json`/`jsonb`. */
 export const json = (value: unknown): string => JSON.stringify(value)

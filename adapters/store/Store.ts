@@ -167,7 +167,7 @@ export interface WebhookRegistration {
   readonly created_at: string
 }
 
-export class Store extends Context.Tag("candor/Store")<Store, {
+export class Store extends Context.Tag("candor/adapters/store/Store")<Store, {
   // ---- the write path (actors) ----
   /** The agent's chain head and Merkle frontier; `emptyLogState` for an agent never seen. */
   readonly loadLogState: (agentId: string) => Effect.Effect<AgentLogState, StoreError>

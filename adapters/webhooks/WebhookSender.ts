@@ -46,7 +46,7 @@ export interface WebhookSenderOptions {
 
 export const defaultSenderOptions: WebhookSenderOptions = { timeout: "10 seconds" }
 
-export class WebhookSender extends Context.Tag("candor/webhooks/WebhookSender")<WebhookSender, {
+export class WebhookSender extends Context.Tag("candor/adapters/webhooks/WebhookSender")<WebhookSender, {
   /** Succeeds with the receiver's 2xx status. */
   readonly send: (delivery: WebhookDelivery) => Effect.Effect<number, WebhookDeliveryError>
 }>() {

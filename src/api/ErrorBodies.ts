@@ -44,19 +44,21 @@ const RETRY_UNAVAILABLE_SECONDS = 5
 /** The rewritten response, or the same one when it is not a tagged error body. */
 const rewrite = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   if (response.status < 400 || response.body._tag !== "Uint8Array") return response
-  let body: any
+  let parsed: unknown
   try {
-    body = JSON.parse(decoder.decode(response.body.body))
+    parsed = JSON.parse(decoder.decode(response.body.body))
   } catch {
     return response
   }
-  if (body === null || typeof body !== "object" || typeof body._tag !== "string") return response
+  if (parsed === null || typeof parsed !== "object") return response
+  const body = parsed as { _tag?: unknown; issues?: unknown; error?: unknown; retry_after_seconds?: unknown }
+  if (typeof body._tag !== "string") return response
   if (body._tag === "HttpApiDecodeError") {
     return json({ error: describeIssues(Array.isArray(body.issues) ? body.issues : []) }, 400)
   }
   const error = typeof body.error === "string" ? body.error : "error"
   if (response.status === 429) {
-    const seconds = Number.isInteger(body.retry_after_seconds) ? body.retry_after_seconds : 1
+    const seconds = Number.isInteger(body.retry_after_seconds) ? (body.retry_after_seconds as number) : 1
     return json({ error }, 429, { "retry-after": String(seconds) })
   }
   // The database is unreachable: worth another try soon.

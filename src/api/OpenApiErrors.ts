@@ -5,6 +5,9 @@
  * a 429 carries `Retry-After`. Applied as the API's `OpenApi.Transform`, so /v1/openapi.json and
  * /docs agree.
  */
+import type * as OpenApi from "@effect/platform/OpenApi"
+import type * as Context from "effect/Context"
+
 const ERROR_SCHEMA = "Error"
 
 /** Components that only ever described the rewritten bodies. */
@@ -21,7 +24,13 @@ const DESCRIPTIONS: Record<string, string> = {
   "503": "The database cannot be reached right now; try again shortly"
 }
 
-export const rewriteErrorBodies = (spec: Record<string, any>): Record<string, any> => {
+/** The part of an OpenAPI operation this rewrite reads. */
+interface Operation {
+  readonly responses?: Record<string, { readonly description?: string }>
+}
+
+// Typed as the annotation it is: OpenApi.Transform hands over the document as loosely typed JSON.
+export const rewriteErrorBodies: Context.Tag.Service<typeof OpenApi.Transform> = (spec) => {
   const schemas: Record<string, unknown> = { ...spec.components?.schemas }
   for (const name of REPLACED) delete schemas[name]
   schemas[ERROR_SCHEMA] = {
@@ -30,11 +39,12 @@ export const rewriteErrorBodies = (spec: Record<string, any>): Record<string, an
     properties: { error: { type: "string", description: "What went wrong, for humans" } },
     additionalProperties: false
   }
-  const paths: Record<string, any> = {}
-  for (const [path, operations] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
-    paths[path] = Object.fromEntries(Object.entries(operations).map(([method, operation]) => {
+  const paths: Record<string, unknown> = {}
+  for (const [path, operations] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, unknown>]>) {
+    paths[path] = Object.fromEntries(Object.entries(operations).map(([method, value]) => {
+      const operation = value as Operation | null
       if (typeof operation !== "object" || operation === null || operation.responses === undefined) return [method, operation]
-      const responses = Object.fromEntries(Object.entries<any>(operation.responses).map(([status, response]) => {
+      const responses = Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => {
         if (Number(status) < 400) return [status, response]
         return [status, {
           description: DESCRIPTIONS[status] ?? response.description,

@@ -20,7 +20,7 @@ export interface ReadinessCheck {
 }
 
 /** The checks `/health/ready` runs; Serve.ts provides those of the roles it starts. */
-export class Readiness extends Context.Tag("candor/http/Readiness")<Readiness, ReadonlyArray<ReadinessCheck>>() {
+export class Readiness extends Context.Tag("candor/src/http/Readiness")<Readiness, ReadonlyArray<ReadinessCheck>>() {
   static readonly none: Layer.Layer<Readiness> = Layer.succeed(Readiness, [])
 }
 

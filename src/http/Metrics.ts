@@ -20,7 +20,7 @@ export const METRICS_PATH = "/metrics"
 
 /** The route templates requests are labelled with: every API endpoint and the plain routes. */
 const apiTemplates = (): ReadonlyArray<string> =>
-  Object.values(CandorApi.groups).flatMap((group: any) => Object.values(group.endpoints).map((e: any) => e.path as string))
+  Object.values(CandorApi.groups).flatMap((group) => Object.values(group.endpoints).map((e) => e.path))
 
 const labelOf = HttpMetrics.routeMatcher([
   ...apiTemplates(),

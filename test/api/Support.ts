@@ -107,7 +107,7 @@ export interface MintOptions {
   readonly issuedAt?: number | undefined
 }
 
-export class ApiHarness extends Context.Tag("test/api/ApiHarness")<ApiHarness, {
+export class ApiHarness extends Context.Tag("candor/test/api/ApiHarness")<ApiHarness, {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string
   readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<ApiResponse>

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Agent } from "../../../core/schema/Agent.js"
 import type { Plan } from "../../../core/schema/Plan.js"
-import { toCount, toIso } from "../Rows.js"
+import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
 import { defaultAgentSettings, StoreError, type AgentSettingsRecord } from "../Store.js"
 
 export interface Promo {
@@ -39,7 +39,7 @@ export interface BlogPost {
   readonly published_at: string
 }
 
-export class CatalogRepo extends Context.Tag("candor/store/CatalogRepo")<CatalogRepo, {
+export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/CatalogRepo")<CatalogRepo, {
   readonly plans: Effect.Effect<ReadonlyArray<Plan>, StoreError>
   readonly plan: (planId: string) => Effect.Effect<Plan | undefined, StoreError>
   /** The active, unexpired promo with this code (case-insensitive). */
@@ -61,7 +61,12 @@ export class CatalogRepo extends Context.Tag("candor/store/CatalogRepo")<Catalog
 const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
   Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
-const planOf = (row: any): Plan => ({
+type PlanRow = Columns<
+  Plan,
+  "base_price_cents" | "annual_price_cents" | "per_check_price" | "included_checks" | "trace_retention_days" | "sort_order"
+>
+
+const planOf = fromRow((row: PlanRow): Plan => ({
   plan_id: row.plan_id,
   display_name: row.display_name,
   description: row.description,
@@ -74,16 +79,29 @@ const planOf = (row: any): Plan => ({
   feature_flags: row.feature_flags,
   limits: row.limits,
   sort_order: toCount(row.sort_order)
-})
+}))
 
-const postOf = (row: any): BlogPost => ({
+const postOf = fromRow((row: Columns<BlogPost, "published_at">): BlogPost => ({
   post_id: row.post_id,
   agent_id: row.agent_id,
   title: row.title,
   slug: row.slug,
   summary: row.summary,
   published_at: toIso(row.published_at)
-})
+}))
+
+interface AgentRecordRow {
+  readonly agent_id: string
+  readonly agent_hash: string
+  readonly user_id: string
+  readonly email: string | null
+  readonly public: boolean | null
+  readonly billing_account_id: string
+  readonly settings: Partial<AgentSettingsRecord> | null
+  readonly claimed_at: unknown
+  readonly created_at: unknown
+  readonly last_seen: unknown
+}
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -101,9 +119,9 @@ export const make = Effect.gen(function*() {
       ),
 
     promo: (code, now) =>
-      sql`select code, name, discount_percent, discount_amount_cents from promo_codes
+      sql<Columns<Promo, "discount_percent" | "discount_amount_cents">>`select code, name, discount_percent, discount_amount_cents from promo_codes
           where upper(code) = upper(${code}) and active and (expires_at is null or expires_at > ${now})`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) =>
+        Effect.map((rows) =>
           rows[0] === undefined
             ? undefined
             : {
@@ -155,7 +173,7 @@ export const make = Effect.gen(function*() {
         .pipe(Effect.asVoid, storeError("putPost")),
 
     agentRecord: (agentId) =>
-      sql`select c.agent_id, c.agent_hash, c.user_id, c.public, c.claimed_at, u.email,
+      sql<AgentRecordRow>`select c.agent_id, c.agent_hash, c.user_id, c.public, c.claimed_at, u.email,
             coalesce(o.billing_account_id, 'ba_' || c.user_id) as billing_account_id,
             a.settings, coalesce(a.created_at, c.claimed_at) as created_at,
             (select max(occurred_at) from checkpoints k where k.agent_id = c.agent_id) as last_seen
@@ -164,7 +182,7 @@ export const make = Effect.gen(function*() {
           left join orgs o on o.org_id = c.org_id
           left join agents a on a.agent_id = c.agent_id
           where c.agent_id = ${agentId}`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => {
+        Effect.map((rows) => {
           const row = rows[0]
           if (row === undefined) return undefined
           const settings: AgentSettingsRecord = { ...defaultAgentSettings, ...(row.settings ?? {}) }

@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
-import { toIso } from "../Rows.js"
+import { type Columns, fromRow, toIso } from "../Rows.js"
 import { StoreError } from "../Store.js"
 
 export interface ApiKey {
@@ -35,7 +35,7 @@ export interface ImpersonationSession {
   readonly ended_at: string | null
 }
 
-export class CredentialRepo extends Context.Tag("candor/store/CredentialRepo")<CredentialRepo, {
+export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/CredentialRepo")<CredentialRepo, {
   readonly createKey: (key: Omit<ApiKey, "created_at" | "last_used_at" | "revoked_at"> & {
     readonly key_hash: string
   }) => Effect.Effect<ApiKey, StoreError>
@@ -63,7 +63,7 @@ const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlErr
 
 const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
 
-const keyOf = (row: any): ApiKey => ({
+const keyOf = fromRow((row: Columns<ApiKey, "created_at" | "last_used_at" | "revoked_at">): ApiKey => ({
   key_id: row.key_id,
   name: row.name,
   prefix: row.prefix,
@@ -73,9 +73,9 @@ const keyOf = (row: any): ApiKey => ({
   created_at: toIso(row.created_at),
   last_used_at: isoOrNull(row.last_used_at),
   revoked_at: isoOrNull(row.revoked_at)
-})
+}))
 
-const sessionOf = (row: any): ImpersonationSession => ({
+const sessionOf = fromRow((row: Columns<ImpersonationSession, "created_at" | "expires_at" | "ended_at">): ImpersonationSession => ({
   session_id: row.session_id,
   admin_user_id: row.admin_user_id,
   target_user_id: row.target_user_id,
@@ -83,9 +83,9 @@ const sessionOf = (row: any): ImpersonationSession => ({
   created_at: toIso(row.created_at),
   expires_at: toIso(row.expires_at),
   ended_at: isoOrNull(row.ended_at)
-})
+}))
 
-const first = <A>(of: (row: any) => A) => (rows: ReadonlyArray<any>): A | undefined =>
+const first = <A>(of: (row: unknown) => A) => (rows: ReadonlyArray<unknown>): A | undefined =>
   rows[0] === undefined ? undefined : of(rows[0])
 
 const KEY_COLUMNS = "key_id, name, prefix, user_id, org_id, role, created_at, last_used_at, revoked_at"

@@ -3,13 +3,14 @@
  * control decides on (migrations/0003_identity.ts). Same SQL on PostgreSQL and PGlite.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Row } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
-import { toCount, toIso } from "../Rows.js"
+import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
 import { StoreError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
@@ -73,7 +74,7 @@ export class SlugTaken extends Data.TaggedError("SlugTaken")<{ readonly slug: st
 
 export type ClaimOutcome = "claimed" | "already_yours" | "claimed_by_another"
 
-export class IdentityRepo extends Context.Tag("candor/store/IdentityRepo")<IdentityRepo, {
+export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/IdentityRepo")<IdentityRepo, {
   /** Creates the user on first sight and keeps the latest email the identity provider sent. */
   readonly ensureUser: (userId: string, email: string | undefined) => Effect.Effect<User, StoreError>
   readonly getUser: (userId: string) => Effect.Effect<User | undefined, StoreError>
@@ -124,15 +125,15 @@ export class IdentityRepo extends Context.Tag("candor/store/IdentityRepo")<Ident
 const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
   Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
-const userOf = (row: any): User => ({
+const userOf = fromRow((row: Columns<User, "created_at">): User => ({
   user_id: row.user_id,
   email: row.email ?? null,
   plan_id: row.plan_id,
   is_admin: row.is_admin === true,
   created_at: toIso(row.created_at)
-})
+}))
 
-const orgOf = (row: any): Org => ({
+const orgOf = fromRow((row: Columns<Org, "member_count" | "created_at" | "updated_at">): Org => ({
   org_id: row.org_id,
   name: row.name,
   slug: row.slug,
@@ -144,9 +145,9 @@ const orgOf = (row: any): Org => ({
   member_count: toCount(row.member_count),
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
-})
+}))
 
-const inviteOf = (row: any): Invite => ({
+const inviteOf = fromRow((row: Columns<Invite, "created_at" | "expires_at" | "accepted_at">): Invite => ({
   invite_id: row.invite_id,
   org_id: row.org_id,
   email: row.email,
@@ -155,20 +156,20 @@ const inviteOf = (row: any): Invite => ({
   created_at: toIso(row.created_at),
   expires_at: toIso(row.expires_at),
   accepted_at: row.accepted_at === null || row.accepted_at === undefined ? null : toIso(row.accepted_at)
-})
+}))
 
-const claimOf = (row: any): AgentClaim => ({
+const claimOf = fromRow((row: Columns<AgentClaim, "claimed_at">): AgentClaim => ({
   agent_id: row.agent_id,
   agent_hash: row.agent_hash,
   user_id: row.user_id,
   org_id: row.org_id ?? null,
   public: row.public === true,
   claimed_at: toIso(row.claimed_at)
-})
+}))
 
 const isUniqueViolation = (error: SqlError): boolean => {
   const cause = error.cause as { code?: unknown } | undefined
-  return cause?.code === "23505" || /duplicate key|unique constraint/i.test(String((cause as any)?.message ?? ""))
+  return cause?.code === "23505" || /duplicate key|unique constraint/i.test(String((cause as { message?: unknown } | undefined)?.message ?? ""))
 }
 
 export const make = Effect.gen(function*() {
@@ -184,7 +185,7 @@ export const make = Effect.gen(function*() {
       storeError("getOrg")
     )
 
-  const ids = (rows: ReadonlyArray<any>) => rows.map((row) => row.agent_id as string)
+  const ids = (rows: ReadonlyArray<Row>) => rows.map((row) => row.agent_id as string)
 
   return IdentityRepo.of({
     ensureUser: (userId, email) =>
@@ -240,22 +241,22 @@ export const make = Effect.gen(function*() {
     orgsOf: (userId) =>
       sql`select ${orgColumns}, me.role from org_members me join orgs o on o.org_id = me.org_id
           where me.user_id = ${userId} order by o.created_at, o.org_id`.pipe(
-        Effect.map((rows) => rows.map((row: any) => ({ ...orgOf(row), role: row.role as OrgRole }))),
+        Effect.map((rows) => rows.map((row) => ({ ...orgOf(row), role: row.role as OrgRole }))),
         storeError("orgsOf")
       ),
 
     memberRole: (orgId, userId) =>
-      sql`select role from org_members where org_id = ${orgId} and user_id = ${userId}`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) => rows[0]?.role as OrgRole | undefined),
+      sql<{ readonly role: OrgRole }>`select role from org_members where org_id = ${orgId} and user_id = ${userId}`.pipe(
+        Effect.map((rows) => rows[0]?.role),
         storeError("memberRole")
       ),
 
     members: (orgId) =>
-      sql`select m.user_id, u.email, m.role, m.created_at from org_members m
+      sql<Columns<Member, "created_at">>`select m.user_id, u.email, m.role, m.created_at from org_members m
           left join users u on u.user_id = m.user_id
           where m.org_id = ${orgId} order by m.created_at, m.user_id`.pipe(
         Effect.map((rows) =>
-          rows.map((row: any): Member => ({
+          rows.map((row): Member => ({
             user_id: row.user_id,
             email: row.email ?? null,
             role: row.role,
@@ -308,9 +309,9 @@ export const make = Effect.gen(function*() {
 
     acceptInvite: (inviteId, userId) =>
       transaction(sql, Effect.gen(function*() {
-        const rows = yield* sql`update org_invites set accepted_at = now(), accepted_by = ${userId}
+        const rows = yield* sql<{ readonly org_id: string; readonly role: OrgRole }>`update org_invites set accepted_at = now(), accepted_by = ${userId}
           where invite_id = ${inviteId} and accepted_at is null returning org_id, role`
-        const row = rows[0] as any
+        const row = rows[0]
         if (row === undefined) return
         // An existing member keeps a higher role than the invite's.
         yield* sql`insert into org_members (org_id, user_id, role) values (${row.org_id}, ${userId}, ${row.role})
@@ -330,18 +331,18 @@ export const make = Effect.gen(function*() {
           values (${claim.agent_id}, ${claim.agent_hash}, ${claim.user_id}, ${claim.org_id})
           on conflict (agent_id) do nothing returning agent_id`
         if (inserted.length > 0) return "claimed" as const
-        const rows = yield* sql`select user_id from agent_claims where agent_id = ${claim.agent_id}`
-        if ((rows[0] as any)?.user_id !== claim.user_id) return "claimed_by_another" as const
+        const rows = yield* sql<{ readonly user_id: string }>`select user_id from agent_claims where agent_id = ${claim.agent_id}`
+        if (rows[0]?.user_id !== claim.user_id) return "claimed_by_another" as const
         // The claimer may move their own agent into (or out of) an organization by claiming again.
         yield* sql`update agent_claims set org_id = ${claim.org_id} where agent_id = ${claim.agent_id}`
         return "already_yours" as const
       }).pipe(storeError("claimAgent")),
 
     agentAccess: (agentId, userId) =>
-      sql`select c.*, m.role from agent_claims c
+      sql<{ readonly role: OrgRole | null }>`select c.*, m.role from agent_claims c
           left join org_members m on m.org_id = c.org_id and m.user_id = ${userId}
           where c.agent_id = ${agentId}`.pipe(
-        Effect.map((rows: ReadonlyArray<any>) =>
+        Effect.map((rows) =>
           rows[0] === undefined ? undefined : { claim: claimOf(rows[0]), orgRole: rows[0].role ?? undefined }
         ),
         storeError("agentAccess")

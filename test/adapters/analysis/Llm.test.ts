@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
 import { layerFromSpec, parseAnalysisSpec } from "../../../adapters/analysis/Layer.js"
-import { type LlmJudgeOptions, llmJudgeLayer } from "../../../adapters/analysis/Llm.js"
+import { type LlmJudgeOptions, layer as llmJudgeLayer } from "../../../adapters/analysis/Llm.js"
 import { request } from "./Fixtures.js"
 
 const KEY = "sk-test-SECRET-KEY-0123456789"
