@@ -1,30 +1,11 @@
-// ESLint flat config: the house rules that a type checker and a formatter cannot see.
+// ESLint flat config: the house rules that a type checker and a formatter cannot see (import cycles and the
+// dependency direction are dependency-cruiser's, in .dependency-cruiser.cjs).
 // CONTRIBUTING.md explains each of them; `npm run lint` runs this with --max-warnings 0.
 import path from "node:path"
 import js from "@eslint/js"
-import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript"
-import importX from "eslint-plugin-import-x"
 import unicorn from "eslint-plugin-unicorn"
 import globals from "globals"
 import tseslint from "typescript-eslint"
-
-// Dependency direction: core <- prover; core <- adapters <- streams <- src. Tests and benchmarks may import
-// anything; production code imports neither of them.
-const layers = [
-  {
-    target: "./core",
-    from: ["./adapters", "./streams", "./prover", "./src"],
-    message: "core is pure: it imports no edge"
-  },
-  { target: "./adapters", from: ["./streams", "./src"], message: "adapters do not import streams or src" },
-  { target: "./streams", from: ["./src"], message: "streams do not import the composition roots in src" },
-  { target: "./prover", from: ["./adapters", "./streams", "./src"], message: "prover imports only core" },
-  {
-    target: ["./core", "./adapters", "./streams", "./prover", "./src"],
-    from: ["./test", "./bench"],
-    message: "production code does not import tests or benchmarks"
-  }
-]
 
 // Service tags are keyed by where they live: `class X extends Context.Tag("candor/<folder path>/X")`, the same for
 // Effect.Service and HttpApiMiddleware.Tag, so a key in an error message or a layer graph says which file to open.
@@ -73,12 +54,7 @@ export default tseslint.config(
   {
     languageOptions: { globals: { ...globals.node } },
     linterOptions: { reportUnusedDisableDirectives: "error" },
-    plugins: { "import-x": importX, unicorn, candor: { rules: { "tag-keys": tagKeys } } },
-    settings: {
-      // The TypeScript preset tells import-x to parse .ts files; without it no-cycle sees no imports at all.
-      ...importX.flatConfigs.typescript.settings,
-      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "./tsconfig.json" })]
-    },
+    plugins: { unicorn, candor: { rules: { "tag-keys": tagKeys } } },
     rules: {
       // One file-naming convention: every module is PascalCase after the concept it holds.
       "unicorn/filename-case": [
@@ -90,8 +66,8 @@ export default tseslint.config(
         }
       ],
       "candor/tag-keys": "error",
-      "import-x/no-cycle": "error",
-      "import-x/no-restricted-paths": ["error", { zones: layers }],
+      // `interface X extends Schema.Schema.Type<typeof X> {}` is Effect's idiom for naming a schema's type.
+      "@typescript-eslint/no-empty-object-type": ["error", { allowInterfaces: "with-single-extends" }],
       // `_`-prefixed names mark deliberately unused bindings (callback positions, destructured rests).
       "@typescript-eslint/no-unused-vars": [
         "error",

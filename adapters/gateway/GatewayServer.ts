@@ -33,9 +33,6 @@ import {
   type Upstreams,
   type UpstreamTimeouts
 } from "./Upstreams.js"
-// Known layering violation (issue 11): an adapter reading the CLI's config. The layer should take host, port and
-// upstream URLs as options, as the other adapters do, and src/Serve.ts read them from CandorConfig.
-// eslint-disable-next-line import-x/no-restricted-paths
 import { CandorConfig } from "../../src/Config.js"
 
 export interface GatewayTuning {

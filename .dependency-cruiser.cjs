@@ -1,0 +1,61 @@
+// The import graph's rules, checked by `npm run lint` (dependency-cruiser): no cycles, and the dependency
+// direction core <- adapters <- streams <- src, with prover on core only (CONTRIBUTING.md, "Folders").
+const production = "^(core|adapters|streams|prover|src)/"
+
+/** @type {import("dependency-cruiser").IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      comment: "No module imports a module that imports it, directly or through others (type-only imports count too).",
+      severity: "error",
+      from: {},
+      to: { circular: true }
+    },
+    {
+      name: "core-is-pure",
+      comment: "core imports no edge: it is what a third-party verifier runs.",
+      severity: "error",
+      from: { path: "^core/" },
+      to: { path: "^(adapters|streams|prover|src)/" }
+    },
+    {
+      name: "adapters-below-streams",
+      severity: "error",
+      from: { path: "^adapters/" },
+      to: { path: "^(streams|src)/" }
+    },
+    {
+      name: "streams-below-src",
+      severity: "error",
+      from: { path: "^streams/" },
+      to: { path: "^src/" }
+    },
+    {
+      name: "prover-on-core-only",
+      severity: "error",
+      from: { path: "^prover/" },
+      to: { path: "^(adapters|streams|src)/" }
+    },
+    {
+      name: "production-without-tests",
+      comment: "Production code imports neither tests nor benchmarks.",
+      severity: "error",
+      from: { path: production },
+      to: { path: "^(test|bench)/" }
+    },
+    {
+      name: "no-unresolvable",
+      comment: "Every relative import resolves to a file.",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true, dependencyTypes: ["local"] }
+    }
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|test/vectors|bench/\\.peer)/|^prover/assembly/Kernels\\.ts$" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" }
+  }
+}
