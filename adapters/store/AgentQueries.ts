@@ -34,6 +34,8 @@ export interface AgentSummary {
   /** Time of the newest stored checkpoint; null before the first. */
   readonly last_seen: string | null
   readonly checkpoint_counts: VerdictCounts
+  /** Whether someone claimed the agent; only the service-role key sees unclaimed ones. */
+  readonly claimed: boolean
 }
 
 export interface TraceCounts {
@@ -96,6 +98,7 @@ interface SummaryRow {
   readonly card_id: string | null
   readonly last_seen: unknown
   readonly counts: Readonly<Record<string, unknown>> | null
+  readonly claimed: unknown
 }
 
 const summaryOf = (row: SummaryRow): AgentSummary => {
@@ -111,7 +114,9 @@ const summaryOf = (row: SummaryRow): AgentSummary => {
       clear: toCount(counts["clear"]),
       review_needed: toCount(counts["review_needed"]),
       boundary_violation: toCount(counts["boundary_violation"])
-    }
+    },
+    // PGlite and PostgreSQL both answer a boolean; a driver that answers 1/0 or "t" is covered too.
+    claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t"
   }
 }
 
@@ -126,7 +131,8 @@ export const make = Effect.gen(function* () {
           select i.agent_id, a.settings,
             (select k.card_id from cards k where k.agent_id = i.agent_id and k.active) as card_id,
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
-            (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts
+            (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts,
+            exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
           Effect.map((rows) =>
             rows.map(summaryOf).sort((a, b) =>
