@@ -1,6 +1,6 @@
 /**
  * Security estimates of a STARK parameter set, in bits: the formulas of Winterfell's
- * `air/src/proof/security.rs` (../shared/reference/stark.md §3.5).
+ * `air/src/proof/security.rs`.
  *
  * - Conjectured (ethSTARK, eprint 2021/582, eq. 19 variant):
  *   min(fieldBits − log2(N·blowup), log2(blowup)·queries + grinding) − 1, capped by the hash's

@@ -79,7 +79,28 @@ export const ProofStatusResponse = Schema.Struct({
   verdict_proof: Schema.NullOr(JsonObject).annotations({ description: "The proof object the certificate carries, once completed" }),
   attempts: Size,
   error: Schema.NullOr(Schema.String).annotations({ description: "Why the last attempt failed" }),
-  updated_at: Schema.NullOr(DateTimeString)
+  updated_at: Schema.NullOr(DateTimeString),
+  public_inputs: Schema.Struct({
+    air: Schema.String,
+    params: Schema.String,
+    rules_version: Schema.String,
+    checkpoint_id: Schema.String,
+    concerns: Schema.Array(Schema.Tuple(Schema.Int, Schema.Int, Schema.Int)).annotations({
+      description: "One `[category code, severity code, names-a-BOUNDARY-value flag]` per concern, in certificate order"
+    }),
+    verdict: Verdict,
+    analysis_hash: Hex32,
+    thinking_block_hash: Schema.String,
+    card_hash: Hex32,
+    values_hash: Hex32,
+    model: Schema.String
+  }).annotations({
+    identifier: "VerdictProofPublicInputs",
+    description: "What the proof proves, rebuilt from the certificate: its JCS is the statement `statement_hash` names"
+  }),
+  security: Schema.Struct({ conjectured_bits: Schema.Int, proven_bits: Schema.Int }).annotations({
+    description: "Security of the pinned parameter set at this statement's trace length, in bits"
+  })
 }).annotations({ identifier: "ProofStatusResponse" })
 
 export const ChainReportItem = Schema.Struct({

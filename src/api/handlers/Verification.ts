@@ -25,7 +25,9 @@ import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash 
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
 import { verifySignature } from "../../../core/Signing.js"
-import { verifyVerdictProof } from "../../../prover/VerdictProof.js"
+import { PARAMS } from "../../../prover/Params.js"
+import { publicInputs, statementOf } from "../../../prover/Statement.js"
+import { securityFor, verifyVerdictProof } from "../../../prover/VerdictProof.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
 
@@ -212,6 +214,7 @@ const proofStatus = (certificate: Certificate) =>
     const checkpointId = certificate.subject.checkpoint_id
     const record = yield* (yield* ProofRepo.ProofRepo).get(checkpointId)
     const sampled = shouldProve(checkpointId, certificate.claims.verdict)
+    const statement = statementOf(certificate)
     return {
       checkpoint_id: checkpointId,
       agent_id: certificate.subject.agent_id,
@@ -220,7 +223,9 @@ const proofStatus = (certificate: Certificate) =>
       verdict_proof: record?.proof ?? certificate.verdict_proof,
       attempts: record?.attempts ?? 0,
       error: record?.error ?? null,
-      updated_at: record?.updated_at ?? null
+      updated_at: record?.updated_at ?? null,
+      public_inputs: publicInputs(statement, PARAMS),
+      security: securityFor(statement)
     }
   })
 
