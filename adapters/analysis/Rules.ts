@@ -306,7 +306,9 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
     thinking_tokens_analyzed: tokens,
     truncated: false,
     raw_analysis: JSON.stringify({ concerns: kept }),
-    cross_validation_warnings: []
+    cross_validation_warnings: [],
+    // The card whose envelope and triggers the rules were compiled from.
+    values_checked: request.card?.values.declared ?? []
   }
 }
 
