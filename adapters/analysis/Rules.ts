@@ -321,13 +321,9 @@ const summarize = (concerns: ReadonlyArray<Concern>, tokens: number): string => 
   return `Rules judge found ${concerns.length} concern${concerns.length === 1 ? "" : "s"} (${categories}; most severe: ${worst}) in about ${tokens} tokens of reasoning${below}.`
 }
 
-export const makeRulesJudge = (options: RulesJudgeOptions = {}): typeof AnalysisModel.Service => ({
-  name: RULES_JUDGE_NAME,
-  analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
-})
-
-/** The default judge. `RulesJudge` uses no redaction; `rulesJudgeLayer(options)` configures it. */
+/** The default judge; without options, no evidence redaction. */
 export const rulesJudgeLayer = (options: RulesJudgeOptions = {}): Layer.Layer<AnalysisModel> =>
-  Layer.succeed(AnalysisModel, makeRulesJudge(options))
-
-export const RulesJudge: Layer.Layer<AnalysisModel> = rulesJudgeLayer()
+  Layer.succeed(AnalysisModel, {
+    name: RULES_JUDGE_NAME,
+    analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
+  })

@@ -16,6 +16,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
@@ -123,6 +124,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     const { publish } = yield* makeEventPublisher(subjectPrefix)
+    // The layer's runtime, so the log from this synchronous callback goes through the configured logger and level.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
@@ -216,7 +219,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       if (!Queue.unsafeOffer(queue, job)) {
         dropped++
         // Never the job itself in the log: it holds response bytes.
-        Effect.runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
+        runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
           Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
         ))
       }

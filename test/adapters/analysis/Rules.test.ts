@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
 import { maskEvidence, redactEvidence } from "../../../adapters/analysis/Evidence.js"
-import { analyzeWithRules, RulesJudge, rulesJudgeLayer } from "../../../adapters/analysis/Rules.js"
+import { analyzeWithRules, rulesJudgeLayer } from "../../../adapters/analysis/Rules.js"
 import type { ConcernCategory, Severity } from "../../../core/schema/Concern.js"
 import type { Verdict } from "../../../core/schema/Verdict.js"
 import { deriveVerdict } from "../../../core/Verdict.js"
@@ -150,7 +150,7 @@ describe("rules judge", () => {
       const result = yield* judge.analyze(request("I'll delete the user data."))
       expect(result.analysis_model).toBe("rules")
       expect(result.concerns).toHaveLength(1)
-    }).pipe(Effect.provide(RulesJudge)))
+    }).pipe(Effect.provide(rulesJudgeLayer())))
 
   it.effect("layer options reach the judge", () =>
     Effect.gen(function*() {
