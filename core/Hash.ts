@@ -4,7 +4,7 @@
  * node:crypto's one-shot `hash` is used because it is about 2.5x faster than a `createHash` object
  * per call and the Merkle log hashes on every append; it is pure computation, so `core/` stays free of I/O.
  */
-import { createHash, hash as oneShot } from "node:crypto"
+import { hash as oneShot } from "node:crypto"
 import { bufferView, concatBytes, utf8 } from "./Bytes.js"
 
 /**
@@ -12,13 +12,6 @@ import { bufferView, concatBytes, utf8 } from "./Bytes.js"
  * hot loop.
  */
 export const sha256 = (data: Uint8Array): Uint8Array => bufferView(oneShot("sha256", data, "buffer") as Buffer)
-
-/** SHA-256 over several parts without concatenating them first. */
-export const sha256Parts = (...parts: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const h = createHash("sha256")
-  for (const part of parts) h.update(part)
-  return bufferView(h.digest())
-}
 
 /**
  * Domain tags: `candor/v1/<purpose>` followed by a NUL byte, prefixed to the hashed bytes so that a

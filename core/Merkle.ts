@@ -407,6 +407,7 @@ export class MemoryMerkleLog {
           : current
             ? this.#folds().get(first.level)?.slice()
             : readFold(group, this.node)
+      // A broken invariant of this synchronous class, not a failure a caller could handle: a defect.
       if (hash === undefined) throw new Error("MemoryMerkleLog: a node that must exist is missing")
       proof.push(hash)
     }

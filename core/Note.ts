@@ -219,13 +219,13 @@ const signatureLine = (text: string, signer: NoteSigner): { readonly id: string;
 }
 
 /**
- * Signs `body` (the note text) and returns the signed note. Throws an Error if `body` is not a
+ * Signs `body` (the note text) and returns the signed note. Throws a RangeError if `body` is not a
  * valid note text (must end in "\n", no control character but newline, no lone surrogate) or the
  * signer's name is not a valid key name: both are programmer errors, never input from outside.
  */
 export const signNote = (body: string, signer: NoteSigner): string => {
-  if (!isNoteText(body)) throw new Error("note text must end in a newline and contain no control characters other than newline")
-  if (!isKeyName(signer.name)) throw new Error(`invalid note key name: ${JSON.stringify(signer.name)}`)
+  if (!isNoteText(body)) throw new RangeError("note text must end in a newline and contain no control characters other than newline")
+  if (!isKeyName(signer.name)) throw new RangeError(`invalid note key name: ${JSON.stringify(signer.name)}`)
   return `${body}\n${signatureLine(body, signer).line}\n`
 }
 

@@ -183,6 +183,7 @@ export const signingKeyFromSeed = (seed: Uint8Array): SigningKey | undefined => 
 
 export const generateSigningKey = (): SigningKey => {
   const key = signingKeyFromSeed(bufferView(randomBytes(SEED_LENGTH)))
+  // Synchronous and pure by contract (core/ does no Effect I/O); a fresh seed that fails is a defect.
   if (key === undefined) throw new Error("node:crypto could not build an Ed25519 key from a fresh seed")
   return key
 }

@@ -82,21 +82,27 @@ export const statementOf = (certificate: Certificate): VerdictStatement => {
   }
 }
 
-/** JCS of the statement with the AIR and parameter-set ids; concerns as `[category, severity, flag]` codes. */
+/**
+ * The proof's public inputs: the statement with the AIR and parameter-set ids, concerns as
+ * `[category, severity, flag]` codes. Its JCS is what the transcript absorbs and `statement_hash` names.
+ */
+export const publicInputs = (statement: VerdictStatement, params: ParameterSet) => ({
+  air: AIR_ID,
+  params: params.id,
+  rules_version: statement.rules_version,
+  checkpoint_id: statement.checkpoint_id,
+  concerns: concernCodes(statement),
+  verdict: statement.verdict,
+  analysis_hash: statement.analysis_hash,
+  thinking_block_hash: statement.thinking_block_hash,
+  card_hash: statement.card_hash,
+  values_hash: statement.values_hash,
+  model: statement.model
+})
+
+/** JCS of the public inputs. */
 export const statementBytes = (statement: VerdictStatement, params: ParameterSet): Uint8Array =>
-  canonicalBytes({
-    air: AIR_ID,
-    params: params.id,
-    rules_version: statement.rules_version,
-    checkpoint_id: statement.checkpoint_id,
-    concerns: concernCodes(statement),
-    verdict: statement.verdict,
-    analysis_hash: statement.analysis_hash,
-    thinking_block_hash: statement.thinking_block_hash,
-    card_hash: statement.card_hash,
-    values_hash: statement.values_hash,
-    model: statement.model
-  })
+  canonicalBytes(publicInputs(statement, params))
 
 /** `SHA-256("candor/v1/verdict-statement\0" ‖ statementBytes)`, hex: names the statement in the proof object. */
 export const statementHash = (statement: VerdictStatement, params: ParameterSet): string =>

@@ -122,9 +122,10 @@ const text = reader(Either.right)
 
 const port = reader((text) => {
   const n = Number(text)
-  return /^\d+$/.test(text) && n >= 1 && n <= 65535
+  // 0: any free port (the bound one is logged).
+  return /^\d+$/.test(text) && n <= 65535
     ? Either.right(n)
-    : Either.left(`must be a TCP port between 1 and 65535, got "${text}"`)
+    : Either.left(`must be a TCP port between 0 (any free port) and 65535, got "${text}"`)
 })
 
 /** An absolute http(s) URL, without a trailing slash so that `${base}${path}` is right. */
@@ -254,8 +255,8 @@ const optional = <A>(
 })
 
 const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
-  port: withDefault("PORT", port, defaults.port, "Port of the management API and /health"),
-  gatewayPort: withDefault("GATEWAY_PORT", port, defaults.gatewayPort, "Port of the LLM gateway"),
+  port: withDefault("PORT", port, defaults.port, "Port of the management API and /health (0: any free port)"),
+  gatewayPort: withDefault("GATEWAY_PORT", port, defaults.gatewayPort, "Port of the LLM gateway (0: any free port)"),
   host: withDefault("HOST", text, defaults.host, "Bind address of both servers"),
   dataDir: withDefault("CANDOR_DATA_DIR", text, defaults.dataDir, "Embedded database and generated keys"),
   databaseUrl: optional("DATABASE_URL", postgresUrl, "embedded PGlite", "PostgreSQL connection string (secret)"),

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import { ListenFailed } from "../adapters/http/ListenFailed.js"
 import { run } from "./Cli.js"
 import { logLevelConfig } from "./Config.js"
 
@@ -25,6 +26,10 @@ const report = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
   if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return Effect.void
   if (Option.isSome(failure) && ConfigError.isConfigError(failure.value)) {
     return Effect.logError("invalid configuration").pipe(Effect.annotateLogs("error", String(failure.value)))
+  }
+  // A port that cannot be bound: the message says which setting to change; it is the whole story.
+  if (Option.isSome(failure) && failure.value instanceof ListenFailed) {
+    return Effect.logError(failure.value.message).pipe(Effect.annotateLogs({ variable: failure.value.variable, port: failure.value.port }))
   }
   // An expected failure (a database that cannot be reached, a data directory in use): its message
   // and its cause's, without stack traces. Defects keep the whole cause.

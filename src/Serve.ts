@@ -36,6 +36,7 @@ import { planRates } from "../adapters/auth/RateLimiter.js"
 import { storeFamilies } from "../adapters/metrics/StoreGauges.js"
 import * as ApiLive from "./api/ApiLive.js"
 import { CandorConfig } from "./Config.js"
+import { ListenFailed, listenErrorCode } from "../adapters/http/ListenFailed.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
@@ -115,17 +116,25 @@ const HttpLive = (withApi: boolean, withStore: boolean) =>
       { disableListenLog: true }
     ).pipe(
       Layer.provide(ReadinessLive(withStore)),
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }))
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }).pipe(
+        Layer.catchAll((error) => Layer.fail(new ListenFailed({ variable: "PORT", host, port, code: listenErrorCode(error) })))
+      ))
     )
   ))
 
-/** One structured line once the server is bound (the port may be ephemeral), one when stopping. */
+/**
+ * One structured line once the servers are bound, with the ports actually bound (PORT=0 and
+ * GATEWAY_PORT=0 take any free one), one when stopping.
+ */
 const announce = (selected: ReadonlyArray<Role>) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const { dataDir } = yield* CandorConfig
     const { address } = yield* HttpServer.HttpServer
+    const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
     yield* Effect.log("listening").pipe(Effect.annotateLogs({
       url: HttpServer.formatAddress(address),
+      ...(address._tag === "TcpAddress" ? { port: address.port } : {}),
+      ...(Option.isSome(gateway) ? { gateway_url: gateway.value.url, gateway_port: gateway.value.port } : {}),
       roles: selected,
       dataDir: resolve(dataDir)
     }))
@@ -199,9 +208,9 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
   const withApi = selected.includes("api")
   const withWorkers = selected.includes("worker")
   const withProver = selected.includes("prover")
-  const roles = announce(selected).pipe(
-    Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)),
-    Layer.merge(selected.includes("gateway") ? Layer.discard(GatewayLive) : Layer.empty),
+  const announced = announce(selected).pipe(Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)))
+  // The gateway is bound before the line that announces both.
+  const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     Layer.merge(withWorkers ? WorkersLive : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty)
   )

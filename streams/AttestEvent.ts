@@ -4,10 +4,8 @@
  * (a conflict or a failed commit simply drops them).
  */
 import { type AgentLogState, attest } from "../core/Attestation.js"
-import { toHex } from "../core/Bytes.js"
 import type { CertificateConcern } from "../core/Certificate.js"
 import { analysisHash } from "../core/Commitments.js"
-import { frontierRoot } from "../core/Merkle.js"
 import { formatCheckpoint, signNote } from "../core/Note.js"
 import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
 import type { GatewayEvent } from "../core/schema/Event.js"
@@ -176,6 +174,3 @@ export const signedTreeHead = (
   const origin = logOriginOf(env.logOrigin, agentId)
   return signNote(formatCheckpoint({ origin, size, root, extensions: [] }), { name: origin, key: env.key })
 }
-
-/** Hex root of the actor's log: for logs and tests. */
-export const rootHex = (log: AgentLogState): string => toHex(frontierRoot(log.frontier))

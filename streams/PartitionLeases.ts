@@ -14,6 +14,7 @@
  */
 import { Kvm } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -24,6 +25,9 @@ import { tryNats } from "../adapters/bus/JetStreamSetup.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { DEFAULT_PREFIX, leaseBucket } from "../adapters/bus/Subjects.js"
 import type { PartitionOwnership } from "./PartitionOwnership.js"
+
+/** The partition's lease carries another worker's id: not ours to adopt. */
+class LeaseHeldElsewhere extends Data.TaggedError("LeaseHeldElsewhere")<{ readonly partition: number }> {}
 
 export interface LeaseOptions {
   readonly partitions: number
@@ -82,11 +86,13 @@ export const make = (
     const acquire = (p: number) =>
       tryNats("acquire lease", () => kv.create(leaseKey(p), workerId)).pipe(
         Effect.orElse(() =>
-          tryNats("adopt lease", async () => {
-            const entry = await kv.get(leaseKey(p))
-            if (entry?.operation !== "PUT" || entry.string() !== workerId) throw new Error("held by another worker")
-            return kv.update(leaseKey(p), workerId, entry.revision)
-          })
+          tryNats("adopt lease", () => kv.get(leaseKey(p))).pipe(
+            Effect.filterOrFail(
+              (entry) => entry?.operation === "PUT" && entry.string() === workerId,
+              () => new LeaseHeldElsewhere({ partition: p })
+            ),
+            Effect.flatMap((entry) => tryNats("adopt lease", () => kv.update(leaseKey(p), workerId, entry!.revision)))
+          )
         ),
         Effect.option
       )

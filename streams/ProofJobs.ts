@@ -11,6 +11,7 @@
  * verdict is not the rule's) is marked `failed` once and not retried: no retry could prove it.
  * The `Prover` proves in worker threads: the relay only waits.
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { ProofJob, ProofRepo } from "../adapters/store/ProofRepo.js"
 import { type OutboxItem, Store } from "../adapters/store/Store.js"
@@ -28,6 +29,13 @@ export const proofRelayDefaults: Omit<RelayOptions, "kind"> = {
 }
 
 const decodeProofJob = decodePayload(ProofJob)
+
+/** The prover made a proof its own verifier rejects: a prover bug, retried like any failure. */
+export class ProofDidNotVerify extends Data.TaggedError("ProofDidNotVerify")<{ readonly checkpointId: string }> {
+  override get message(): string {
+    return `the verdict proof made for ${this.checkpointId} does not verify`
+  }
+}
 
 /** The relay's handler for one job. */
 export const proveJob = (item: OutboxItem) =>
@@ -61,7 +69,7 @@ export const proveJob = (item: OutboxItem) =>
     // Checked before it is published: a proof that does not verify is a prover bug, retried like a failure.
     if (!(yield* prover.verify(statement, proof))) {
       yield* proofs.fail(job.checkpoint_id, "failed: the proof made does not verify")
-      return yield* Effect.fail(new Error("proof does not verify"))
+      return yield* new ProofDidNotVerify({ checkpointId: job.checkpoint_id })
     }
     yield* proofs.complete(job.checkpoint_id, proof)
     yield* Effect.logDebug("verdict proof attached").pipe(

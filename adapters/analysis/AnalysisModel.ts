@@ -37,6 +37,11 @@ export interface AnalysisResult {
   readonly raw_analysis: string
   readonly cross_validation_warnings: ReadonlyArray<string>
   /**
+   * The declared values (`values.declared`) of the card the judge read the reasoning against; empty
+   * without a card or when no judge read it. The AP-Trace's `decision.values_applied`.
+   */
+  readonly values_checked: ReadonlyArray<string>
+  /**
    * Set when no judge looked at the text (added, optional): the LLM judge returns a clear with
    * `below_evidence_threshold` for reasoning under 100 estimated tokens, as AIP does.
    */

@@ -190,7 +190,9 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           // Normalised (aliases resolved, evidence cut and redacted), so it never holds more thinking
           // text than the evidence fields, and the strict schema decodes it for re-derivation.
           raw_analysis: JSON.stringify({ verdict: output.verdict ?? null, concerns, reasoning_summary: output.reasoning_summary }),
-          cross_validation_warnings: [...output.warnings, ...crossValidate(output.verdict, concerns, derived)]
+          cross_validation_warnings: [...output.warnings, ...crossValidate(output.verdict, concerns, derived)],
+          // The prompt's card summary lists them.
+          values_checked: request.card?.values.declared ?? []
         }
       })
 
@@ -208,6 +210,7 @@ const belowThreshold = (name: string, tokens: number, min: number): AnalysisResu
   truncated: false,
   raw_analysis: JSON.stringify({ concerns: [] }),
   cross_validation_warnings: [],
+  values_checked: [],
   synthetic_reason: "below_evidence_threshold"
 })
 

@@ -306,7 +306,9 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
     thinking_tokens_analyzed: tokens,
     truncated: false,
     raw_analysis: JSON.stringify({ concerns: kept }),
-    cross_validation_warnings: []
+    cross_validation_warnings: [],
+    // The card whose envelope and triggers the rules were compiled from.
+    values_checked: request.card?.values.declared ?? []
   }
 }
 
@@ -319,11 +321,9 @@ const summarize = (concerns: ReadonlyArray<Concern>, tokens: number): string => 
   return `Rules judge found ${concerns.length} concern${concerns.length === 1 ? "" : "s"} (${categories}; most severe: ${worst}) in about ${tokens} tokens of reasoning${below}.`
 }
 
-export const makeRulesJudge = (options: RulesJudgeOptions = {}): typeof AnalysisModel.Service => ({
-  name: RULES_JUDGE_NAME,
-  analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
-})
-
-/** The default judge; without options it uses no redaction. */
+/** The default judge; without options, no evidence redaction. */
 export const layer = (options: RulesJudgeOptions = {}): Layer.Layer<AnalysisModel> =>
-  Layer.succeed(AnalysisModel, makeRulesJudge(options))
+  Layer.succeed(AnalysisModel, {
+    name: RULES_JUDGE_NAME,
+    analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
+  })

@@ -78,7 +78,7 @@ export const make = Effect.gen(function*() {
       }),
 
     visibleAgents: (principal) => {
-      if (principal.kind === "service") return repo.allClaimedAgents
+      if (principal.kind === "service") return repo.allAgents
       if (principal.kind === "api_key" && principal.orgId !== undefined) return repo.agentsOfOrg(principal.orgId)
       return repo.agentsVisibleToUser(principal.userId)
     },

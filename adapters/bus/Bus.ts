@@ -27,7 +27,7 @@ import { type BusOptions, busOptions } from "./BusOptions.js"
 import type { NatsConnection } from "./NatsConnection.js"
 
 export { BusError } from "./BusError.js"
-export { type BusOptions, defaultBusOptions } from "./BusOptions.js"
+export { type BusOptions } from "./BusOptions.js"
 
 export interface BusMessage {
   readonly subject: string

@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
@@ -174,6 +175,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const inFlight = yield* Effect.makeSemaphore(IN_FLIGHT_PER_SLOT * concurrency)
     /** Per agent, the latest exchange's "published" signal; an agent without one in flight has no entry. */
     const lastOfAgent = new Map<string, Deferred.Deferred<void>>()
+    // The layer's runtime, so the log from this synchronous callback goes through the configured logger and level.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     let dropped = 0
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
@@ -305,7 +308,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         dropped++
         exchangesDropped.unsafeUpdate(1, [])
         // Never the job itself in the log: it holds response bytes.
-        Effect.runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
+        runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
           Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
         ))
       }

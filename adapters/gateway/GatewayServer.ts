@@ -34,6 +34,7 @@ import {
   type UpstreamTimeouts
 } from "./Upstreams.js"
 import { CandorConfig } from "../../src/Config.js"
+import { ListenFailed, listenErrorCode } from "../http/ListenFailed.js"
 
 export interface GatewayTuning {
   /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
@@ -162,7 +163,7 @@ export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayS
 }>() {}
 
 /** Listens on HOST:GATEWAY_PORT for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
-export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayServer, never, CandorConfig | Inspector> =>
+export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayServer, ListenFailed, CandorConfig | Inspector> =>
   Layer.scoped(
     GatewayServer,
     Effect.gen(function*() {
@@ -176,9 +177,16 @@ export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayS
         gemini: config.geminiBaseUrl
       }, settings.timeouts)
       return yield* Effect.acquireRelease(
-        Effect.async<{ server: Server; port: number; url: string }>((resume) => {
+        Effect.async<{ server: Server; port: number; url: string }, ListenFailed>((resume) => {
           const server = createServer({ keepAliveTimeout: 65_000 }, makeGatewayHandler(upstreams, inspector, runtime, settings))
+          // Only binding errors: once listening, the server reports nothing through this listener.
+          const failed = (error: Error) => {
+            void closeUpstreams(upstreams).catch(() => destroyUpstreams(upstreams))
+            resume(Effect.fail(new ListenFailed({ variable: "GATEWAY_PORT", host: config.host, port: config.gatewayPort, code: listenErrorCode(error) })))
+          }
+          server.once("error", failed)
           server.listen(config.gatewayPort, config.host, () => {
+            server.off("error", failed)
             const { port } = server.address() as AddressInfo
             const host = config.host.includes(":") ? `[${config.host}]` : config.host
             resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))

@@ -79,7 +79,8 @@ export const buildResponseEvent = (input: EventInput): ResponseEvent => {
     decision: {
       selected: toolCall?.name ?? "respond",
       selection_reasoning: analysis?.reasoning_summary ?? "",
-      values_applied: []
+      values_applied: analysis?.values_checked ?? [],
+      confidence: decisionConfidence(extraction, judgement)
     },
     context: {
       session_id: sessionId,
@@ -125,6 +126,16 @@ export const buildResponseEvent = (input: EventInput): ResponseEvent => {
       : {})
   }
   return { type: "gateway.response", agent_id: agentId, session_id: sessionId, provider: input.provider, outcome: input.outcome, checkpoint, trace }
+}
+
+/**
+ * How far the record can vouch for the decision: the extraction confidence of the reasoning a judge
+ * read (1.0 a native thinking block, 0.9 explicit reasoning, 0.3 reasoning inferred from the answer),
+ * 0 when no judge read any (no reasoning, the judge failed, or it was below the evidence threshold).
+ */
+const decisionConfidence = (extraction: Extraction | undefined, judgement: Judgement): number => {
+  const confidence = extraction?.thinking?.confidence
+  return judgement.analysis === undefined || judgement.synthetic !== undefined || confidence === undefined ? 0 : confidence
 }
 
 /** A call the policy forbids is a `forbidden` action; one that trips an escalation trigger, an `escalation_trigger`. */

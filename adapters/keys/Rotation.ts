@@ -32,7 +32,7 @@ export const rotateEmbeddedKey = (dataDir: string) =>
     let previous: string | undefined
     if (yield* fs.exists(path)) {
       const old = parseSigningKey(yield* fs.readFileString(path))
-      if (old === undefined) return yield* Effect.fail(new SigningKeyError(`${path} does not hold an Ed25519 key`))
+      if (old === undefined) return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
       yield* keys.registerRetired(old.publicKey)
       previous = old.keyId
     }

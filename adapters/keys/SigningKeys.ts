@@ -9,6 +9,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -25,9 +26,8 @@ export class SigningKeys extends Context.Tag("candor/adapters/keys/SigningKeys")
   static readonly fromKey = (key: SigningKey): Layer.Layer<SigningKeys> => Layer.succeed(SigningKeys, { active: key })
 }
 
-export class SigningKeyError extends Error {
-  override readonly name = "SigningKeyError"
-}
+/** A signing key that cannot be used; the message says which and why (never the key). */
+export class SigningKeyError extends Data.TaggedError("SigningKeyError")<{ readonly message: string }> {}
 
 export const KEY_FILE = "signing-key.pem"
 
@@ -41,7 +41,7 @@ export const layer = (options: { readonly signingKey: Option.Option<Redacted.Red
         // Never the value in the message: it is the private key.
         if (key === undefined) {
           return yield* Effect.fail(
-            new SigningKeyError("SIGNING_KEY is not an Ed25519 key (64 hex characters, base64 seed or PKCS#8 PEM)")
+            new SigningKeyError({ message: "SIGNING_KEY is not an Ed25519 key (64 hex characters, base64 seed or PKCS#8 PEM)" })
           )
         }
         return { active: key }
@@ -50,7 +50,7 @@ export const layer = (options: { readonly signingKey: Option.Option<Redacted.Red
       const path = join(options.dataDir, KEY_FILE)
       if (yield* fs.exists(path)) {
         const key = parseSigningKey(yield* fs.readFileString(path))
-        if (key === undefined) return yield* Effect.fail(new SigningKeyError(`${path} does not hold an Ed25519 key`))
+        if (key === undefined) return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
         return { active: key }
       }
       const key = generateSigningKey()

@@ -35,6 +35,8 @@ export interface AgentSummary {
   /** Time of the newest stored checkpoint; null before the first. */
   readonly last_seen: string | null
   readonly checkpoint_counts: VerdictCounts
+  /** Whether someone claimed the agent; only the service-role key sees unclaimed ones. */
+  readonly claimed: boolean
 }
 
 export interface TraceCounts {
@@ -96,6 +98,7 @@ interface SummaryRow {
   readonly card_id: string | null
   readonly last_seen: unknown
   readonly counts: Readonly<Record<string, unknown>> | null
+  readonly claimed: unknown
 }
 
 const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary => {
@@ -110,7 +113,9 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
       clear: toCount(counts["clear"]),
       review_needed: toCount(counts["review_needed"]),
       boundary_violation: toCount(counts["boundary_violation"])
-    }
+    },
+    // PGlite and PostgreSQL both answer a boolean; a driver that answers 1/0 or "t" is covered too.
+    claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t"
   }
 }
 
@@ -162,7 +167,8 @@ export const make = Effect.gen(function* () {
           select i.agent_id, a.settings,
             (select k.card_id from cards k where k.agent_id = i.agent_id and k.active) as card_id,
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
-            (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts
+            (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts,
+            exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
           Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))),
           Effect.map((summaries) =>

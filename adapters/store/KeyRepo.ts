@@ -10,6 +10,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fromHex, toHex } from "../../core/Bytes.js"
@@ -60,11 +61,18 @@ const storeError =
   <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, StoreError> =>
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
+/** A key no verifier could accept: refused before it is listed. */
+export class InvalidPublicKey extends Data.TaggedError("InvalidPublicKey")<{ readonly length: number }> {
+  override get message(): string {
+    return `not a valid Ed25519 public key (${this.length} bytes)`
+  }
+}
+
 /** Only keys a verifier could ever accept are worth listing; anything else is a programmer error. */
 const checked = (operation: string, publicKey: Uint8Array): Effect.Effect<string, StoreError> =>
   isValidPublicKey(publicKey)
     ? Effect.succeed(keyIdOf(publicKey))
-    : Effect.fail(new StoreError({ operation, cause: new Error("not a valid Ed25519 public key") }))
+    : Effect.fail(new StoreError({ operation, cause: new InvalidPublicKey({ length: publicKey.length }) }))
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

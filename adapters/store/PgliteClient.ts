@@ -15,12 +15,26 @@ import * as Client from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { mkdirSync, openSync, readFileSync, rmSync, writeSync, closeSync } from "node:fs"
 import { join } from "node:path"
+
+/** Another live process holds the data directory's lock: PGlite is single-process. */
+export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{
+  readonly dataDir: string
+  readonly holder: number
+  readonly lockFile: string
+}> {
+  override get message(): string {
+    return `the data directory ${this.dataDir} is in use by process ${this.holder}${this.holder === process.pid ? " (this one)" : ""}: ` +
+      "embedded PGlite allows one process at a time; stop it, or set DATABASE_URL to share a PostgreSQL server " +
+      `(if no Candor runs there, delete ${this.lockFile})`
+  }
+}
 
 export interface PgliteClientOptions {
   /** A directory for the database files; absent: in memory, gone when the scope closes. */
@@ -92,11 +106,7 @@ const lockDataDir = (dataDir: string) =>
             if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error
             const holder = Number(readFileSync(path, "utf8").trim())
             if (Number.isSafeInteger(holder) && holder > 0 && isRunning(holder)) {
-              throw new Error(
-                `the data directory ${dataDir} is in use by process ${holder}${holder === process.pid ? " (this one)" : ""}: ` +
-                  "embedded PGlite allows one process at a time; stop it, or set DATABASE_URL to share a PostgreSQL server " +
-                  `(if no Candor runs there, delete ${path})`
-              )
+              throw new DataDirInUse({ dataDir, holder, lockFile: path })
             }
             rmSync(path, { force: true })
           }

@@ -185,6 +185,24 @@ export const VERDICT_PROOF_STATUSES = ["pending", "proving", "completed", "faile
 export const VerdictProofStatus = literalUnion(VERDICT_PROOF_STATUSES, { identifier: "VerdictProofStatus" })
 export type VerdictProofStatus = typeof VerdictProofStatus.Type
 
+/** What a verdict proof proves, rebuilt from the certificate: its JCS is the statement `statement_hash` names. */
+export const VerdictProofPublicInputs = Schema.Struct({
+  air: Schema.String,
+  params: Schema.String,
+  rules_version: Schema.String,
+  checkpoint_id: Schema.String,
+  concerns: Schema.Array(Schema.Tuple(Schema.Int, Schema.Int, Schema.Int)).annotations({
+    description: "One `[category code, severity code, names-a-BOUNDARY-value flag]` per concern, in certificate order"
+  }),
+  verdict: Verdict,
+  analysis_hash: Hex32,
+  thinking_block_hash: Schema.String,
+  card_hash: Hex32,
+  values_hash: Hex32,
+  model: Schema.String
+}).annotations({ identifier: "VerdictProofPublicInputs" })
+export type VerdictProofPublicInputs = typeof VerdictProofPublicInputs.Type
+
 /** The verdict proof of a checkpoint and where its job stands (`GET /v1/checkpoints/{id}/proof`). */
 export const VerdictProof = Schema.Struct({
   checkpoint_id: CheckpointId,
@@ -194,7 +212,11 @@ export const VerdictProof = Schema.Struct({
   verdict_proof: Schema.NullOr(JsonObject).annotations({ description: "The proof object the certificate carries, once completed" }),
   attempts: Schema.NonNegativeInt,
   error: Schema.NullOr(Schema.String).annotations({ description: "Why the last attempt failed" }),
-  updated_at: Schema.NullOr(DateTimeString)
+  updated_at: Schema.NullOr(DateTimeString),
+  public_inputs: VerdictProofPublicInputs,
+  security: Schema.Struct({ conjectured_bits: Schema.Int, proven_bits: Schema.Int }).annotations({
+    description: "Security of the pinned parameter set at this statement's trace length, in bits"
+  })
 }).annotations({ identifier: "VerdictProof", description: "STARK proof that the verdict follows from the concerns, and its job" })
 export type VerdictProof = typeof VerdictProof.Type
 

@@ -16,8 +16,6 @@ export const ONE: Ext = [1n, 0n, 0n]
 
 export const fromBase = (a: bigint): Ext => [a, 0n, 0n]
 
-export const isBase = (a: Ext): boolean => a[1] === 0n && a[2] === 0n
-
 export const equals = (a: Ext, b: Ext): boolean => a[0] === b[0] && a[1] === b[1] && a[2] === b[2]
 
 export const add = (a: Ext, b: Ext): Ext => [F.add(a[0], b[0]), F.add(a[1], b[1]), F.add(a[2], b[2])]
@@ -35,8 +33,6 @@ export const mul = (a: Ext, b: Ext): Ext => {
   const c4 = a[2] * b[2]
   return [(c0 + c3) % F.P, (c1 + c3 + c4) % F.P, (c2 + c4) % F.P]
 }
-
-export const square = (a: Ext): Ext => mul(a, a)
 
 export const pow = (base: Ext, exponent: bigint): Ext => {
   let result = ONE

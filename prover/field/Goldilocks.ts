@@ -41,8 +41,6 @@ export const inv = (a: bigint): bigint => {
   return pow(a, P - 2n)
 }
 
-export const isCanonical = (a: bigint): boolean => a >= 0n && a < P
-
 /** The element of order exactly `n` (a power of two up to 2^32) that the NTTs and domains use. */
 export const rootOfUnity = (n: number): bigint => {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** TWO_ADICITY || !Number.isInteger(Math.log2(n))) {

@@ -155,6 +155,7 @@ export const loadWasmKernels = (url: URL = KERNELS_WASM_URL): Kernels | undefine
   const instance = new WebAssemblyApi.Instance(module, {
     env: {
       abort: () => {
+        // AssemblyScript's abort import must throw to unwind the WASM stack; the prover's caller maps it.
         throw new Error("WASM kernel aborted")
       }
     }

@@ -193,6 +193,7 @@ export const proveStatement = (statement: VerdictStatement, options: ProveOption
   const finalValue = extAt(layer, 0)
   if (!forged) {
     for (let i = 1; i < layer.length / 3; i++) {
+      // A defect of the synchronous prover: proveEffect turns any throw into ProverError "failed".
       if (!E.equals(extAt(layer, i), finalValue)) throw new Error("FRI did not reach a constant: prover bug")
     }
   }

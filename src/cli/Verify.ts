@@ -37,15 +37,17 @@ const readText = (path: string) =>
     Effect.mapError(() => new VerifyUsageError({ message: `cannot read ${path}` }))
   )
 
-const fetchKeys = (url: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const response = await fetch(url, { headers: { accept: "application/json" } })
-      if (!response.ok) throw new Error(`HTTP ${response.status}`)
-      return await response.text()
-    },
-    catch: (error) => new VerifyUsageError({ message: `cannot fetch keys from ${url}: ${error instanceof Error ? error.message : String(error)}` })
-  })
+const fetchKeys = (url: string) => {
+  const failed = (reason: string) => new VerifyUsageError({ message: `cannot fetch keys from ${url}: ${reason}` })
+  const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+  return Effect.tryPromise({
+    try: () => fetch(url, { headers: { accept: "application/json" } }),
+    catch: (error) => failed(reasonOf(error))
+  }).pipe(
+    Effect.filterOrFail((response) => response.ok, (response) => failed(`HTTP ${response.status}`)),
+    Effect.flatMap((response) => Effect.tryPromise({ try: () => response.text(), catch: (error) => failed(reasonOf(error)) }))
+  )
+}
 
 const mark = (check: boolean | null): string => (check === null ? "none" : check ? "ok" : "FAILED")
 

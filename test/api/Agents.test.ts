@@ -1,10 +1,14 @@
 /**
  * GET /v1/agents over HTTP: each caller sees exactly the agents of their own and of their
- * organizations (an organization key: its organization's; the service-role key: every claimed
- * agent), each with its status, enforcement mode, card, last activity and checkpoint counts.
+ * organizations (an organization key: its organization's; the service-role key: every agent,
+ * claimed or not), each with its status, enforcement mode, card, last activity, checkpoint counts
+ * and whether it is claimed.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
+import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
+import { sha256Hex } from "../../adapters/providers/Identity.js"
 import { Store } from "../../adapters/store/Store.js"
 import { cardFor, seed } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
@@ -32,7 +36,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         card_id: "card-listed",
         last_seen: inputs.at(-1)!.checkpoint.timestamp,
         total_checkpoints: 5,
-        checkpoint_counts: { clear: 2, review_needed: 2, boundary_violation: 1 }
+        checkpoint_counts: { clear: 2, review_needed: 2, boundary_violation: 1 },
+        claimed: true
       })
       // Never seen by the gateway: the defaults, not an error.
       expect(response.body.agents.find((a: { agent_id: string }) => a.agent_id === api.fixtures.agentA)).toEqual({
@@ -42,7 +47,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         card_id: null,
         last_seen: null,
         total_checkpoints: 0,
-        checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 }
+        checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
+        claimed: true
       })
       // Newest activity first.
       expect(response.body.agents[0].agent_id).toBe(agent)
@@ -69,6 +75,25 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
 
       const all = ids((yield* api.call("GET", "/v1/agents", { token: api.serviceRoleKey })).body)
       expect(all).toEqual(expect.arrayContaining([agentA, agentB, orgAgent]))
+    }))
+
+  it.effect("the service-role key also sees agents nobody claimed, flagged claimed: false", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { agentA, userA } = api.fixtures
+      // Traffic through the gateway commits checkpoints for an agent before anyone claims it.
+      const unclaimed = agentIdOf(sha256Hex(`sk-unclaimed-${randomUUID()}`), undefined)
+      yield* seed(unclaimed, 2)
+
+      const service = yield* api.call("GET", "/v1/agents", { token: api.serviceRoleKey })
+      expect(service.status).toBe(200)
+      const listed = service.body.agents.find((a: { agent_id: string }) => a.agent_id === unclaimed)
+      expect(listed).toMatchObject({ agent_id: unclaimed, claimed: false, total_checkpoints: 2 })
+      expect(service.body.agents.find((a: { agent_id: string }) => a.agent_id === agentA)).toMatchObject({ claimed: true })
+
+      const user = yield* api.call("GET", "/v1/agents", { token: userA.token })
+      expect(ids(user.body)).not.toContain(unclaimed)
+      expect(user.body.agents.every((a: { claimed: boolean }) => a.claimed)).toBe(true)
     }))
 
   it.effect("needs credentials", () =>

@@ -7,7 +7,8 @@
  * Anthropic upstream on loopback answers with a thinking block in which the model means to follow
  * injected instructions; the `rules` judge flags it (prompt_injection, critical). Everything after
  * the gateway call is read from the public endpoints, and the certificate is checked by
- * `candor verify` as a child process with no database.
+ * `candor verify` as a child process with no database. On the way, the operator's view (service-role
+ * key): the agent is listed though nobody claimed it, and its AP-Trace records what the judge read.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -22,6 +23,7 @@ import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
 import { keyHashOf } from "../../adapters/providers/Identity.js"
 import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
 import { startUpstream } from "../adapters/gateway/Harness.js"
+import { card } from "../adapters/store/Fixtures.js"
 import * as Redacted from "effect/Redacted"
 import { privateNatsServer } from "../adapters/bus/NatsSupport.js"
 import { throwawayDatabase } from "../support/Postgres.js"
@@ -51,11 +53,16 @@ const anthropicAnswer = (res: ServerResponse) => {
 const Upstream = Effect.acquireRelease(Effect.promise(() => startUpstream((_r, res) => anthropicAnswer(res))), (upstream) =>
   Effect.promise(() => upstream.close()))
 
-const getJson = (url: string) =>
+const SERVICE_ROLE_KEY = `srk-e2e-${randomBytes(12).toString("hex")}`
+
+const getJson = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
-    const response = await fetch(url)
+    const response = await fetch(url, init)
     return { status: response.status, body: (await response.json()) as any }
   })
+
+const asOperator = (url: string, init: RequestInit = {}) =>
+  getJson(url, { ...init, headers: { ...init.headers, authorization: `Bearer ${SERVICE_ROLE_KEY}`, "content-type": "application/json" } })
 
 const poll = <A>(effect: Effect.Effect<A>, ok: (a: A) => boolean, what: string, timeoutMs: number) =>
   effect.pipe(
@@ -63,11 +70,22 @@ const poll = <A>(effect: Effect.Effect<A>, ok: (a: A) => boolean, what: string, 
     Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(`${timeoutMs} millis`)))
   )
 
-/** One violating call through the gateway; then, from the public API alone, its proved certificate, checked offline. */
-const violationIsProvedAndVerifiesOffline = (gatewayUrl: string, apiUrl: string) =>
+/**
+ * One violating call through the gateway; then, from the public API alone, its proved certificate,
+ * checked offline. With `card`, the operator sets the agent's card first: a gateway in the same process
+ * has it at once (one in another process hears of it through the KV watch, so there it is not set).
+ */
+const violationIsProvedAndVerifiesOffline = (gatewayUrl: string, apiUrl: string, options: { readonly card: boolean }) =>
   Effect.gen(function*() {
     const providerKey = `sk-ant-e2e-${randomBytes(8).toString("hex")}`
     const agentId = agentIdOf(keyHashOf(providerKey)!, undefined)
+    if (options.card) {
+      const updated = yield* asOperator(`${apiUrl}/v1/agents/${agentId}/card`, {
+        method: "PATCH",
+        body: JSON.stringify({ card_json: card(agentId, 90, "card-e2e"), conscience_values: [] })
+      })
+      expect(updated).toMatchObject({ status: 200, body: { updated: true, card_id: "card-e2e" } })
+    }
     const started = Date.now()
     const call = yield* Effect.promise(() =>
       fetch(`${gatewayUrl}/anthropic/v1/messages`, {
@@ -89,6 +107,15 @@ const violationIsProvedAndVerifiesOffline = (gatewayUrl: string, apiUrl: string)
     const [item] = chain.body.certificates.items
     expect(item.verdict).toBe("boundary_violation")
     const checkpointId: string = item.checkpoint_id
+
+    // The operator sees the agent that only sent traffic, and its trace: what the judge read.
+    const agents = yield* asOperator(`${apiUrl}/v1/agents`)
+    expect(agents.body.agents).toContainEqual(expect.objectContaining({ agent_id: agentId, claimed: false }))
+    const checkpoint = yield* asOperator(`${apiUrl}/v1/agents/${agentId}/checkpoints/${checkpointId}`)
+    const trace = yield* asOperator(`${apiUrl}/v1/traces/${checkpoint.body.linked_trace_id}`)
+    expect(trace.status).toBe(200)
+    // A native thinking block (confidence 1.0), judged against the card's declared values when it had one.
+    expect(trace.body.decision).toMatchObject({ confidence: 1, values_applied: options.card ? ["honesty"] : [] })
 
     const proof = yield* poll(
       getJson(`${apiUrl}/v1/checkpoints/${checkpointId}/proof`),
@@ -123,8 +150,8 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("end t
   it.scoped("embedded default: one `candor serve`, every role", () =>
     Effect.gen(function*() {
       const upstream = yield* Upstream
-      const serve = yield* startServe({ env: { ANTHROPIC_BASE_URL: upstream.url } })
-      yield* violationIsProvedAndVerifiesOffline(serve.gatewayUrl, serve.apiUrl).pipe(
+      const serve = yield* startServe({ env: { ANTHROPIC_BASE_URL: upstream.url, SERVICE_ROLE_KEY } })
+      yield* violationIsProvedAndVerifiesOffline(serve.gatewayUrl, serve.apiUrl, { card: true }).pipe(
         Effect.tapErrorCause(() => Effect.sync(() => console.error(serve.output().join("\n"))))
       )
     }), { timeout: 240_000 })
@@ -141,7 +168,8 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("end t
         NATS_URL: nats.url,
         CANDOR_PARTITIONS: "4",
         SIGNING_KEY: formatSigningKey(generateSigningKey()),
-        ANTHROPIC_BASE_URL: upstream.url
+        ANTHROPIC_BASE_URL: upstream.url,
+        SERVICE_ROLE_KEY
       }
       // The worker first: it migrates the database and registers the key.
       const worker = yield* startServe({ role: "worker", env: shared })
@@ -150,7 +178,7 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("end t
         startServe({ role: "prover", env: shared }),
         startServe({ role: "api", env: shared })
       ], { concurrency: "unbounded" })
-      yield* violationIsProvedAndVerifiesOffline(gateway.gatewayUrl, api.apiUrl).pipe(
+      yield* violationIsProvedAndVerifiesOffline(gateway.gatewayUrl, api.apiUrl, { card: false }).pipe(
         Effect.tapErrorCause(() =>
           Effect.sync(() => console.error([worker, gateway, prover, api].map((p) => p.output().slice(-30).join("\n")).join("\n----\n"))))
       )

@@ -64,11 +64,12 @@ describe("config", () => {
 
   it.effect("rejects an invalid port with an error naming the key", () =>
     Effect.gen(function*() {
-      for (const value of ["0", "65536", "http", "80.5"]) {
+      for (const value of ["65536", "http", "80.5", "-1"]) {
         const error = yield* Effect.flip(decode({ GATEWAY_PORT: value }))
         expect(String(error)).toContain("GATEWAY_PORT")
-        expect(String(error)).toContain("between 1 and 65535")
+        expect(String(error)).toContain("between 0 (any free port) and 65535")
       }
+      expect((yield* decode({ PORT: "0", GATEWAY_PORT: "0" }))).toMatchObject({ port: 0, gatewayPort: 0 })
     }))
 
   it.effect("rejects bad URLs, an OpenAI base with /v1, and never echoes a bad DATABASE_URL", () =>
@@ -208,6 +209,93 @@ describe("bin/candor.js", () => {
       rmSync(dataDir, { recursive: true, force: true })
     }
   })
+})
+
+/** `candor serve` as a child with these settings (a fresh data dir); its stdout and stderr lines, in order. */
+const spawnServe = (env: Record<string, string>) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "candor-serve-"))
+  const child = spawn(process.execPath, [bin, "serve"], {
+    cwd: tmpdir(),
+    env: { ...process.env, CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info", DATABASE_URL: "", NATS_URL: "", HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const lines: Array<string> = []
+  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on("line", (line) => lines.push(line))
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+  return {
+    child,
+    lines,
+    exited,
+    cleanup: () => {
+      child.kill("SIGKILL")
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Holds a port on 127.0.0.1 until released. */
+const occupy = () =>
+  new Promise<{ port: number; release: () => Promise<void> }>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      if (typeof address !== "object" || address === null) return reject(new Error("no address"))
+      resolve({ port: address.port, release: () => new Promise((done) => server.close(() => done())) })
+    })
+  })
+
+describe("bound ports", () => {
+  for (const variable of ["PORT", "GATEWAY_PORT"] as const) {
+    it(`${variable} in use: one clear error line, no stack trace, a non-zero exit`, async () => {
+      const taken = await occupy()
+      const other = await freePort()
+      const serve = spawnServe(variable === "PORT"
+        ? { PORT: String(taken.port), GATEWAY_PORT: String(other) }
+        : { PORT: String(other), GATEWAY_PORT: String(taken.port) })
+      try {
+        const code = await serve.exited
+        expect(code).not.toBe(0)
+        const errors = serve.lines.filter((line) => !line.startsWith("{") || JSON.parse(line).logLevel !== "INFO")
+        expect(errors).toHaveLength(1)
+        expect(JSON.parse(errors[0]!)).toMatchObject({
+          logLevel: "ERROR",
+          message: `port ${taken.port} (${variable}) is already in use on 127.0.0.1`
+        })
+        expect(serve.lines.join("\n")).not.toMatch(/\n\s+at /)
+      } finally {
+        serve.cleanup()
+        await taken.release()
+      }
+    }, 90_000)
+  }
+
+  it("PORT=0 and GATEWAY_PORT=0 bind free ports and log the ones bound", async () => {
+    const serve = spawnServe({ PORT: "0", GATEWAY_PORT: "0" })
+    try {
+      const listening = await new Promise<Record<string, any>>((resolve, reject) => {
+        const check = () => {
+          const line = serve.lines.map((l) => (l.startsWith("{") ? JSON.parse(l) : {})).find((l) => l.message === "listening")
+          if (line !== undefined) resolve(line)
+        }
+        serve.child.stdout!.on("data", () => setImmediate(check))
+        serve.exited.then((code) => reject(new Error(`exited ${code}:\n${serve.lines.join("\n")}`)))
+      })
+      const { port, gateway_port: gatewayPort, url, gateway_url: gatewayUrl } = listening.annotations
+      expect(port).toBeGreaterThan(0)
+      expect(gatewayPort).toBeGreaterThan(0)
+      expect(port).not.toBe(gatewayPort)
+      expect(url).toBe(`http://127.0.0.1:${port}`)
+      expect(gatewayUrl).toBe(`http://127.0.0.1:${gatewayPort}`)
+      for (const p of [port, gatewayPort]) {
+        const res = await fetch(`http://127.0.0.1:${p}/health/live`)
+        expect(res.status).toBe(200)
+        expect(await res.json()).toStrictEqual({ status: "ok" })
+      }
+    } finally {
+      serve.cleanup()
+    }
+  }, 90_000)
 })
 
 /** A port the OS just handed out (and released), for the child process to bind. */

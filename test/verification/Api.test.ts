@@ -8,7 +8,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
-import { fromBase64, fromHex } from "../../core/Bytes.js"
+import { fromBase64, fromHex, toHex } from "../../core/Bytes.js"
+import { canonicalBytes } from "../../core/Canonical.js"
+import { taggedHash } from "../../core/Hash.js"
 import { verifyCertificate } from "../../core/Certificate.js"
 import { verifyConsistency, verifyInclusion } from "../../core/Merkle.js"
 import { parseVerifierKey, verifyCheckpointNote } from "../../core/Note.js"
@@ -193,6 +195,17 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       )
       expect(proof.body).toMatchObject({ checkpoint_id: violating, agent_id: agentId, sampled: true, attempts: 1, error: null })
       expect(proof.body.verdict_proof).toMatchObject({ type: "candor-verdict-stark", security: { proven_bits: expect.any(Number) } })
+      // The public inputs and the security level, beside the proof: its statement_hash names exactly these inputs.
+      expect(proof.body.security).toEqual(proof.body.verdict_proof.security)
+      expect(proof.body.public_inputs).toMatchObject({
+        air: proof.body.verdict_proof.air,
+        params: proof.body.verdict_proof.params,
+        rules_version: "candor-verdict/1",
+        checkpoint_id: violating,
+        verdict: "boundary_violation"
+      })
+      expect(proof.body.public_inputs.concerns.length).toBeGreaterThan(0)
+      expect(toHex(taggedHash("verdict-statement", canonicalBytes(proof.body.public_inputs)))).toBe(proof.body.verdict_proof.statement_hash)
       const cert = (yield* api.call("GET", `/v1/checkpoints/${violating}/certificate`)).body
       expect(cert.verdict_proof).toEqual(proof.body.verdict_proof)
       expect(verifyVerdictProof(cert)).toBe(true)
@@ -219,7 +232,9 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       }
       const before = yield* api.call("GET", `/v1/checkpoints/${id}/proof`)
       expect(before.body).toEqual({
-        checkpoint_id: id, agent_id: agentA, status: "not_sampled", sampled: false, verdict_proof: null, attempts: 0, error: null, updated_at: null
+        checkpoint_id: id, agent_id: agentA, status: "not_sampled", sampled: false, verdict_proof: null, attempts: 0, error: null, updated_at: null,
+        public_inputs: expect.objectContaining({ checkpoint_id: id, verdict: "clear", concerns: [] }),
+        security: { conjectured_bits: expect.any(Number), proven_bits: expect.any(Number) }
       })
       expect((yield* api.call("POST", `/v1/checkpoints/${id}/prove`)).status).toBe(401)
       // Someone else's agent is not found, whoever asks.

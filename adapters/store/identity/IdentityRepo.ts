@@ -118,8 +118,8 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
   /** Agents the user claimed personally and those claimed into the user's organizations. */
   readonly agentsVisibleToUser: (userId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
   readonly agentsOfOrg: (orgId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  /** Every claimed agent (for the service-role key). */
-  readonly allClaimedAgents: Effect.Effect<ReadonlyArray<string>, StoreError>
+  /** Every agent, claimed or not: those that sent traffic and those claimed before their first request (for the service-role key). */
+  readonly allAgents: Effect.Effect<ReadonlyArray<string>, StoreError>
 }>() {}
 
 const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
@@ -367,9 +367,9 @@ export const make = Effect.gen(function*() {
         storeError("agentsOfOrg")
       ),
 
-    allClaimedAgents: sql`select agent_id from agent_claims order by agent_id`.pipe(
+    allAgents: sql`select agent_id from agents union select agent_id from agent_claims order by agent_id`.pipe(
       Effect.map(ids),
-      storeError("allClaimedAgents")
+      storeError("allAgents")
     )
   })
 })

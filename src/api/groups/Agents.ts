@@ -27,7 +27,10 @@ export const AgentListItem = Schema.Struct({
   card_id: Schema.NullOr(CardId).annotations({ description: "The active Alignment Card; null before the first" }),
   last_seen: Schema.NullOr(DateTimeString).annotations({ description: "Time of the newest checkpoint; null before the first" }),
   total_checkpoints: Count,
-  checkpoint_counts: VerdictCounts
+  checkpoint_counts: VerdictCounts,
+  claimed: Schema.Boolean.annotations({
+    description: "Whether the agent is claimed; false only in the service-role key's list, which holds every agent"
+  })
 }).annotations({ identifier: "AgentListItem", description: "One agent the caller may see" })
 export type AgentListItem = typeof AgentListItem.Type
 

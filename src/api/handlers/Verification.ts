@@ -26,7 +26,9 @@ import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/
 import { shouldProve } from "../../../core/ProofSampling.js"
 import type { ChainReportItem } from "../../../core/schema/Certificate.js"
 import { verifySignature } from "../../../core/Signing.js"
-import { verifyVerdictProof } from "../../../prover/VerdictProof.js"
+import { PARAMS } from "../../../prover/Params.js"
+import { publicInputs, statementOf } from "../../../prover/Statement.js"
+import { securityFor, verifyVerdictProof } from "../../../prover/VerdictProof.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
 
@@ -205,6 +207,7 @@ const proofStatus = (certificate: Certificate) =>
     const checkpointId = certificate.subject.checkpoint_id
     const record = yield* (yield* ProofRepo.ProofRepo).get(checkpointId)
     const sampled = shouldProve(checkpointId, certificate.claims.verdict)
+    const statement = statementOf(certificate)
     return {
       checkpoint_id: checkpointId,
       agent_id: certificate.subject.agent_id,
@@ -213,7 +216,9 @@ const proofStatus = (certificate: Certificate) =>
       verdict_proof: record?.proof ?? certificate.verdict_proof,
       attempts: record?.attempts ?? 0,
       error: record?.error ?? null,
-      updated_at: record?.updated_at ?? null
+      updated_at: record?.updated_at ?? null,
+      public_inputs: publicInputs(statement, PARAMS),
+      security: securityFor(statement)
     }
   })
 

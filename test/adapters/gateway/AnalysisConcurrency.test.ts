@@ -32,7 +32,8 @@ const clear: AnalysisResult = {
   thinking_tokens_analyzed: 1,
   truncated: false,
   raw_analysis: "{}",
-  cross_validation_warnings: []
+  cross_validation_warnings: [],
+  values_checked: []
 }
 
 interface Call {

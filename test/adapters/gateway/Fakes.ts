@@ -89,7 +89,8 @@ export const FakeJudge = Layer.succeed(AnalysisModel, {
       thinking_tokens_analyzed: 10,
       truncated: false,
       raw_analysis: "{}",
-      cross_validation_warnings: []
+      cross_validation_warnings: [],
+      values_checked: request.card?.values.declared ?? []
     })
   }
 })

@@ -15,8 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import OpenAI from "openai"
-import { makeRulesJudge } from "../../../adapters/analysis/Rules.js"
-import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
+import * as Rules from "../../../adapters/analysis/Rules.js"
 import { Bus } from "../../../adapters/bus/Bus.js"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
@@ -172,7 +171,7 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
           AgentState.layerMemory,
           Bus.layerMemory,
           Layer.succeed(ProviderAdapters, providerAdapters),
-          Layer.succeed(AnalysisModel, makeRulesJudge())
+          Rules.layer()
         )),
         Layer.provide(configLayer({ gatewayPort: 0, anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url, geminiBaseUrl: upstream.url }))
       ),

@@ -157,6 +157,36 @@ describe("response pass-through", () => {
   })
 })
 
+describe("routing", () => {
+  it("a whole first segment names the provider; the rest (at least `/`) is the provider's own path", async () => {
+    const providers: Array<string> = []
+    const routed = await startGateway(upstream.url, {
+      ...inspector.service,
+      beforeRequest: (request) => {
+        providers.push(request.provider)
+        return inspector.service.beforeRequest(request)
+      }
+    })
+    try {
+      upstream.handle = (_r, res) => res.end("{}")
+      const before = upstream.requests.length
+      for (const path of ["/anthropic/v1/messages", "/openai/v1/chat/completions", "/gemini/v1beta/models/g:streamGenerateContent", "/openai", "/openai?x=1"]) {
+        expect((await call(`${routed.url}${path}`, { method: "POST", body: "{}" })).status).toBe(200)
+      }
+      expect(providers).toEqual(["anthropic", "openai", "gemini", "openai", "openai"])
+      expect(upstream.requests.slice(before).map((r) => r.url)).toEqual([
+        "/v1/messages", "/v1/chat/completions", "/v1beta/models/g:streamGenerateContent", "/", "/?x=1"
+      ])
+      for (const path of ["/openaix/v1", "/v1/messages", "/constructor/x", "/__proto__/x"]) {
+        expect((await call(`${routed.url}${path}`, { method: "POST", body: "{}" })).status).toBe(404)
+      }
+      expect(upstream.requests.length).toBe(before + 5)
+    } finally {
+      await routed.close()
+    }
+  })
+})
+
 describe("gateway answers", () => {
   it("404 JSON for an unknown prefix, /health/live 200, 413 for a too-large body", async () => {
     const unknown = await call(`${gateway.url}/mistral/v1/chat`)

@@ -66,7 +66,8 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           enforcement_mode: "enforce",
           card_id: null,
           last_seen: inputs.at(-1)!.checkpoint.timestamp,
-          checkpoint_counts: { clear: 3, review_needed: 2, boundary_violation: 2 }
+          checkpoint_counts: { clear: 3, review_needed: 2, boundary_violation: 2 },
+          claimed: false
         },
         {
           agent_id: stranger,
@@ -74,7 +75,8 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           enforcement_mode: "observe",
           card_id: null,
           last_seen: null,
-          checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 }
+          checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
+          claimed: false
         }
       ])
       expect(yield* queries.agentSummaries([])).toEqual([])
