@@ -319,7 +319,21 @@ describe("valid resources decode", () => {
       verdict_proof: null,
       attempts: 0,
       error: null,
-      updated_at: null
+      updated_at: null,
+      public_inputs: {
+        air: "candor-verdict-air/1",
+        params: "candor-stark/1",
+        rules_version: "candor-verdict/1",
+        checkpoint_id: CHECKPOINT_ID,
+        concerns: [[1, 2, 0]],
+        verdict: "review_needed",
+        analysis_hash: hex("01"),
+        thinking_block_hash: hex("02"),
+        card_hash: hex("03"),
+        values_hash: hex("04"),
+        model: "rules"
+      },
+      security: { conjectured_bits: 100, proven_bits: 64 }
     }
     expect(roundTrip(S.VerdictProof, pending)).toEqual(pending)
   })
