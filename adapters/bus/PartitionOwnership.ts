@@ -14,13 +14,13 @@ import * as Layer from "effect/Layer"
 import type * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { hostname } from "node:os"
-import type { BusError } from "../adapters/bus/BusError.js"
-import type { NatsConnection } from "../adapters/bus/NatsConnection.js"
+import type { BusError } from "./BusError.js"
+import type { NatsConnection } from "./NatsConnection.js"
 import { type LeaseOptions, make as makeLeases } from "./PartitionLeases.js"
 
 export { type LeaseOptions } from "./PartitionLeases.js"
 
-export class PartitionOwnership extends Context.Tag("candor/streams/PartitionOwnership")<PartitionOwnership, {
+export class PartitionOwnership extends Context.Tag("candor/bus/PartitionOwnership")<PartitionOwnership, {
   /** Names this process in leases and logs. */
   readonly workerId: string
   readonly owned: Subscribable.Subscribable<ReadonlySet<number>>

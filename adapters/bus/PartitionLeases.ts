@@ -19,9 +19,9 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
-import { BusError } from "../adapters/bus/BusError.js"
-import { tryNats } from "../adapters/bus/JetStreamSetup.js"
-import { NatsConnection } from "../adapters/bus/NatsConnection.js"
+import { BusError } from "./BusError.js"
+import { tryNats } from "./JetStreamSetup.js"
+import { NatsConnection } from "./NatsConnection.js"
 import type { PartitionOwnership } from "./PartitionOwnership.js"
 
 export interface LeaseOptions {

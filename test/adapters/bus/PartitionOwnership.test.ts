@@ -9,10 +9,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
-import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
-import { fairShare, leaseBucket } from "../../streams/PartitionLeases.js"
-import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
-import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "../adapters/bus/NatsSupport.js"
+import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
+import { fairShare, leaseBucket } from "../../../adapters/bus/PartitionLeases.js"
+import { PartitionOwnership } from "../../../adapters/bus/PartitionOwnership.js"
+import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
 
 const P = 8
 const TTL = 1_500
