@@ -23,6 +23,7 @@ import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as StoreLive from "../adapters/store/StoreLive.js"
+import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
@@ -176,7 +177,7 @@ const MessagingLive = (withWorkers: boolean) =>
       Bus.layerJetStream({ prefix, partitions }),
       KvAgentState.layer({ prefix }),
       withWorkers
-        ? PartitionOwnership.layerLease({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
+        ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
         : PartitionOwnership.layerAll(0, worker),
       Layer.effect(BusHealth, Effect.map(NatsConnection, (nc) =>
         nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())

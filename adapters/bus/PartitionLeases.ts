@@ -15,6 +15,7 @@
 import { Kvm } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -22,7 +23,7 @@ import { createHash } from "node:crypto"
 import { BusError } from "./BusError.js"
 import { tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
-import type { PartitionOwnership } from "./PartitionOwnership.js"
+import { PartitionOwnership } from "./PartitionOwnership.js"
 
 export interface LeaseOptions {
   readonly partitions: number
@@ -149,3 +150,7 @@ export const make = (
     yield* Effect.sleep(Math.max(1, Math.floor(ttlMs / 3))).pipe(Effect.zipRight(safeTick), Effect.forever, Effect.forkScoped)
     return { workerId, owned }
   })
+
+/** Ownership leased in the KV bucket `<prefix>-partition-leases`; released when the layer closes. */
+export const layer = (options: LeaseOptions): Layer.Layer<PartitionOwnership, BusError, NatsConnection> =>
+  Layer.scoped(PartitionOwnership, make(options))

@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
+import * as PartitionLeases from "../../../adapters/bus/PartitionLeases.js"
 import { fairShare, leaseBucket } from "../../../adapters/bus/PartitionLeases.js"
 import { PartitionOwnership } from "../../../adapters/bus/PartitionOwnership.js"
 import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
@@ -22,7 +23,7 @@ const startWorker = (prefix: string, workerId: string) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      PartitionOwnership.layerLease({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
+      PartitionLeases.layer({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
       scope
     )
     return { ownership: Context.get(context, PartitionOwnership), stop: Scope.close(scope, Exit.void) }
