@@ -144,9 +144,13 @@ const AnalysisLive = Layer.unwrapEffect(
 )
 
 /** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
-const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix }) =>
-  Gateway.layer().pipe(
-    Layer.provide(GatewayInspector.layer({ subjectPrefix: natsPrefix })),
+const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  Gateway.layer({
+    port: config.gatewayPort,
+    host: config.host,
+    upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl }
+  }).pipe(
+    Layer.provide(GatewayInspector.layer({ subjectPrefix: config.natsPrefix })),
     Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
   )
 ))

@@ -33,7 +33,7 @@ import {
   type Upstreams,
   type UpstreamTimeouts
 } from "./Upstreams.js"
-import { CandorConfig } from "../../src/Config.js"
+import type { ProviderName } from "../providers/Provider.js"
 
 export interface GatewayTuning {
   /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
@@ -47,6 +47,16 @@ export const defaultTuning: GatewayTuning = {
   maxRequestBytes: 32 * 1024 * 1024,
   timeouts: defaultTimeouts,
   shutdownGraceMs: 10_000
+}
+
+/** Where the gateway listens and forwards: plain values, so the gateway knows nothing of how they are configured. */
+export interface GatewayOptions {
+  /** 0 for an ephemeral port (tests); the bound one is in `GatewayServer.port`. */
+  readonly port: number
+  readonly host: string
+  /** Base URL of each provider's upstream (origin plus an optional path prefix). */
+  readonly upstreams: Readonly<Record<ProviderName, string>>
+  readonly tuning?: Partial<GatewayTuning>
 }
 
 type InspectorService = Inspector["Type"]
@@ -161,26 +171,21 @@ export class GatewayServer extends Context.Tag("candor/gateway/GatewayServer")<G
   readonly url: string
 }>() {}
 
-/** Listens on HOST:GATEWAY_PORT for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
-export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayServer, never, CandorConfig | Inspector> =>
+/** Listens on host:port for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
+export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, never, Inspector> =>
   Layer.scoped(
     GatewayServer,
     Effect.gen(function*() {
-      const config = yield* CandorConfig
       const inspector = yield* Inspector
       const runtime = yield* Effect.runtime<never>()
-      const settings = { ...defaultTuning, ...tuning }
-      const upstreams = makeUpstreams({
-        anthropic: config.anthropicBaseUrl,
-        openai: config.openaiBaseUrl,
-        gemini: config.geminiBaseUrl
-      }, settings.timeouts)
+      const settings = { ...defaultTuning, ...options.tuning }
+      const upstreams = makeUpstreams(options.upstreams, settings.timeouts)
       return yield* Effect.acquireRelease(
         Effect.async<{ server: Server; port: number; url: string }>((resume) => {
           const server = createServer({ keepAliveTimeout: 65_000 }, makeGatewayHandler(upstreams, inspector, runtime, settings))
-          server.listen(config.gatewayPort, config.host, () => {
+          server.listen(options.port, options.host, () => {
             const { port } = server.address() as AddressInfo
-            const host = config.host.includes(":") ? `[${config.host}]` : config.host
+            const host = options.host.includes(":") ? `[${options.host}]` : options.host
             resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
           })
         }),
