@@ -19,6 +19,7 @@ import * as Queue from "effect/Queue"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
 import { deriveVerdict } from "../../core/Verdict.js"
@@ -31,7 +32,7 @@ import { agentIdOf, derivedSessionId, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
-import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord, type ResponseEvent } from "./ResponseEvent.js"
+import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -197,7 +198,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       return { mode: policy.defaults.enforcement_mode, requestVerdict, response }
     }
 
-    const process = (job: Job): Effect.Effect<ResponseEvent> =>
+    const process = (job: Job): Effect.Effect<GatewayEvent> =>
       Effect.suspend(() => analyze(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))
 
     yield* Queue.take(queue).pipe(
