@@ -1,6 +1,5 @@
 /**
- * Provider lookup: by name, and from the gateway path (`/anthropic/*`, `/openai/*`, `/gemini/*`
- * map to the provider's own `/*`). Matching is on whole path segments, so `/openai-x/…` is no match.
+ * Provider lookup by name. The gateway's routing by path prefix is its own (`adapters/gateway/GatewayServer.ts`).
  */
 import { anthropicAdapter } from "./Anthropic.js"
 import { geminiAdapter } from "./Gemini.js"
@@ -19,17 +18,3 @@ export const PROVIDER_NAMES: ReadonlyArray<ProviderName> = ["anthropic", "openai
 export const adapterFor = (name: ProviderName): ProviderAdapter => providerAdapters[name]
 
 export const isProviderName = (value: string): value is ProviderName => Object.hasOwn(providerAdapters, value)
-
-export interface ProviderRoute {
-  readonly provider: ProviderName
-  /** The path to request upstream: always starts with `/`. */
-  readonly upstreamPath: string
-}
-
-export const providerFromPath = (pathname: string): ProviderRoute | undefined => {
-  if (!pathname.startsWith("/")) return undefined
-  const slash = pathname.indexOf("/", 1)
-  const head = slash < 0 ? pathname.slice(1) : pathname.slice(1, slash)
-  if (!isProviderName(head)) return undefined
-  return { provider: head, upstreamPath: slash < 0 ? "/" : pathname.slice(slash) }
-}

@@ -4,8 +4,7 @@ import { inferThinking } from "../../../adapters/providers/Fallback.js"
 import { geminiAdapter } from "../../../adapters/providers/Gemini.js"
 import { bearerToken, keyHashesEqual, sha256Hex } from "../../../adapters/providers/Identity.js"
 import { openaiAdapter } from "../../../adapters/providers/OpenAi.js"
-import { adapterFor, providerFromPath } from "../../../adapters/providers/Registry.js"
-import { traceActionOf } from "../../../adapters/providers/TraceAction.js"
+import { adapterFor } from "../../../adapters/providers/Registry.js"
 
 const KEY = "sk-ant-api03-SECRET"
 const HASH = sha256Hex(KEY)
@@ -51,26 +50,9 @@ describe("registry", () => {
     expect(adapterFor("gemini").name).toBe("gemini")
   })
 
-  it("providerFromPath maps the prefix to the provider's own path", () => {
-    expect(providerFromPath("/anthropic/v1/messages")).toEqual({ provider: "anthropic", upstreamPath: "/v1/messages" })
-    expect(providerFromPath("/openai/v1/chat/completions")).toEqual({ provider: "openai", upstreamPath: "/v1/chat/completions" })
-    expect(providerFromPath("/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent")).toEqual({
-      provider: "gemini",
-      upstreamPath: "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
-    })
-    expect(providerFromPath("/openai")).toEqual({ provider: "openai", upstreamPath: "/" })
-    expect(providerFromPath("/openaix/v1")).toBeUndefined()
-    expect(providerFromPath("/v1/messages")).toBeUndefined()
-    expect(providerFromPath("/constructor/x")).toBeUndefined()
-  })
 })
 
-describe("trace action and fallback", () => {
-  it("a tool call executes; a plain answer recommends", () => {
-    expect(traceActionOf([{ name: "delete_file", arguments: {} }, { name: "other", arguments: {} }])).toEqual({ type: "execute", name: "delete_file", category: "bounded" })
-    expect(traceActionOf([])).toEqual({ type: "recommend", name: "respond", category: "bounded" })
-  })
-
+describe("fallback", () => {
   it("fallback picks deliberation sentences, confidence 0.3", () => {
     const x = inferThinking("Sure thing. Let me check the logs first. The answer is 4.\nHowever, the cache may be stale! I'll clear it.")
     expect(x).toEqual({
