@@ -29,7 +29,6 @@ import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
 import { providerAdapters } from "../adapters/providers/Registry.js"
-import { layer as configLayer } from "../src/Config.js"
 
 const JUDGE_LATENCY_MS = Number(process.env.BENCH_JUDGE_LATENCY_MS ?? 800)
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 256)
@@ -56,14 +55,17 @@ const measure = async (peers: ChildProcess, concurrency: number, judgeUrl: strin
   const scope = await Effect.runPromise(Scope.make())
   const judge = layerFromSpec("anthropic:bench-judge", { apiKey: "bench-key", baseUrl: judgeUrl, connections: concurrency })
   const context = await Effect.runPromise(Layer.buildWithScope(
-    Gateway.layer().pipe(
+    Gateway.layer({
+      port: 0,
+      host: "127.0.0.1",
+      upstreams: { anthropic: providerUrl, openai: providerUrl, gemini: providerUrl }
+    }).pipe(
       Layer.provideMerge(GatewayInspector.layer({ concurrency, queueCapacity: 16_384 })),
       Layer.provideMerge(Layer.mergeAll(
         AgentState.layerMemory,
         Bus.layerMemory,
         Layer.succeed(ProviderAdapters, providerAdapters),
-        judge,
-        configLayer({ gatewayPort: 0, host: "127.0.0.1", anthropicBaseUrl: providerUrl })
+        judge
       )),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
     ),

@@ -23,7 +23,8 @@ import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as StoreLive from "../adapters/store/StoreLive.js"
-import { defaultWorkerId, PartitionOwnership } from "../streams/PartitionOwnership.js"
+import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
+import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as Prover from "../prover/Prover.js"
@@ -153,9 +154,13 @@ const AnalysisLive = Layer.unwrapEffect(
 )
 
 /** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
-const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, ({ analysisConcurrency, natsPrefix }) =>
-  Gateway.layer().pipe(
-    Layer.provide(GatewayInspector.layer({ subjectPrefix: natsPrefix, concurrency: analysisConcurrency })),
+const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
+  Gateway.layer({
+    port: config.gatewayPort,
+    host: config.host,
+    upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl }
+  }).pipe(
+    Layer.provide(GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })),
     Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
   )
 ))
@@ -186,7 +191,7 @@ const MessagingLive = (withWorkers: boolean) =>
       Bus.layerJetStream({ prefix, partitions }),
       KvAgentState.layer({ prefix }),
       withWorkers
-        ? PartitionOwnership.layerLease({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
+        ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
         : PartitionOwnership.layerAll(0, worker),
       Layer.effect(BusHealth, Effect.map(NatsConnection, (nc) =>
         nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())

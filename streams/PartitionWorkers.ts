@@ -21,7 +21,7 @@ import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
 import { commitDeliveries } from "./CommitDeliveries.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
-import { PartitionOwnership } from "./PartitionOwnership.js"
+import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { deliverWebhook, WEBHOOK_OUTBOX } from "./Webhooks.js"
 
 export interface WorkerOptions {

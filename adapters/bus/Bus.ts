@@ -16,10 +16,8 @@
  * the same contract on NATS JetStream. Both pass `test/adapters/bus/BusConformance.ts`.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import type { BusService } from "./BusContract.js"
 import type { BusError } from "./BusError.js"
 import { make as makeJetStream } from "./BusJetStream.js"
 import { make as makeMemory } from "./BusMemory.js"
@@ -28,49 +26,9 @@ import type { NatsConnection } from "./NatsConnection.js"
 
 export { BusError } from "./BusError.js"
 export { type BusOptions } from "./BusOptions.js"
+export type { BusMessage, BusService, Delivery, PublishOptions, Subscription } from "./BusContract.js"
 
-export interface BusMessage {
-  readonly subject: string
-  /** A JSON value: what was published, after a JSON round trip. */
-  readonly payload: unknown
-}
-
-export interface Subscription {
-  /** The next message under the prefix, in publish order. */
-  readonly take: Effect.Effect<BusMessage>
-}
-
-/**
- * One delivery of a stored event; settle it with `ack` (done), `nak` (deliver again) or
- * `deadLetter` (never again). Unsettled past the ack wait, it is delivered again, unless `working`
- * keeps restarting the wait.
- */
-export interface Delivery extends BusMessage {
-  /** 1 on the first delivery, 2 on the first redelivery, … */
-  readonly deliveryCount: number
-  readonly ack: Effect.Effect<void, BusError>
-  /** Deliver again, after `delayMs` when given. */
-  readonly nak: (delayMs?: number) => Effect.Effect<void, BusError>
-  /** Still being handled (a store outage waited out): the ack wait starts again. */
-  readonly working: Effect.Effect<void, BusError>
-  /** Refused for good: copied to the dead-letter subject with the reason, then never delivered again. */
-  readonly deadLetter: (reason: string) => Effect.Effect<void, BusError>
-}
-
-export interface PublishOptions {
-  /** Publishes with the same id within the duplicate window are stored once. */
-  readonly msgId?: string
-}
-
-export class Bus extends Context.Tag("candor/adapters/bus/Bus")<Bus, {
-  readonly partitions: number
-  /** Resolves once stored; safe to call with many publishes in flight. */
-  readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>
-  /** Never ends on its own: outages are retried; it fails only when the bus is gone for good. */
-  readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>
-  /** Subscribed from the moment this effect completes until its scope closes. */
-  readonly subscribe: (subjectPrefix: string) => Effect.Effect<Subscription, never, Scope.Scope>
-}>() {
+export class Bus extends Context.Tag("candor/adapters/bus/Bus")<Bus, BusService>() {
   /** In-process, with the default options. */
   static readonly layerMemory: Layer.Layer<Bus> = Layer.scoped(Bus, makeMemory(busOptions()))
 

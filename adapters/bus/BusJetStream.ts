@@ -17,7 +17,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import type { Bus, BusMessage, Delivery, Subscription } from "./Bus.js"
+import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { ensureConsumer, ensureStreams, tryNats } from "./JetStreamSetup.js"
@@ -55,7 +55,7 @@ const publishRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(
 /** Re-creating a consumer after it ended: quickly at first, then every few seconds, forever. */
 const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 
-export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, NatsConnection | Scope.Scope> =>
+export const make = (options: BusOptions): Effect.Effect<BusService, BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function*() {
     const { batchSize, maxDeliver, partitions, prefix } = options
     const nc = yield* NatsConnection
@@ -71,7 +71,7 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
 
     // Every response of every gateway goes through here, so the happy path is kept plain: no
     // generator, and the retry schedule is only set up once an attempt has failed.
-    const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) => {
+    const publish: BusService["publish"] = (subject, payload, publishOptions) => {
       const partition = partitionOfSubject(subject, prefix)
       if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
         return Effect.fail(new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true }))
@@ -90,7 +90,7 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
       return Effect.catchAll(attempt, () => Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry)))
     }
 
-    const consumePartition: Bus["Type"]["consumePartition"] = (partition) =>
+    const consumePartition: BusService["consumePartition"] = (partition) =>
       Number.isInteger(partition) && partition >= 0 && partition < partitions
         ? Stream.unwrapScoped(Effect.gen(function*() {
           const arrived = yield* Mailbox.make<JsMsg, BusError>()
@@ -158,7 +158,7 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], BusError, 
         return Chunk.unsafeFromArray(live)
       })
 
-    const subscribe: Bus["Type"]["subscribe"] = (subjectPrefix) =>
+    const subscribe: BusService["subscribe"] = (subjectPrefix) =>
       Effect.gen(function*() {
         const messages = yield* Queue.unbounded<BusMessage>()
         yield* Effect.acquireRelease(

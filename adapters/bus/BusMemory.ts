@@ -16,7 +16,7 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { Bus, BusMessage, Delivery, Subscription } from "./Bus.js"
+import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { deadLetterSubject, matchesPrefix, partitionOfSubject, streamOf } from "./Subjects.js"
@@ -72,7 +72,7 @@ class PartitionQueue {
   }
 }
 
-export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Scope.Scope> =>
+export const make = (options: BusOptions): Effect.Effect<BusService, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { ackWaitMs, batchSize, duplicateWindowMs, maxAckPending, maxDeliver, partitions, prefix } = options
     // Timers are forked into the layer's scope, so none outlives the layer.
@@ -177,7 +177,7 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
         )
       })
 
-    const publish: Bus["Type"]["publish"] = (subject, payload, publishOptions) =>
+    const publish: BusService["publish"] = (subject, payload, publishOptions) =>
       Effect.gen(function*() {
         const stream = streamOf(subject, prefix)
         const partition = stream === "events" ? partitionOfSubject(subject, prefix)! : undefined
@@ -197,14 +197,14 @@ export const make = (options: BusOptions): Effect.Effect<Bus["Type"], never, Sco
         yield* PubSub.publish(hub, { subject, payload: stored })
       })
 
-    const consumePartition: Bus["Type"]["consumePartition"] = (partition) => {
+    const consumePartition: BusService["consumePartition"] = (partition) => {
       const queue = Number.isInteger(partition) ? queues[partition] : undefined
       return queue === undefined
         ? Stream.fail(new BusError({ operation: "consumePartition", cause: `no partition ${partition}` }))
         : Stream.repeatEffectChunk(nextBatch(queue))
     }
 
-    const subscribe: Bus["Type"]["subscribe"] = (subjectPrefix) =>
+    const subscribe: BusService["subscribe"] = (subjectPrefix) =>
       Effect.map(PubSub.subscribe(hub), (messages): Subscription => {
         const take: Effect.Effect<BusMessage> = Effect.flatMap(
           Queue.take(messages),

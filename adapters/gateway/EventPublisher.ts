@@ -22,7 +22,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { Bus, type BusError } from "../bus/Bus.js"
 import { eventSubject } from "../bus/Subjects.js"
-import type { ResponseEvent } from "./ResponseEvent.js"
+import { encodeGatewayEvent, type GatewayEvent } from "../../core/schema/Event.js"
 
 /** Events not yet stored, in flight or held: ~1.5–5 KB each, so at most some 40 MB through an outage. */
 const UNSETTLED = 8_192
@@ -33,7 +33,7 @@ const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
   /** Returns once the event is on its way (waits only while UNSETTLED events are not yet stored). */
-  readonly publish: (agentId: string, event: ResponseEvent) => Effect.Effect<void>
+  readonly publish: (agentId: string, event: GatewayEvent) => Effect.Effect<void>
 }
 
 export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
@@ -41,7 +41,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
     const bus = yield* Bus
     const unsettled = yield* Effect.makeSemaphore(UNSETTLED)
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const held: Array<{ readonly agentId: string; readonly event: ResponseEvent }> = []
+    const held: Array<{ readonly agentId: string; readonly event: GatewayEvent }> = []
     let draining = false
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
@@ -52,8 +52,10 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
       )
     )
 
-    const publishOnce = (agentId: string, event: ResponseEvent) =>
-      bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), event, { msgId: event.checkpoint.checkpoint_id })
+    const publishOnce = (agentId: string, event: GatewayEvent) =>
+      bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), encodeGatewayEvent(event), {
+        msgId: event.checkpoint.checkpoint_id
+      })
 
     const refused = (agentId: string, error: BusError) =>
       Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: error.message }))
@@ -83,7 +85,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
     })
 
     /** Joins the queue (keeping its permit), starting the drain if it is not running. */
-    const hold = (agentId: string, event: ResponseEvent, error?: BusError) =>
+    const hold = (agentId: string, event: GatewayEvent, error?: BusError) =>
       Effect.suspend(() => {
         held.push({ agentId, event })
         if (draining) return Effect.void
@@ -95,7 +97,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
         )
       })
 
-    const publishAlone = (agentId: string, event: ResponseEvent): Effect.Effect<void> =>
+    const publishAlone = (agentId: string, event: GatewayEvent): Effect.Effect<void> =>
       publishOnce(agentId, event).pipe(
         // Interrupted at shutdown: the permit goes back (the wait for it has given up by then).
         Effect.onInterrupt(() => unsettled.release(1)),

@@ -8,18 +8,16 @@
  * - `upstream_error`: connection refused, DNS failure, reset, or the upstream died mid-body.
  * - `timeout`: connect, response-headers or idle-body timeout.
  * - `client_aborted`: the client went away first; the upstream request was aborted.
+ *
+ * The type is the published event's `outcome` (`core/schema/Event.ts`) with every member present:
+ * `status` (the upstream status, when response headers arrived), `bytes` (body bytes received from
+ * the upstream, before any decoding), `cause` (a short machine-readable cause, an errno or undici
+ * code; never a header or body excerpt).
  */
-export type OutcomeKind = "complete" | "partial" | "upstream_error" | "timeout" | "client_aborted"
+import type { ExchangeOutcome as PublishedOutcome } from "../../core/schema/Event.js"
 
-export interface ExchangeOutcome {
-  readonly kind: OutcomeKind
-  /** The upstream status, when response headers arrived. */
-  readonly status: number | undefined
-  /** Body bytes received from the upstream (before any decoding). */
-  readonly bytes: number
-  /** A short machine-readable cause (an errno or undici code); never a header or body excerpt. */
-  readonly cause: string | undefined
-}
+export type ExchangeOutcome = Required<typeof PublishedOutcome.Type>
+export type OutcomeKind = ExchangeOutcome["kind"]
 
 /**
  * The side observer of a response body. It runs on the event loop after each chunk has been handed to

@@ -30,6 +30,7 @@ import * as Runtime from "effect/Runtime"
 import type { IncomingHttpHeaders } from "node:http"
 import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
 import { deriveVerdict } from "../../core/Verdict.js"
@@ -45,7 +46,7 @@ import { agentIdOf, derivedSessionId, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
 import { Inspector, jsonResponse } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
-import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord, type ResponseEvent } from "./ResponseEvent.js"
+import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -249,11 +250,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      * the fact). Run uninterruptibly: the agent's order must not keep a place for a fiber that never
      * started.
      */
-    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<ResponseEvent>> =>
+    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<GatewayEvent>> =>
       Effect.gen(function*() {
         const { exchange, held } = prepared
         const agentId = exchange.agentId
-        const verdict = yield* Deferred.make<ResponseEvent>()
+        const verdict = yield* Deferred.make<GatewayEvent>()
         const published = yield* Deferred.make<void>()
         const previous = lastOfAgent.get(agentId)
         lastOfAgent.set(agentId, published)

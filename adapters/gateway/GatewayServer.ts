@@ -33,8 +33,8 @@ import {
   type Upstreams,
   type UpstreamTimeouts
 } from "./Upstreams.js"
-import { CandorConfig } from "../../src/Config.js"
 import { ListenFailed, listenErrorCode } from "../http/ListenFailed.js"
+import type { ProviderName } from "../providers/Provider.js"
 
 export interface GatewayTuning {
   /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
@@ -48,6 +48,16 @@ export const defaultTuning: GatewayTuning = {
   maxRequestBytes: 32 * 1024 * 1024,
   timeouts: defaultTimeouts,
   shutdownGraceMs: 10_000
+}
+
+/** Where the gateway listens and forwards: plain values, so the gateway knows nothing of how they are configured. */
+export interface GatewayOptions {
+  /** 0 for an ephemeral port (tests); the bound one is in `GatewayServer.port`. */
+  readonly port: number
+  readonly host: string
+  /** Base URL of each provider's upstream (origin plus an optional path prefix). */
+  readonly upstreams: Readonly<Record<ProviderName, string>>
+  readonly tuning?: Partial<GatewayTuning>
 }
 
 type InspectorService = Inspector["Type"]
@@ -162,33 +172,28 @@ export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayS
   readonly url: string
 }>() {}
 
-/** Listens on HOST:GATEWAY_PORT for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
-export const layer = (tuning: Partial<GatewayTuning> = {}): Layer.Layer<GatewayServer, ListenFailed, CandorConfig | Inspector> =>
+/** Listens on host:port for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
+export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, ListenFailed, Inspector> =>
   Layer.scoped(
     GatewayServer,
     Effect.gen(function*() {
-      const config = yield* CandorConfig
       const inspector = yield* Inspector
       const runtime = yield* Effect.runtime<never>()
-      const settings = { ...defaultTuning, ...tuning }
-      const upstreams = makeUpstreams({
-        anthropic: config.anthropicBaseUrl,
-        openai: config.openaiBaseUrl,
-        gemini: config.geminiBaseUrl
-      }, settings.timeouts)
+      const settings = { ...defaultTuning, ...options.tuning }
+      const upstreams = makeUpstreams(options.upstreams, settings.timeouts)
       return yield* Effect.acquireRelease(
         Effect.async<{ server: Server; port: number; url: string }, ListenFailed>((resume) => {
           const server = createServer({ keepAliveTimeout: 65_000 }, makeGatewayHandler(upstreams, inspector, runtime, settings))
           // Only binding errors: once listening, the server reports nothing through this listener.
           const failed = (error: Error) => {
             void closeUpstreams(upstreams).catch(() => destroyUpstreams(upstreams))
-            resume(Effect.fail(new ListenFailed({ variable: "GATEWAY_PORT", host: config.host, port: config.gatewayPort, code: listenErrorCode(error) })))
+            resume(Effect.fail(new ListenFailed({ variable: "GATEWAY_PORT", host: options.host, port: options.port, code: listenErrorCode(error) })))
           }
           server.once("error", failed)
-          server.listen(config.gatewayPort, config.host, () => {
+          server.listen(options.port, options.host, () => {
             server.off("error", failed)
             const { port } = server.address() as AddressInfo
-            const host = config.host.includes(":") ? `[${config.host}]` : config.host
+            const host = options.host.includes(":") ? `[${options.host}]` : options.host
             resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
           })
         }),

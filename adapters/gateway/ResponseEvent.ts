@@ -1,6 +1,7 @@
 /**
- * The one event the gateway publishes per response: a checkpoint draft and an AP-Trace draft
- * (linked by construction: the checkpoint's `linked_trace_id` is the trace's id), hashes and
+ * Builds the one event the gateway publishes per response, a value of the `GatewayEvent` schema
+ * (`core/schema/Event.ts`, which the worker decodes it with): a checkpoint draft and an AP-Trace
+ * draft (linked by construction: the checkpoint's `linked_trace_id` is the trace's id), hashes and
  * metadata. Never prompt, response or thinking text: the thinking is represented by its SHA-256.
  *
  * With a tool policy in force, the trace's `context.metadata` carries `policy_verdict` (the
@@ -11,6 +12,7 @@
 import { randomUUID } from "node:crypto"
 import type { PolicyEvaluation, PolicyVerdict } from "../../core/Policy.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { APTraceDraft } from "../../core/schema/Trace.js"
 import type { PolicyEnforcementMode, SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
 import { recommendedAction } from "../../core/Verdict.js"
@@ -23,16 +25,6 @@ export interface Judgement {
   readonly thinkingHash: string | "none"
   readonly analysis: AnalysisResult | undefined
   readonly synthetic: SyntheticReason | undefined
-}
-
-export interface ResponseEvent {
-  readonly type: "gateway.response"
-  readonly agent_id: string
-  readonly session_id: string
-  readonly provider: string
-  readonly outcome: ExchangeOutcome
-  readonly checkpoint: IntegrityCheckpoint
-  readonly trace: APTraceDraft
 }
 
 /** The tool policy's part of one exchange. */
@@ -60,7 +52,7 @@ export interface EventInput {
 /** Before the actor binds the agent's active card. */
 export const UNBOUND_CARD = "card-unbound"
 
-export const buildResponseEvent = (input: EventInput): ResponseEvent => {
+export const buildResponseEvent = (input: EventInput): GatewayEvent => {
   const { agentId, extraction, judgement, now, sessionId } = input
   const timestamp = now.toISOString()
   const traceId = `tr-${randomUUID()}`
@@ -160,7 +152,7 @@ const syntheticSummary = (reason: SyntheticReason | undefined): string =>
   reason === "analysis_failed" ? "analysis failed" : reason === "no_thinking_block" ? "no thinking block" : ""
 
 /** The text injected into the agent's next request after a violation in `nudge` mode. */
-export const nudgeText = (event: ResponseEvent): string => {
+export const nudgeText = (event: GatewayEvent): string => {
   const concern = event.checkpoint.concerns[0]
   return "[INTEGRITY NOTICE — Candor]\n" +
     `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged as a boundary violation.\n` +

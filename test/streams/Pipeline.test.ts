@@ -16,8 +16,10 @@ import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreLive.js"
-import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
+import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
+import { makeEventPublisher } from "../../adapters/gateway/EventPublisher.js"
+import { buildResponseEvent } from "../../adapters/gateway/ResponseEvent.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted, verifyAgentRecord } from "./PipelineChecks.js"
 
@@ -60,6 +62,28 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent act
       const store = yield* Store
       expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
       expect(yield* verifyAgentRecord(agentId, key, logOrigin)).toBe(2)
+    }))
+
+  it.scoped("an event as the gateway builds and publishes it is decoded and committed", () =>
+    Effect.gen(function*() {
+      const agentId = "agt-from-gateway"
+      const { publish: publishFromGateway } = yield* makeEventPublisher("candor")
+      const event = buildResponseEvent({
+        agentId,
+        cardId: undefined,
+        sessionId: "ses-gateway",
+        provider: "anthropic",
+        outcome: { kind: "complete", status: 200, bytes: 100, cause: undefined },
+        extraction: undefined,
+        judgement: { verdict: "clear", thinkingHash: "none", analysis: undefined, synthetic: "no_thinking_block" },
+        policy: undefined,
+        now: new Date()
+      })
+      yield* publishFromGateway(agentId, event)
+      yield* awaitCommitted([agentId], 1)
+      const store = yield* Store
+      const page = yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })
+      expect(page.items.map((c) => c.checkpoint_id)).toEqual([event.checkpoint.checkpoint_id])
     }))
 
   it.scoped("an invalid event goes to the dead-letter subject and does not stop the partition", () =>

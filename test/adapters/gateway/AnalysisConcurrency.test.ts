@@ -17,10 +17,14 @@ import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { Bus } from "../../../adapters/bus/Bus.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
 import { exchangesDropped } from "../../../adapters/metrics/GatewayMetrics.js"
 import { fromSnapshot, render } from "../../../adapters/metrics/Prometheus.js"
 import { FakeAdapters } from "./Fakes.js"
+import * as Schema from "effect/Schema"
+import { GatewayEvent } from "../../../core/schema/Event.js"
+
+/** What the workers do with a published event. */
+const decodeEvent = Schema.decodeUnknownSync(GatewayEvent)
 
 const clear: AnalysisResult = {
   concerns: [],
@@ -87,7 +91,7 @@ const setup = (options: Partial<GatewayInspector.GatewayInspectorOptions>) =>
         observer.chunk(body)
         observer.end({ kind: "complete", status: 200, bytes: body.byteLength, cause: undefined })
       })
-    const nextEvent = Effect.map(events.take, (message) => message.payload as ResponseEvent)
+    const nextEvent = Effect.map(events.take, (message) => decodeEvent(message.payload))
     return { started, stats, respond, nextEvent }
   })
 

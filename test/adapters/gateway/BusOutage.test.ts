@@ -13,7 +13,7 @@ import { createHash } from "node:crypto"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
+import type { GatewayEvent } from "../../../core/schema/Event.js"
 import { Bus, BusError, type Subscription } from "../../../adapters/bus/Bus.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
 import { FakeAdapters, FakeJudge } from "./Fakes.js"
@@ -77,7 +77,7 @@ describe("GatewayInspector during a bus outage", () => {
     const published: Array<string> = []
     for (let i = 0; i < thoughts.length; i++) {
       const message = await run(events.take.pipe(Effect.timeout("20 seconds")))
-      published.push((message.payload as ResponseEvent).checkpoint.thinking_block_hash)
+      published.push((message.payload as GatewayEvent).checkpoint.thinking_block_hash)
     }
     expect(published).toEqual(thoughts.map((think) => createHash("sha256").update(think).digest("hex")))
   }, 30_000)

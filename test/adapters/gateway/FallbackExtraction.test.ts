@@ -16,12 +16,16 @@ import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
-import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
 import { inferThinking } from "../../../adapters/providers/Fallback.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { FakeJudge, judgeRequests } from "./Fakes.js"
 import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import * as Schema from "effect/Schema"
+import { GatewayEvent } from "../../../core/schema/Event.js"
+
+/** What the workers do with a published event. */
+const decodeEvent = Schema.decodeUnknownSync(GatewayEvent)
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -115,7 +119,7 @@ const exchange = async (format: (typeof formats)[number], ask: Ask) => {
     body: JSON.stringify({ model: "m", ...ask })
   })
   expect(res.status).toBe(200)
-  return (await run(events.take)).payload as ResponseEvent
+  return decodeEvent((await run(events.take)).payload)
 }
 
 describe("extraction confidence through the gateway", () => {

@@ -8,12 +8,14 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import { type ResponseEvent, UNBOUND_CARD } from "../../../adapters/gateway/ResponseEvent.js"
+import { UNBOUND_CARD } from "../../../adapters/gateway/ResponseEvent.js"
+import { GatewayEvent } from "../../../core/schema/Event.js"
 import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/Conscience.js"
 import { card } from "../analysis/Fixtures.js"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
@@ -79,7 +81,8 @@ const newAgent = () => {
 
 const nextEvent = async () => {
   const message = await run(events.take)
-  return { subject: message.subject, event: message.payload as ResponseEvent }
+  // Decoded as the workers decode it: every published event must pass.
+  return { subject: message.subject, event: Schema.decodeUnknownSync(GatewayEvent)(message.payload) }
 }
 
 describe("GatewayInspector", () => {

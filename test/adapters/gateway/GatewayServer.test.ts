@@ -25,7 +25,6 @@ import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { Policy } from "../../../core/schema/Policy.js"
-import { layer as configLayer } from "../../../src/Config.js"
 import { GatewayServer, layer as gatewayLayer } from "../../../adapters/gateway/GatewayServer.js"
 import { type FakeUpstream, type Recorded, startUpstream } from "./Harness.js"
 import type { ServerResponse } from "node:http"
@@ -83,6 +82,9 @@ const speak = (r: Recorded, res: ServerResponse) => {
   res.writeHead(404).end()
 }
 
+/** Every provider to the fake upstream, on an ephemeral port. */
+const gatewayOptions = (url: string) => ({ port: 0, host: "127.0.0.1", upstreams: { anthropic: url, openai: url, gemini: url } })
+
 let upstream: FakeUpstream
 let scope: Scope.CloseableScope
 let gateway: string
@@ -91,10 +93,7 @@ beforeAll(async () => {
   upstream = await startUpstream(speak)
   scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(
-    gatewayLayer().pipe(
-      Layer.provide(Inspector.layerNoop),
-      Layer.provide(configLayer({ gatewayPort: 0, anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url, geminiBaseUrl: upstream.url }))
-    ),
+    gatewayLayer(gatewayOptions(upstream.url)).pipe(Layer.provide(Inspector.layerNoop)),
     scope
   ))
   gateway = Context.get(context, GatewayServer).url
@@ -165,15 +164,14 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
   beforeAll(async () => {
     policeScope = await Effect.runPromise(Scope.make())
     const context = await Effect.runPromise(Layer.buildWithScope(
-      gatewayLayer().pipe(
+      gatewayLayer(gatewayOptions(upstream.url)).pipe(
         Layer.provideMerge(GatewayInspector.layer()),
         Layer.provideMerge(Layer.mergeAll(
           AgentState.layerMemory,
           Bus.layerMemory,
           Layer.succeed(ProviderAdapters, providerAdapters),
           Rules.layer()
-        )),
-        Layer.provide(configLayer({ gatewayPort: 0, anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url, geminiBaseUrl: upstream.url }))
+        ))
       ),
       policeScope
     ))

@@ -18,7 +18,6 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
-import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
@@ -58,9 +57,9 @@ const newAgent = () => {
   return { key, agentId: agentIdOf(sha256Hex(key), undefined) }
 }
 
-const eventOf = async (agentId: string): Promise<ResponseEvent> => {
+const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
-    const event = (await run(events.take)).payload as ResponseEvent
+    const event = Schema.decodeUnknownSync(GatewayEvent)((await run(events.take)).payload)
     if (event.agent_id === agentId) return event
   }
 }

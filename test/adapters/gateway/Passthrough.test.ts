@@ -192,6 +192,8 @@ describe("gateway answers", () => {
     const unknown = await call(`${gateway.url}/mistral/v1/chat`)
     expect(unknown.status).toBe(404)
     expect(JSON.parse(unknown.body.toString())).toHaveProperty("error")
+    // Whole segments only, and only the three names (not any property of an object).
+    for (const path of ["/openaix/v1/chat", "/constructor/x"]) expect((await call(`${gateway.url}${path}`)).status).toBe(404)
     const live = await call(`${gateway.url}/health/live`)
     expect(live.status).toBe(200)
     expect(JSON.parse(live.body.toString())).toEqual({ status: "ok" })

@@ -20,7 +20,6 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
-import type { ResponseEvent } from "../../../adapters/gateway/ResponseEvent.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
@@ -120,10 +119,10 @@ const anthropicBody = (tools: ReadonlyArray<string>, extra: Record<string, unkno
 })
 
 /** The next event of this agent (events of other agents are skipped). */
-const eventOf = async (agentId: string): Promise<ResponseEvent> => {
+const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
     const message = await run(events.take)
-    const event = message.payload as ResponseEvent
+    const event = Schema.decodeUnknownSync(GatewayEvent)(message.payload)
     if (event.agent_id === agentId) return event
   }
 }

@@ -9,12 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
-import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
-import { leaseBucket } from "../../adapters/bus/Subjects.js"
-import { fairShare } from "../../streams/PartitionLeases.js"
-import { PartitionOwnership } from "../../streams/PartitionOwnership.js"
-import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "../adapters/bus/NatsSupport.js"
-import { describeIntegration } from "../support/Integration.js"
+import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
+import * as PartitionLeases from "../../../adapters/bus/PartitionLeases.js"
+import { fairShare } from "../../../adapters/bus/PartitionLeases.js"
+import { PartitionOwnership } from "../../../adapters/bus/PartitionOwnership.js"
+import { leaseBucket } from "../../../adapters/bus/Subjects.js"
+import { describeIntegration } from "../../support/Integration.js"
+import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
 
 const P = 8
 const TTL = 1_500
@@ -24,7 +25,7 @@ const startWorker = (prefix: string, workerId: string) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      PartitionOwnership.layerLease({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
+      PartitionLeases.layer({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
       scope
     )
     return { ownership: Context.get(context, PartitionOwnership), stop: Scope.close(scope, Exit.void) }

@@ -16,15 +16,16 @@ import { Kvm } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
-import { BusError } from "../adapters/bus/BusError.js"
-import { tryNats } from "../adapters/bus/JetStreamSetup.js"
-import { NatsConnection } from "../adapters/bus/NatsConnection.js"
-import { DEFAULT_PREFIX, leaseBucket } from "../adapters/bus/Subjects.js"
-import type { PartitionOwnership } from "./PartitionOwnership.js"
+import { BusError } from "./BusError.js"
+import { tryNats } from "./JetStreamSetup.js"
+import { NatsConnection } from "./NatsConnection.js"
+import { PartitionOwnership } from "./PartitionOwnership.js"
+import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
 
 /** The partition's lease carries another worker's id: not ours to adopt. */
 class LeaseHeldElsewhere extends Data.TaggedError("LeaseHeldElsewhere")<{ readonly partition: number }> {}
@@ -154,3 +155,7 @@ export const make = (
     yield* Effect.sleep(Math.max(1, Math.floor(ttlMs / 3))).pipe(Effect.zipRight(safeTick), Effect.forever, Effect.forkScoped)
     return { workerId, owned }
   })
+
+/** Ownership leased in the KV bucket `<prefix>-partition-leases`; released when the layer closes. */
+export const layer = (options: LeaseOptions): Layer.Layer<PartitionOwnership, BusError, NatsConnection> =>
+  Layer.scoped(PartitionOwnership, make(options))

@@ -5,8 +5,8 @@
  * when it goes; the chain compare-and-set in PostgreSQL keeps a brief overlap of two owners harmless.
  *
  * - `layerAll(P)`: one process owns every partition (the embedded default, tests).
- * - `layerLease({ partitions, workerId, ttlMs })`: leases in NATS KV, fair shares between live workers
- *   (see `PartitionLeases.ts`).
+ * - `PartitionLeases.layer({ partitions, workerId, ttlMs })`: leases in NATS KV, fair shares between
+ *   live workers.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -14,13 +14,8 @@ import * as Layer from "effect/Layer"
 import type * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { hostname } from "node:os"
-import type { BusError } from "../adapters/bus/BusError.js"
-import type { NatsConnection } from "../adapters/bus/NatsConnection.js"
-import { type LeaseOptions, make as makeLeases } from "./PartitionLeases.js"
 
-export { type LeaseOptions } from "./PartitionLeases.js"
-
-export class PartitionOwnership extends Context.Tag("candor/streams/PartitionOwnership")<PartitionOwnership, {
+export class PartitionOwnership extends Context.Tag("candor/adapters/bus/PartitionOwnership")<PartitionOwnership, {
   /** Names this process in leases and logs. */
   readonly workerId: string
   readonly owned: Subscribable.Subscribable<ReadonlySet<number>>
@@ -34,10 +29,6 @@ export class PartitionOwnership extends Context.Tag("candor/streams/PartitionOwn
         (owned) => ({ workerId, owned })
       )
     )
-
-  /** Leased in the KV bucket `<prefix>-partition-leases`; released when the layer closes. */
-  static readonly layerLease = (options: LeaseOptions): Layer.Layer<PartitionOwnership, BusError, NatsConnection> =>
-    Layer.scoped(PartitionOwnership, makeLeases(options))
 }
 
 /** `<host>-<pid>`: unique per process on a host, readable in the lease bucket. */

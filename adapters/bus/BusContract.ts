@@ -1,0 +1,53 @@
+/**
+ * The shapes of the bus contract (what `Bus` provides, and the messages and deliveries it hands
+ * out), apart from the `Bus` tag so that its implementations (`BusMemory.ts`, `BusJetStream.ts`),
+ * which the tag's layers build, need not import the tag: no import cycle. `Bus.ts` says what the
+ * contract promises and re-exports these.
+ */
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { BusError } from "./BusError.js"
+
+export interface BusMessage {
+  readonly subject: string
+  /** A JSON value: what was published, after a JSON round trip. */
+  readonly payload: unknown
+}
+
+export interface Subscription {
+  /** The next message under the prefix, in publish order. */
+  readonly take: Effect.Effect<BusMessage>
+}
+
+/**
+ * One delivery of a stored event; settle it with `ack` (done), `nak` (deliver again) or
+ * `deadLetter` (never again). Unsettled past the ack wait, it is delivered again, unless `working`
+ * keeps restarting the wait.
+ */
+export interface Delivery extends BusMessage {
+  /** 1 on the first delivery, 2 on the first redelivery, … */
+  readonly deliveryCount: number
+  readonly ack: Effect.Effect<void, BusError>
+  /** Deliver again, after `delayMs` when given. */
+  readonly nak: (delayMs?: number) => Effect.Effect<void, BusError>
+  /** Still being handled (a store outage waited out): the ack wait starts again. */
+  readonly working: Effect.Effect<void, BusError>
+  /** Refused for good: copied to the dead-letter subject with the reason, then never delivered again. */
+  readonly deadLetter: (reason: string) => Effect.Effect<void, BusError>
+}
+
+export interface PublishOptions {
+  /** Publishes with the same id within the duplicate window are stored once. */
+  readonly msgId?: string
+}
+
+export interface BusService {
+  readonly partitions: number
+  /** Resolves once stored; safe to call with many publishes in flight. */
+  readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>
+  /** Never ends on its own: outages are retried; it fails only when the bus is gone for good. */
+  readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>
+  /** Subscribed from the moment this effect completes until its scope closes. */
+  readonly subscribe: (subjectPrefix: string) => Effect.Effect<Subscription, never, Scope.Scope>
+}
