@@ -27,7 +27,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Pool } from "undici"
-import * as StoreLive from "../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const CHECKPOINTS = Number(process.env.BENCH_CHECKPOINTS ?? 1_000_000)
@@ -189,7 +189,7 @@ const main = async () => {
     console.log(`database ${database}: migrating and seeding ${CHECKPOINTS.toLocaleString("en")} checkpoints of one agent`)
     const seedStarted = performance.now()
     await Effect.runPromise(
-      Effect.provide(seed, StoreLive.layerSql({ databaseUrl: Option.some(Redacted.make(databaseUrl)), dataDir })).pipe(
+      Effect.provide(seed, StoreDatabase.layerSql({ databaseUrl: Option.some(Redacted.make(databaseUrl)), dataDir })).pipe(
         Effect.scoped
       ) as Effect.Effect<unknown>
     )

@@ -12,7 +12,7 @@ import type { AgentLogState } from "../core/Attestation.js"
 import * as PgliteClient from "../adapters/store/PgliteClient.js"
 import * as SqlStore from "../adapters/store/SqlStore.js"
 import { type CommitInput, Store } from "../adapters/store/Store.js"
-import * as StoreLive from "../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 import { fresh, makeInput } from "../test/adapters/store/Fixtures.js"
 import { throwawayDatabase } from "../test/support/Postgres.js"
 
@@ -23,8 +23,8 @@ const backend = process.argv[2] === "postgres" ? "postgres" : "pglite"
 
 const layer =
   backend === "postgres"
-    ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreLive.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
-    : SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(PgliteClient.layer())))
+    ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
+    : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
 
 /** Batches in which each agent appears with consecutive inputs, as a partition consumer sends them. */
 const makeBatches = (): ReadonlyArray<ReadonlyArray<CommitInput>> => {

@@ -16,13 +16,13 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
 import { resolve } from "node:path"
-import { layerFromSpec } from "../adapters/analysis/Layer.js"
+import { layerFromSpec } from "../adapters/analysis/AnalysisSpec.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
-import * as StoreLive from "../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
@@ -60,7 +60,7 @@ const DataDirLive = Layer.effectDiscard(Effect.gen(function*() {
 
 /** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
 const StoreFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  StoreLive.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
 ))
 
 /** The signing key, one per process (certificates of the workers, licenses checked by the API). */

@@ -2,7 +2,7 @@
  * The management API's authentication middleware (docs/api.md, "Authentication"): a Bearer JWT of
  * the identity provider or the service-role key in `Authorization`, or an API key in `x-api-key` /
  * `X-Service-Api-Key`. Every group except the public verification and health routes carries it;
- * handlers then read `CurrentPrincipal`. The implementation is `AuthenticationLive`.
+ * handlers then read `CurrentPrincipal`. The implementation is `CredentialAuthentication.ts`.
  *
  * HttpApi tries the schemes in declaration order and reports the last failure, so the Bearer scheme
  * comes last: a missing, expired or invalid token is what the 401 says when no API key was sent.

@@ -279,5 +279,5 @@ export const make = Effect.gen(function* () {
   })
 })
 
-/** The queries on whichever `SqlClient` is provided; the schema must be migrated (see StoreLive). */
+/** The queries on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase). */
 export const layer: Layer.Layer<AgentQueries, never, SqlClient.SqlClient> = Layer.effect(AgentQueries, make)

@@ -354,5 +354,5 @@ export const make = Effect.gen(function* () {
   })
 })
 
-/** The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreLive). */
+/** The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase). */
 export const layer: Layer.Layer<Store, never, SqlClient.SqlClient> = Layer.effect(Store, make)

@@ -31,7 +31,7 @@ import { AgentState } from "../../adapters/bus/AgentState.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import * as StoreLive from "../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
@@ -214,8 +214,8 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
     } else {
       const storeLayer = backend === "postgres"
         ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (databaseUrl) =>
-          StoreLive.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" })))
-        : SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(PgliteClient.layer())))
+          StoreDatabase.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" })))
+        : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
       const workers = Layer.scopedDiscard(runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: prefix })).pipe(
         Layer.provide(Layer.mergeAll(
           Bus.layerJetStream({ prefix, partitions }).pipe(

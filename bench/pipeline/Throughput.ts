@@ -18,7 +18,7 @@ import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { eventSubject, partitionOf } from "../../adapters/bus/Subjects.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import * as StoreLive from "../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { commitDeliveries } from "../../streams/CommitDeliveries.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
@@ -109,8 +109,8 @@ export const busAlone = Effect.scoped(Effect.gen(function*() {
 export const workerAlone = (backend: Backend) =>
   Effect.scoped(Effect.gen(function*() {
     const storeLayer = backend === "postgres"
-      ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreLive.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
-      : SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(PgliteClient.layer())))
+      ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
+      : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
     const context = yield* Layer.build(storeLayer)
     const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
     const actors = yield* run(makeAgentActors(defaultActorsOptions))

@@ -9,9 +9,9 @@
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as Layer from "effect/Layer"
-import * as AccessControlLive from "../../adapters/auth/AccessControlLive.js"
+import * as IdentityAccessControl from "../../adapters/auth/IdentityAccessControl.js"
 import * as Accounts from "../../adapters/auth/Accounts.js"
-import * as AuthenticationLive from "../../adapters/auth/AuthenticationLive.js"
+import * as CredentialAuthentication from "../../adapters/auth/CredentialAuthentication.js"
 import * as RateLimiter from "../../adapters/auth/RateLimiter.js"
 import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
 import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
@@ -82,7 +82,7 @@ const HandlersLive = Layer.mergeAll(
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
-export const IdentityLive = Layer.mergeAll(AccessControlLive.layer, Accounts.layer).pipe(
+export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(IdentityRepo.layer, CredentialRepo.layer, CatalogRepo.layer))
 )
 
@@ -94,7 +94,7 @@ export const layer = (options: ApiOptions) =>
   Layer.mergeAll(
     HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
       Layer.provide(HandlersLive),
-      Layer.provide(AuthenticationLive.layer({ planRates: options.planRates }))
+      Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates }))
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),
     ErrorBodiesLive({ maxBodyBytes: options.maxBodyBytes })

@@ -17,12 +17,12 @@ import * as Option from "effect/Option"
 import { rotateEmbeddedKey } from "../../adapters/keys/Rotation.js"
 import { publicKeyInfo } from "../../adapters/keys/Trust.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
-import * as StoreLive from "../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import { CandorConfig, layerFromEnv } from "../Config.js"
 
 /** The key ring on the configured database, migrated. */
 const KeyRingLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  KeyRepo.layer.pipe(Layer.provide(StoreLive.layerSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })))
+  KeyRepo.layer.pipe(Layer.provide(StoreDatabase.layerSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })))
 )).pipe(Layer.provide(layerFromEnv))
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print the GET /v1/keys JSON (a file for `candor verify --keys`)"))

@@ -48,7 +48,7 @@ import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
-import * as StoreLive from "../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import type { OrgRole } from "../../core/schema/Organization.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { storeFamilies } from "../../adapters/metrics/StoreGauges.js"
@@ -269,7 +269,7 @@ export interface HarnessOptions {
 
 /** The migrated database and the store on it. */
 const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
-  SqlStore.layer.pipe(Layer.provideMerge(StoreLive.migrated(client)), Layer.orDie)
+  SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(client)), Layer.orDie)
 
 /**
  * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`,

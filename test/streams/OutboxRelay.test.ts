@@ -14,7 +14,7 @@ import * as Schema from "effect/Schema"
 import { expect } from "vitest"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import { migrated } from "../../adapters/store/StoreLive.js"
+import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { decodePayload, relayDefaults, runRelay } from "../../streams/OutboxRelay.js"
 
 const StoreLayer = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))

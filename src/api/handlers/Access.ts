@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
-import { atLeast } from "../../../adapters/auth/AccessControlLive.js"
+import { atLeast } from "../../../adapters/auth/IdentityAccessControl.js"
 import { CurrentPrincipal, type Principal, type Role } from "../../../adapters/auth/Principal.js"
 import type { BusError } from "../../../adapters/bus/BusError.js"
 import { Forbidden, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"

@@ -6,7 +6,7 @@ import { Effect, Either, Exit, Layer, Redacted, TestClock } from "effect"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
-import { layerFromSpec, parseAnalysisSpec } from "../../../adapters/analysis/Layer.js"
+import { layerFromSpec, parseAnalysisSpec } from "../../../adapters/analysis/AnalysisSpec.js"
 import { type LlmJudgeOptions, layer as llmJudgeLayer } from "../../../adapters/analysis/Llm.js"
 import { request } from "./Fixtures.js"
 

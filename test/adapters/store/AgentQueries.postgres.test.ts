@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AgentQueries from "../../../adapters/store/AgentQueries.js"
 import { type CommitInput, Store } from "../../../adapters/store/Store.js"
-import * as StoreLive from "../../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { VERDICTS } from "../../../core/schema/Verdict.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
 import { fresh, makeInputs, uniqueId } from "./Fixtures.js"
@@ -18,7 +18,7 @@ import { layerIntegration } from "../../support/Integration.js"
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>
-    AgentQueries.layer.pipe(Layer.provideMerge(StoreLive.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
+    AgentQueries.layer.pipe(Layer.provideMerge(StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
   )
 )
 

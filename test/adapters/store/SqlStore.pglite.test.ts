@@ -6,7 +6,7 @@ import { layer } from "@effect/vitest"
 import * as Layer from "effect/Layer"
 import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
-import { migrated } from "../../../adapters/store/StoreLive.js"
+import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import { storeConformance } from "./Conformance.js"
 
 const StoreOnPglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))

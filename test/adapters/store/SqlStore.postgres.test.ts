@@ -1,17 +1,17 @@
 /**
  * The store conformance suite on PostgreSQL (TEST_DATABASE_URL), in a throwaway database, through
- * `StoreLive.layer` as `candor serve` builds it when DATABASE_URL is set.
+ * `StoreDatabase.layer` as `candor serve` builds it when DATABASE_URL is set.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as StoreLive from "../../../adapters/store/StoreLive.js"
+import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
 import { storeConformance } from "./Conformance.js"
 import { layerIntegration } from "../../support/Integration.js"
 
 const StoreOnPostgres = Layer.unwrapScoped(
-  Effect.map(throwawayDatabase, (url) => StoreLive.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))
+  Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))
 )
 
 layerIntegration("postgres", StoreOnPostgres, { timeout: "60 seconds" })("SqlStore on PostgreSQL", (it) => {
