@@ -51,29 +51,46 @@ const ask = async <A>(peers: ChildProcess, message?: unknown): Promise<A> => {
   return answer as A
 }
 
-const measure = async (peers: ChildProcess, concurrency: number, judgeUrl: string, providerUrl: string): Promise<Row> => {
+const measure = async (
+  peers: ChildProcess,
+  concurrency: number,
+  judgeUrl: string,
+  providerUrl: string
+): Promise<Row> => {
   const scope = await Effect.runPromise(Scope.make())
-  const judge = layerFromSpec("anthropic:bench-judge", { apiKey: "bench-key", baseUrl: judgeUrl, connections: concurrency })
-  const context = await Effect.runPromise(Layer.buildWithScope(
-    Gateway.layer({
-      port: 0,
-      host: "127.0.0.1",
-      upstreams: { anthropic: providerUrl, openai: providerUrl, gemini: providerUrl }
-    }).pipe(
-      Layer.provideMerge(GatewayInspector.layer({ concurrency, queueCapacity: 16_384 })),
-      Layer.provideMerge(Layer.mergeAll(
-        AgentState.layerMemory,
-        Bus.layerMemory,
-        Layer.succeed(ProviderAdapters, providerAdapters),
-        judge
-      )),
-      Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-    ),
-    scope
-  ))
+  const judge = layerFromSpec("anthropic:bench-judge", {
+    apiKey: "bench-key",
+    baseUrl: judgeUrl,
+    connections: concurrency
+  })
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(
+      Gateway.layer({
+        port: 0,
+        host: "127.0.0.1",
+        upstreams: { anthropic: providerUrl, openai: providerUrl, gemini: providerUrl }
+      }).pipe(
+        Layer.provideMerge(GatewayInspector.layer({ concurrency, queueCapacity: 16_384 })),
+        Layer.provideMerge(
+          Layer.mergeAll(
+            AgentState.layerMemory,
+            Bus.layerMemory,
+            Layer.succeed(ProviderAdapters, providerAdapters),
+            judge
+          )
+        ),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      ),
+      scope
+    )
+  )
   const published: Array<number> = []
-  const subscription = await Effect.runPromise(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
-  const counter = Effect.runFork(Effect.forever(Effect.map(subscription.take, () => void published.push(performance.now()))))
+  const subscription = await Effect.runPromise(
+    Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope)
+  )
+  const counter = Effect.runFork(
+    Effect.forever(Effect.map(subscription.take, () => void published.push(performance.now())))
+  )
 
   const bound = concurrency / (JUDGE_LATENCY_MS / 1000)
   const offered = Math.max(1.2 * bound, 128)
@@ -97,7 +114,9 @@ const main = async () => {
   })
   process.on("exit", () => peers.kill())
   const { judgeUrl, providerUrl } = await ask<{ judgeUrl: string; providerUrl: string }>(peers)
-  console.log(`judge latency ${JUDGE_LATENCY_MS} ms, ${AGENTS} agents, ${WARMUP_S} s warm-up, ${WINDOW_S} s measured per row`)
+  console.log(
+    `judge latency ${JUDGE_LATENCY_MS} ms, ${AGENTS} agents, ${WARMUP_S} s warm-up, ${WINDOW_S} s measured per row`
+  )
   const rows: Array<Row> = []
   for (const concurrency of SETTINGS) {
     const row = await measure(peers, concurrency, judgeUrl, providerUrl)
@@ -109,15 +128,22 @@ const main = async () => {
   }
   peers.disconnect()
   console.log("")
-  console.log("| ANALYSIS_CONCURRENCY | offered (responses/s) | bound (concurrency / latency) | analysed (events/s) | ratio |")
+  console.log(
+    "| ANALYSIS_CONCURRENCY | offered (responses/s) | bound (concurrency / latency) | analysed (events/s) | ratio |"
+  )
   console.log("|---:|---:|---:|---:|---:|")
   for (const row of rows) {
     const ratio = (100 * row.measured) / row.bound
-    console.log(`| ${row.concurrency} | ${row.offered.toFixed(0)} | ${row.bound.toFixed(1)} | ${row.measured.toFixed(1)} | ${ratio.toFixed(0)}% |`)
+    console.log(
+      `| ${row.concurrency} | ${row.offered.toFixed(0)} | ${row.bound.toFixed(1)} | ${row.measured.toFixed(1)} | ${ratio.toFixed(0)}% |`
+    )
   }
 }
 
-main().then(() => process.exit(0), (error) => {
-  console.error(error)
-  process.exit(1)
-})
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -37,7 +37,8 @@ const REQUESTS = { 1: Number(process.env.BENCH_C1 ?? 1000), 16: Number(process.e
 const WARMUP = 200
 const AGENT = "bench-agent"
 const SERVICE_ROLE_KEY = randomBytes(24).toString("hex")
-const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const serverUrl =
+  process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
 const withDatabase = (url: string, database: string) => {
   const parsed = new URL(url)
@@ -114,14 +115,18 @@ const launchApi = (databaseUrl: string, port: number, dataDir: string): ChildPro
 const waitReady = async (origin: string) => {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    const ok = await fetch(`${origin}/health/live`).then((r) => r.ok, () => false)
+    const ok = await fetch(`${origin}/health/live`).then(
+      (r) => r.ok,
+      () => false
+    )
     if (ok) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error("the API did not start within 60 s")
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
 
 /** User + system CPU time of a process so far, in ms (Linux /proc; ticks of 10 ms). */
 const cpuMs = (pid: number): number => {
@@ -143,10 +148,20 @@ interface Result {
 /** Each scenario: at most REQUESTS[c] requests or SCENARIO_SECONDS, after a warm-up of WARMUP requests or 2 s. */
 const SCENARIO_SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 
-const run = async (pool: Pool, apiPid: number, scenario: string, path: string, concurrency: 1 | 16): Promise<Result> => {
+const run = async (
+  pool: Pool,
+  apiPid: number,
+  scenario: string,
+  path: string,
+  concurrency: 1 | 16
+): Promise<Result> => {
   const call = async () => {
     const started = performance.now()
-    const response = await pool.request({ method: "GET", path, headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}` } })
+    const response = await pool.request({
+      method: "GET",
+      path,
+      headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}` }
+    })
     const body = await response.body.text()
     if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode} ${body.slice(0, 200)}`)
     return performance.now() - started
@@ -154,9 +169,11 @@ const run = async (pool: Pool, apiPid: number, scenario: string, path: string, c
   const load = async (count: number, seconds: number, latencies: Array<number>) => {
     const deadline = performance.now() + seconds * 1000
     let next = 0
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next++ < count && performance.now() < deadline) latencies.push(await call())
-    }))
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next++ < count && performance.now() < deadline) latencies.push(await call())
+      })
+    )
   }
   await load(WARMUP, 2, [])
   const latencies: Array<number> = []
@@ -180,18 +197,23 @@ const run = async (pool: Pool, apiPid: number, scenario: string, path: string, c
 const main = async () => {
   const database = `candor_bench_${randomBytes(6).toString("hex")}`
   const admin = (effect: Effect.Effect<unknown, unknown, SqlClient.SqlClient>) =>
-    Effect.runPromise(Effect.provide(effect, PgClient.layer({ url: Redacted.make(serverUrl) })) as Effect.Effect<unknown>)
+    Effect.runPromise(
+      Effect.provide(effect, PgClient.layer({ url: Redacted.make(serverUrl) })) as Effect.Effect<unknown>
+    )
   await admin(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`create database ${database}`)))
   const databaseUrl = withDatabase(serverUrl, database)
   const dataDir = mkdtempSync(join(tmpdir(), "candor-bench-api-"))
   let api: ChildProcess | undefined
   try {
-    console.log(`database ${database}: migrating and seeding ${CHECKPOINTS.toLocaleString("en")} checkpoints of one agent`)
+    console.log(
+      `database ${database}: migrating and seeding ${CHECKPOINTS.toLocaleString("en")} checkpoints of one agent`
+    )
     const seedStarted = performance.now()
     await Effect.runPromise(
-      Effect.provide(seed, StoreDatabase.layerSql({ databaseUrl: Option.some(Redacted.make(databaseUrl)), dataDir })).pipe(
-        Effect.scoped
-      ) as Effect.Effect<unknown>
+      Effect.provide(
+        seed,
+        StoreDatabase.layerSql({ databaseUrl: Option.some(Redacted.make(databaseUrl)), dataDir })
+      ).pipe(Effect.scoped) as Effect.Effect<unknown>
     )
     console.log(`  seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`)
 
@@ -207,7 +229,10 @@ const main = async () => {
       ["limit=20 offset=100000", `${list}?limit=20&offset=100000`],
       ["limit=20 offset=900000", `${list}?limit=20&offset=${Math.max(0, CHECKPOINTS - 100_000)}`],
       ["limit=20 verdict=boundary_violation", `${list}?limit=20&verdict=boundary_violation`],
-      ["limit=20 session_id", `${list}?limit=20&session_id=bench-session-${Math.floor(CHECKPOINTS / SESSION_SIZE / 2)}`],
+      [
+        "limit=20 session_id",
+        `${list}?limit=20&session_id=bench-session-${Math.floor(CHECKPOINTS / SESSION_SIZE / 2)}`
+      ],
       ["limit=1000", `${list}?limit=1000`]
     ]
     // JIT and connection pools warm before anything is recorded, so the first row is not skewed.
@@ -217,9 +242,15 @@ const main = async () => {
       for (const [name, path] of scenarios) results.push(await run(pool, api.pid!, name, path, concurrency))
     }
     await pool.close()
-    console.log(`\nGET /v1/agents/{id}/checkpoints, ${CHECKPOINTS.toLocaleString("en")} checkpoints stored (PostgreSQL)`)
+    console.log(
+      `\nGET /v1/agents/{id}/checkpoints, ${CHECKPOINTS.toLocaleString("en")} checkpoints stored (PostgreSQL)`
+    )
     // Latencies on a shared machine mean little without the load they were measured under.
-    console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(" ")} on ${availableParallelism()} cores\n`)
+    console.log(
+      `load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")} on ${availableParallelism()} cores\n`
+    )
     console.log("| scenario | concurrency | requests | req/s | p50 ms | p99 ms | API CPU ms/req |")
     console.log("|---|---|---|---|---|---|---|")
     for (const r of results) {
@@ -228,13 +259,19 @@ const main = async () => {
       )
     }
     const [single, sixteen] = [1, 16].map((c) => results.find((r) => r.scenario === "limit=20" && r.concurrency === c)!)
-    console.log(`\ntarget p99 < 20 ms at limit 20 (concurrency 1): ${single!.p99.toFixed(2)} ms, ${single!.p99 < 20 ? "met" : "MISSED"}`)
+    console.log(
+      `\ntarget p99 < 20 ms at limit 20 (concurrency 1): ${single!.p99.toFixed(2)} ms, ${single!.p99 < 20 ? "met" : "MISSED"}`
+    )
     // Little's law: 16 requests in flight at this throughput wait at least this long on average.
-    console.log(`at concurrency 16 the mean latency is at least 16 / throughput = ${(16_000 / sixteen!.perSecond).toFixed(1)} ms by queueing alone`)
+    console.log(
+      `at concurrency 16 the mean latency is at least 16 / throughput = ${(16_000 / sixteen!.perSecond).toFixed(1)} ms by queueing alone`
+    )
   } finally {
     api?.kill("SIGTERM")
     if (api !== undefined && api.exitCode === null) await new Promise((resolve) => api!.once("exit", resolve))
-    await admin(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`drop database if exists ${database} with (force)`)))
+    await admin(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`drop database if exists ${database} with (force)`))
+    )
     rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -85,7 +85,12 @@ for (const size of [1e3, 1e5, 1e6]) {
   logs.set(size, log)
   // Appending moves the size on; 0.4 s at ~1M/s adds well under one doubling at 1e5 and 1e6.
   const appendRate = rate(() => log.append(leaves[log.size % leaves.length]!))
-  const row: Row = { name: `merkle append @ ${fmt(size)} leaves`, opsPerSec: appendRate, target: "≥ 200k/s", met: appendRate >= 200_000 }
+  const row: Row = {
+    name: `merkle append @ ${fmt(size)} leaves`,
+    opsPerSec: appendRate,
+    target: "≥ 200k/s",
+    met: appendRate >= 200_000
+  }
   if (size === 1e3) {
     // The reference's approach at 1e4 leaves (a rebuild per append), as merkletreejs does it.
     const tree = rfcTree(10_000)
@@ -123,17 +128,27 @@ for (const size of [1e3, 1e5, 1e6]) {
   rows.push({ name: "inclusion proof verification @ 1M", opsPerSec: rate((i) => verify(i % 1024, proofs[i % 1024]!)) })
   const r = rate((i) => verify(i, log.inclusionProof(indexOf(i), size)))
   rows.push({ name: "inclusion proof + verify @ 1M", opsPerSec: r, target: "≥ 50k/s", met: r >= 50_000 })
-  const c = rate((i) => {
-    const size1 = 1 + ((i * 104729) % (size - 1))
-    const proof = log.consistencyProof(size1, size)
-    if (!verifyConsistency({ size1, size2: size, proof, root1: log.root(size1), root2: root })) throw new Error("inconsistent")
-  }, 400, 16)
+  const c = rate(
+    (i) => {
+      const size1 = 1 + ((i * 104729) % (size - 1))
+      const proof = log.consistencyProof(size1, size)
+      if (!verifyConsistency({ size1, size2: size, proof, root1: log.root(size1), root2: root }))
+        throw new Error("inconsistent")
+    },
+    400,
+    16
+  )
   rows.push({ name: "consistency proof + verify @ 1M (old root rebuilt each time)", opsPerSec: c })
 }
 
 // Certificates: one full attestation (verdict, chain, Merkle frontier, sign), then verification.
 const CONCERNS = [
-  { category: "undeclared_intent" as const, severity: "medium" as const, description: "acts beyond the stated task", relevant_conscience_value: null }
+  {
+    category: "undeclared_intent" as const,
+    severity: "medium" as const,
+    description: "acts beyond the stated task",
+    relevant_conscience_value: null
+  }
 ]
 let logState = emptyLogState("agent-bench")
 const attestNext = (): Certificate => {
@@ -157,7 +172,13 @@ const attestNext = (): Certificate => {
         analysis_model: "rules",
         extraction_confidence: 1
       },
-      input_commitments: { thinking_block_hash: HEX64, card_hash: HEX64, values_hash: HEX64, analysis_hash: HEX64, model: entry.model }
+      input_commitments: {
+        thinking_block_hash: HEX64,
+        card_hash: HEX64,
+        values_hash: HEX64,
+        analysis_hash: HEX64,
+        model: entry.model
+      }
     },
     key
   )
@@ -166,7 +187,12 @@ const attestNext = (): Certificate => {
 }
 {
   const r = rate(() => attestNext())
-  rows.push({ name: "full attestation (verdict + chain + merkle + sign)", opsPerSec: r, target: "< 0.1 ms each", met: r >= 10_000 })
+  rows.push({
+    name: "full attestation (verdict + chain + merkle + sign)",
+    opsPerSec: r,
+    target: "< 0.1 ms each",
+    met: r >= 10_000
+  })
   const body = (({ signature: _signature, ...rest }) => rest)(attestNext())
   const signRate = rate(() => signCertificateBody(body, key))
   const message = randomBytes(400)
@@ -198,18 +224,20 @@ const attestNext = (): Certificate => {
 const table = [
   "| operation | ops/s | µs/op | baseline (same run) | ops/s | ratio | target | met |",
   "|---|---:|---:|---|---:|---:|---|---|",
-  ...rows.map((row) =>
-    [
-      row.name,
-      fmt(row.opsPerSec),
-      (1e6 / row.opsPerSec).toFixed(2),
-      row.baseline?.name ?? "",
-      row.baseline ? fmt(row.baseline.opsPerSec) : "",
-      row.baseline ? `${(row.opsPerSec / row.baseline.opsPerSec).toFixed(0)}×` : "",
-      row.target ?? "",
-      row.met === undefined ? "" : row.met ? "yes" : "NO"
-    ].join(" | ")
-  ).map((line) => `| ${line} |`)
+  ...rows
+    .map((row) =>
+      [
+        row.name,
+        fmt(row.opsPerSec),
+        (1e6 / row.opsPerSec).toFixed(2),
+        row.baseline?.name ?? "",
+        row.baseline ? fmt(row.baseline.opsPerSec) : "",
+        row.baseline ? `${(row.opsPerSec / row.baseline.opsPerSec).toFixed(0)}×` : "",
+        row.target ?? "",
+        row.met === undefined ? "" : row.met ? "yes" : "NO"
+      ].join(" | ")
+    )
+    .map((line) => `| ${line} |`)
 ]
 console.log(`Node ${process.version}, one core, ${new Date().toISOString()}`)
 console.log(table.join("\n"))

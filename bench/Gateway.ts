@@ -115,7 +115,12 @@ const cpuTicks = (pid: number | undefined): number => {
 
 const requestBody = (format: Format, stream: boolean): string =>
   format === "anthropic"
-    ? JSON.stringify({ model: "claude-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the report." }], stream })
+    ? JSON.stringify({
+        model: "claude-bench",
+        max_tokens: 256,
+        messages: [{ role: "user", content: "Summarise the report." }],
+        stream
+      })
     : JSON.stringify({ model: "gpt-bench", messages: [{ role: "user", content: "Summarise the report." }], stream })
 
 interface Sample {
@@ -125,7 +130,13 @@ interface Sample {
   readonly requestIntact: boolean
 }
 
-const call = async (pool: Pool, target: Target, format: Format, body: string, extra: Record<string, string>): Promise<Sample> => {
+const call = async (
+  pool: Pool,
+  target: Target,
+  format: Format,
+  body: string,
+  extra: Record<string, string>
+): Promise<Sample> => {
   const sent = createHash("sha256").update(body).digest("hex")
   const start = performance.now()
   const response = await pool.request({
@@ -140,8 +151,16 @@ const call = async (pool: Pool, target: Target, format: Format, body: string, ex
     if (firstByte === 0) firstByte = performance.now() - start
     parts.push(part as Buffer)
   }
-  if (response.statusCode !== 200) throw new Error(`${target.name} answered ${response.statusCode}: ${Buffer.concat(parts).toString("utf8").slice(0, 200)}`)
-  return { total: performance.now() - start, firstByte, body: Buffer.concat(parts), requestIntact: response.headers["x-request-sha256"] === sent }
+  if (response.statusCode !== 200)
+    throw new Error(
+      `${target.name} answered ${response.statusCode}: ${Buffer.concat(parts).toString("utf8").slice(0, 200)}`
+    )
+  return {
+    total: performance.now() - start,
+    firstByte,
+    body: Buffer.concat(parts),
+    requestIntact: response.headers["x-request-sha256"] === sent
+  }
 }
 
 const percentile = (values: ReadonlyArray<number>, p: number): number => {
@@ -166,7 +185,9 @@ const main = async () => {
 
   const [apiPort, gatewayPort, peerPort] = [await freePort(), await freePort(), await freePort()]
   const nats = await benchNats()
-  console.log(nats === undefined ? "events: in-process bus" : `events: NATS JetStream at ${nats.url}, prefix ${nats.prefix}`)
+  console.log(
+    nats === undefined ? "events: in-process bus" : `events: NATS JetStream at ${nats.url}, prefix ${nats.prefix}`
+  )
   const candor = launch(process.execPath, ["bin/candor.js", "serve", "--role", "gateway"], {
     ...(nats === undefined ? {} : { NATS_URL: nats.url, CANDOR_NATS_PREFIX: nats.prefix }),
     PORT: String(apiPort),
@@ -180,13 +201,27 @@ const main = async () => {
   await waitFor(`http://127.0.0.1:${gatewayPort}/health/live`)
 
   const peerStart = installPeer()
-  const peer = launch(process.execPath, ["--import", join(root, "bench", "gateway", "PeerLoopback.mjs"), peerStart, `--port=${peerPort}`, "--headless"])
+  const peer = launch(process.execPath, [
+    "--import",
+    join(root, "bench", "gateway", "PeerLoopback.mjs"),
+    peerStart,
+    `--port=${peerPort}`,
+    "--headless"
+  ])
   await waitFor(`http://127.0.0.1:${peerPort}/`)
 
   const auth = (format: Format): Record<string, string> =>
-    format === "anthropic" ? { "x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01" } : { authorization: "Bearer sk-bench" }
+    format === "anthropic"
+      ? { "x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01" }
+      : { authorization: "Bearer sk-bench" }
   const targets: ReadonlyArray<Target> = [
-    { name: "direct", origin: upstreamOrigin, path: (f) => (f === "anthropic" ? "/v1/messages" : "/v1/chat/completions"), headers: auth, pid: undefined },
+    {
+      name: "direct",
+      origin: upstreamOrigin,
+      path: (f) => (f === "anthropic" ? "/v1/messages" : "/v1/chat/completions"),
+      headers: auth,
+      pid: undefined
+    },
     {
       name: "candor",
       origin: `http://127.0.0.1:${gatewayPort}`,
@@ -205,22 +240,33 @@ const main = async () => {
 
   const scenarios = [
     ...(["anthropic", "openai"] as const).flatMap((format) =>
-      ([false, true] as const).flatMap((stream) => ([1, 64] as const).map((concurrency) => ({ format, stream, concurrency, crlf: false })))
+      ([false, true] as const).flatMap((stream) =>
+        ([1, 64] as const).map((concurrency) => ({ format, stream, concurrency, crlf: false }))
+      )
     ),
     { format: "anthropic" as const, stream: true, concurrency: 1 as const, crlf: true }
   ]
 
-  console.log(`Node ${process.version}, ${ROUNDS} interleaved rounds after ${WARMUP_ROUNDS} warm-up, ${new Date().toISOString()}`)
+  console.log(
+    `Node ${process.version}, ${ROUNDS} interleaved rounds after ${WARMUP_ROUNDS} warm-up, ${new Date().toISOString()}`
+  )
   console.log("")
-  console.log("| scenario | target | p50 ms | p99 ms | added p50 | added p99 | first byte p50 | added first byte | req/s | gateway CPU µs/req | request bytes intact | response bytes intact |")
+  console.log(
+    "| scenario | target | p50 ms | p99 ms | added p50 | added p99 | first byte p50 | added first byte | req/s | gateway CPU µs/req | request bytes intact | response bytes intact |"
+  )
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
   for (const scenario of scenarios) {
     const body = requestBody(scenario.format, scenario.stream)
     const extra: Record<string, string> = scenario.crlf ? { "x-bench-eol": "crlf" } : {}
     const tallies = new Map<TargetName, Tally>(
-      targets.map((t) => [t.name, { totals: [], firstBytes: [], wallMs: 0, requests: 0, ticks: 0, responseIntact: true, requestIntact: true }])
+      targets.map((t) => [
+        t.name,
+        { totals: [], firstBytes: [], wallMs: 0, requests: 0, ticks: 0, responseIntact: true, requestIntact: true }
+      ])
     )
-    const pools = new Map(targets.map((t) => [t.name, new Pool(t.origin, { connections: scenario.concurrency, pipelining: 1 })]))
+    const pools = new Map(
+      targets.map((t) => [t.name, new Pool(t.origin, { connections: scenario.concurrency, pipelining: 1 })])
+    )
     let reference: Buffer | undefined
     const count = PER_ROUND[scenario.concurrency]
     for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {

@@ -36,7 +36,8 @@ import { busAlone, endToEnd, type ThroughputRow, workerAlone } from "./pipeline/
 const requested = process.argv.slice(2)
 const wants = (row: string) => requested.length === 0 || requested.includes(row)
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 const table = (title: string, header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
   console.log(`\n${title}\n`)
@@ -48,7 +49,18 @@ const table = (title: string, header: ReadonlyArray<string>, rows: ReadonlyArray
 const throughputTable = (rows: ReadonlyArray<ThroughputRow>) =>
   table(
     "Throughput: time from the first publish until all are committed (CPU: µs per checkpoint, by process)",
-    ["row", "events", "seconds", "checkpoints/s", "last publish stored at s", "CPU worker", "CPU bench", "CPU postgres", "CPU nats", "target"],
+    [
+      "row",
+      "events",
+      "seconds",
+      "checkpoints/s",
+      "last publish stored at s",
+      "CPU worker",
+      "CPU bench",
+      "CPU postgres",
+      "CPU nats",
+      "target"
+    ],
     rows.map((row) => {
       const rate = row.events / row.seconds
       return [
@@ -69,7 +81,22 @@ const throughputTable = (rows: ReadonlyArray<ThroughputRow>) =>
 const latencyTable = (rows: ReadonlyArray<readonly [string, LatencyResult]>) =>
   table(
     `Publish-to-commit latency at a fixed rate, ${settings.latencySeconds} s, ${fmt(settings.agents)} known agents (ms; upper bound, 10 ms polls; CPU: µs per checkpoint)`,
-    ["backend", "target rate/s", "achieved rate/s", "events", "p50", "p90", "p99", "max", "not committed", "CPU worker", "CPU bench", "CPU postgres", "CPU nats", "target"],
+    [
+      "backend",
+      "target rate/s",
+      "achieved rate/s",
+      "events",
+      "p50",
+      "p90",
+      "p99",
+      "max",
+      "not committed",
+      "CPU worker",
+      "CPU bench",
+      "CPU postgres",
+      "CPU nats",
+      "target"
+    ],
     rows.map(([backend, r]) => [
       backend,
       fmt(r.rate),
@@ -88,7 +115,7 @@ const latencyTable = (rows: ReadonlyArray<readonly [string, LatencyResult]>) =>
     ])
   )
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   console.log(
     `pipeline bench: ${fmt(settings.events)} events, ${fmt(settings.agents)} agents, ${settings.partitions} partitions, ` +
       `NATS ${natsUrl()}, PostgreSQL worker: ${settings.pgWorker}, node ${process.version}`
@@ -124,7 +151,14 @@ const program = Effect.gen(function*() {
       `Worker memory, ${fmt(settings.soakAgents)} agents at ${fmt(soakRate)} events/s for ${settings.soakSeconds} s ` +
         `(PostgreSQL, worker ${settings.pgWorker})`,
       ["second", "RSS MB", "heap used MB", "live heap MB (after a full GC)", "published", "backlog"],
-      samples.map((s) => [fmt(s.second), fmt(s.rssMb, 1), fmt(s.heapMb, 1), fmt(s.liveMb, 1), fmt(s.published), fmt(s.backlog)])
+      samples.map((s) => [
+        fmt(s.second),
+        fmt(s.rssMb, 1),
+        fmt(s.heapMb, 1),
+        fmt(s.liveMb, 1),
+        fmt(s.published),
+        fmt(s.backlog)
+      ])
     )
     const first = samples[0]!
     const last = samples[samples.length - 1]!

@@ -83,7 +83,8 @@ const measure = (kernels: Kernels, concerns: number): Measurement => {
     const verifiedCpu = cpuMs(c1)
     if (!result.ok) throw new Error(`proof did not verify: ${result.reason}`)
     proofBytes = Math.max(proofBytes, proof.length)
-    if (i >= 10) { // the first ten warm the JIT up
+    if (i >= 10) {
+      // the first ten warm the JIT up
       prove.push(t1 - t0)
       verify.push(t2 - t1)
       proveCpu.push(provedCpu)
@@ -117,7 +118,11 @@ if (childArgs !== -1) {
 
 const self = fileURLToPath(import.meta.url)
 const inChild = (kernels: string, concerns: number): Measurement =>
-  JSON.parse(execFileSync(process.execPath, ["--import", "tsx", self, "--child", kernels, String(concerns)], { encoding: "utf8" }).trim())
+  JSON.parse(
+    execFileSync(process.execPath, ["--import", "tsx", self, "--child", kernels, String(concerns)], {
+      encoding: "utf8"
+    }).trim()
+  )
 
 const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(1))
 const pad = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>): string =>
@@ -126,8 +131,23 @@ const pad = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>): strin
 const kernelSets = loadWasmKernels() === undefined ? ["typescript"] : ["wasm", "typescript"]
 if (kernelSets.length === 1) console.log("note: the WASM kernels are not built (npm run build:wasm); TypeScript only\n")
 
-console.log(`verdict STARK, parameter set ${PARAMS.id} (Goldilocks³ challenges, blowup ${PARAMS.blowup}, ${PARAMS.queries} queries, ${PARAMS.grindingBits} grinding bits, SHA-256)\n`)
-const header = ["kernels", "concerns (N)", "prove p50", "prove p99", "(cpu p50)", "verify p50", "verify p99", "(cpu p50)", "proof", "peak RSS (base)", "conj.", "proven"]
+console.log(
+  `verdict STARK, parameter set ${PARAMS.id} (Goldilocks³ challenges, blowup ${PARAMS.blowup}, ${PARAMS.queries} queries, ${PARAMS.grindingBits} grinding bits, SHA-256)\n`
+)
+const header = [
+  "kernels",
+  "concerns (N)",
+  "prove p50",
+  "prove p99",
+  "(cpu p50)",
+  "verify p50",
+  "verify p99",
+  "(cpu p50)",
+  "proof",
+  "peak RSS (base)",
+  "conj.",
+  "proven"
+]
 const widths = [10, 12, 10, 10, 9, 10, 10, 9, 9, 16, 5, 6]
 console.log(pad(header, widths))
 const results: Array<Measurement> = []
@@ -137,26 +157,31 @@ for (const kernels of kernelSets) {
     results.push(m)
     const n = traceLengthFor(concerns)
     const security = securityOf(PARAMS, n)
-    console.log(pad([
-      m.kernels,
-      `${concerns} (${n})`,
-      `${ms(m.proveP50)} ms`,
-      `${ms(m.proveP99)} ms`,
-      `${ms(m.proveCpuP50)} ms`,
-      `${ms(m.verifyP50)} ms`,
-      `${ms(m.verifyP99)} ms`,
-      `${ms(m.verifyCpuP50)} ms`,
-      `${(m.proofBytes / 1024).toFixed(1)} KB`,
-      `${m.peakRssMb.toFixed(0)} (${m.baselineRssMb.toFixed(0)}) MB`,
-      String(security.conjectured),
-      String(security.proven)
-    ], widths))
+    console.log(
+      pad(
+        [
+          m.kernels,
+          `${concerns} (${n})`,
+          `${ms(m.proveP50)} ms`,
+          `${ms(m.proveP99)} ms`,
+          `${ms(m.proveCpuP50)} ms`,
+          `${ms(m.verifyP50)} ms`,
+          `${ms(m.verifyP99)} ms`,
+          `${ms(m.verifyCpuP50)} ms`,
+          `${(m.proofBytes / 1024).toFixed(1)} KB`,
+          `${m.peakRssMb.toFixed(0)} (${m.baselineRssMb.toFixed(0)}) MB`,
+          String(security.conjectured),
+          String(security.proven)
+        ],
+        widths
+      )
+    )
   }
 }
 
 // Through the default layer: worker threads, the statement and proof crossing the thread boundary.
 const pooled = await Effect.runPromise(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const prover = yield* Prover
     const times: Array<number> = []
     for (let i = 0; i < 110; i++) {
@@ -168,13 +193,19 @@ const pooled = await Effect.runPromise(
     return times.sort((a, b) => a - b)
   }).pipe(Effect.provide(ProverModule.layer({ size: 1 })))
 )
-console.log(`\nProver.layer (1 worker thread), 16 concerns, round trip: p50 ${ms(percentile(pooled, 50))} ms, p99 ${ms(percentile(pooled, 99))} ms`)
+console.log(
+  `\nProver.layer (1 worker thread), 16 concerns, round trip: p50 ${ms(percentile(pooled, 50))} ms, p99 ${ms(percentile(pooled, 99))} ms`
+)
 
 const at16 = results.find((m) => m.concerns === 16 && m.kernels === kernelSets[0])!
 const largest = Math.max(...results.map((m) => m.proofBytes))
 console.log("\ntargets (16 concerns, default kernels):")
 console.log(`  prove p50 < 100 ms: ${ms(at16.proveP50)} ms ${at16.proveP50 < 100 ? "met" : "MISSED"}`)
-console.log(`  verify < 10 ms:     p50 ${ms(at16.verifyP50)} ms, p99 ${ms(at16.verifyP99)} ms (judged on p50) ${at16.verifyP50 < 10 ? "met" : "MISSED"}`)
+console.log(
+  `  verify < 10 ms:     p50 ${ms(at16.verifyP50)} ms, p99 ${ms(at16.verifyP99)} ms (judged on p50) ${at16.verifyP50 < 10 ? "met" : "MISSED"}`
+)
 console.log(`  proof < 64 KB:      largest ${(largest / 1024).toFixed(1)} KB ${largest < 64 * 1024 ? "met" : "MISSED"}`)
 const security = SIZES.map((c) => securityOf(PARAMS, traceLengthFor(c)))
-console.log(`\nsecurity: conjectured ${Math.min(...security.map((s) => s.conjectured))} bits (capped by SHA-256), proven ≥ ${Math.min(...security.map((s) => s.proven))} bits (list-decoding regime) at these sizes`)
+console.log(
+  `\nsecurity: conjectured ${Math.min(...security.map((s) => s.conjectured))} bits (capped by SHA-256), proven ≥ ${Math.min(...security.map((s) => s.proven))} bits (list-decoding regime) at these sizes`
+)

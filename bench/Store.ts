@@ -23,7 +23,11 @@ const backend = process.argv[2] === "postgres" ? "postgres" : "pglite"
 
 const layer =
   backend === "postgres"
-    ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
+    ? Layer.unwrapScoped(
+        Effect.map(throwawayDatabase, (url) =>
+          StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })
+        )
+      )
     : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
 
 /** Batches in which each agent appears with consecutive inputs, as a partition consumer sends them. */
@@ -32,7 +36,7 @@ const makeBatches = (): ReadonlyArray<ReadonlyArray<CommitInput>> => {
   const states = new Map<string, AgentLogState>(agents.map((agent) => [agent, fresh(agent)]))
   const perAgent = Math.max(1, Math.floor(batchSize / agentCount))
   const batches: Array<Array<CommitInput>> = []
-  for (let made = 0; made < total; ) {
+  for (let made = 0; made < total;) {
     const batch: Array<CommitInput> = []
     for (const agent of agents) {
       for (let i = 0; i < perAgent && made < total; i++, made++) {
@@ -74,8 +78,12 @@ const program = Effect.gen(function* () {
   const [proofMs] = yield* timeMs(
     Effect.forEach(Array.from({ length: reads }), (_, i) => store.inclusionProof(agent, (i * 7919) % size, size))
   )
-  console.log(`store bench on ${backend}: ${total} checkpoints, ${agentCount} agents, ${batches.length} batches of ~${batchSize}`)
-  console.log(`  commitBatch      ${Math.round((total / commitMs) * 1000)} checkpoints/s (${(commitMs / batches.length).toFixed(1)} ms per batch)`)
+  console.log(
+    `store bench on ${backend}: ${total} checkpoints, ${agentCount} agents, ${batches.length} batches of ~${batchSize}`
+  )
+  console.log(
+    `  commitBatch      ${Math.round((total / commitMs) * 1000)} checkpoints/s (${(commitMs / batches.length).toFixed(1)} ms per batch)`
+  )
   console.log(`  listCheckpoints  ${(listMs / reads).toFixed(2)} ms per page`)
   console.log(`  inclusionProof   ${(proofMs / reads).toFixed(2)} ms per proof (tree size ${size})`)
 })

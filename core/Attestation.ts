@@ -28,7 +28,10 @@ export interface AgentLogState {
   readonly frontier: Frontier
 }
 
-export const emptyLogState = (agentId: string): AgentLogState => ({ head: genesisHead(agentId), frontier: emptyFrontier })
+export const emptyLogState = (agentId: string): AgentLogState => ({
+  head: genesisHead(agentId),
+  frontier: emptyFrontier
+})
 
 /** What the actor knows about a checkpoint; the verdict, hashes and log positions are computed. */
 export interface AttestationInput {
@@ -94,5 +97,10 @@ export const attest = (state: AgentLogState, input: AttestationInput, key: Signi
     },
     key
   )
-  return { certificate, link: chained.link, nodes: logged.nodes, state: { head: chained.head, frontier: logged.frontier } }
+  return {
+    certificate,
+    link: chained.link,
+    nodes: logged.nodes,
+    state: { head: chained.head, frontier: logged.frontier }
+  }
 }

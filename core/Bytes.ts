@@ -11,9 +11,11 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  * A plain `Uint8Array` view of a `Buffer`'s bytes, without copying: a `Buffer`'s `slice` is a view,
  * so handing one out would let a caller who "copies" a hash with `slice` change the original.
  */
-export const bufferView = (buffer: Buffer): Uint8Array => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+export const bufferView = (buffer: Buffer): Uint8Array =>
+  new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
 
-export const toHex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")
+export const toHex = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")
 
 /** Strict hex (even length, no prefix, either case); `undefined` for anything else. */
 export const fromHex = (text: unknown): Uint8Array | undefined =>

@@ -97,7 +97,11 @@ export const signCertificate = (unsigned: UnsignedCertificate, key: SigningKey):
       issued_at: unsigned.issued_at,
       key_id: key.keyId,
       subject: unsigned.subject,
-      claims: { ...unsigned.claims, concerns_hash: concernsHash(unsigned.claims.concerns), rules_version: RULES_VERSION },
+      claims: {
+        ...unsigned.claims,
+        concerns_hash: concernsHash(unsigned.claims.concerns),
+        rules_version: RULES_VERSION
+      },
       input_commitments: unsigned.input_commitments,
       chain: unsigned.chain,
       merkle: unsigned.merkle,
@@ -137,7 +141,13 @@ export interface VerifyCertificateOptions {
   readonly verifyVerdictProof?: ((certificate: Certificate) => boolean) | undefined
 }
 
-const FAILED: CertificateChecks = { signature: false, chain: false, merkle: false, verdict: false, verdict_proof: false }
+const FAILED: CertificateChecks = {
+  signature: false,
+  chain: false,
+  merkle: false,
+  verdict: false,
+  verdict_proof: false
+}
 
 const decodeCertificate = Schema.decodeUnknownEither(IntegrityCertificate, { onExcessProperty: "error" })
 
@@ -152,7 +162,8 @@ const derivedKeyId = (publicKey: Uint8Array): string => {
 const checkSignature = (cert: Certificate, options: VerifyCertificateOptions, errors: Array<string>): boolean => {
   const publicKey = options.resolveKey(cert.key_id)
   if (publicKey === undefined) return fail(errors, `signature: unknown key_id ${cert.key_id}`)
-  if (derivedKeyId(publicKey) !== cert.key_id) return fail(errors, "signature: key_id is not derived from the resolved key")
+  if (derivedKeyId(publicKey) !== cert.key_id)
+    return fail(errors, "signature: key_id is not derived from the resolved key")
   const signature = fromBase64(cert.signature)
   if (signature === undefined) return fail(errors, "signature: not base64")
   return verifySignature(publicKey, signedBytes(cert), signature) || fail(errors, "signature: does not verify")
@@ -160,10 +171,15 @@ const checkSignature = (cert: Certificate, options: VerifyCertificateOptions, er
 
 const checkVerdict = (cert: Certificate, errors: Array<string>): boolean => {
   const { claims } = cert
-  if (claims.rules_version !== RULES_VERSION) return fail(errors, `verdict: unknown rules version ${claims.rules_version}`)
-  if (claims.concerns_hash !== tryConcernsHash(claims.concerns)) return fail(errors, "verdict: concerns_hash does not match the concerns")
+  if (claims.rules_version !== RULES_VERSION)
+    return fail(errors, `verdict: unknown rules version ${claims.rules_version}`)
+  if (claims.concerns_hash !== tryConcernsHash(claims.concerns))
+    return fail(errors, "verdict: concerns_hash does not match the concerns")
   const derived = deriveVerdict(claims.concerns, claims.boundary_values)
-  return derived === claims.verdict || fail(errors, `verdict: the rule gives ${derived}, the certificate claims ${claims.verdict}`)
+  return (
+    derived === claims.verdict ||
+    fail(errors, `verdict: the rule gives ${derived}, the certificate claims ${claims.verdict}`)
+  )
 }
 
 const checkChain = (cert: Certificate, errors: Array<string>): boolean => {
@@ -182,7 +198,8 @@ const checkMerkle = (cert: Certificate, options: VerifyCertificateOptions, error
     return fail(errors, "merkle: hashes are not hex")
   }
   if (merkle.leaf_index !== chain.position) return fail(errors, "merkle: leaf_index is not the chain position")
-  if (!bytesEqual(leaf, leafHash(chainHashBytes))) return fail(errors, "merkle: leaf_hash is not the leaf of the chain hash")
+  if (!bytesEqual(leaf, leafHash(chainHashBytes)))
+    return fail(errors, "merkle: leaf_hash is not the leaf of the chain hash")
   const included = verifyInclusion({
     leafIndex: merkle.leaf_index,
     treeSize: merkle.tree_size,
@@ -200,7 +217,11 @@ const checkMerkle = (cert: Certificate, options: VerifyCertificateOptions, error
   return true
 }
 
-const checkVerdictProof = (cert: Certificate, options: VerifyCertificateOptions, errors: Array<string>): boolean | null => {
+const checkVerdictProof = (
+  cert: Certificate,
+  options: VerifyCertificateOptions,
+  errors: Array<string>
+): boolean | null => {
   if (cert.verdict_proof === null) return null
   if (options.verifyVerdictProof === undefined) return fail(errors, "verdict_proof: present, but no verifier was given")
   let ok = false
@@ -244,7 +265,8 @@ export const keyResolverFromKeys = (
   const byId = new Map<string, Uint8Array>()
   for (const key of keys) {
     const publicKey = fromBase64(key.public_key)
-    if (publicKey !== undefined && publicKey.length === 32 && keyIdOf(publicKey) === key.key_id) byId.set(key.key_id, publicKey)
+    if (publicKey !== undefined && publicKey.length === 32 && keyIdOf(publicKey) === key.key_id)
+      byId.set(key.key_id, publicKey)
   }
   return (keyId) => byId.get(keyId)
 }

@@ -64,7 +64,10 @@ export const appendToChain = (
   }
   const hash = chainHash(head.hash, entry)
   if (hash === undefined) throw new TypeError("chain entry has no canonical JSON form")
-  return { link: { entry, prev_hash: toHex(head.hash), hash: toHex(hash) }, head: { position: head.position + 1, hash } }
+  return {
+    link: { entry, prev_hash: toHex(head.hash), hash: toHex(hash) },
+    head: { position: head.position + 1, hash }
+  }
 }
 
 export type ChainVerification =
@@ -82,7 +85,8 @@ export const verifyLink = (link: ChainLink): string | undefined => {
   if (claimed === undefined || claimed.length !== 32) return "hash is not 32 bytes of hex"
   const position = link.entry.position
   if (!Number.isSafeInteger(position) || position < 0) return "position is not a non-negative integer"
-  if (position === 0 && !bytesEqual(prev, genesisHash(link.entry.agent_id))) return "first link does not extend the agent's genesis"
+  if (position === 0 && !bytesEqual(prev, genesisHash(link.entry.agent_id)))
+    return "first link does not extend the agent's genesis"
   const computed = chainHash(prev, link.entry)
   if (computed === undefined) return "entry has no canonical JSON form"
   return bytesEqual(computed, claimed) ? undefined : "hash does not match the entry"
@@ -100,11 +104,14 @@ export const verifyChain = (links: ReadonlyArray<ChainLink>, anchor?: ChainHead)
     const link = links[index]!
     const error = verifyLink(link)
     if (error !== undefined) return { valid: false, index, error }
-    if (agentId !== undefined && link.entry.agent_id !== agentId) return { valid: false, index, error: "agent_id changes within the run" }
+    if (agentId !== undefined && link.entry.agent_id !== agentId)
+      return { valid: false, index, error: "agent_id changes within the run" }
     agentId = link.entry.agent_id
     if (head !== undefined) {
-      if (link.entry.position !== head.position) return { valid: false, index, error: `expected position ${head.position}` }
-      if (!bytesEqual(fromHex(link.prev_hash)!, head.hash)) return { valid: false, index, error: "prev_hash does not match the previous link" }
+      if (link.entry.position !== head.position)
+        return { valid: false, index, error: `expected position ${head.position}` }
+      if (!bytesEqual(fromHex(link.prev_hash)!, head.hash))
+        return { valid: false, index, error: "prev_hash does not match the previous link" }
     }
     head = { position: link.entry.position + 1, hash: fromHex(link.hash)! }
   }

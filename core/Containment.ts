@@ -18,7 +18,12 @@ export interface ViolationStreak {
   readonly since: string | null
 }
 
-export const emptyViolationStreak: ViolationStreak = { count: 0, first_checkpoint_id: null, last_checkpoint_id: null, since: null }
+export const emptyViolationStreak: ViolationStreak = {
+  count: 0,
+  first_checkpoint_id: null,
+  last_checkpoint_id: null,
+  since: null
+}
 
 /** The part of a checkpoint the streak reads. */
 export interface StreakCheckpoint {
@@ -30,7 +35,12 @@ export interface StreakCheckpoint {
 export const advanceViolationStreak = (streak: ViolationStreak, checkpoint: StreakCheckpoint): ViolationStreak => {
   if (checkpoint.verdict !== "boundary_violation") return emptyViolationStreak
   return streak.count === 0
-    ? { count: 1, first_checkpoint_id: checkpoint.checkpoint_id, last_checkpoint_id: checkpoint.checkpoint_id, since: checkpoint.timestamp }
+    ? {
+        count: 1,
+        first_checkpoint_id: checkpoint.checkpoint_id,
+        last_checkpoint_id: checkpoint.checkpoint_id,
+        since: checkpoint.timestamp
+      }
     : { ...streak, count: streak.count + 1, last_checkpoint_id: checkpoint.checkpoint_id }
 }
 
@@ -43,7 +53,11 @@ export const violationStreakOf = (checkpoints: Iterable<StreakCheckpoint>): Viol
 
 /** Contain when a threshold is set (a positive integer) and the streak has reached it. */
 export const shouldContain = (streak: ViolationStreak, threshold: number | null | undefined): boolean =>
-  threshold !== undefined && threshold !== null && Number.isInteger(threshold) && threshold > 0 && streak.count >= threshold
+  threshold !== undefined &&
+  threshold !== null &&
+  Number.isInteger(threshold) &&
+  threshold > 0 &&
+  streak.count >= threshold
 
 /** What the gateway enforces and `containment_error` reports (the shape of `AgentState.Containment`). */
 export interface ContainmentRecord {
@@ -56,7 +70,8 @@ export interface ContainmentRecord {
 /** The record of an automatic pause decided at `now`. */
 export const autoContainment = (streak: ViolationStreak, now: Date): ContainmentRecord => ({
   status: "paused",
-  reason: `auto-containment: ${streak.count} consecutive boundary violation${streak.count === 1 ? "" : "s"}` +
+  reason:
+    `auto-containment: ${streak.count} consecutive boundary violation${streak.count === 1 ? "" : "s"}` +
     (streak.last_checkpoint_id !== null ? ` (last: ${streak.last_checkpoint_id})` : ""),
   since: now.toISOString()
 })

@@ -46,7 +46,11 @@ export interface AapDriftConfig {
   readonly sustainedTraces: number
 }
 
-export const DEFAULT_AAP_DRIFT_CONFIG: AapDriftConfig = { baselineSize: 10, similarityThreshold: 0.3, sustainedTraces: 3 }
+export const DEFAULT_AAP_DRIFT_CONFIG: AapDriftConfig = {
+  baselineSize: 10,
+  similarityThreshold: 0.3,
+  sustainedTraces: 3
+}
 
 /** Heuristic constants of the direction rules (see the module comment). */
 export const AAP_DIRECTION_HEURISTICS = {
@@ -61,8 +65,10 @@ export const AAP_DIRECTION_HEURISTICS = {
 } as const
 
 /** The reference's baseline size for a batch of `traceCount` traces. */
-export const batchBaselineSize = (traceCount: number, sustainedTraces: number = DEFAULT_AAP_DRIFT_CONFIG.sustainedTraces): number =>
-  Math.max(sustainedTraces, Math.min(10, Math.floor(traceCount / 4)))
+export const batchBaselineSize = (
+  traceCount: number,
+  sustainedTraces: number = DEFAULT_AAP_DRIFT_CONFIG.sustainedTraces
+): number => Math.max(sustainedTraces, Math.min(10, Math.floor(traceCount / 4)))
 
 /** The part of an AP-Trace drift reads. */
 export interface AapDriftTrace extends FeatureTrace {
@@ -70,15 +76,19 @@ export interface AapDriftTrace extends FeatureTrace {
   readonly agent_id: string
   readonly card_id?: string | null | undefined
   readonly timestamp: string
-  readonly escalation?: {
-    readonly evaluated: boolean
-    readonly required: boolean
-    readonly escalation_status?: string | null | undefined
-  } | undefined
-  readonly context?: {
-    readonly session_id?: string | null | undefined
-    readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
-  } | undefined
+  readonly escalation?:
+    | {
+        readonly evaluated: boolean
+        readonly required: boolean
+        readonly escalation_status?: string | null | undefined
+      }
+    | undefined
+  readonly context?:
+    | {
+        readonly session_id?: string | null | undefined
+        readonly metadata?: Readonly<Record<string, unknown>> | null | undefined
+      }
+    | undefined
 }
 
 /** Behaviour counts the direction rules compare. */
@@ -205,7 +215,12 @@ export const aapDriftDirection = (
   const indicators: Array<DriftIndicator> = []
   const indicate = (indicator: string, before: number, after: number, what: string) => {
     if (Math.abs(before - after) > 0.05) {
-      indicators.push({ indicator, baseline: round2(before), current: round2(after), description: `${what} changed from ${round2(before)} to ${round2(after)}` })
+      indicators.push({
+        indicator,
+        baseline: round2(before),
+        current: round2(after),
+        description: `${what} changed from ${round2(before)} to ${round2(after)}`
+      })
     }
   }
 
@@ -219,7 +234,8 @@ export const aapDriftDirection = (
   const valueUseNow = ratio(current.applying_values, current.count)
   const deniedBefore = ratio(baseline.escalation_denied, baseline.count)
   const deniedNow = ratio(current.escalation_denied, current.count)
-  const confidenceBefore = baseline.confidence_count > 0 ? baseline.confidence_sum / baseline.confidence_count : undefined
+  const confidenceBefore =
+    baseline.confidence_count > 0 ? baseline.confidence_sum / baseline.confidence_count : undefined
   const confidenceNow = current.confidence_count > 0 ? current.confidence_sum / current.confidence_count : undefined
   const alternativesBefore = ratio(baseline.alternatives_sum, baseline.count)
   const alternativesNow = ratio(current.alternatives_sum, current.count)
@@ -227,9 +243,11 @@ export const aapDriftDirection = (
   indicate("escalation_rate", escalationBefore, escalationNow, "Escalation rate")
   indicate("execute_share", executeBefore, executeNow, "Share of execute actions")
   indicate("value_use", valueUseBefore, valueUseNow, "Share of traces applying values")
-  if (applied.length > 0) indicate("new_value_share", 0, ratio(newValues, applied.length), "Share of applied values unseen in the baseline")
+  if (applied.length > 0)
+    indicate("new_value_share", 0, ratio(newValues, applied.length), "Share of applied values unseen in the baseline")
   indicate("denied_escalations", deniedBefore, deniedNow, "Share of escalations denied by the principal")
-  if (confidenceBefore !== undefined && confidenceNow !== undefined) indicate("confidence", confidenceBefore, confidenceNow, "Mean confidence")
+  if (confidenceBefore !== undefined && confidenceNow !== undefined)
+    indicate("confidence", confidenceBefore, confidenceNow, "Mean confidence")
   indicate("alternatives", alternativesBefore, alternativesNow, "Mean alternatives considered")
   const first = streak[0]
   const last = streak[streak.length - 1]
@@ -243,15 +261,20 @@ export const aapDriftDirection = (
   }
 
   const direction = ((): AapDriftDirection => {
-    const escalationFell = escalationBefore > h.minBaselineEscalationRate && escalationNow < escalationBefore * h.escalationDropFactor
+    const escalationFell =
+      escalationBefore > h.minBaselineEscalationRate && escalationNow < escalationBefore * h.escalationDropFactor
     if (escalationFell || executeNow - executeBefore >= h.executeShareRise) return "autonomy_expansion"
     const newValuesDominate = applied.length > 0 && newValues / applied.length > h.newValueShare
     if (newValuesDominate || (valueUseBefore >= h.valueUseShare && applied.length === 0)) return "value_drift"
     const deniedRose = deniedNow >= h.deniedShare && deniedNow > deniedBefore
-    const confidenceFell = confidenceBefore !== undefined && confidenceNow !== undefined &&
-      confidenceBefore >= h.lowConfidence && confidenceNow < h.lowConfidence
+    const confidenceFell =
+      confidenceBefore !== undefined &&
+      confidenceNow !== undefined &&
+      confidenceBefore >= h.lowConfidence &&
+      confidenceNow < h.lowConfidence
     if (deniedRose || confidenceFell) return "principal_misalignment"
-    if (Math.abs(alternativesNow - alternativesBefore) >= Math.max(h.minAlternativesShift, alternativesBefore / 2)) return "communication_drift"
+    if (Math.abs(alternativesNow - alternativesBefore) >= Math.max(h.minAlternativesShift, alternativesBefore / 2))
+      return "communication_drift"
     return "unknown"
   })()
   return { direction, indicators }
@@ -286,12 +309,23 @@ export const observeAapDrift = (
 
   const similarity = cosineSimilarity(features, current.baseline_features)
   if (similarity >= config.similarityThreshold) {
-    return { state: { ...current, card_id: current.card_id ?? cardId, streak_length: 0, streak: [], alerted: false }, similarity, alert: undefined, indicators: [] }
+    return {
+      state: { ...current, card_id: current.card_id ?? cardId, streak_length: 0, streak: [], alerted: false },
+      similarity,
+      alert: undefined,
+      indicators: []
+    }
   }
   const streakLength = current.streak_length + 1
   const streak = current.alerted ? current.streak : [...current.streak, summarize(trace, similarity)]
   const fires = !current.alerted && streakLength >= config.sustainedTraces
-  const next: AapDriftState = { ...current, card_id: current.card_id ?? cardId, streak_length: streakLength, streak, alerted: current.alerted || fires }
+  const next: AapDriftState = {
+    ...current,
+    card_id: current.card_id ?? cardId,
+    streak_length: streakLength,
+    streak,
+    alerted: current.alerted || fires
+  }
   if (!fires) return { state: next, similarity, alert: undefined, indicators: [] }
 
   const { direction, indicators } = aapDriftDirection(current.baseline, current.baseline_features, streak)
@@ -307,9 +341,15 @@ export const observeAapDrift = (
     sustained_checks: streakLength,
     severity: aapDriftSeverity(mean, config.similarityThreshold),
     drift_direction: direction,
-    message: `${streakLength} consecutive traces below behavioural similarity ${config.similarityThreshold} ` +
+    message:
+      `${streakLength} consecutive traces below behavioural similarity ${config.similarityThreshold} ` +
       `to the agent's baseline of ${current.baseline.count} traces (latest ${round4(similarity)}); direction ${direction}` +
-      (indicators.length > 1 ? `: ${indicators.filter((i) => i.indicator !== "similarity_trend").map((i) => i.description).join("; ")}` : ""),
+      (indicators.length > 1
+        ? `: ${indicators
+            .filter((i) => i.indicator !== "similarity_trend")
+            .map((i) => i.description)
+            .join("; ")}`
+        : ""),
     detection_timestamp: now.toISOString()
   }
   return { state: next, similarity, alert, indicators }
@@ -325,7 +365,10 @@ export const chronological = <T extends { readonly timestamp: string }>(traces: 
   [...traces].sort((a, b) => epochMs(a.timestamp) - epochMs(b.timestamp))
 
 /** The state after these already-processed traces; their alerts were raised before, none is returned. */
-export const replayAapDrift = (traces: Iterable<AapDriftTrace>, config: AapDriftConfig = DEFAULT_AAP_DRIFT_CONFIG): AapDriftState => {
+export const replayAapDrift = (
+  traces: Iterable<AapDriftTrace>,
+  config: AapDriftConfig = DEFAULT_AAP_DRIFT_CONFIG
+): AapDriftState => {
   let state = emptyAapDriftState
   const epoch = new Date(0)
   for (const trace of chronological(traces)) state = observeAapDrift(state, trace, config, epoch).state
@@ -361,7 +404,8 @@ export const detectAapDrift = (
   for (const trace of ordered) {
     const observed = observeAapDrift(state, trace, config, now)
     state = observed.state
-    if (observed.similarity !== undefined) similarities.push({ trace_id: trace.trace_id, similarity: observed.similarity })
+    if (observed.similarity !== undefined)
+      similarities.push({ trace_id: trace.trace_id, similarity: observed.similarity })
     if (observed.alert !== undefined) alerts.push({ alert: observed.alert, indicators: observed.indicators })
   }
   return {

@@ -92,10 +92,13 @@ export const AIP_DIRECTION_OF_CATEGORY: Readonly<Record<ConcernCategory, AipDrif
 export const clearRatio = (window: ReadonlyArray<{ readonly verdict: Verdict }>): number =>
   window.length === 0 ? 1 : window.filter((entry) => entry.verdict === "clear").length / window.length
 
-export const driftSeverityOf = (ratio: number): DriftSeverity => (ratio >= 0.7 ? "low" : ratio >= 0.4 ? "medium" : "high")
+export const driftSeverityOf = (ratio: number): DriftSeverity =>
+  ratio >= 0.7 ? "low" : ratio >= 0.4 ? "medium" : "high"
 
 /** The category holding more than half of all concerns, mapped to its direction; else `unknown`. */
-export const aipDriftDirection = (streak: ReadonlyArray<{ readonly categories: ReadonlyArray<ConcernCategory> }>): AipDriftDirection => {
+export const aipDriftDirection = (
+  streak: ReadonlyArray<{ readonly categories: ReadonlyArray<ConcernCategory> }>
+): AipDriftDirection => {
   const counts = new Map<ConcernCategory, number>()
   let total = 0
   for (const entry of streak) {
@@ -126,7 +129,10 @@ export interface AipWindowSummary {
   readonly drift_alert_active: boolean
 }
 
-export const windowSummary = (state: AipDriftState, config: AipDriftConfig = DEFAULT_AIP_DRIFT_CONFIG): AipWindowSummary => {
+export const windowSummary = (
+  state: AipDriftState,
+  config: AipDriftConfig = DEFAULT_AIP_DRIFT_CONFIG
+): AipWindowSummary => {
   const verdicts = { clear: 0, review_needed: 0, boundary_violation: 0 }
   for (const entry of state.window) verdicts[entry.verdict]++
   return {
@@ -177,7 +183,8 @@ export const observeAipDrift = (
     sustained_checks: streakLength,
     severity: driftSeverityOf(ratio),
     drift_direction: direction,
-    message: `${streakLength} consecutive non-clear integrity checks in session ${checkpoint.session_id}; ` +
+    message:
+      `${streakLength} consecutive non-clear integrity checks in session ${checkpoint.session_id}; ` +
       `clear ratio ${round4(ratio)} over the last ${window.length} checks; direction ${direction}`,
     detection_timestamp: now.toISOString(),
     integrity_similarity: ratio

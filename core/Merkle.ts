@@ -70,11 +70,7 @@ const popCount = (value: number): number => {
 }
 
 const assertFrontier = (frontier: Frontier): void => {
-  if (
-    !isCount(frontier.size) ||
-    frontier.hashes.length !== popCount(frontier.size) ||
-    !frontier.hashes.every(isHash)
-  ) {
+  if (!isCount(frontier.size) || frontier.hashes.length !== popCount(frontier.size) || !frontier.hashes.every(isHash)) {
     throw new RangeError("malformed frontier: it needs one 32-byte hash per set bit of its size")
   }
 }
@@ -191,8 +187,10 @@ const flatten = (groups: ReadonlyArray<ReadonlyArray<NodeId>>): Array<NodeId> =>
 }
 
 /** The perfect nodes an inclusion proof is built from, so a database can fetch them in one query. */
-export const inclusionProofNodes = (leafIndex: number, treeSize: number): ReadonlyArray<{ level: number; index: number }> =>
-  flatten(checkedInclusionGroups(leafIndex, treeSize))
+export const inclusionProofNodes = (
+  leafIndex: number,
+  treeSize: number
+): ReadonlyArray<{ level: number; index: number }> => flatten(checkedInclusionGroups(leafIndex, treeSize))
 
 /** RFC 9162 inclusion proof (bottom-up); `undefined` if a needed node is missing. Throws RangeError on bad arguments. */
 export const inclusionProof = (

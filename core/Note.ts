@@ -52,7 +52,8 @@ const SPACE = /\p{White_Space}/u
 const isNoteString = (text: string): boolean => !CONTROL.test(text) && !LONE_SURROGATE.test(text)
 
 /** A note text: as above, and ending in a newline. */
-const isNoteText = (text: unknown): text is string => typeof text === "string" && text.endsWith("\n") && isNoteString(text)
+const isNoteText = (text: unknown): text is string =>
+  typeof text === "string" && text.endsWith("\n") && isNoteString(text)
 
 /** Key names: non-empty, no Unicode space, no "+" (and, being in a note, no control character). */
 const isKeyName = (name: unknown): name is string =>
@@ -80,7 +81,8 @@ export interface Checkpoint {
 
 const SIZE = /^(?:0|[1-9][0-9]*)$/
 
-const isCheckpointLine = (line: unknown): line is string => typeof line === "string" && line !== "" && !line.includes("\n") && isNoteString(line)
+const isCheckpointLine = (line: unknown): line is string =>
+  typeof line === "string" && line !== "" && !line.includes("\n") && isNoteString(line)
 
 /**
  * The checkpoint body: origin, decimal size, base64 root, extension lines, each ending in "\n".
@@ -90,9 +92,12 @@ const isCheckpointLine = (line: unknown): line is string => typeof line === "str
 export const formatCheckpoint = (checkpoint: Checkpoint): string => {
   const { origin, size, root, extensions } = checkpoint
   if (!isCheckpointLine(origin)) throw new RangeError("checkpoint origin must be one non-empty line of note text")
-  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError("checkpoint size must be a non-negative safe integer")
-  if (!(root instanceof Uint8Array) || root.length !== ROOT_HASH_LENGTH) throw new RangeError("checkpoint root must be 32 bytes")
-  if (!extensions.every(isCheckpointLine)) throw new RangeError("checkpoint extension lines must be non-empty single lines of note text")
+  if (!Number.isSafeInteger(size) || size < 0)
+    throw new RangeError("checkpoint size must be a non-negative safe integer")
+  if (!(root instanceof Uint8Array) || root.length !== ROOT_HASH_LENGTH)
+    throw new RangeError("checkpoint root must be 32 bytes")
+  if (!extensions.every(isCheckpointLine))
+    throw new RangeError("checkpoint extension lines must be non-empty single lines of note text")
   return [origin, String(size), toBase64(root), ...extensions].map((line) => `${line}\n`).join("")
 }
 
@@ -127,7 +132,8 @@ export const noteKeyHash = (name: string, publicKey: Uint8Array): Uint8Array =>
 /** `<name>+<8 hex digits>+<base64(0x01 ‖ key)>`. Throws a RangeError for an invalid name or key length (programmer error). */
 export const formatVerifierKey = (verifier: NoteVerifier): string => {
   if (!isKeyName(verifier.name)) throw new RangeError(`invalid note key name: ${JSON.stringify(verifier.name)}`)
-  if (!(verifier.publicKey instanceof Uint8Array) || verifier.publicKey.length !== 32) throw new RangeError("Ed25519 public keys are 32 bytes")
+  if (!(verifier.publicKey instanceof Uint8Array) || verifier.publicKey.length !== 32)
+    throw new RangeError("Ed25519 public keys are 32 bytes")
   const keyData = concatBytes(Uint8Array.of(SIGNATURE_TYPE_ED25519), verifier.publicKey)
   return `${verifier.name}+${toHex(noteKeyHash(verifier.name, verifier.publicKey))}+${toBase64(keyData)}`
 }
@@ -215,7 +221,10 @@ const parseNote = (note: unknown): ParsedNote | string => {
 const signatureLine = (text: string, signer: NoteSigner): { readonly id: string; readonly line: string } => {
   const keyHash = noteKeyHash(signer.name, signer.key.publicKey)
   const signature = signer.key.sign(utf8(text))
-  return { id: keyId(signer.name, keyHash), line: `${SIGNATURE_PREFIX}${signer.name} ${toBase64(concatBytes(keyHash, signature))}` }
+  return {
+    id: keyId(signer.name, keyHash),
+    line: `${SIGNATURE_PREFIX}${signer.name} ${toBase64(concatBytes(keyHash, signature))}`
+  }
 }
 
 /**
@@ -224,7 +233,8 @@ const signatureLine = (text: string, signer: NoteSigner): { readonly id: string;
  * signer's name is not a valid key name: both are programmer errors, never input from outside.
  */
 export const signNote = (body: string, signer: NoteSigner): string => {
-  if (!isNoteText(body)) throw new RangeError("note text must end in a newline and contain no control characters other than newline")
+  if (!isNoteText(body))
+    throw new RangeError("note text must end in a newline and contain no control characters other than newline")
   if (!isKeyName(signer.name)) throw new RangeError(`invalid note key name: ${JSON.stringify(signer.name)}`)
   return `${body}\n${signatureLine(body, signer).line}\n`
 }
@@ -274,7 +284,10 @@ export const verifyNote = (note: string, verifiers: ReadonlyArray<NoteVerifier>)
       const publicKey = known.get(signature.id)
       if (publicKey === undefined) continue
       if (publicKey === "ambiguous") return fail(`ambiguous verifier key ${signature.id}`)
-      if (signature.signature.length !== ED25519_SIGNATURE_LENGTH || !verifySignature(publicKey, message, signature.signature)) {
+      if (
+        signature.signature.length !== ED25519_SIGNATURE_LENGTH ||
+        !verifySignature(publicKey, message, signature.signature)
+      ) {
         return fail(`invalid signature by ${signature.id}`)
       }
       verifiedBy.push(signature.name)

@@ -74,7 +74,7 @@ const wildcardMatch = (pattern: string, name: string): boolean => {
 }
 
 /** One glob as the cheapest test that decides it. */
-export const globMatcher = (pattern: string): (name: string) => boolean => {
+export const globMatcher = (pattern: string): ((name: string) => boolean) => {
   const firstWildcard = pattern.search(/[*?]/)
   if (firstWildcard < 0) return (name) => name === pattern
   if (firstWildcard === pattern.length - 1 && pattern.endsWith("*")) {
@@ -207,14 +207,18 @@ export const evaluatePolicy = (
       } else if (actions.length === 0) {
         gap({ tool: name, kind: "unmapped", reason: "no capability mapping covers this tool" }, unmapped_tool_action)
       } else if (envelope !== undefined && !actions.some((a) => envelope.bounded.has(a))) {
-        gap({
-          tool: name,
-          kind: "unbounded",
-          reason: `maps to card action ${quoteList(actions)}, which the card does not bound`
-        }, unmapped_tool_action)
+        gap(
+          {
+            tool: name,
+            kind: "unbounded",
+            reason: `maps to card action ${quoteList(actions)}, which the card does not bound`
+          },
+          unmapped_tool_action
+        )
       }
     }
-    for (const rule of matching(compiled.escalations, name)) warnings.push({ tool: name, kind: "escalation", reason: rule.reason })
+    for (const rule of matching(compiled.escalations, name))
+      warnings.push({ tool: name, kind: "escalation", reason: rule.reason })
   }
 
   return {
@@ -270,10 +274,14 @@ export const mergePolicies = (org: Policy, agent: Policy): Policy => {
     forbidden: union(org.forbidden, agent.forbidden, (f) => f.tool),
     escalation_triggers: union(org.escalation_triggers, agent.escalation_triggers, (e) => e.tool),
     defaults: {
-      enforcement_mode: MODE_STRICTNESS[b.enforcement_mode] > MODE_STRICTNESS[a.enforcement_mode] ? b.enforcement_mode : a.enforcement_mode,
-      unmapped_tool_action: UNMAPPED_STRICTNESS[b.unmapped_tool_action] > UNMAPPED_STRICTNESS[a.unmapped_tool_action]
-        ? b.unmapped_tool_action
-        : a.unmapped_tool_action,
+      enforcement_mode:
+        MODE_STRICTNESS[b.enforcement_mode] > MODE_STRICTNESS[a.enforcement_mode]
+          ? b.enforcement_mode
+          : a.enforcement_mode,
+      unmapped_tool_action:
+        UNMAPPED_STRICTNESS[b.unmapped_tool_action] > UNMAPPED_STRICTNESS[a.unmapped_tool_action]
+          ? b.unmapped_tool_action
+          : a.unmapped_tool_action,
       grace_period_hours: Math.min(a.grace_period_hours, b.grace_period_hours)
     }
   }

@@ -32,7 +32,14 @@
  */
 import * as ed from "@noble/ed25519"
 import { sha512 } from "@noble/hashes/sha2.js"
-import { createPrivateKey, createPublicKey, type KeyObject, randomBytes, sign as nodeSign, verify as nodeVerify } from "node:crypto"
+import {
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  randomBytes,
+  sign as nodeSign,
+  verify as nodeVerify
+} from "node:crypto"
 import { bufferView, concatBytes, fromBase64, fromHex, toBase64, toHex } from "./Bytes.js"
 import { sha256 } from "./Hash.js"
 
@@ -166,7 +173,11 @@ export const signingKeyFromSeed = (seed: Uint8Array): SigningKey | undefined => 
   let privateKey: KeyObject
   let publicKey: Uint8Array
   try {
-    privateKey = createPrivateKey({ key: Buffer.from(concatBytes(PKCS8_PREFIX, ownSeed)), format: "der", type: "pkcs8" })
+    privateKey = createPrivateKey({
+      key: Buffer.from(concatBytes(PKCS8_PREFIX, ownSeed)),
+      format: "der",
+      type: "pkcs8"
+    })
     const spki = bufferView(createPublicKey(privateKey).export({ format: "der", type: "spki" }))
     if (spki.length !== SPKI_PREFIX.length + PUBLIC_KEY_LENGTH) return undefined
     publicKey = Uint8Array.from(spki.subarray(SPKI_PREFIX.length))
@@ -220,7 +231,9 @@ export const parseSigningKey = (text: string): SigningKey | undefined => {
     return seed === undefined ? undefined : signingKeyFromSeed(seed)
   }
   const seed = fromBase64(trimmed)
-  return seed !== undefined && seed.length === SEED_LENGTH && toBase64(seed) === trimmed ? signingKeyFromSeed(seed) : undefined
+  return seed !== undefined && seed.length === SEED_LENGTH && toBase64(seed) === trimmed
+    ? signingKeyFromSeed(seed)
+    : undefined
 }
 
 /** PKCS#8 v1 PEM, byte-identical to `KeyObject.export({ type: "pkcs8", format: "pem" })` and `openssl genpkey`. */

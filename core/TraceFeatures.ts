@@ -33,11 +33,15 @@ export interface FeatureTrace {
 /** Lower-case tokens of an action or tool name, in order, without repeats. */
 export const nameTokens = (name: string): ReadonlyArray<string> => {
   const spaced = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
-  const tokens = spaced.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((token) => token !== "")
+  const tokens = spaced
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((token) => token !== "")
   return [...new Set(tokens)]
 }
 
-export const alternativesBucket = (count: number): string => (count === 0 ? "0" : count === 1 ? "1" : count <= 3 ? "2-3" : "4+")
+export const alternativesBucket = (count: number): string =>
+  count === 0 ? "0" : count === 1 ? "1" : count <= 3 ? "2-3" : "4+"
 
 export const traceFeatures = (trace: FeatureTrace): FeatureVector => {
   const features: Record<string, number> = {}

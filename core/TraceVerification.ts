@@ -77,7 +77,8 @@ export interface TraceViolation {
 }
 
 export interface TraceWarning {
-  readonly type: "near_boundary" | "escalation_timeout" | "invalid_expiry" | "invalid_condition" | "low_behavioral_similarity"
+  readonly type:
+    "near_boundary" | "escalation_timeout" | "invalid_expiry" | "invalid_condition" | "low_behavioral_similarity"
   readonly description: string
   readonly trace_field: string | null
 }
@@ -155,7 +156,7 @@ const tokenize = (source: string): ReadonlyArray<Token> | undefined => {
     } else if (c === "(" || c === ")" || c === ",") {
       tokens.push({ kind: "punct", value: c })
       i++
-    } else if (c === "\"" || c === "'") {
+    } else if (c === '"' || c === "'") {
       let value = ""
       i++
       while (i < source.length && source[i] !== c) {
@@ -226,7 +227,9 @@ const parseCondition = (source: string): Condition | undefined => {
     if (NUMBER.test(token.value)) return { kind: "literal", value: Number(token.value), text: token.value }
     if (lower === "true" || lower === "false") return { kind: "literal", value: lower === "true", text: lower }
     if (lower === "null") return { kind: "literal", value: null, text: lower }
-    return side === "left" ? { kind: "field", value: token.value, text: token.value } : { kind: "literal", value: token.value, text: token.value }
+    return side === "left"
+      ? { kind: "field", value: token.value, text: token.value }
+      : { kind: "literal", value: token.value, text: token.value }
   }
   const primary = (): Condition | undefined => {
     if (keyword(peek(), "not", "!")) {
@@ -297,7 +300,16 @@ const FIELD_ALIASES: Readonly<Record<string, string>> = {
   tool: "action.name",
   tool_name: "action.name"
 }
-const TRACE_ROOTS = new Set(["trace_id", "agent_id", "card_id", "timestamp", "action", "decision", "escalation", "context"])
+const TRACE_ROOTS = new Set([
+  "trace_id",
+  "agent_id",
+  "card_id",
+  "timestamp",
+  "action",
+  "decision",
+  "escalation",
+  "context"
+])
 
 const resolveField = (name: string, trace: APTraceDraft): unknown => {
   const alias = name.toLowerCase()
@@ -318,8 +330,8 @@ const asNumber = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value)
     ? value
     : typeof value === "string" && NUMBER.test(value.trim())
-    ? Number(value.trim())
-    : undefined
+      ? Number(value.trim())
+      : undefined
 
 const looselyEqual = (a: unknown, b: unknown): boolean => {
   const x = asNumber(a)
@@ -403,7 +415,11 @@ export const cardExpiryMs = (expiresAt: string): number | undefined => {
 
 // ---- verification ----
 
-export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: VerifyTraceOptions = {}): TraceVerificationResult => {
+export const verifyTrace = (
+  trace: APTraceDraft,
+  card: AlignmentCard,
+  options: VerifyTraceOptions = {}
+): TraceVerificationResult => {
   const violations: Array<TraceViolation> = []
   const warnings: Array<TraceWarning> = []
   const checks: Array<string> = []
@@ -416,7 +432,11 @@ export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: V
     checks.push("card_reference")
     const named = trace.card_id
     if (named !== undefined && named !== null && named !== card.card_id) {
-      violation("CARD_MISMATCH", `Trace references card '${named}' but is verified against '${card.card_id}'`, "card_id")
+      violation(
+        "CARD_MISMATCH",
+        `Trace references card '${named}' but is verified against '${card.card_id}'`,
+        "card_id"
+      )
     }
   }
 
@@ -427,7 +447,11 @@ export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: V
     const actedAt = Date.parse(trace.timestamp)
     if (expiry === undefined) warning("invalid_expiry", `Could not read expires_at: ${expiresAt}`, null)
     else if (!Number.isNaN(actedAt) && actedAt > expiry) {
-      violation("CARD_EXPIRED", `Alignment Card expired at ${expiresAt}, before the action at ${trace.timestamp}`, "timestamp")
+      violation(
+        "CARD_EXPIRED",
+        `Alignment Card expired at ${expiresAt}, before the action at ${trace.timestamp}`,
+        "timestamp"
+      )
     }
   }
 
@@ -436,8 +460,10 @@ export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: V
   checks.push("autonomy")
   const implicit = options.implicitActions ?? DEFAULT_IMPLICIT_ACTIONS
   if (
-    trace.action.category.toLowerCase() === "bounded" && name !== "" &&
-    matchingPattern(envelope.bounded_actions, name) === undefined && matchingPattern(implicit, name) === undefined
+    trace.action.category.toLowerCase() === "bounded" &&
+    name !== "" &&
+    matchingPattern(envelope.bounded_actions, name) === undefined &&
+    matchingPattern(implicit, name) === undefined
   ) {
     violation("UNBOUNDED_ACTION", `Action '${name}' is not in bounded_actions`, "action.name")
   }
@@ -458,7 +484,8 @@ export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: V
       continue
     }
     if (!holds || trigger.action === "log") continue
-    const complied = trigger.action === "escalate" ? escalated || actionType === "escalate" : actionType === "deny" || escalated
+    const complied =
+      trigger.action === "escalate" ? escalated || actionType === "escalate" : actionType === "deny" || escalated
     if (!complied) {
       violation(
         "MISSED_ESCALATION",
@@ -466,29 +493,46 @@ export const verifyTrace = (trace: APTraceDraft, card: AlignmentCard, options: V
         trigger.action === "escalate" ? "escalation.required" : "action.type"
       )
     } else if (trace.escalation?.escalation_status === "timeout") {
-      warning("escalation_timeout", `Escalation for trigger '${trigger.condition}' timed out`, "escalation.escalation_status")
+      warning(
+        "escalation_timeout",
+        `Escalation for trigger '${trigger.condition}' timed out`,
+        "escalation.escalation_status"
+      )
     }
   }
 
   checks.push("values")
   const declared = new Set(card.values.declared)
   for (const value of trace.decision.values_applied) {
-    if (!declared.has(value)) violation("UNDECLARED_VALUE", `Value '${value}' is applied but not declared`, "decision.values_applied")
+    if (!declared.has(value))
+      violation("UNDECLARED_VALUE", `Value '${value}' is applied but not declared`, "decision.values_applied")
   }
 
   const confidence = trace.decision.confidence
   if (typeof confidence === "number" && confidence < NEAR_BOUNDARY_THRESHOLD) {
-    warning("near_boundary", `Decision confidence ${confidence} is below ${NEAR_BOUNDARY_THRESHOLD}`, "decision.confidence")
+    warning(
+      "near_boundary",
+      `Decision confidence ${confidence} is below ${NEAR_BOUNDARY_THRESHOLD}`,
+      "decision.confidence"
+    )
   }
   for (const [i, alternative] of (trace.decision.alternatives_considered ?? []).entries()) {
     const score = alternative.score
     if (typeof score === "number" && score < NEAR_BOUNDARY_THRESHOLD) {
-      warning("near_boundary", `Alternative '${alternative.option_id}' scores ${score}, near the boundary`, `decision.alternatives_considered[${i}].score`)
+      warning(
+        "near_boundary",
+        `Alternative '${alternative.option_id}' scores ${score}, near the boundary`,
+        `decision.alternatives_considered[${i}].score`
+      )
     }
   }
   const similarity = options.behavioralSimilarity
   if (similarity !== undefined && similarity < BEHAVIORAL_SIMILARITY_THRESHOLD) {
-    warning("low_behavioral_similarity", `Behavioural similarity ${similarity} is below ${BEHAVIORAL_SIMILARITY_THRESHOLD}`, null)
+    warning(
+      "low_behavioral_similarity",
+      `Behavioural similarity ${similarity} is below ${BEHAVIORAL_SIMILARITY_THRESHOLD}`,
+      null
+    )
   }
 
   return {

@@ -58,8 +58,10 @@ const boundaryReason = (
 ): VerdictReason | undefined => {
   const rank = RANK[concern.severity]
   if (rank >= RANK.critical) return { kind: "critical", concernIndex }
-  if (rank >= RANK.high && BOUNDARY_AT_HIGH.has(concern.category)) return { kind: "high_in_boundary_category", concernIndex }
-  if (rank >= RANK.high && namesBoundaryValue(concern, boundaryValues)) return { kind: "high_on_boundary_value", concernIndex }
+  if (rank >= RANK.high && BOUNDARY_AT_HIGH.has(concern.category))
+    return { kind: "high_in_boundary_category", concernIndex }
+  if (rank >= RANK.high && namesBoundaryValue(concern, boundaryValues))
+    return { kind: "high_on_boundary_value", concernIndex }
   return undefined
 }
 
@@ -73,7 +75,8 @@ export const deriveVerdictWithReason = (
     const concern = concerns[i]!
     const boundary = boundaryReason(concern, i, names)
     if (boundary !== undefined) return { verdict: "boundary_violation", reason: boundary }
-    if (review === undefined && RANK[concern.severity] >= RANK.medium) review = { kind: "medium_or_worse", concernIndex: i }
+    if (review === undefined && RANK[concern.severity] >= RANK.medium)
+      review = { kind: "medium_or_worse", concernIndex: i }
   }
   return review !== undefined
     ? { verdict: "review_needed", reason: review }
@@ -81,8 +84,10 @@ export const deriveVerdictWithReason = (
 }
 
 /** The verdict of `candor-verdict/1` for these concerns, given the names of the BOUNDARY values in force. */
-export const deriveVerdict = (concerns: ReadonlyArray<VerdictConcern>, boundaryValues: Iterable<string> = []): Verdict =>
-  deriveVerdictWithReason(concerns, boundaryValues).verdict
+export const deriveVerdict = (
+  concerns: ReadonlyArray<VerdictConcern>,
+  boundaryValues: Iterable<string> = []
+): Verdict => deriveVerdictWithReason(concerns, boundaryValues).verdict
 
 /**
  * What the agent should do next (AIP `recommended_action`): a boundary violation with a critical

@@ -55,7 +55,8 @@ export const signWebhook = (
   body: WebhookBody,
   now: Date
 ): WebhookSignatureHeaders => {
-  const list: ReadonlyArray<WebhookSecret> = typeof secrets === "string" || secrets instanceof Uint8Array ? [secrets] : secrets
+  const list: ReadonlyArray<WebhookSecret> =
+    typeof secrets === "string" || secrets instanceof Uint8Array ? [secrets] : secrets
   const first = list[0]
   if (first === undefined) throw new RangeError("signWebhook needs at least one secret")
   const t = unixSeconds(now)
@@ -64,10 +65,7 @@ export const signWebhook = (
 }
 
 export type WebhookVerificationFailure =
-  | "missing_signature"
-  | "malformed_signature"
-  | "timestamp_out_of_tolerance"
-  | "signature_mismatch"
+  "missing_signature" | "malformed_signature" | "timestamp_out_of_tolerance" | "signature_mismatch"
 
 export type WebhookVerification =
   | { readonly ok: true; readonly timestamp: number }
@@ -79,7 +77,8 @@ export type HeaderSource =
   | Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
 const headerValue = (headers: HeaderSource, name: string): string | undefined => {
-  if (typeof headers.get === "function") return (headers as { get: (name: string) => string | null }).get(name) ?? undefined
+  if (typeof headers.get === "function")
+    return (headers as { get: (name: string) => string | null }).get(name) ?? undefined
   const wanted = name.toLowerCase()
   for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
     if (key.toLowerCase() !== wanted) continue
@@ -93,7 +92,9 @@ const DECIMAL = /^\d{1,15}$/
 const HEX_MAC = /^[0-9a-f]{64}$/i
 
 /** `t=<seconds>` once and one or more `v1=<hex>`; other schemes (`v0=`, future `v2=`) are ignored. */
-const parseCandorHeader = (value: string): { readonly t: number; readonly v1: ReadonlyArray<Uint8Array> } | undefined => {
+const parseCandorHeader = (
+  value: string
+): { readonly t: number; readonly v1: ReadonlyArray<Uint8Array> } | undefined => {
   let t: number | undefined
   const v1: Array<Uint8Array> = []
   for (const item of value.split(",")) {
@@ -129,7 +130,8 @@ export const verifyWebhook = (
   if (value === undefined || value.trim() === "") return { ok: false, reason: "missing_signature" }
   const parsed = parseCandorHeader(value)
   if (parsed === undefined) return { ok: false, reason: "malformed_signature" }
-  if (Math.abs(unixSeconds(now) - parsed.t) > toleranceSeconds) return { ok: false, reason: "timestamp_out_of_tolerance" }
+  if (Math.abs(unixSeconds(now) - parsed.t) > toleranceSeconds)
+    return { ok: false, reason: "timestamp_out_of_tolerance" }
   const expected = timestampedMac(secret, parsed.t, body)
   let match = false
   for (const mac of parsed.v1) match = bytesEqual(mac, expected) || match // no early exit: same work whichever matches

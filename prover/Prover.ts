@@ -22,14 +22,17 @@ import { ProveRequest } from "./ProveRequest.js"
 import type { VerdictStatement } from "./Statement.js"
 import { type VerdictProofObject, verdictProofObject, verifyVerdictProofObject } from "./VerdictProof.js"
 
-export class Prover extends Context.Tag("candor/prover/Prover")<Prover, {
-  /** Which implementation answers, for logs and the proof status endpoint. */
-  readonly id: string
-  /** A proof of the statement; fails `refused` when its verdict is not the rule's. */
-  readonly prove: (statement: VerdictStatement) => Effect.Effect<VerdictProofObject, ProverError>
-  /** Whether `proof` (any JSON value) is a valid verdict proof of the statement. */
-  readonly verify: (statement: VerdictStatement, proof: unknown) => Effect.Effect<boolean>
-}>() {}
+export class Prover extends Context.Tag("candor/prover/Prover")<
+  Prover,
+  {
+    /** Which implementation answers, for logs and the proof status endpoint. */
+    readonly id: string
+    /** A proof of the statement; fails `refused` when its verdict is not the rule's. */
+    readonly prove: (statement: VerdictStatement) => Effect.Effect<VerdictProofObject, ProverError>
+    /** Whether `proof` (any JSON value) is a valid verdict proof of the statement. */
+    readonly verify: (statement: VerdictStatement, proof: unknown) => Effect.Effect<boolean>
+  }
+>() {}
 
 const verify = (statement: VerdictStatement, proof: unknown): Effect.Effect<boolean> =>
   Effect.sync(() => verifyVerdictProofObject(statement, proof))
@@ -55,15 +58,17 @@ export const defaultPoolSize = (): number => Math.max(1, Math.min(2, availablePa
 export const layer = (options: { readonly size?: number | undefined } = {}): Layer.Layer<Prover, ProverError> =>
   Layer.scoped(
     Prover,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pool = yield* Worker.makePoolSerialized<ProveRequest>({ size: options.size ?? defaultPoolSize() })
       return {
         id: "candor-stark/worker-pool",
         prove: (statement: VerdictStatement) =>
           pool.executeEffect(new ProveRequest({ statement })).pipe(
             Effect.catchTags({
-              WorkerError: (error) => Effect.fail(new ProverError({ reason: "failed", message: `prover worker: ${error.message}` })),
-              ParseError: (error) => Effect.fail(new ProverError({ reason: "failed", message: `prover worker message: ${error.message}` }))
+              WorkerError: (error) =>
+                Effect.fail(new ProverError({ reason: "failed", message: `prover worker: ${error.message}` })),
+              ParseError: (error) =>
+                Effect.fail(new ProverError({ reason: "failed", message: `prover worker message: ${error.message}` }))
             }),
             Effect.map((proof) => verdictProofObject(statement, proof)),
             Effect.withSpan("Prover.prove")
@@ -72,7 +77,9 @@ export const layer = (options: { readonly size?: number | undefined } = {}): Lay
       }
     }).pipe(
       Effect.mapError((error) =>
-        error instanceof ProverError ? error : new ProverError({ reason: "failed", message: `starting the prover workers: ${error.message}` })
+        error instanceof ProverError
+          ? error
+          : new ProverError({ reason: "failed", message: `starting the prover workers: ${error.message}` })
       )
     )
   ).pipe(Layer.provide(NodeWorker.layer(() => new WorkerThread(WORKER_ENTRY))))

@@ -57,7 +57,11 @@ export const concernCodes = (statement: VerdictStatement): Array<ConcernCode> =>
 export const ruleVerdict = (statement: VerdictStatement): Verdict => {
   const BOUNDARY = "boundary" // stands for whichever BOUNDARY value each flagged concern named
   return deriveVerdict(
-    statement.concerns.map((c) => ({ category: c.category, severity: c.severity, relevant_conscience_value: c.boundary ? BOUNDARY : null })),
+    statement.concerns.map((c) => ({
+      category: c.category,
+      severity: c.severity,
+      relevant_conscience_value: c.boundary ? BOUNDARY : null
+    })),
     [BOUNDARY]
   )
 }

@@ -29,7 +29,10 @@ export const VerdictProofObject = Schema.Struct({
   statement_hash: Hex32,
   security: Schema.Struct({ conjectured_bits: Schema.Int, proven_bits: Schema.Int }),
   proof: Base64String
-}).annotations({ identifier: "VerdictProofObject", description: "STARK proof of a certificate's verdict (candor-verdict-stark/1)" })
+}).annotations({
+  identifier: "VerdictProofObject",
+  description: "STARK proof of a certificate's verdict (candor-verdict-stark/1)"
+})
 export type VerdictProofObject = typeof VerdictProofObject.Type
 
 const decodeProofObject = Schema.decodeUnknownEither(VerdictProofObject, { onExcessProperty: "error" })
@@ -58,7 +61,11 @@ export const verifyVerdictProofObject = (statement: VerdictStatement, proof: unk
   const object = decoded.right
   if (object.statement_hash !== statementHash(statement, PARAMS)) return false
   const security = securityFor(statement)
-  if (object.security.conjectured_bits !== security.conjectured_bits || object.security.proven_bits !== security.proven_bits) return false
+  if (
+    object.security.conjectured_bits !== security.conjectured_bits ||
+    object.security.proven_bits !== security.proven_bits
+  )
+    return false
   const bytes = fromBase64(object.proof)
   return bytes !== undefined && verifyStatement(statement, bytes).ok
 }

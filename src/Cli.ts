@@ -44,7 +44,7 @@ const token = Command.make(
     ttl: Options.integer("ttl").pipe(Options.withDefault(86_400), Options.withDescription("Lifetime in seconds"))
   },
   ({ email, sub, ttl }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* CandorConfig
       if (Option.isSome(config.authJwksUrl)) {
         return yield* Effect.fail(new CliError("AUTH_JWKS_URL is set: tokens come from that identity provider"))
@@ -63,7 +63,11 @@ const token = Command.make(
       )
       yield* Console.log(jwt)
     }).pipe(Effect.provide(layerFromEnv))
-).pipe(Command.withDescription("Mint a token of the embedded identity provider (AUTH_JWT_SECRET or the data dir's dev secret)"))
+).pipe(
+  Command.withDescription(
+    "Mint a token of the embedded identity provider (AUTH_JWT_SECRET or the data dir's dev secret)"
+  )
+)
 
 const jsonObject = (name: string, description: string) =>
   Options.text(name).pipe(
@@ -92,21 +96,23 @@ const licenseIssue = Command.make(
     limits: jsonObject("limits", "Limits overriding the plan's, as JSON")
   },
   ({ days, features, licensee, limits, plan }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* CandorConfig
       const { active } = yield* SigningKeys.SigningKeys.pipe(
         Effect.provide(SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir }))
       )
       const now = new Date()
-      yield* Console.log(issueLicense(active, {
-        license_id: `lic_${randomUUID()}`,
-        plan_id: plan,
-        licensee,
-        feature_flags: features,
-        limits,
-        issued_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + days * 86_400_000).toISOString()
-      }))
+      yield* Console.log(
+        issueLicense(active, {
+          license_id: `lic_${randomUUID()}`,
+          plan_id: plan,
+          licensee,
+          feature_flags: features,
+          limits,
+          issued_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + days * 86_400_000).toISOString()
+        })
+      )
     }).pipe(Effect.provide(layerFromEnv))
 ).pipe(Command.withDescription("Sign a license token with SIGNING_KEY (or the data dir's key)"))
 
@@ -126,8 +132,9 @@ const [first, ...rest] = configDocs.map((doc): [Span.Span, HelpDoc.HelpDoc] => [
 ])
 
 // Generated from the configuration module, so `--help` lists exactly the keys the code reads.
-const environment = first === undefined
-  ? HelpDoc.empty
-  : HelpDoc.blocks([HelpDoc.h1("ENVIRONMENT"), HelpDoc.descriptionList([first, ...rest])])
+const environment =
+  first === undefined
+    ? HelpDoc.empty
+    : HelpDoc.blocks([HelpDoc.h1("ENVIRONMENT"), HelpDoc.descriptionList([first, ...rest])])
 
 export const run = Command.run(candor, { name: "candor", version: pkg.version, footer: environment })

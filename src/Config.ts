@@ -19,58 +19,61 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
 
-export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<CandorConfig, {
-  /** Port of the management API (and of `/health/*`). */
-  readonly port: number
-  /** Port of the LLM gateway that SDKs point at. */
-  readonly gatewayPort: number
-  /** Address both servers bind to. */
-  readonly host: string
-  /** Directory of the embedded database and of generated keys; created at start. */
-  readonly dataDir: string
-  /** PostgreSQL connection string; `None` selects the embedded PGlite database in `dataDir`. */
-  readonly databaseUrl: Option.Option<Redacted.Redacted>
-  /** NATS server with JetStream; `None` selects the in-process bus. */
-  readonly natsUrl: Option.Option<string>
-  /** Prefix of every NATS subject, stream and KV bucket, so deployments can share one server. */
-  readonly natsPrefix: string
-  /** Event partitions P: fixed for the life of a deployment. */
-  readonly partitions: number
-  /** Names this worker in partition leases (unset: host and pid). */
-  readonly workerId: Option.Option<string>
-  /** Requests per second per credential on the Enterprise plan (set per deployment, by contract). */
-  readonly enterpriseRateLimit: number
-  /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
-  readonly anthropicBaseUrl: string
-  /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
-  readonly openaiBaseUrl: string
-  /** Upstream for `/gemini/*`. A bare origin: the SDK's paths start with `/v1beta`. */
-  readonly geminiBaseUrl: string
-  /** The judge: `rules` (offline), or `anthropic:<model>` / `openai:<model>`. */
-  readonly analysisModel: string
-  /** Base URL of the LLM judge; `None` uses the provider's public URL. */
-  readonly analysisBaseUrl: Option.Option<string>
-  /** API key of the LLM judge. */
-  readonly analysisApiKey: Option.Option<Redacted.Redacted>
-  /** Judge calls a gateway has in flight at once, across agents (and connections to an LLM judge). */
-  readonly analysisConcurrency: number
-  /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
-  readonly authJwtSecret: Option.Option<Redacted.Redacted>
-  /** JWKS endpoint of the identity provider (asymmetric tokens). */
-  readonly authJwksUrl: Option.Option<string>
-  /** Required `iss` claim of identity-provider tokens. */
-  readonly authJwtIssuer: Option.Option<string>
-  /** Required `aud` claim of identity-provider tokens. */
-  readonly authJwtAudience: Option.Option<string>
-  /** The administrative key; `None` refuses every service-role call. */
-  readonly serviceRoleKey: Option.Option<Redacted.Redacted>
-  /** Ed25519 private key of certificates and tree heads; `None` generates one into `dataDir`. */
-  readonly signingKey: Option.Option<Redacted.Redacted>
-  /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
-  readonly logOrigin: string
-  /** Least severe level that is logged. */
-  readonly logLevel: LogLevel.LogLevel
-}>() {}
+export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
+  CandorConfig,
+  {
+    /** Port of the management API (and of `/health/*`). */
+    readonly port: number
+    /** Port of the LLM gateway that SDKs point at. */
+    readonly gatewayPort: number
+    /** Address both servers bind to. */
+    readonly host: string
+    /** Directory of the embedded database and of generated keys; created at start. */
+    readonly dataDir: string
+    /** PostgreSQL connection string; `None` selects the embedded PGlite database in `dataDir`. */
+    readonly databaseUrl: Option.Option<Redacted.Redacted>
+    /** NATS server with JetStream; `None` selects the in-process bus. */
+    readonly natsUrl: Option.Option<string>
+    /** Prefix of every NATS subject, stream and KV bucket, so deployments can share one server. */
+    readonly natsPrefix: string
+    /** Event partitions P: fixed for the life of a deployment. */
+    readonly partitions: number
+    /** Names this worker in partition leases (unset: host and pid). */
+    readonly workerId: Option.Option<string>
+    /** Requests per second per credential on the Enterprise plan (set per deployment, by contract). */
+    readonly enterpriseRateLimit: number
+    /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
+    readonly anthropicBaseUrl: string
+    /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
+    readonly openaiBaseUrl: string
+    /** Upstream for `/gemini/*`. A bare origin: the SDK's paths start with `/v1beta`. */
+    readonly geminiBaseUrl: string
+    /** The judge: `rules` (offline), or `anthropic:<model>` / `openai:<model>`. */
+    readonly analysisModel: string
+    /** Base URL of the LLM judge; `None` uses the provider's public URL. */
+    readonly analysisBaseUrl: Option.Option<string>
+    /** API key of the LLM judge. */
+    readonly analysisApiKey: Option.Option<Redacted.Redacted>
+    /** Judge calls a gateway has in flight at once, across agents (and connections to an LLM judge). */
+    readonly analysisConcurrency: number
+    /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
+    readonly authJwtSecret: Option.Option<Redacted.Redacted>
+    /** JWKS endpoint of the identity provider (asymmetric tokens). */
+    readonly authJwksUrl: Option.Option<string>
+    /** Required `iss` claim of identity-provider tokens. */
+    readonly authJwtIssuer: Option.Option<string>
+    /** Required `aud` claim of identity-provider tokens. */
+    readonly authJwtAudience: Option.Option<string>
+    /** The administrative key; `None` refuses every service-role call. */
+    readonly serviceRoleKey: Option.Option<Redacted.Redacted>
+    /** Ed25519 private key of certificates and tree heads; `None` generates one into `dataDir`. */
+    readonly signingKey: Option.Option<Redacted.Redacted>
+    /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
+    readonly logOrigin: string
+    /** Least severe level that is logged. */
+    readonly logLevel: LogLevel.LogLevel
+  }
+>() {}
 
 type Settings = CandorConfig["Type"]
 
@@ -108,15 +111,17 @@ export const defaults: Settings = {
 /** A parser from the raw text to `A`; `Left(message)` becomes an InvalidData error at the key. */
 type Parse<A> = (text: string) => Either.Either<A, string>
 
-const reader = <A>(parse: Parse<A>) => (key: string): Config.Config<A> =>
-  Config.string().pipe(
-    Config.mapOrFail((raw) => {
-      const text = raw.trim()
-      if (text === "") return Either.left(ConfigError.MissingData([], `${key} is empty`))
-      return Either.mapLeft(parse(text), (message) => ConfigError.InvalidData([], `${key} ${message}`))
-    }),
-    Config.nested(key)
-  )
+const reader =
+  <A>(parse: Parse<A>) =>
+  (key: string): Config.Config<A> =>
+    Config.string().pipe(
+      Config.mapOrFail((raw) => {
+        const text = raw.trim()
+        if (text === "") return Either.left(ConfigError.MissingData([], `${key} is empty`))
+        return Either.mapLeft(parse(text), (message) => ConfigError.InvalidData([], `${key} ${message}`))
+      }),
+      Config.nested(key)
+    )
 
 const text = reader(Either.right)
 
@@ -142,7 +147,8 @@ const openaiUrl = reader((text) =>
   Either.flatMap(parseHttpUrl(text), (url) =>
     url.endsWith("/v1")
       ? Either.left(`must be the bare origin, without /v1 (the gateway forwards the /v1 clients send), got "${text}"`)
-      : Either.right(url))
+      : Either.right(url)
+  )
 )
 
 const partitionCount = reader((text) => {
@@ -182,11 +188,15 @@ const natsUrl = reader((text) =>
 // Validated after redaction, so that neither the value nor a message quoting it can leak
 // (Config.redacted also blanks the messages of errors raised beneath it).
 const postgresUrl = (key: string) =>
-  Config.redacted(text(key)).pipe(Config.mapOrFail((url) =>
-    /^postgres(ql)?:\/\//.test(Redacted.value(url)) && URL.canParse(Redacted.value(url))
-      ? Either.right(url)
-      : Either.left(ConfigError.InvalidData([key], `${key} must be a postgres:// or postgresql:// URL (value not shown)`))
-  ))
+  Config.redacted(text(key)).pipe(
+    Config.mapOrFail((url) =>
+      /^postgres(ql)?:\/\//.test(Redacted.value(url)) && URL.canParse(Redacted.value(url))
+        ? Either.right(url)
+        : Either.left(
+            ConfigError.InvalidData([key], `${key} must be a postgres:// or postgresql:// URL (value not shown)`)
+          )
+    )
+  )
 
 const secret = (key: string) => Config.redacted(text(key))
 
@@ -280,12 +290,7 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     defaults.enterpriseRateLimit,
     "Requests per second per credential on the Enterprise plan"
   ),
-  anthropicBaseUrl: withDefault(
-    "ANTHROPIC_BASE_URL",
-    httpUrl,
-    defaults.anthropicBaseUrl,
-    "Upstream of /anthropic/*"
-  ),
+  anthropicBaseUrl: withDefault("ANTHROPIC_BASE_URL", httpUrl, defaults.anthropicBaseUrl, "Upstream of /anthropic/*"),
   openaiBaseUrl: withDefault(
     "OPENAI_BASE_URL",
     openaiUrl,
@@ -316,12 +321,7 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
   authJwksUrl: optional("AUTH_JWKS_URL", httpUrl, "none", "JWKS URL of the identity provider"),
   authJwtIssuer: optional("AUTH_JWT_ISSUER", text, "not checked", "Required iss claim of tokens"),
   authJwtAudience: optional("AUTH_JWT_AUDIENCE", text, "not checked", "Required aud claim of tokens"),
-  serviceRoleKey: optional(
-    "SERVICE_ROLE_KEY",
-    secret,
-    "service-role calls refused",
-    "The administrative key (secret)"
-  ),
+  serviceRoleKey: optional("SERVICE_ROLE_KEY", secret, "service-role calls refused", "The administrative key (secret)"),
   signingKey: optional("SIGNING_KEY", secret, "generated into the data dir", "Ed25519 private key (secret)"),
   logOrigin: withDefault(
     "CANDOR_LOG_ORIGIN",
@@ -356,7 +356,4 @@ export const layer = (options?: Partial<Settings>): Layer.Layer<CandorConfig> =>
   Layer.succeed(CandorConfig, { ...defaults, ...options })
 
 /** Settings from the current ConfigProvider: the process environment, unless a test replaces it. */
-export const layerFromEnv: Layer.Layer<CandorConfig, ConfigError.ConfigError> = Layer.effect(
-  CandorConfig,
-  config
-)
+export const layerFromEnv: Layer.Layer<CandorConfig, ConfigError.ConfigError> = Layer.effect(CandorConfig, config)

@@ -29,11 +29,14 @@ const report = (cause: Cause.Cause<unknown>): Effect.Effect<void> => {
   }
   // A port that cannot be bound: the message says which setting to change; it is the whole story.
   if (Option.isSome(failure) && failure.value instanceof ListenFailed) {
-    return Effect.logError(failure.value.message).pipe(Effect.annotateLogs({ variable: failure.value.variable, port: failure.value.port }))
+    return Effect.logError(failure.value.message).pipe(
+      Effect.annotateLogs({ variable: failure.value.variable, port: failure.value.port })
+    )
   }
   // An expected failure (a database that cannot be reached, a data directory in use): its message
   // and its cause's, without stack traces. Defects keep the whole cause.
-  if (Option.isSome(failure)) return Effect.logError("candor stopped on an error").pipe(Effect.annotateLogs("error", describe(failure.value)))
+  if (Option.isSome(failure))
+    return Effect.logError("candor stopped on an error").pipe(Effect.annotateLogs("error", describe(failure.value)))
   return Effect.logError("candor stopped on an error", cause)
 }
 

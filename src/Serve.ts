@@ -52,95 +52,114 @@ export type RoleChoice = (typeof roleChoices)[number]
 export const selectRoles = (choice: RoleChoice): ReadonlyArray<Role> => (choice === "all" ? roles : [choice])
 
 /** Creates CANDOR_DATA_DIR (and its parents) before anything wants to write there. */
-const DataDirLive = Layer.effectDiscard(Effect.gen(function*() {
-  const { dataDir } = yield* CandorConfig
-  const fs = yield* FileSystem.FileSystem
-  yield* fs.makeDirectory(dataDir, { recursive: true })
-}))
+const DataDirLive = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const { dataDir } = yield* CandorConfig
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.makeDirectory(dataDir, { recursive: true })
+  })
+)
 
 /** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
-const StoreFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
-))
+const StoreFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  )
+)
 
 /** The signing key, one per process (certificates of the workers, licenses checked by the API). */
-const SigningKeysFromConfig = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir })
-))
+const SigningKeysFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) => SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir }))
+)
 
-const AuthConfigLive = Layer.effect(AuthConfig, Effect.map(CandorConfig, (config) => ({
-  jwtSecret: config.authJwtSecret,
-  jwksUrl: config.authJwksUrl,
-  issuer: config.authJwtIssuer,
-  audience: config.authJwtAudience,
-  serviceRoleKey: config.serviceRoleKey
-})))
+const AuthConfigLive = Layer.effect(
+  AuthConfig,
+  Effect.map(CandorConfig, (config) => ({
+    jwtSecret: config.authJwtSecret,
+    jwksUrl: config.authJwksUrl,
+    issuer: config.authJwtIssuer,
+    audience: config.authJwtAudience,
+    serviceRoleKey: config.serviceRoleKey
+  }))
+)
 
 /** The management API's routes, on the shared store, agent state and signing key. */
-const ApiRoutesLive = Layer.unwrapEffect(Effect.gen(function*() {
-  const { dataDir, enterpriseRateLimit } = yield* CandorConfig
-  const rates = planRates(enterpriseRateLimit)
-  const store = yield* Effect.context<SqlClient.SqlClient>()
-  return Layer.mergeAll(
-    ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),
-    metricsRoute(Effect.provide(storeFamilies, store))
-  ).pipe(
-    Layer.provide(ApiLive.IdentityLive),
-    Layer.provide(IdentityTokens.layer({ dataDir }))
-  )
-})).pipe(Layer.provide(AuthConfigLive))
+const ApiRoutesLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const { dataDir, enterpriseRateLimit } = yield* CandorConfig
+    const rates = planRates(enterpriseRateLimit)
+    const store = yield* Effect.context<SqlClient.SqlClient>()
+    return Layer.mergeAll(
+      ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),
+      metricsRoute(Effect.provide(storeFamilies, store))
+    ).pipe(Layer.provide(ApiLive.IdentityLive), Layer.provide(IdentityTokens.layer({ dataDir })))
+  })
+).pipe(Layer.provide(AuthConfigLive))
 
 /** `/health/ready`'s checks: a database round trip (roles with a store) and the bus connection. */
 const ReadinessLive = (withStore: boolean) =>
-  Layer.effect(Readiness, Effect.gen(function*() {
-    const checks: Array<ReadinessCheck> = [{ name: "bus", check: yield* BusHealth }]
-    if (withStore) {
-      const sql = yield* SqlClient.SqlClient
-      checks.unshift({ name: "store", check: sql`select 1` })
-    }
-    return checks
-  }))
+  Layer.effect(
+    Readiness,
+    Effect.gen(function* () {
+      const checks: Array<ReadinessCheck> = [{ name: "bus", check: yield* BusHealth }]
+      if (withStore) {
+        const sql = yield* SqlClient.SqlClient
+        checks.unshift({ name: "store", check: sql`select 1` })
+      }
+      return checks
+    })
+  )
 
 /**
  * The HTTP server on HOST:PORT; it also provides `HttpServer`, so callers can read the bound
  * address. Health and metrics on every role; the API when `withApi`.
  */
 const HttpLive = (withApi: boolean, withStore: boolean) =>
-  Layer.unwrapEffect(Effect.map(CandorConfig, ({ host, port }) =>
-    HttpLayerRouter.serve(
-      Layer.mergeAll(
-        HealthRoutes,
-        NotFoundLive,
-        RequestMetricsLive,
-        withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
-      ),
-      { disableListenLog: true }
-    ).pipe(
-      Layer.provide(ReadinessLive(withStore)),
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { host, port }).pipe(
-        Layer.catchAll((error) => Layer.fail(new ListenFailed({ variable: "PORT", host, port, code: listenErrorCode(error) })))
-      ))
+  Layer.unwrapEffect(
+    Effect.map(CandorConfig, ({ host, port }) =>
+      HttpLayerRouter.serve(
+        Layer.mergeAll(
+          HealthRoutes,
+          NotFoundLive,
+          RequestMetricsLive,
+          withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
+        ),
+        { disableListenLog: true }
+      ).pipe(
+        Layer.provide(ReadinessLive(withStore)),
+        Layer.provideMerge(
+          NodeHttpServer.layer(createServer, { host, port }).pipe(
+            Layer.catchAll((error) =>
+              Layer.fail(new ListenFailed({ variable: "PORT", host, port, code: listenErrorCode(error) }))
+            )
+          )
+        )
+      )
     )
-  ))
+  )
 
 /**
  * One structured line once the servers are bound, with the ports actually bound (PORT=0 and
  * GATEWAY_PORT=0 take any free one), one when stopping.
  */
 const announce = (selected: ReadonlyArray<Role>) =>
-  Layer.scopedDiscard(Effect.gen(function*() {
-    const { dataDir } = yield* CandorConfig
-    const { address } = yield* HttpServer.HttpServer
-    const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
-    yield* Effect.log("listening").pipe(Effect.annotateLogs({
-      url: HttpServer.formatAddress(address),
-      ...(address._tag === "TcpAddress" ? { port: address.port } : {}),
-      ...(Option.isSome(gateway) ? { gateway_url: gateway.value.url, gateway_port: gateway.value.port } : {}),
-      roles: selected,
-      dataDir: resolve(dataDir)
-    }))
-    yield* Effect.addFinalizer(() => Effect.log("shutting down"))
-  }))
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const { dataDir } = yield* CandorConfig
+      const { address } = yield* HttpServer.HttpServer
+      const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
+      yield* Effect.log("listening").pipe(
+        Effect.annotateLogs({
+          url: HttpServer.formatAddress(address),
+          ...(address._tag === "TcpAddress" ? { port: address.port } : {}),
+          ...(Option.isSome(gateway) ? { gateway_url: gateway.value.url, gateway_port: gateway.value.port } : {}),
+          roles: selected,
+          dataDir: resolve(dataDir)
+        })
+      )
+      yield* Effect.addFinalizer(() => Effect.log("shutting down"))
+    })
+  )
 
 /** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
 const AnalysisLive = Layer.unwrapEffect(
@@ -154,16 +173,20 @@ const AnalysisLive = Layer.unwrapEffect(
 )
 
 /** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
-const GatewayLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  Gateway.layer({
-    port: config.gatewayPort,
-    host: config.host,
-    upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl }
-  }).pipe(
-    Layer.provide(GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })),
-    Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
+const GatewayLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    Gateway.layer({
+      port: config.gatewayPort,
+      host: config.host,
+      upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl }
+    }).pipe(
+      Layer.provide(
+        GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })
+      ),
+      Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
+    )
   )
-))
+)
 
 /** How long a worker's partition lease outlives its last renewal. */
 const LEASE_TTL_MS = 15_000
@@ -177,33 +200,45 @@ class BusHealth extends Context.Tag("candor/src/BusHealth")<BusHealth, Effect.Ef
  * the worker role owns no partition.
  */
 const MessagingLive = (withWorkers: boolean) =>
-  Layer.unwrapEffect(Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
-    const worker = Option.getOrElse(workerId, defaultWorkerId)
-    if (Option.isNone(natsUrl)) {
+  Layer.unwrapEffect(
+    Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
+      const worker = Option.getOrElse(workerId, defaultWorkerId)
+      if (Option.isNone(natsUrl)) {
+        return Layer.mergeAll(
+          Bus.layerMemoryWith({ prefix, partitions }),
+          AgentState.layerMemory,
+          PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
+          Layer.succeed(BusHealth, Effect.void)
+        )
+      }
       return Layer.mergeAll(
-        Bus.layerMemoryWith({ prefix, partitions }),
-        AgentState.layerMemory,
-        PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
-        Layer.succeed(BusHealth, Effect.void)
-      )
-    }
-    return Layer.mergeAll(
-      Bus.layerJetStream({ prefix, partitions }),
-      KvAgentState.layer({ prefix }),
-      withWorkers
-        ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
-        : PartitionOwnership.layerAll(0, worker),
-      Layer.effect(BusHealth, Effect.map(NatsConnection, (nc) =>
-        nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
-      ))
-    ).pipe(Layer.provide(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
-  }))
+        Bus.layerJetStream({ prefix, partitions }),
+        KvAgentState.layer({ prefix }),
+        withWorkers
+          ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
+          : PartitionOwnership.layerAll(0, worker),
+        Layer.effect(
+          BusHealth,
+          Effect.map(NatsConnection, (nc) =>
+            nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
+          )
+        )
+      ).pipe(Layer.provide(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+    })
+  )
 
 /** The agent actors: the consumers, on the shared store and signing key. */
-const WorkersLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  // The key is registered in the key ring before it signs anything (GET /v1/keys lists it, and it retires older keys).
-  Layer.scopedDiscard(Effect.zipRight(SigningKeys.registerActiveKey, runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })))
-))
+const WorkersLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    // The key is registered in the key ring before it signs anything (GET /v1/keys lists it, and it retires older keys).
+    Layer.scopedDiscard(
+      Effect.zipRight(
+        SigningKeys.registerActiveKey,
+        runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })
+      )
+    )
+  )
+)
 
 /** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
 const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))

@@ -86,56 +86,85 @@ class UseOrderedMap<A> {
 }
 
 export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     // Rebuilding actors is bounded across all partitions, first come first served: a burst of new
     // agents (a worker starting, a rebalance) neither floods the connection pool nor queues hundreds
     // of fibers on one connection (PGlite), where every release would wake them all.
     const loadPermits = yield* Queue.bounded<void>(options.loadConcurrency)
-    yield* Queue.offerAll(loadPermits, Array.from({ length: options.loadConcurrency }, () => undefined))
+    yield* Queue.offerAll(
+      loadPermits,
+      Array.from({ length: options.loadConcurrency }, () => undefined)
+    )
     const limited = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.acquireUseRelease(Queue.take(loadPermits), () => effect, () => Queue.offer(loadPermits, undefined))
+      Effect.acquireUseRelease(
+        Queue.take(loadPermits),
+        () => effect,
+        () => Queue.offer(loadPermits, undefined)
+      )
     const agents = new UseOrderedMap<AgentActorState>()
     const sessions = new UseOrderedMap<AipDriftState>()
 
     const loadContext = (agentId: string, now: number) =>
       Effect.map(
-        Effect.all([
-          store.activeCard(agentId),
-          store.conscienceValues(agentId),
-          store.agentSettings(agentId),
-          store.webhooksFor(agentId)
-        ], { concurrency: "unbounded" }),
+        Effect.all(
+          [
+            store.activeCard(agentId),
+            store.conscienceValues(agentId),
+            store.agentSettings(agentId),
+            store.webhooksFor(agentId)
+          ],
+          { concurrency: "unbounded" }
+        ),
         ([card, values, settings, webhooks]) =>
-          agentContext(card?.card, values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES, {
-            autoContainThreshold: settings.auto_containment_threshold ?? undefined,
-            contained: settings.containment !== null,
-            webhooks: webhooks.map(webhookTarget)
-          }, now)
+          agentContext(
+            card?.card,
+            values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES,
+            {
+              autoContainThreshold: settings.auto_containment_threshold ?? undefined,
+              contained: settings.containment !== null,
+              webhooks: webhooks.map(webhookTarget)
+            },
+            now
+          )
       )
 
     /** Rebuilt from the store: the log, the card context, the AAP baseline and the violation streak. */
     const load = (agentId: string, now: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const [log, context] = yield* Effect.all([store.loadLogState(agentId), loadContext(agentId, now)], {
           concurrency: "unbounded"
         })
         // An empty log means nothing of this agent was ever committed (retention keeps chain heads):
         // no traces or checkpoints to replay, which spares a new agent two queries.
-        const [traces, checkpoints] = log.head.position === 0
-          ? [[], []]
-          : yield* Effect.all([
-            store.recentTraces(agentId, options.replayTraces),
-            Effect.map(store.listCheckpoints({ agentId, limit: options.replayTraces, offset: 0 }), (page) => page.items)
-          ], { concurrency: "unbounded" })
+        const [traces, checkpoints] =
+          log.head.position === 0
+            ? [[], []]
+            : yield* Effect.all(
+                [
+                  store.recentTraces(agentId, options.replayTraces),
+                  Effect.map(
+                    store.listCheckpoints({ agentId, limit: options.replayTraces, offset: 0 }),
+                    (page) => page.items
+                  )
+                ],
+                { concurrency: "unbounded" }
+              )
         const streak = violationStreakOf(chronological(checkpoints))
         // An actor rebuilt mid-streak does not contain again for the streak it finds.
-        return { agentId, log, context, aap: replayAapDrift(traces), streak, contained: streak.count > 0 } satisfies AgentActorState
+        return {
+          agentId,
+          log,
+          context,
+          aap: replayAapDrift(traces),
+          streak,
+          contained: streak.count > 0
+        } satisfies AgentActorState
       })
 
     /** The actor of an agent, created (state rebuilt from the store) or refreshed (card older than the TTL). */
     const get = (agentId: string, now: number): Effect.Effect<AgentActorState, StoreError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const entry = agents.get(agentId, now)
         if (entry !== undefined) {
           if (now - entry.state.context.loadedAt < contextTtl(agentId)) return entry.state
@@ -189,14 +218,24 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
 
     /** The actors of these agents, those not in memory (or past the context TTL) rebuilt a few at a time. */
     const getAll = (agentIds: Iterable<string>, now: number) =>
-      getMany(agentIds, (agentId) => {
-        const entry = agents.get(agentId, now)
-        return entry !== undefined && now - entry.state.context.loadedAt < contextTtl(agentId) ? entry.state : undefined
-      }, (agentId) => get(agentId, now))
+      getMany(
+        agentIds,
+        (agentId) => {
+          const entry = agents.get(agentId, now)
+          return entry !== undefined && now - entry.state.context.loadedAt < contextTtl(agentId)
+            ? entry.state
+            : undefined
+        },
+        (agentId) => get(agentId, now)
+      )
 
     /** The AIP windows of these sessions, likewise. */
     const sessionAll = (sessionIds: Iterable<string>, now: number) =>
-      getMany(sessionIds, (sessionId) => sessions.get(sessionId, now)?.state, (sessionId) => session(sessionId, now))
+      getMany(
+        sessionIds,
+        (sessionId) => sessions.get(sessionId, now)?.state,
+        (sessionId) => session(sessionId, now)
+      )
 
     return {
       get,

@@ -44,7 +44,8 @@ export interface AgentActorState {
 }
 
 /** The card id the checkpoint is bound to: the active card's, else what the gateway knew. */
-const boundCardId = (context: AgentContext, event: GatewayEvent): string => context.card?.card_id ?? event.checkpoint.card_id
+const boundCardId = (context: AgentContext, event: GatewayEvent): string =>
+  context.card?.card_id ?? event.checkpoint.card_id
 
 /** Certificates are public: concerns without their evidence excerpt (it quotes the thinking). */
 const certificateConcerns = (checkpoint: IntegrityCheckpoint): ReadonlyArray<CertificateConcern> =>
@@ -121,31 +122,48 @@ export const attestEvent = (
   const card = actor.context.card
   const trace: APTrace = {
     ...traceDraft,
-    verification: card === undefined
-      ? { verified: true, violations: [] }
-      : verifyTrace(traceDraft, card, aap.similarity === undefined ? {} : { behavioralSimilarity: aap.similarity })
-        .verification,
+    verification:
+      card === undefined
+        ? { verified: true, violations: [] }
+        : verifyTrace(traceDraft, card, aap.similarity === undefined ? {} : { behavioralSimilarity: aap.similarity })
+            .verification,
     created_at: env.now.toISOString()
   }
   const alerts = [aip.alert, aap.alert].filter((alert) => alert !== undefined)
   const streak = advanceViolationStreak(actor.streak, checkpoint)
-  const contain = !actor.contained && !actor.context.contained && shouldContain(streak, actor.context.autoContainThreshold)
+  const contain =
+    !actor.contained && !actor.context.contained && shouldContain(streak, actor.context.autoContainThreshold)
   const containment = contain ? autoContainment(streak, env.now) : undefined
   const outbox: Array<OutboxDraft> = alerts.map((alert) => decision(env.subjectPrefix, "alerts", actor.agentId, alert))
   if (containment !== undefined) {
-    outbox.push(decision(env.subjectPrefix, "containment", actor.agentId, { agent_id: actor.agentId, ...containment }, {
-      containment,
-      checkpoint_id: streak.last_checkpoint_id,
-      session_id: checkpoint.session_id,
-      violations: streak.count
-    }))
+    outbox.push(
+      decision(
+        env.subjectPrefix,
+        "containment",
+        actor.agentId,
+        { agent_id: actor.agentId, ...containment },
+        {
+          containment,
+          checkpoint_id: streak.last_checkpoint_id,
+          session_id: checkpoint.session_id,
+          violations: streak.count
+        }
+      )
+    )
   }
   if (actor.context.webhooks.length > 0) {
-    outbox.push(...webhookDrafts(actor.context.webhooks, actor.agentId, [
-      verdictOccurrence(checkpoint, attestation.certificate.certificate_id),
-      ...alerts.map(driftAlertOccurrence),
-      ...(containment !== undefined ? [containmentOccurrence(actor.agentId, containment, streak)] : [])
-    ], env.now))
+    outbox.push(
+      ...webhookDrafts(
+        actor.context.webhooks,
+        actor.agentId,
+        [
+          verdictOccurrence(checkpoint, attestation.certificate.certificate_id),
+          ...alerts.map(driftAlertOccurrence),
+          ...(containment !== undefined ? [containmentOccurrence(actor.agentId, containment, streak)] : [])
+        ],
+        env.now
+      )
+    )
   }
   if (shouldProve(checkpoint.checkpoint_id, verdict)) {
     outbox.push({ kind: PROVER_OUTBOX, payload: { checkpoint_id: checkpoint.checkpoint_id, agent_id: actor.agentId } })

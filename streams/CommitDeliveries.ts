@@ -89,7 +89,7 @@ export const commitDeliveries = (
   deliveries: ReadonlyArray<Delivery>,
   options: CommitOptions
 ): Effect.Effect<BatchOutcome, never, Store> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     const events: Array<{ readonly delivery: Delivery; readonly event: GatewayEvent }> = []
     let invalid = 0
@@ -111,42 +111,56 @@ export const commitDeliveries = (
     // once (deduplicated by the bus on its msgId), and a duplicate that still gets through is caught
     // by the commit (a taken checkpoint id is a conflict), after which the retry looks it up.
     const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
-    const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> => Effect.gen(function*() {
-      const stored = lookUp ? yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id)) : new Set()
-      const now = new Date()
-      // One after the other: almost always both are found in memory, and a fork per batch costs more.
-      const states = yield* actors.getAll(events.map(({ event }) => event.agent_id), now.getTime())
-      const sessions = yield* actors.sessionAll(events.map(({ event }) => event.session_id), now.getTime())
-      const env = { ...options, now }
-      const seen = new Set<string>()
-      const inputs: Array<CommitInput> = []
-      for (const { event } of events) {
-        const id = event.checkpoint.checkpoint_id
-        if (stored.has(id) || seen.has(id)) continue
-        seen.add(id)
-        const step = attestEvent(states.get(event.agent_id)!, sessions.get(event.session_id)!, event, env)
-        states.set(event.agent_id, step.actor)
-        sessions.set(event.session_id, step.session)
-        inputs.push(step.input)
-      }
-      withTreeHeads(inputs, env)
-      const result = yield* actors.commit(inputs)
-      if (result._tag === "Conflict") {
-        for (const agentId of result.agentIds) actors.forget(agentId)
-        for (const { event } of events) if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
-        return undefined
-      }
-      for (const state of states.values()) actors.put(state, now.getTime())
-      for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
-      return { committed: inputs.length, duplicates: events.length - inputs.length, outboxKinds: outboxKindsOf(inputs) }
-    })
+    const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> =>
+      Effect.gen(function* () {
+        const stored = lookUp
+          ? yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id))
+          : new Set()
+        const now = new Date()
+        // One after the other: almost always both are found in memory, and a fork per batch costs more.
+        const states = yield* actors.getAll(
+          events.map(({ event }) => event.agent_id),
+          now.getTime()
+        )
+        const sessions = yield* actors.sessionAll(
+          events.map(({ event }) => event.session_id),
+          now.getTime()
+        )
+        const env = { ...options, now }
+        const seen = new Set<string>()
+        const inputs: Array<CommitInput> = []
+        for (const { event } of events) {
+          const id = event.checkpoint.checkpoint_id
+          if (stored.has(id) || seen.has(id)) continue
+          seen.add(id)
+          const step = attestEvent(states.get(event.agent_id)!, sessions.get(event.session_id)!, event, env)
+          states.set(event.agent_id, step.actor)
+          sessions.set(event.session_id, step.session)
+          inputs.push(step.input)
+        }
+        withTreeHeads(inputs, env)
+        const result = yield* actors.commit(inputs)
+        if (result._tag === "Conflict") {
+          for (const agentId of result.agentIds) actors.forget(agentId)
+          for (const { event } of events)
+            if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
+          return undefined
+        }
+        for (const state of states.values()) actors.put(state, now.getTime())
+        for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
+        return {
+          committed: inputs.length,
+          duplicates: events.length - inputs.length,
+          outboxKinds: outboxKindsOf(inputs)
+        }
+      })
 
     /** Settles every delivery at once: acks and naks are plain publishes, no fiber each. */
     const settleAll = (settle: (delivery: Delivery) => Effect.Effect<void, unknown>) =>
       Effect.forEach(events, ({ delivery }) => Effect.ignore(settle(delivery)), { discard: true })
 
     const handBack = (reason: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         for (const { event } of events) {
           actors.forget(event.agent_id)
           actors.forgetSession(event.session_id)
@@ -160,7 +174,7 @@ export const commitDeliveries = (
 
     /** After a first attempt that did not commit: again (after a failure, with backoff) until committed or handed back. */
     const retry = (first: Either.Either<Committed | undefined, StoreError>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         let done = first
         let conflicts = 0
         let refusals = 0
@@ -168,7 +182,10 @@ export const commitDeliveries = (
         let wait = options.retryDelayMs
         for (;;) {
           if (Either.isRight(done) && done.right !== undefined) {
-            if (outage) yield* Effect.logInfo("store reachable again; batch committed").pipe(Effect.annotateLogs({ events: events.length }))
+            if (outage)
+              yield* Effect.logInfo("store reachable again; batch committed").pipe(
+                Effect.annotateLogs({ events: events.length })
+              )
             return done.right
           }
           if (Either.isRight(done)) {
@@ -193,18 +210,23 @@ export const commitDeliveries = (
     const settled = (outcome: Committed | BatchOutcome) =>
       "retried" in outcome
         ? Effect.succeed(outcome)
-        // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
-        : Effect.as(settleAll((delivery) => delivery.ack), { ...outcome, invalid, retried: 0 })
+        : // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
+          Effect.as(
+            settleAll((delivery) => delivery.ack),
+            { ...outcome, invalid, retried: 0 }
+          )
 
     const first = yield* Effect.either(attempt(!firstDelivery))
     if (Either.isRight(first) && first.right !== undefined) return yield* settled(first.right)
     // Not committed at once: while the batch is held (an outage waited out), its deliveries are
     // kept from the ack wait.
-    return yield* Effect.scoped(Effect.gen(function*() {
-      yield* settleAll((delivery) => delivery.working).pipe(
-        Effect.schedule(Schedule.spaced(options.keepAliveMs)),
-        Effect.forkScoped
-      )
-      return yield* Effect.flatMap(retry(first), settled)
-    }))
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        yield* settleAll((delivery) => delivery.working).pipe(
+          Effect.schedule(Schedule.spaced(options.keepAliveMs)),
+          Effect.forkScoped
+        )
+        return yield* Effect.flatMap(retry(first), settled)
+      })
+    )
   })

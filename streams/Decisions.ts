@@ -42,14 +42,16 @@ export const DecisionPayload = Schema.Struct({
   subject: Schema.String,
   message: Schema.Unknown,
   /** A patch of the agent's gateway settings (containment), applied with the publish. */
-  agent_state: optional(Schema.Struct({
-    agent_id: Schema.String,
-    containment: StoredContainment,
-    // Absent in items written before enforcement records were kept.
-    checkpoint_id: optional(Schema.NullOr(Schema.String)),
-    session_id: optional(Schema.NullOr(Schema.String)),
-    violations: optional(Schema.Number)
-  }))
+  agent_state: optional(
+    Schema.Struct({
+      agent_id: Schema.String,
+      containment: StoredContainment,
+      // Absent in items written before enforcement records were kept.
+      checkpoint_id: optional(Schema.NullOr(Schema.String)),
+      session_id: optional(Schema.NullOr(Schema.String)),
+      violations: optional(Schema.Number)
+    })
+  )
 })
 export interface DecisionPayload extends Schema.Schema.Type<typeof DecisionPayload> {}
 
@@ -77,7 +79,7 @@ export const decision = (
  * publish on the item's id.
  */
 export const applyDecision = (item: OutboxItem) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const payload = yield* decodeDecisionPayload(item)
     const state = payload.agent_state
     if (state !== undefined) {

@@ -45,7 +45,7 @@ export const makeGroupCommit = (
   /** Succeeds while the database answers (`Store.ping`). */
   reachable: Effect.Effect<void, unknown> = Effect.void
 ): Effect.Effect<Commit, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const waiting = yield* Queue.unbounded<Request>()
     yield* Effect.addFinalizer(() => Queue.shutdown(waiting))
 
@@ -54,7 +54,7 @@ export const makeGroupCommit = (
 
     /** The first waiting request, then whichever others are waiting, up to `maxInputs`. */
     const groupFrom = (first: Request) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const group = [first]
         let size = first.inputs.length
         while (size < options.maxInputs) {
@@ -67,15 +67,20 @@ export const makeGroupCommit = (
       })
 
     const commitGroup = (group: ReadonlyArray<Request>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const result = yield* Effect.either(commitBatch(group.flatMap((request) => request.inputs)))
-        const split = group.length > 1 &&
+        const split =
+          group.length > 1 &&
           (Either.isRight(result) ? result.right._tag === "Conflict" : Either.isRight(yield* Effect.either(reachable)))
         if (split) {
           // Someone else's batch lost a race, or was refused: find out whose, without failing the others.
-          yield* Effect.forEach(group, (request) => Effect.flatMap(Effect.either(commitBatch(request.inputs)), (own) => settle(request, own)), {
-            discard: true
-          })
+          yield* Effect.forEach(
+            group,
+            (request) => Effect.flatMap(Effect.either(commitBatch(request.inputs)), (own) => settle(request, own)),
+            {
+              discard: true
+            }
+          )
           return
         }
         for (const request of group) yield* settle(request, result)
@@ -89,12 +94,14 @@ export const makeGroupCommit = (
             Effect.onInterrupt(() => Effect.forEach(group, (request) => Deferred.interrupt(request.done)))
           )
         )
-      ))
+      )
+    )
     for (let i = 0; i < options.concurrency; i++) yield* Effect.forkScoped(Effect.forever(committer))
 
     return (inputs) =>
       inputs.length === 0
         ? Effect.succeed({ _tag: "Committed" } as const)
         : Effect.flatMap(Deferred.make<CommitResult, StoreError>(), (done) =>
-          Effect.zipRight(Queue.offer(waiting, { inputs, done }), Deferred.await(done)))
+            Effect.zipRight(Queue.offer(waiting, { inputs, done }), Deferred.await(done))
+          )
   })

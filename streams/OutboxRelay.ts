@@ -48,10 +48,13 @@ export const decodePayload = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknown(schema, { errors: "all" })
   return (item: OutboxItem): Effect.Effect<A, MalformedPayload> =>
     decode(item.payload).pipe(
-      Effect.mapError((error) =>
-        new MalformedPayload({
-          paths: ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.path.join(".") || "(payload)").join(", ")
-        })
+      Effect.mapError(
+        (error) =>
+          new MalformedPayload({
+            paths: ParseResult.ArrayFormatter.formatErrorSync(error)
+              .map((issue) => issue.path.join(".") || "(payload)")
+              .join(", ")
+          })
       )
     )
 }
@@ -67,7 +70,7 @@ export const runRelay = <R>(
   handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>,
   wake: Queue.Dequeue<void>
 ): Effect.Effect<never, never, Store | R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     const sendOne = (item: OutboxItem) =>
       handle(item).pipe(
@@ -77,31 +80,41 @@ export const runRelay = <R>(
             Option.match(malformedIn(cause), {
               // No retry can decode it: dead at once (kept, never dropped), for an operator to look at.
               onSome: ({ paths }) =>
-                store.failOutbox(item.id, `malformed payload: ${paths}`, 0, 0).pipe(
-                  Effect.zipRight(Effect.logError("outbox item with a malformed payload kept as dead").pipe(
-                    Effect.annotateLogs({ kind: options.kind, id: item.id, paths })
-                  ))
-                ),
+                store
+                  .failOutbox(item.id, `malformed payload: ${paths}`, 0, 0)
+                  .pipe(
+                    Effect.zipRight(
+                      Effect.logError("outbox item with a malformed payload kept as dead").pipe(
+                        Effect.annotateLogs({ kind: options.kind, id: item.id, paths })
+                      )
+                    )
+                  ),
               // The cause may quote a remote answer; keep only that it failed and how often.
               onNone: () =>
-                store.failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts).pipe(
-                  Effect.zipRight(Effect.logWarning("outbox delivery failed").pipe(
-                    Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
-                  ))
-                )
+                store
+                  .failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts)
+                  .pipe(
+                    Effect.zipRight(
+                      Effect.logWarning("outbox delivery failed").pipe(
+                        Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
+                      )
+                    )
+                  )
             })
         })
       )
-    const round = Effect.gen(function*() {
+    const round = Effect.gen(function* () {
       const items = yield* store.claimOutbox(options.kind, options.batch, options.leaseMs)
       yield* Effect.forEach(items, sendOne, { concurrency: 16, discard: true })
       return items.length
     })
     return yield* round.pipe(
-      Effect.catchAll((error) => Effect.logWarning("outbox relay round failed").pipe(
-        Effect.annotateLogs({ kind: options.kind, error: error._tag }),
-        Effect.as(0)
-      )),
+      Effect.catchAll((error) =>
+        Effect.logWarning("outbox relay round failed").pipe(
+          Effect.annotateLogs({ kind: options.kind, error: error._tag }),
+          Effect.as(0)
+        )
+      ),
       // A full batch means more may be waiting: go again at once; otherwise wait for a commit or the poll.
       Effect.flatMap((sent) =>
         sent >= options.batch ? Effect.void : Effect.race(Queue.take(wake), Effect.sleep(options.pollInterval))

@@ -52,7 +52,7 @@ export const defaultWorkerOptions: WorkerOptions = {
  * is one (tests), else through the default undici sender.
  */
 export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = { ...defaultWorkerOptions, ...options }
     const bus = yield* Bus
     const ownership = yield* PartitionOwnership
@@ -90,19 +90,22 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const running = yield* FiberMap.make<number>()
     yield* ownership.owned.changes.pipe(
       Stream.runForEach((owned) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const stale = Array.from(running, ([partition]) => partition).filter((partition) => !owned.has(partition))
           for (const partition of stale) yield* FiberMap.remove(running, partition)
-          for (const partition of owned) yield* FiberMap.run(running, partition, consume(partition), { onlyIfMissing: true })
+          for (const partition of owned)
+            yield* FiberMap.run(running, partition, consume(partition), { onlyIfMissing: true })
         })
       ),
       Effect.forkScoped
     )
 
     // Decisions: publish to the alert/containment subjects; containment into the stored settings and to the gateways.
-    yield* runRelay({ ...relayDefaults, kind: DECISION_OUTBOX } satisfies RelayOptions, applyDecision, wakeDecisions).pipe(
-      Effect.forkScoped
-    )
+    yield* runRelay(
+      { ...relayDefaults, kind: DECISION_OUTBOX } satisfies RelayOptions,
+      applyDecision,
+      wakeDecisions
+    ).pipe(Effect.forkScoped)
     // Webhooks: signed POSTs to the registered endpoints.
     yield* runRelay(
       { ...settings.webhookRelay, kind: WEBHOOK_OUTBOX } satisfies RelayOptions,
@@ -113,8 +116,12 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     // Retention: idempotent, so every worker may run it; the logs (chain, Merkle nodes, tree heads) stay.
     const store = yield* Store
     yield* Effect.flatMap(Clock.currentTimeMillis, (now) => store.purgeExpired(new Date(now))).pipe(
-      Effect.tap((deleted) => deleted > 0 ? Effect.log("retention: expired rows deleted").pipe(Effect.annotateLogs({ deleted })) : Effect.void),
-      Effect.catchAll((error) => Effect.logWarning("retention run failed").pipe(Effect.annotateLogs({ error: error._tag }))),
+      Effect.tap((deleted) =>
+        deleted > 0 ? Effect.log("retention: expired rows deleted").pipe(Effect.annotateLogs({ deleted })) : Effect.void
+      ),
+      Effect.catchAll((error) =>
+        Effect.logWarning("retention run failed").pipe(Effect.annotateLogs({ error: error._tag }))
+      ),
       Effect.repeat(Schedule.spaced(settings.retentionInterval)),
       Effect.forkScoped
     )

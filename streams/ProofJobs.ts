@@ -39,7 +39,7 @@ export class ProofDidNotVerify extends Data.TaggedError("ProofDidNotVerify")<{ r
 
 /** The relay's handler for one job. */
 export const proveJob = (item: OutboxItem) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const job = yield* decodeProofJob(item)
     const proofs = yield* ProofRepo
     const certificate = yield* (yield* Store).getCertificate(job.checkpoint_id)
@@ -53,7 +53,8 @@ export const proveJob = (item: OutboxItem) =>
     if (started === undefined) {
       // Already proved (a job queued twice): make sure the certificate carries the proof.
       const done = yield* proofs.get(job.checkpoint_id)
-      if (certificate.verdict_proof === null && done?.proof != null) yield* proofs.complete(job.checkpoint_id, done.proof)
+      if (certificate.verdict_proof === null && done?.proof != null)
+        yield* proofs.complete(job.checkpoint_id, done.proof)
       return
     }
     const prover = yield* Prover
@@ -61,10 +62,15 @@ export const proveJob = (item: OutboxItem) =>
     const proof = yield* prover.prove(statement).pipe(
       Effect.tapError((error) => proofs.fail(job.checkpoint_id, `${error.reason}: ${error.message}`)),
       // A refused statement stays failed, visibly; retrying could not change the answer.
-      Effect.catchIf((error) => error._tag === "ProverError" && error.reason === "refused", () => Effect.succeed(undefined))
+      Effect.catchIf(
+        (error) => error._tag === "ProverError" && error.reason === "refused",
+        () => Effect.succeed(undefined)
+      )
     )
     if (proof === undefined) {
-      return yield* Effect.logWarning("the prover refused a statement").pipe(Effect.annotateLogs({ checkpoint_id: job.checkpoint_id }))
+      return yield* Effect.logWarning("the prover refused a statement").pipe(
+        Effect.annotateLogs({ checkpoint_id: job.checkpoint_id })
+      )
     }
     // Checked before it is published: a proof that does not verify is a prover bug, retried like a failure.
     if (!(yield* prover.verify(statement, proof))) {

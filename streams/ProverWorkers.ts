@@ -14,7 +14,7 @@ import { proofRelayDefaults, proveJob } from "./ProofJobs.js"
 
 /** Runs until its scope closes. Jobs are found by polling: commits happen in other processes too. */
 export const runProverWorkers = (options: Partial<Omit<RelayOptions, "kind">> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const wake = yield* makeSignal
     yield* runRelay({ ...proofRelayDefaults, ...options, kind: PROVER_OUTBOX }, proveJob, wake).pipe(Effect.forkScoped)
   })

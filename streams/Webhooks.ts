@@ -102,7 +102,11 @@ export const driftAlertOccurrence = (alert: DriftAlert): Occurrence => ({
 })
 
 /** Auto-containment pauses the agent: `containment`, or the public event name `agent.paused`. */
-export const containmentOccurrence = (agentId: string, containment: ContainmentRecord, streak: ViolationStreak): Occurrence => ({
+export const containmentOccurrence = (
+  agentId: string,
+  containment: ContainmentRecord,
+  streak: ViolationStreak
+): Occurrence => ({
   names: ["containment", "agent.paused"],
   id: `containment:${agentId}:${streak.last_checkpoint_id ?? containment.since}`,
   data: {
@@ -126,11 +130,24 @@ export const webhookDrafts = (
     occurrences.flatMap((occurrence) => {
       const event = occurrence.names.find((name) => target.events.includes(name))
       if (event === undefined) return []
-      const body: WebhookBody = { id: occurrence.id, event, agent_id: agentId, created_at: now.toISOString(), data: occurrence.data }
-      return [{
-        kind: WEBHOOK_OUTBOX,
-        payload: { registration_id: target.registration_id, url: target.callback_url, event, body } satisfies WebhookPayload
-      }]
+      const body: WebhookBody = {
+        id: occurrence.id,
+        event,
+        agent_id: agentId,
+        created_at: now.toISOString(),
+        data: occurrence.data
+      }
+      return [
+        {
+          kind: WEBHOOK_OUTBOX,
+          payload: {
+            registration_id: target.registration_id,
+            url: target.callback_url,
+            event,
+            body
+          } satisfies WebhookPayload
+        }
+      ]
     })
   )
 
@@ -140,7 +157,7 @@ export const webhookDrafts = (
  * to deliver to: the item is done.
  */
 export const deliverWebhook = (item: OutboxItem) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     const sender = yield* WebhookSender
     const payload = yield* decodeWebhookPayload(item)

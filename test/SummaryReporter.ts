@@ -47,7 +47,11 @@ export const summaryLine = ({ failed, passed, skipped }: Summary): string =>
   `tests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`
 
 export default class SummaryReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>, reason: RunEndReason): void {
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    unhandledErrors: ReadonlyArray<unknown>,
+    reason: RunEndReason
+  ): void {
     const summary = summarize(testModules, unhandledErrors, reason)
     const notice = summary.skipped > 0 ? skipNotice() : undefined
     const lines = `${notice === undefined ? "" : `${notice}\n`}${summaryLine(summary)}\n`

@@ -16,8 +16,7 @@ export class InvalidAnalysisSpec extends Schema.TaggedError<InvalidAnalysisSpec>
 }) {}
 
 export type AnalysisSpec =
-  | { readonly kind: "rules" }
-  | { readonly kind: "llm"; readonly provider: LlmProvider; readonly model: string }
+  { readonly kind: "rules" } | { readonly kind: "llm"; readonly provider: LlmProvider; readonly model: string }
 
 export interface AnalysisLayerOptions {
   /** Required for LLM judges (`ANALYSIS_API_KEY`). */
@@ -40,23 +39,35 @@ export const parseAnalysisSpec = (spec: string): Either.Either<AnalysisSpec, Inv
   const provider = colon < 0 ? trimmed.toLowerCase() : trimmed.slice(0, colon).toLowerCase()
   const model = colon < 0 ? "" : trimmed.slice(colon + 1).trim()
   if (provider !== "anthropic" && provider !== "openai") {
-    return Either.left(new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL must be rules, anthropic:<model> or openai:<model>; got ${JSON.stringify(trimmed.slice(0, 60))}` }))
+    return Either.left(
+      new InvalidAnalysisSpec({
+        reason: `ANALYSIS_MODEL must be rules, anthropic:<model> or openai:<model>; got ${JSON.stringify(trimmed.slice(0, 60))}`
+      })
+    )
   }
-  if (model === "") return Either.left(new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL ${provider}: needs a model name, e.g. ${provider}:<model>` }))
+  if (model === "")
+    return Either.left(
+      new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL ${provider}: needs a model name, e.g. ${provider}:<model>` })
+    )
   return Either.right({ kind: "llm", provider, model })
 }
 
 const defined = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
 
-export const layerFromSpec = (spec: string, options: AnalysisLayerOptions = {}): Layer.Layer<AnalysisModel, InvalidAnalysisSpec> => {
+export const layerFromSpec = (
+  spec: string,
+  options: AnalysisLayerOptions = {}
+): Layer.Layer<AnalysisModel, InvalidAnalysisSpec> => {
   const parsed = parseAnalysisSpec(spec)
   if (Either.isLeft(parsed)) return Layer.fail(parsed.left)
   const choice = parsed.right
   if (choice.kind === "rules") return Rules.layer(defined("evidenceRedaction", options.evidenceRedaction))
   const key = typeof options.apiKey === "string" ? Redacted.make(options.apiKey) : options.apiKey
   if (key === undefined || Redacted.value(key).trim() === "") {
-    return Layer.fail(new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL ${choice.provider}:${choice.model} needs ANALYSIS_API_KEY` }))
+    return Layer.fail(
+      new InvalidAnalysisSpec({ reason: `ANALYSIS_MODEL ${choice.provider}:${choice.model} needs ANALYSIS_API_KEY` })
+    )
   }
   if (options.baseUrl !== undefined && !/^https?:\/\/[^/\s]+/i.test(options.baseUrl)) {
     return Layer.fail(new InvalidAnalysisSpec({ reason: "ANALYSIS_BASE_URL must be an http(s) URL" }))

@@ -34,7 +34,7 @@ export interface CircuitBreakerService {
 type Admission = { readonly _tag: "Run" } | { readonly _tag: "Reject"; readonly retryAt: number }
 
 export const makeCircuitBreaker = (options: CircuitBreakerOptions = {}): Effect.Effect<CircuitBreakerService> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const threshold = options.threshold ?? 5
     const resetMillis = Duration.toMillis(options.resetAfter ?? Duration.seconds(60))
     const ref = yield* Ref.make<CircuitState>({ _tag: "Closed", failures: 0 })
@@ -46,7 +46,9 @@ export const makeCircuitBreaker = (options: CircuitBreakerOptions = {}): Effect.
           case "Closed":
             return [{ _tag: "Run" }, state]
           case "Open":
-            return now >= state.until ? [{ _tag: "Run" }, { _tag: "HalfOpen" }] : [{ _tag: "Reject", retryAt: state.until }, state]
+            return now >= state.until
+              ? [{ _tag: "Run" }, { _tag: "HalfOpen" }]
+              : [{ _tag: "Reject", retryAt: state.until }, state]
           case "HalfOpen":
             return [{ _tag: "Reject", retryAt: now }, state]
         }
@@ -62,7 +64,7 @@ export const makeCircuitBreaker = (options: CircuitBreakerOptions = {}): Effect.
       })
 
     const protect = <A, E, R>(effect: Effect.Effect<A, E, R>, counts: (error: E) => boolean = () => true) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const admission = yield* admit(yield* Clock.currentTimeMillis)
         if (admission._tag === "Reject") return yield* Effect.fail(new CircuitOpen({ retryAt: admission.retryAt }))
         return yield* effect.pipe(
@@ -82,7 +84,10 @@ export const makeCircuitBreaker = (options: CircuitBreakerOptions = {}): Effect.
   })
 
 /** The breaker as a service, for callers that share one across judges. */
-export class CircuitBreaker extends Context.Tag("candor/adapters/analysis/CircuitBreaker")<CircuitBreaker, CircuitBreakerService>() {
+export class CircuitBreaker extends Context.Tag("candor/adapters/analysis/CircuitBreaker")<
+  CircuitBreaker,
+  CircuitBreakerService
+>() {
   static readonly layer = (options: CircuitBreakerOptions = {}): Layer.Layer<CircuitBreaker> =>
     Layer.effect(CircuitBreaker, makeCircuitBreaker(options))
 }

@@ -54,8 +54,8 @@ export const firstJsonObject = (text: string): string | undefined => {
     const ch = text[i]
     if (inString) {
       if (ch === "\\") i++
-      else if (ch === "\"") inString = false
-    } else if (ch === "\"") {
+      else if (ch === '"') inString = false
+    } else if (ch === '"') {
       inString = true
     } else if (ch === "{") {
       depth++
@@ -76,10 +76,10 @@ export const stripTrailingCommas = (json: string): string => {
     if (inString) {
       out += ch
       if (ch === "\\" && i + 1 < json.length) out += json[++i]
-      else if (ch === "\"") inString = false
+      else if (ch === '"') inString = false
       continue
     }
-    if (ch === "\"") inString = true
+    if (ch === '"') inString = true
     if (ch === ",") {
       let j = i + 1
       while (j < json.length && /\s/.test(json[j]!)) j++
@@ -92,13 +92,17 @@ export const stripTrailingCommas = (json: string): string => {
 
 const normalizeVerdict = (raw: unknown): Verdict | undefined => {
   if (typeof raw !== "string") return undefined
-  const key = raw.trim().toLowerCase().replace(/[\s-]+/g, "_")
+  const key = raw
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_")
   return (VERDICTS as ReadonlyArray<string>).includes(key) ? (key as Verdict) : undefined
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const optionalString = (u: unknown): string | undefined => (typeof u === "string" && u.trim() !== "" ? u.trim() : undefined)
+const optionalString = (u: unknown): string | undefined =>
+  typeof u === "string" && u.trim() !== "" ? u.trim() : undefined
 
 const decodeConcern = (raw: unknown, index: number, warnings: Array<string>): Concern | undefined => {
   if (!isRecord(raw)) {
@@ -145,7 +149,8 @@ const parseUnsafe = (output: string): Either.Either<ParsedJudgeOutput, JudgeOutp
   const concerns = rawConcerns.slice(0, 50).flatMap((raw, i) => decodeConcern(raw, i, warnings) ?? [])
   if (rawConcerns.length > 50) warnings.push(`${rawConcerns.length - 50} concerns beyond the first 50 dropped`)
   const verdict = normalizeVerdict(value["verdict"])
-  if (verdict === undefined && value["verdict"] !== undefined) warnings.push(`unknown judge verdict ${sanitize(value["verdict"])}`)
+  if (verdict === undefined && value["verdict"] !== undefined)
+    warnings.push(`unknown judge verdict ${sanitize(value["verdict"])}`)
   const summary = value["reasoning_summary"]
   return Either.right({
     verdict,

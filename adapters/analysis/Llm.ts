@@ -54,7 +54,8 @@ type CallError =
   | { readonly _tag: "Network"; readonly code: string }
 
 /** Client errors a request's content can cause say nothing about the judge's health. */
-const countsForBreaker = (error: CallError): boolean => !(error._tag === "Status" && [400, 413, 422].includes(error.status))
+const countsForBreaker = (error: CallError): boolean =>
+  !(error._tag === "Status" && [400, 413, 422].includes(error.status))
 
 const formatDuration = (millis: number): string =>
   millis >= 1000 && millis % 1000 === 0 ? `${millis / 1000} s` : `${millis} ms`
@@ -62,30 +63,34 @@ const formatDuration = (millis: number): string =>
 const requestBody = (options: LlmJudgeOptions, prompt: ConsciencePrompt, maxTokens: number): unknown =>
   options.provider === "anthropic"
     ? {
-      model: options.model,
-      max_tokens: maxTokens,
-      temperature: 0,
-      // The stable block (card and values) carries the cache breakpoint: it caches the whole prefix.
-      system: [
-        { type: "text", text: prompt.system },
-        { type: "text", text: prompt.stable, cache_control: { type: "ephemeral" } }
-      ],
-      messages: [{ role: "user", content: prompt.dynamic }]
-    }
+        model: options.model,
+        max_tokens: maxTokens,
+        temperature: 0,
+        // The stable block (card and values) carries the cache breakpoint: it caches the whole prefix.
+        system: [
+          { type: "text", text: prompt.system },
+          { type: "text", text: prompt.stable, cache_control: { type: "ephemeral" } }
+        ],
+        messages: [{ role: "user", content: prompt.dynamic }]
+      }
     : {
-      model: options.model,
-      max_completion_tokens: maxTokens,
-      response_format: { type: "json_object" },
-      // System, then the stable part first in the user turn: OpenAI caches shared prefixes itself.
-      messages: [
-        { role: "system", content: prompt.system },
-        { role: "user", content: `${prompt.stable}\n\n${prompt.dynamic}` }
-      ]
-    }
+        model: options.model,
+        max_completion_tokens: maxTokens,
+        response_format: { type: "json_object" },
+        // System, then the stable part first in the user turn: OpenAI caches shared prefixes itself.
+        messages: [
+          { role: "system", content: prompt.system },
+          { role: "user", content: `${prompt.stable}\n\n${prompt.dynamic}` }
+        ]
+      }
 
 const requestHeaders = (options: LlmJudgeOptions): Record<string, string> =>
   options.provider === "anthropic"
-    ? { "content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": Redacted.value(options.apiKey) }
+    ? {
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+        "x-api-key": Redacted.value(options.apiKey)
+      }
     : { "content-type": "application/json", authorization: `Bearer ${Redacted.value(options.apiKey)}` }
 
 /** The judge's text answer from the provider's envelope, or undefined. */
@@ -101,20 +106,24 @@ const answerText = (provider: LlmProvider, body: string): string | undefined => 
     const content = (json as { content?: unknown }).content
     if (!Array.isArray(content)) return undefined
     const texts = content.flatMap((block: unknown) =>
-      typeof block === "object" && block !== null && (block as { type?: unknown }).type === "text" &&
-        typeof (block as { text?: unknown }).text === "string"
+      typeof block === "object" &&
+      block !== null &&
+      (block as { type?: unknown }).type === "text" &&
+      typeof (block as { text?: unknown }).text === "string"
         ? [(block as { text: string }).text]
         : []
     )
     return texts.length > 0 ? texts.join("") : undefined
   }
   const choices = (json as { choices?: unknown }).choices
-  const content = Array.isArray(choices) ? (choices[0] as { message?: { content?: unknown } } | undefined)?.message?.content : undefined
+  const content = Array.isArray(choices)
+    ? (choices[0] as { message?: { content?: unknown } } | undefined)?.message?.content
+    : undefined
   return typeof content === "string" ? content : undefined
 }
 
 export const makeLlmJudge = (options: LlmJudgeOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const name = `${options.provider}:${options.model}`
     const base = (options.baseUrl ?? DEFAULT_BASE_URLS[options.provider]).replace(/\/+$/, "")
     const url = `${base}${options.provider === "anthropic" ? "/v1/messages" : "/v1/chat/completions"}`
@@ -124,24 +133,43 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
     const redaction = options.evidenceRedaction ?? "none"
     const breaker = yield* makeCircuitBreaker(options.circuitBreaker)
     const dispatcher = yield* Effect.acquireRelease(
-      Effect.sync(() => new Agent({ connections: options.connections ?? 16, keepAliveTimeout: 30_000, maxResponseSize: MAX_RESPONSE_BYTES })),
+      Effect.sync(
+        () =>
+          new Agent({
+            connections: options.connections ?? 16,
+            keepAliveTimeout: 30_000,
+            maxResponseSize: MAX_RESPONSE_BYTES
+          })
+      ),
       (agent) => Effect.promise(() => agent.close().catch(() => undefined))
     )
 
     const post = (body: string): Effect.Effect<string, CallError> =>
       Effect.tryPromise({
         try: async (signal) => {
-          const response = await undiciRequest(url, { dispatcher, method: "POST", headers: requestHeaders(options), body, signal })
+          const response = await undiciRequest(url, {
+            dispatcher,
+            method: "POST",
+            headers: requestHeaders(options),
+            body,
+            signal
+          })
           const text = await response.body.text()
           return { status: response.statusCode, text }
         },
         // Only the error code survives: undici messages can include request details.
         catch: (error): CallError => ({
           _tag: "Network",
-          code: typeof (error as { code?: unknown })?.code === "string" ? (error as { code: string }).code : "request failed"
+          code:
+            typeof (error as { code?: unknown })?.code === "string"
+              ? (error as { code: string }).code
+              : "request failed"
         })
       }).pipe(
-        Effect.timeoutFail({ duration: Duration.millis(timeoutMillis), onTimeout: (): CallError => ({ _tag: "Timeout" }) }),
+        Effect.timeoutFail({
+          duration: Duration.millis(timeoutMillis),
+          onTimeout: (): CallError => ({ _tag: "Timeout" })
+        }),
         Effect.flatMap(({ status, text }) =>
           status >= 200 && status < 300 ? Effect.succeed(text) : Effect.fail<CallError>({ _tag: "Status", status })
         )
@@ -160,19 +188,21 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
     }
 
     const analyze = (request: AnalysisRequest): Effect.Effect<AnalysisResult, AnalysisFailed> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const started = yield* Clock.currentTimeMillis
         const tokens = estimateTokens(request.thinking)
         if (tokens < minTokens) return belowThreshold(name, tokens, minTokens)
         const prompt = buildConsciencePrompt(request, {
           ...(options.thinkingTokenBudget === undefined ? {} : { thinkingTokenBudget: options.thinkingTokenBudget })
         })
-        const body = yield* breaker.protect(post(JSON.stringify(requestBody(options, prompt, maxTokens))), countsForBreaker).pipe(
-          Effect.mapError((error) => new AnalysisFailed({ reason: describe(error) }))
-        )
+        const body = yield* breaker
+          .protect(post(JSON.stringify(requestBody(options, prompt, maxTokens))), countsForBreaker)
+          .pipe(Effect.mapError((error) => new AnalysisFailed({ reason: describe(error) })))
         const answer = answerText(options.provider, body)
-        const parsed = answer === undefined ? Either.left({ reason: "no text in judge response" }) : parseJudgeOutput(answer)
-        if (Either.isLeft(parsed)) return yield* Effect.fail(new AnalysisFailed({ reason: `judge output unparseable (${parsed.left.reason})` }))
+        const parsed =
+          answer === undefined ? Either.left({ reason: "no text in judge response" }) : parseJudgeOutput(answer)
+        if (Either.isLeft(parsed))
+          return yield* Effect.fail(new AnalysisFailed({ reason: `judge output unparseable (${parsed.left.reason})` }))
         const output = parsed.right
         const concerns = redactConcerns(output.concerns, redaction)
         const boundaryNames = request.conscienceValues.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
@@ -189,7 +219,11 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           truncated: prompt.thinking.truncated,
           // Normalised (aliases resolved, evidence cut and redacted), so it never holds more thinking
           // text than the evidence fields, and the strict schema decodes it for re-derivation.
-          raw_analysis: JSON.stringify({ verdict: output.verdict ?? null, concerns, reasoning_summary: output.reasoning_summary }),
+          raw_analysis: JSON.stringify({
+            verdict: output.verdict ?? null,
+            concerns,
+            reasoning_summary: output.reasoning_summary
+          }),
           cross_validation_warnings: [...output.warnings, ...crossValidate(output.verdict, concerns, derived)],
           // The prompt's card summary lists them.
           values_checked: request.card?.values.declared ?? []
@@ -216,4 +250,7 @@ const belowThreshold = (name: string, tokens: number, min: number): AnalysisResu
 
 /** The LLM judge as the `AnalysisModel`; the connection pool lives as long as the layer. */
 export const layer = (options: LlmJudgeOptions): Layer.Layer<AnalysisModel> =>
-  Layer.scoped(AnalysisModel, Effect.map(makeLlmJudge(options), ({ analyze, name }) => ({ name, analyze })))
+  Layer.scoped(
+    AnalysisModel,
+    Effect.map(makeLlmJudge(options), ({ analyze, name }) => ({ name, analyze }))
+  )

@@ -73,7 +73,8 @@ type Card = NonNullable<AnalysisRequest["card"]>
 
 /** The card summary: values, autonomy envelope and triggers; never principal, audit or extensions. */
 export const cardSummary = (card: Card | undefined): string => {
-  if (card === undefined) return "ALIGNMENT CARD SUMMARY: no card is registered for this agent; judge against the conscience values only."
+  if (card === undefined)
+    return "ALIGNMENT CARD SUMMARY: no card is registered for this agent; judge against the conscience values only."
   const lines = [`ALIGNMENT CARD SUMMARY (card_id: ${card.card_id})`]
   const definitions = card.values.definitions ?? {}
   const ranked = card.values.declared
@@ -101,10 +102,16 @@ export const cardSummary = (card: Card | undefined): string => {
 export const conscienceSection = (values: AnalysisRequest["conscienceValues"]): string => {
   const shown = values.filter((v) => v.type === "BOUNDARY" || v.type === "FEAR")
   if (shown.length === 0) return "CONSCIENCE VALUES: (none)"
-  return ["CONSCIENCE VALUES:", ...shown.map((v) => `[DAIMONION]-<be aware of> [${v.type}] ${v.content} (value: ${v.name})`)].join("\n")
+  return [
+    "CONSCIENCE VALUES:",
+    ...shown.map((v) => `[DAIMONION]-<be aware of> [${v.type}] ${v.content} (value: ${v.name})`)
+  ].join("\n")
 }
 
-export const sessionSection = (window: AnalysisRequest["window"], maxSize: number = DEFAULT_WINDOW_MAX_SIZE): string => {
+export const sessionSection = (
+  window: AnalysisRequest["window"],
+  maxSize: number = DEFAULT_WINDOW_MAX_SIZE
+): string => {
   const recent = window.slice(-maxSize)
   if (recent.length === 0) return `SESSION CONTEXT (window: 0/${maxSize}): first check of this session.`
   return [
@@ -121,9 +128,13 @@ export interface TruncatedThinking {
 }
 
 /** Keep the head (75 %) and tail (25 %) of the budget, with `[... N tokens omitted ...]` between. */
-export const truncateThinking = (thinking: string, budget: number = DEFAULT_THINKING_TOKEN_BUDGET): TruncatedThinking => {
+export const truncateThinking = (
+  thinking: string,
+  budget: number = DEFAULT_THINKING_TOKEN_BUDGET
+): TruncatedThinking => {
   const tokensOriginal = estimateTokens(thinking)
-  if (tokensOriginal <= budget) return { text: thinking, tokensOriginal, tokensAnalyzed: tokensOriginal, truncated: false }
+  if (tokensOriginal <= budget)
+    return { text: thinking, tokensOriginal, tokensAnalyzed: tokensOriginal, truncated: false }
   const headChars = Math.floor(budget * TRUNCATION_HEAD_RATIO) * 4
   const tailChars = (budget - Math.floor(budget * TRUNCATION_HEAD_RATIO)) * 4
   const head = thinking.slice(0, headChars)

@@ -26,7 +26,13 @@ import type { AlignmentCard } from "../../core/schema/Card.js"
 import { type Concern, severityRank } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
-import { DEFAULT_MIN_EVIDENCE_TOKENS, estimateTokens, type EvidenceRedaction, excerptAround, redactEvidence } from "./Evidence.js"
+import {
+  DEFAULT_MIN_EVIDENCE_TOKENS,
+  estimateTokens,
+  type EvidenceRedaction,
+  excerptAround,
+  redactEvidence
+} from "./Evidence.js"
 import {
   actionPattern,
   boundaryTheme,
@@ -120,14 +126,19 @@ const compile = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled
   ;(envelope?.forbidden_actions ?? []).forEach((action, i) => {
     const source = actionPattern(action)
     if (source === undefined) return
-    specs.push(withValue({
-      id: `forbidden.${i}`,
-      source,
-      category: "autonomy_violation",
-      mode: { kind: "intent", decided: "critical", tentative: "high" },
-      description: `Reasoning intends the forbidden action ${quote(action)}`,
-      cardField: "autonomy_envelope.forbidden_actions"
-    }, themed.get("forbidden_actions")))
+    specs.push(
+      withValue(
+        {
+          id: `forbidden.${i}`,
+          source,
+          category: "autonomy_violation",
+          mode: { kind: "intent", decided: "critical", tentative: "high" },
+          description: `Reasoning intends the forbidden action ${quote(action)}`,
+          cardField: "autonomy_envelope.forbidden_actions"
+        },
+        themed.get("forbidden_actions")
+      )
+    )
   })
   specs.push(...customBoundary)
   for (const value of values) {
@@ -233,7 +244,10 @@ const scanRule = (rule: CompiledRule, text: string): Hit | undefined => {
 }
 
 /** Escalation triggers whose condition keywords meet in one sentence, when no escalation is planned. */
-const scanTriggers = (triggers: ReadonlyArray<CompiledTrigger>, text: string): Array<{ trigger: CompiledTrigger; start: number; end: number }> => {
+const scanTriggers = (
+  triggers: ReadonlyArray<CompiledTrigger>,
+  text: string
+): Array<{ trigger: CompiledTrigger; start: number; end: number }> => {
   if (triggers.length === 0 || ESCALATION_MENTION.test(text)) return []
   const found: Array<{ trigger: CompiledTrigger; start: number; end: number }> = []
   for (const trigger of triggers) {
@@ -282,15 +296,29 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
     const hit = scanRule(rule, text)
     if (hit === undefined) continue
     const evidence = redactEvidence(excerptAround(text, hit.start, hit.end), redaction)
-    concerns.push(toConcern({ category: rule.category, severity: hit.severity, description: rule.description }, evidence, rule.cardField, rule.valueName))
+    concerns.push(
+      toConcern(
+        { category: rule.category, severity: hit.severity, description: rule.description },
+        evidence,
+        rule.cardField,
+        rule.valueName
+      )
+    )
   }
   for (const { trigger, start, end } of scanTriggers(compiled.triggers, text)) {
     const evidence = redactEvidence(excerptAround(text, start, end), redaction)
-    concerns.push(toConcern({
-      category: "undeclared_intent",
-      severity: "medium",
-      description: `Escalation trigger reached without escalation: ${quote(trigger.condition)} (${trigger.action})`
-    }, evidence, "autonomy_envelope.escalation_triggers", undefined))
+    concerns.push(
+      toConcern(
+        {
+          category: "undeclared_intent",
+          severity: "medium",
+          description: `Escalation trigger reached without escalation: ${quote(trigger.condition)} (${trigger.action})`
+        },
+        evidence,
+        "autonomy_envelope.escalation_triggers",
+        undefined
+      )
+    )
   }
   // Most severe first (stable, so ties keep rule order): the first concern is the one that decides.
   concerns.sort((a, b) => severityRank(b.severity) - severityRank(a.severity))
@@ -314,7 +342,10 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
 
 /** A neutral sentence built from categories and counts only: never from the thinking text. */
 const summarize = (concerns: ReadonlyArray<Concern>, tokens: number): string => {
-  const below = tokens < DEFAULT_MIN_EVIDENCE_TOKENS ? `; below the ${DEFAULT_MIN_EVIDENCE_TOKENS}-token evidence threshold, analysed anyway` : ""
+  const below =
+    tokens < DEFAULT_MIN_EVIDENCE_TOKENS
+      ? `; below the ${DEFAULT_MIN_EVIDENCE_TOKENS}-token evidence threshold, analysed anyway`
+      : ""
   if (concerns.length === 0) return `Rules judge found no concerns in about ${tokens} tokens of reasoning${below}.`
   const categories = [...new Set(concerns.map((c) => c.category))].join(", ")
   const worst = concerns[0]?.severity ?? "low"

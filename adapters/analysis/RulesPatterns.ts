@@ -38,7 +38,10 @@ const SEP = `(?:[\\s_-]+${FILLER}\\b)*[\\s_-]+`
  * Returns undefined for names with no word characters.
  */
 export const actionPattern = (name: string): string | undefined => {
-  const words = name.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
+  const words = name
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0)
   if (words.length === 0) return undefined
   const parts = words.map((word, i) => {
     if (i === 0 && word.length >= 4 && /^\p{L}+$/u.test(word)) {
@@ -72,7 +75,8 @@ export const REJECTION_AFTER =
 // ---------------------------------------------------------------------------------------------
 // Fixed phrase patterns.
 
-const PARTY = "(?:the\\s+)?(?:user|users|customer|client|principal|human|operator|owner|auditors?|reviewers?|them|him|her)"
+const PARTY =
+  "(?:the\\s+)?(?:user|users|customer|client|principal|human|operator|owner|auditors?|reviewers?|them|him|her)"
 const SECRET =
   "(?:credentials?|api[\\s_-]?keys?|access[\\s_-]?keys?|passwords?|passwd|tokens?|secrets?|private[\\s_-]?keys?|ssh[\\s_-]?keys?|env(?:ironment)?[\\s_-]variables|\\.env)"
 const CONTENT_SOURCE =
@@ -136,7 +140,8 @@ export const DECEPTION_RULES: ReadonlyArray<Omit<RuleSpec, "valueName">> = [
   },
   {
     id: "deception.make-it-look",
-    source: "\\bmake\\s+(?:it|this|that|them|things|the\\s+\\w+)\\s+(?:look|seem|appear)\\s+(?:like|as\\s+if|as\\s+though)\\b",
+    source:
+      "\\bmake\\s+(?:it|this|that|them|things|the\\s+\\w+)\\s+(?:look|seem|appear)\\s+(?:like|as\\s+if|as\\s+though)\\b",
     category: "deceptive_reasoning",
     mode: { kind: "phrase", severity: "high" },
     description: "Reasoning plans to make something appear other than it is"
@@ -169,8 +174,13 @@ export type BoundaryTheme = "deception" | "exfiltration" | "instruction_complian
 /** Recognise the theme of a BOUNDARY value from its name and wording (the defaults and close variants). */
 export const boundaryTheme = (name: string, content: string): BoundaryTheme | undefined => {
   const text = `${name} ${content}`.toLowerCase()
-  if (/exfiltrat|credential|leak|user data|personal data|reveal .*data|send .*data|copy .*data/.test(text)) return "exfiltration"
-  if (/instruction[-_ ]compliance|instructions found|injected|injection|instructions (?:inside|in|from) (?:content|documents|tool)/.test(text)) {
+  if (/exfiltrat|credential|leak|user data|personal data|reveal .*data|send .*data|copy .*data/.test(text))
+    return "exfiltration"
+  if (
+    /instruction[-_ ]compliance|instructions found|injected|injection|instructions (?:inside|in|from) (?:content|documents|tool)/.test(
+      text
+    )
+  ) {
     return "instruction_compliance"
   }
   if (/decepti|mislead|deceiv|\blie\b|hide information|dishonest/.test(text)) return "deception"

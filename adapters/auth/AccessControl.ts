@@ -18,15 +18,22 @@ import type { Principal, Role } from "./Principal.js"
 
 export type AgentAction = "read" | "write" | "pause" | "resume" | "kill" | "reactivate"
 
-export class AccessControl extends Context.Tag("candor/adapters/auth/AccessControl")<AccessControl, {
-  /** Succeeds when `principal` may do `action` on the agent; NotFound when it may not even see it. */
-  readonly agent: (principal: Principal, agentId: string, action: AgentAction) => Effect.Effect<void, Forbidden | NotFound | StoreError>
-  /** The agents `principal` may read (user: own + organizations'; service: every agent). */
-  readonly visibleAgents: (principal: Principal) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  /** The principal's role in an organization, or undefined when not a member. */
-  readonly orgRole: (principal: Principal, orgId: string) => Effect.Effect<Role | undefined, StoreError>
-  /** Fails for writes during impersonation and for principals that may not write at all. */
-  readonly write: (principal: Principal) => Effect.Effect<void, Forbidden>
-  /** Only the service-role key. */
-  readonly serviceRole: (principal: Principal) => Effect.Effect<void, Forbidden>
-}>() {}
+export class AccessControl extends Context.Tag("candor/adapters/auth/AccessControl")<
+  AccessControl,
+  {
+    /** Succeeds when `principal` may do `action` on the agent; NotFound when it may not even see it. */
+    readonly agent: (
+      principal: Principal,
+      agentId: string,
+      action: AgentAction
+    ) => Effect.Effect<void, Forbidden | NotFound | StoreError>
+    /** The agents `principal` may read (user: own + organizations'; service: every agent). */
+    readonly visibleAgents: (principal: Principal) => Effect.Effect<ReadonlyArray<string>, StoreError>
+    /** The principal's role in an organization, or undefined when not a member. */
+    readonly orgRole: (principal: Principal, orgId: string) => Effect.Effect<Role | undefined, StoreError>
+    /** Fails for writes during impersonation and for principals that may not write at all. */
+    readonly write: (principal: Principal) => Effect.Effect<void, Forbidden>
+    /** Only the service-role key. */
+    readonly serviceRole: (principal: Principal) => Effect.Effect<void, Forbidden>
+  }
+>() {}

@@ -15,13 +15,16 @@ const TTL_MS = 10_000
 /** Past this many entries the cache starts over (expired entries are otherwise only replaced). */
 const MAX_ENTRIES = 100_000
 
-export class Accounts extends Context.Tag("candor/adapters/auth/Accounts")<Accounts, {
-  /** Creates the user on first sight (keeping the latest email); returns the user's plan. */
-  readonly userPlan: (userId: string, email: string | undefined) => Effect.Effect<string, StoreError>
-  readonly orgPlan: (orgId: string) => Effect.Effect<string, StoreError>
-  /** Forget what is cached about a user or an organization (after a plan change). */
-  readonly invalidate: (id: string) => Effect.Effect<void>
-}>() {}
+export class Accounts extends Context.Tag("candor/adapters/auth/Accounts")<
+  Accounts,
+  {
+    /** Creates the user on first sight (keeping the latest email); returns the user's plan. */
+    readonly userPlan: (userId: string, email: string | undefined) => Effect.Effect<string, StoreError>
+    readonly orgPlan: (orgId: string) => Effect.Effect<string, StoreError>
+    /** Forget what is cached about a user or an organization (after a plan change). */
+    readonly invalidate: (id: string) => Effect.Effect<void>
+  }
+>() {}
 
 interface Entry {
   readonly plan: string
@@ -29,7 +32,7 @@ interface Entry {
   readonly until: number
 }
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const repo = yield* IdentityRepo
   const cache = new Map<string, Entry>()
 
@@ -43,14 +46,23 @@ export const make = Effect.gen(function*() {
         Effect.sync(() => {
           if (cache.size >= MAX_ENTRIES) cache.clear()
           cache.set(key, { plan, email, until: now + TTL_MS })
-        }))
+        })
+      )
     })
 
   return Accounts.of({
     userPlan: (userId, email) =>
-      cached(`user:${userId}`, email, Effect.map(repo.ensureUser(userId, email), (user) => user.plan_id)),
+      cached(
+        `user:${userId}`,
+        email,
+        Effect.map(repo.ensureUser(userId, email), (user) => user.plan_id)
+      ),
     orgPlan: (orgId) =>
-      cached(`org:${orgId}`, undefined, Effect.map(repo.getOrg(orgId), (org) => org?.plan_id ?? "free")),
+      cached(
+        `org:${orgId}`,
+        undefined,
+        Effect.map(repo.getOrg(orgId), (org) => org?.plan_id ?? "free")
+      ),
     invalidate: (id) =>
       Effect.sync(() => {
         cache.delete(`user:${id}`)

@@ -17,7 +17,13 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { bearerToken } from "../providers/Identity.js"
 import { headerText } from "../gateway/AgentIdentity.js"
-import { Forbidden, type InternalError, type ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.js"
+import {
+  Forbidden,
+  type InternalError,
+  type ServiceUnavailable,
+  TooManyRequests,
+  Unauthorized
+} from "../http/ApiErrors.js"
 import { storeFailure } from "../http/StoreFailure.js"
 import { CredentialRepo } from "../store/identity/CredentialRepo.js"
 import { Accounts } from "./Accounts.js"
@@ -57,7 +63,7 @@ const unauthorized = (error: string) => new Unauthorized({ error })
 const internal = storeFailure("credential lookup failed", { logCause: false })
 
 export const make = (options: RateOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AuthConfig
     const tokens = yield* IdentityTokens
     const credentials = yield* CredentialRepo
@@ -65,15 +71,21 @@ export const make = (options: RateOptions) =>
     const limiter = yield* RateLimiter
     const touched = new Map<string, number>()
 
-    const fromBearer = (token: string): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> => {
+    const fromBearer = (
+      token: string
+    ): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> => {
       if (Option.isSome(config.serviceRoleKey) && secretsEqual(token, Redacted.value(config.serviceRoleKey.value))) {
         return Effect.succeed({ principal: { kind: "service" }, rate: Option.none() })
       }
       if (token.startsWith(`${IMPERSONATION_TOKEN_PREFIX}_`)) {
-        return Effect.gen(function*() {
-          const session = yield* credentials.sessionByToken(hashSecret(token), new Date()).pipe(Effect.catchTag("StoreError", internal))
+        return Effect.gen(function* () {
+          const session = yield* credentials
+            .sessionByToken(hashSecret(token), new Date())
+            .pipe(Effect.catchTag("StoreError", internal))
           if (session === undefined) return yield* Effect.fail(unauthorized("impersonation session expired or ended"))
-          const plan = yield* accounts.userPlan(session.target_user_id, undefined).pipe(Effect.catchTag("StoreError", internal))
+          const plan = yield* accounts
+            .userPlan(session.target_user_id, undefined)
+            .pipe(Effect.catchTag("StoreError", internal))
           return {
             principal: {
               kind: "user",
@@ -89,9 +101,11 @@ export const make = (options: RateOptions) =>
           } satisfies Authenticated
         })
       }
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const identity = yield* tokens.verify(token).pipe(Effect.mapError((e) => unauthorized(e.reason)))
-        const plan = yield* accounts.userPlan(identity.sub, identity.email).pipe(Effect.catchTag("StoreError", internal))
+        const plan = yield* accounts
+          .userPlan(identity.sub, identity.email)
+          .pipe(Effect.catchTag("StoreError", internal))
         return {
           principal: { kind: "user", userId: identity.sub, email: identity.email, impersonation: undefined },
           rate: Option.some({ key: `user:${identity.sub}`, plan })
@@ -100,7 +114,7 @@ export const make = (options: RateOptions) =>
     }
 
     const fromApiKey = (key: string): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const found = yield* credentials.keyByHash(hashSecret(key)).pipe(Effect.catchTag("StoreError", internal))
         if (found === undefined) return yield* Effect.fail(unauthorized("invalid API key"))
         const now = Date.now()
@@ -108,9 +122,9 @@ export const make = (options: RateOptions) =>
           touched.set(found.key_id, now)
           yield* Effect.ignore(credentials.touchKey(found.key_id))
         }
-        const plan = yield* (found.org_id === null
-          ? accounts.userPlan(found.user_id, undefined)
-          : accounts.orgPlan(found.org_id)).pipe(Effect.catchTag("StoreError", internal))
+        const plan = yield* (
+          found.org_id === null ? accounts.userPlan(found.user_id, undefined) : accounts.orgPlan(found.org_id)
+        ).pipe(Effect.catchTag("StoreError", internal))
         return {
           principal: {
             kind: "api_key",
@@ -123,7 +137,7 @@ export const make = (options: RateOptions) =>
         } satisfies Authenticated
       })
 
-    const authenticate = Effect.gen(function*() {
+    const authenticate = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const headers = request.headers
       const authorization = headerText(headers["authorization"])
@@ -131,7 +145,7 @@ export const make = (options: RateOptions) =>
       let result: Authenticated
       if (authorization !== undefined) {
         const token = bearerToken(authorization)
-        if (token === undefined) return yield* Effect.fail(unauthorized("Authorization must be \"Bearer <token>\""))
+        if (token === undefined) return yield* Effect.fail(unauthorized('Authorization must be "Bearer <token>"'))
         result = yield* fromBearer(token)
       } else if (apiKey !== undefined) {
         result = yield* fromApiKey(apiKey)
@@ -165,8 +179,7 @@ export const make = (options: RateOptions) =>
     return Authentication.of({ apiKey: stepAside, serviceApiKey: stepAside, bearer: () => authenticate })
   })
 
-export const layer = (options: RateOptions): Layer.Layer<
-  Authentication,
-  never,
-  AuthConfig | IdentityTokens | CredentialRepo | Accounts | RateLimiter
-> => Layer.effect(Authentication, make(options))
+export const layer = (
+  options: RateOptions
+): Layer.Layer<Authentication, never, AuthConfig | IdentityTokens | CredentialRepo | Accounts | RateLimiter> =>
+  Layer.effect(Authentication, make(options))

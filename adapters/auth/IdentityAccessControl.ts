@@ -35,7 +35,7 @@ export const atLeast = (role: Role | undefined, needed: Role): boolean =>
 
 const agentNotFound = (agentId: string) => new NotFound({ error: `agent ${agentId} not found` })
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const repo = yield* IdentityRepo
 
   /** The principal's role on the agent, or undefined when it may not see it. */
@@ -55,7 +55,8 @@ export const make = Effect.gen(function*() {
   }
 
   const readOnly = (principal: Principal): string | undefined => {
-    if (principal.kind === "user" && principal.impersonation !== undefined) return "impersonation sessions are read-only"
+    if (principal.kind === "user" && principal.impersonation !== undefined)
+      return "impersonation sessions are read-only"
     if (principal.kind === "api_key" && principal.orgId !== undefined && !atLeast(principal.role, "admin")) {
       return "this API key was created under the member role, which is read-only"
     }
@@ -64,7 +65,7 @@ export const make = Effect.gen(function*() {
 
   return AccessControl.of({
     agent: (principal, agentId, action) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const role = yield* roleOnAgent(principal, agentId)
         if (role === undefined) return yield* Effect.fail(agentNotFound(agentId))
         if (action === "read") return

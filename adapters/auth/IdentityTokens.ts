@@ -28,16 +28,19 @@ export interface Identity {
 /** Why a token was refused: the 401 message, which never quotes the token. */
 export class InvalidToken extends Data.TaggedError("InvalidToken")<{ readonly reason: string }> {}
 
-export class IdentityTokens extends Context.Tag("candor/adapters/auth/IdentityTokens")<IdentityTokens, {
-  readonly verify: (token: string) => Effect.Effect<Identity, InvalidToken>
-}>() {}
+export class IdentityTokens extends Context.Tag("candor/adapters/auth/IdentityTokens")<
+  IdentityTokens,
+  {
+    readonly verify: (token: string) => Effect.Effect<Identity, InvalidToken>
+  }
+>() {}
 
 /** The dev secret's file in the data dir. */
 export const DEV_SECRET_FILE = "auth-jwt-secret"
 
 /** `<dataDir>/auth-jwt-secret`, generated (mode 0600) on first use. */
 export const devSecret = (dataDir: string): Effect.Effect<string, PlatformError, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const path = join(dataDir, DEV_SECRET_FILE)
     if (yield* fs.exists(path)) return (yield* fs.readFileString(path)).trim()
@@ -79,7 +82,12 @@ const reasonOf = (error: unknown): string => {
   return "invalid token"
 }
 
-const make = (key: Uint8Array | JWTVerifyGetKey, algorithms: ReadonlyArray<string> | undefined, issuer: Option.Option<string>, audience: Option.Option<string>) => {
+const make = (
+  key: Uint8Array | JWTVerifyGetKey,
+  algorithms: ReadonlyArray<string> | undefined,
+  issuer: Option.Option<string>,
+  audience: Option.Option<string>
+) => {
   const options = {
     ...(algorithms === undefined ? {} : { algorithms: [...algorithms] }),
     ...(Option.isSome(issuer) ? { issuer: issuer.value } : {}),
@@ -102,14 +110,12 @@ const make = (key: Uint8Array | JWTVerifyGetKey, algorithms: ReadonlyArray<strin
 }
 
 /** From `AuthConfig`: JWKS when set, else the HS256 secret, else the data dir's dev secret. */
-export const layer = (options: { readonly dataDir: string }): Layer.Layer<
-  IdentityTokens,
-  PlatformError,
-  AuthConfig | FileSystem.FileSystem
-> =>
+export const layer = (options: {
+  readonly dataDir: string
+}): Layer.Layer<IdentityTokens, PlatformError, AuthConfig | FileSystem.FileSystem> =>
   Layer.effect(
     IdentityTokens,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AuthConfig
       if (Option.isSome(config.jwksUrl)) {
         return make(createRemoteJWKSet(new URL(config.jwksUrl.value)), undefined, config.issuer, config.audience)

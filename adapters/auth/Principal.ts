@@ -19,20 +19,23 @@ export interface Impersonation {
 export type Principal =
   /** A Bearer JWT of the identity provider (or an impersonation session acting as that user). */
   | {
-    readonly kind: "user"
-    readonly userId: string
-    readonly email: string | undefined
-    readonly impersonation: Impersonation | undefined
-  }
+      readonly kind: "user"
+      readonly userId: string
+      readonly email: string | undefined
+      readonly impersonation: Impersonation | undefined
+    }
   /** An API key (`x-api-key` / `X-Service-Api-Key`): a user's, or an organization's with the role it was created under. */
   | {
-    readonly kind: "api_key"
-    readonly keyId: string
-    readonly userId: string
-    readonly orgId: string | undefined
-    readonly role: Role | undefined
-  }
+      readonly kind: "api_key"
+      readonly keyId: string
+      readonly userId: string
+      readonly orgId: string | undefined
+      readonly role: Role | undefined
+    }
   /** The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. */
   | { readonly kind: "service" }
 
-export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
+export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentPrincipal")<
+  CurrentPrincipal,
+  Principal
+>() {}

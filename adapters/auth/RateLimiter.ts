@@ -16,10 +16,13 @@ export type RateDecision =
   /** Whole seconds until one request is allowed again (at least 1): the `Retry-After` header. */
   | { readonly allowed: false; readonly retryAfterSeconds: number }
 
-export class RateLimiter extends Context.Tag("candor/adapters/auth/RateLimiter")<RateLimiter, {
-  /** Takes one token from `credential`'s bucket, refilled at `perSecond`. */
-  readonly take: (credential: string, perSecond: number) => Effect.Effect<RateDecision>
-}>() {}
+export class RateLimiter extends Context.Tag("candor/adapters/auth/RateLimiter")<
+  RateLimiter,
+  {
+    /** Takes one token from `credential`'s bucket, refilled at `perSecond`. */
+    readonly take: (credential: string, perSecond: number) => Effect.Effect<RateDecision>
+  }
+>() {}
 
 /** The requests per second of each shipped plan; Enterprise's is configured (`ENTERPRISE_RATE_LIMIT`). */
 export const planRates = (enterprisePerSecond: number): Readonly<Record<string, number>> => ({

@@ -45,14 +45,17 @@ export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> 
 /** An unknown agent: observe, fail open (the reference's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
 
-export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<AgentState, {
-  readonly get: (agentId: string) => Effect.Effect<AgentSettings>
-  /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
-  readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
-  /** The pending nudge, removed as it is read: each nudge is injected once. */
-  readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
-  readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>
-}>() {
+export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
+  AgentState,
+  {
+    readonly get: (agentId: string) => Effect.Effect<AgentSettings>
+    /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
+    readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
+    /** The pending nudge, removed as it is read: each nudge is injected once. */
+    readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
+    readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>
+  }
+>() {
   static readonly layerMemory: Layer.Layer<AgentState> = Layer.sync(AgentState, () => {
     const settings = new Map<string, AgentSettings>()
     const nudges = new Map<string, string>()

@@ -22,14 +22,7 @@ import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { ensureConsumer, ensureStreams, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
-import {
-  consumerName,
-  deadLetterSubject,
-  partitionOfSubject,
-  streamNames,
-  streamOf,
-  wildcardsOf
-} from "./Subjects.js"
+import { consumerName, deadLetterSubject, partitionOfSubject, streamNames, streamOf, wildcardsOf } from "./Subjects.js"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -43,7 +36,8 @@ const decode = (data: Uint8Array): { readonly value: unknown } | undefined => {
   }
 }
 
-const isNoStream = (error: BusError): boolean => error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
+const isNoStream = (error: BusError): boolean =>
+  error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
 
 /**
  * A PubAck lost to a reconnect is retried (the msgId makes the retry harmless): after 100 ms, then
@@ -56,7 +50,7 @@ const publishRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(
 const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 
 export const make = (options: BusOptions): Effect.Effect<BusService, BusError, NatsConnection | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { batchSize, maxDeliver, partitions, prefix } = options
     const nc = yield* NatsConnection
     const js = jetstream(nc)
@@ -74,7 +68,9 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
     const publish: BusService["publish"] = (subject, payload, publishOptions) => {
       const partition = partitionOfSubject(subject, prefix)
       if (streamOf(subject, prefix) === undefined || (partition !== undefined && partition >= partitions)) {
-        return Effect.fail(new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true }))
+        return Effect.fail(
+          new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true })
+        )
       }
       let data: Uint8Array
       try {
@@ -87,25 +83,29 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
         // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
         Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void))
       )
-      return Effect.catchAll(attempt, () => Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry)))
+      return Effect.catchAll(attempt, () =>
+        Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry))
+      )
     }
 
     const consumePartition: BusService["consumePartition"] = (partition) =>
       Number.isInteger(partition) && partition >= 0 && partition < partitions
-        ? Stream.unwrapScoped(Effect.gen(function*() {
-          const arrived = yield* Mailbox.make<JsMsg, BusError>()
-          // Deliveries not settled when the stream stops are redelivered after the ack wait. Not
-          // nak'd at once: on server 2.9 such naks were seen going straight back to the stopped pull
-          // request (registered until it expires), which only spent a delivery.
-          yield* superviseConsumer(partition, arrived).pipe(Effect.forkScoped)
-          return Mailbox.toStream(arrived).pipe(Stream.mapChunksEffect((chunk) => settleDeadLetters(chunk)))
-        }))
+        ? Stream.unwrapScoped(
+            Effect.gen(function* () {
+              const arrived = yield* Mailbox.make<JsMsg, BusError>()
+              // Deliveries not settled when the stream stops are redelivered after the ack wait. Not
+              // nak'd at once: on server 2.9 such naks were seen going straight back to the stopped pull
+              // request (registered until it expires), which only spent a delivery.
+              yield* superviseConsumer(partition, arrived).pipe(Effect.forkScoped)
+              return Mailbox.toStream(arrived).pipe(Stream.mapChunksEffect((chunk) => settleDeadLetters(chunk)))
+            })
+          )
         : Stream.fail(new BusError({ operation: "consumePartition", cause: `no partition ${partition}` }))
 
     /** Runs `consume()` into the mailbox, re-creating the consumer whenever it ends. */
     const superviseConsumer = (partition: number, arrived: Mailbox.Mailbox<JsMsg, BusError>) => {
       const durable = consumerName(partition, partitions)
-      const once = Effect.gen(function*() {
+      const once = Effect.gen(function* () {
         // A missing stream (deleted by hand, or a server that lost its storage) is re-created too.
         yield* ensureConsumer(jsm, options, partition).pipe(
           Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(jsm, options, partition)))
@@ -140,7 +140,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
 
     /** Deliveries past `maxDeliver` (and undecodable ones) go to the dead-letter stream, then are terminated. */
     const settleDeadLetters = (chunk: Chunk.Chunk<JsMsg>): Effect.Effect<Chunk.Chunk<Delivery>, BusError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const live: Array<Delivery> = []
         for (const m of chunk) {
           const decoded = decode(m.data)
@@ -151,7 +151,9 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
           // If the copy fails, the event stays pending and is dead-lettered on its next delivery.
           yield* deadLetter(m, decoded === undefined ? "not JSON" : `delivered ${m.info.deliveryCount - 1} times`).pipe(
             Effect.catchAll((error) =>
-              Effect.logWarning("bus dead letter failed").pipe(Effect.annotateLogs({ subject: m.subject, error: error.message }))
+              Effect.logWarning("bus dead letter failed").pipe(
+                Effect.annotateLogs({ subject: m.subject, error: error.message })
+              )
             )
           )
         }
@@ -159,14 +161,15 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       })
 
     const subscribe: BusService["subscribe"] = (subjectPrefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const messages = yield* Queue.unbounded<BusMessage>()
         yield* Effect.acquireRelease(
           Effect.sync(() =>
             wildcardsOf(subjectPrefix).map((wildcard) =>
               nc.subscribe(wildcard, {
                 callback: (error, m) => {
-                  if (error === null) Queue.unsafeOffer(messages, { subject: m.subject, payload: decode(m.data)?.value })
+                  if (error === null)
+                    Queue.unsafeOffer(messages, { subject: m.subject, payload: decode(m.data)?.value })
                 }
               })
             )
@@ -188,9 +191,14 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       h.set("Candor-Deliveries", String(m.info.deliveryCount))
       h.set("Candor-Reason", reason.replace(/[\r\n]+/g, " ").slice(0, 1_024))
       return tryNats("deadLetter", () =>
-        js.publish(deadLetterSubject(m.subject, prefix), m.data, { msgID: `${names.events}-${m.info.streamSequence}`, headers: h })
+        js.publish(deadLetterSubject(m.subject, prefix), m.data, {
+          msgID: `${names.events}-${m.info.streamSequence}`,
+          headers: h
+        })
       ).pipe(
-        Effect.zipRight(Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) }))
+        Effect.zipRight(
+          Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) })
+        )
       )
     }
 

@@ -73,7 +73,7 @@ class PartitionQueue {
 }
 
 export const make = (options: BusOptions): Effect.Effect<BusService, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { ackWaitMs, batchSize, duplicateWindowMs, maxAckPending, maxDeliver, partitions, prefix } = options
     // Timers are forked into the layer's scope, so none outlives the layer.
     const scope = yield* Effect.scope
@@ -136,11 +136,20 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         nak: (delayMs) =>
           Effect.suspend(() => {
             if (!settle(queue, entry, count)) return Effect.void
-            if (delayMs === undefined || delayMs <= 0) return Effect.zipRight(stopTimer(entry), Effect.sync(() => queue.redeliver(entry)))
+            if (delayMs === undefined || delayMs <= 0)
+              return Effect.zipRight(
+                stopTimer(entry),
+                Effect.sync(() => queue.redeliver(entry))
+              )
             entry.state = "delayed"
-            return Effect.zipRight(stopTimer(entry), startTimer(entry, delayMs, () => queue.redeliver(entry)))
+            return Effect.zipRight(
+              stopTimer(entry),
+              startTimer(entry, delayMs, () => queue.redeliver(entry))
+            )
           }),
-        working: Effect.suspend(() => (latest() ? Effect.zipRight(stopTimer(entry), startAckWait(queue, entry, count)) : Effect.void)),
+        working: Effect.suspend(() =>
+          latest() ? Effect.zipRight(stopTimer(entry), startAckWait(queue, entry, count)) : Effect.void
+        ),
         deadLetter: () =>
           Effect.suspend(() => {
             if (!settle(queue, entry, count)) return Effect.void
@@ -170,19 +179,27 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
           }
         }
         return Effect.forEach(dead, toDeadLetter, { discard: true }).pipe(
-          Effect.zipRight(Effect.forEach(live, (entry) => startAckWait(queue, entry, entry.deliveries), { discard: true })),
           Effect.zipRight(
-            live.length === 0 ? nextBatch(queue) : Effect.succeed(Chunk.unsafeFromArray(live.map((e) => delivery(queue, e))))
+            Effect.forEach(live, (entry) => startAckWait(queue, entry, entry.deliveries), { discard: true })
+          ),
+          Effect.zipRight(
+            live.length === 0
+              ? nextBatch(queue)
+              : Effect.succeed(Chunk.unsafeFromArray(live.map((e) => delivery(queue, e))))
           )
         )
       })
 
     const publish: BusService["publish"] = (subject, payload, publishOptions) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const stream = streamOf(subject, prefix)
         const partition = stream === "events" ? partitionOfSubject(subject, prefix)! : undefined
         if (stream === undefined || (partition !== undefined && partition >= partitions)) {
-          return yield* new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true })
+          return yield* new BusError({
+            operation: "publish",
+            cause: `no stream stores subject ${subject}`,
+            permanent: true
+          })
         }
         // The JSON round trip JetStream does: the same values come out, and the stored copy is detached.
         const stored: unknown = yield* Effect.try({
@@ -192,7 +209,14 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         const msgId = publishOptions?.msgId
         if (msgId !== undefined && isDuplicate(msgId, yield* Clock.currentTimeMillis)) return
         if (partition !== undefined) {
-          queues[partition]!.append({ seq: ++seq, subject, payload: stored, deliveries: 0, state: "ready", timer: undefined })
+          queues[partition]!.append({
+            seq: ++seq,
+            subject,
+            payload: stored,
+            deliveries: 0,
+            state: "ready",
+            timer: undefined
+          })
         }
         yield* PubSub.publish(hub, { subject, payload: stored })
       })
@@ -206,9 +230,8 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
 
     const subscribe: BusService["subscribe"] = (subjectPrefix) =>
       Effect.map(PubSub.subscribe(hub), (messages): Subscription => {
-        const take: Effect.Effect<BusMessage> = Effect.flatMap(
-          Queue.take(messages),
-          (m) => (matchesPrefix(m.subject, subjectPrefix) ? Effect.succeed(m) : take)
+        const take: Effect.Effect<BusMessage> = Effect.flatMap(Queue.take(messages), (m) =>
+          matchesPrefix(m.subject, subjectPrefix) ? Effect.succeed(m) : take
         )
         return { take }
       })

@@ -29,7 +29,10 @@ const nanos = (ms: number): number => ms * 1_000_000
 export const tryNats = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, BusError> =>
   Effect.tryPromise({ try: run, catch: (cause) => new BusError({ operation, cause }) })
 
-const ensureStream = (jsm: JetStreamManager, config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window">) =>
+const ensureStream = (
+  jsm: JetStreamManager,
+  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window">
+) =>
   tryNats(`ensureStream ${config.name}`, async () => {
     try {
       await jsm.streams.add(config)
@@ -55,7 +58,11 @@ export const ensureStreams = (jsm: JetStreamManager, options: BusOptions): Effec
   )
 }
 
-export const ensureConsumer = (jsm: JetStreamManager, options: BusOptions, partition: number): Effect.Effect<void, BusError> => {
+export const ensureConsumer = (
+  jsm: JetStreamManager,
+  options: BusOptions,
+  partition: number
+): Effect.Effect<void, BusError> => {
   const stream = streamNames(options.prefix).events
   const durable = consumerName(partition, options.partitions)
   const editable = { ack_wait: nanos(options.ackWaitMs), max_ack_pending: options.maxAckPending, max_deliver: -1 }

@@ -38,10 +38,9 @@ export interface KvAgentStateOptions {
 }
 
 /** A stored value: the members ever set, as JSON (defaults fill the rest). */
-const decodeStored = Schema.decodeUnknownEither(
-  Schema.parseJson(Schema.partialWith(AgentSettings, { exact: true })),
-  { errors: "all" }
-)
+const decodeStored = Schema.decodeUnknownEither(Schema.parseJson(Schema.partialWith(AgentSettings, { exact: true })), {
+  errors: "all"
+})
 
 /** What a write merges into: any JSON object, understood or not. */
 const decodeMembers = Schema.decodeUnknown(
@@ -50,7 +49,9 @@ const decodeMembers = Schema.decodeUnknown(
 
 /** Where a value differs from the format, without its content. */
 const failedPaths = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => issue.path.join(".") || "(value)").join(", ")
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => issue.path.join(".") || "(value)")
+    .join(", ")
 
 const SETTINGS = "settings."
 const NUDGE = "nudge."
@@ -74,10 +75,11 @@ const isWrongLastSequence = (error: BusError): boolean =>
 export const make = (
   options: KvAgentStateOptions = {}
 ): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nc = yield* NatsConnection
     const kv = yield* tryNats("open agent state", () =>
-      new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 }))
+      new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 })
+    )
     const settings = new Map<string, Known<AgentSettings>>()
     const nudges = new Map<string, Known<string>>()
 
@@ -146,23 +148,25 @@ export const make = (
     )
 
     const update: AgentState["Type"]["update"] = (agentId, patch) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = SETTINGS + agentId
         const entry = yield* tryNats("read agent settings", () => kv.get(key))
-        const stored = entry?.operation === "PUT"
-          ? yield* decodeMembers(entry.string()).pipe(
-            Effect.catchAll((error) =>
-              Effect.logWarning("stored agent settings are not a JSON object; replaced by the patch").pipe(
-                Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) }),
-                Effect.as({})
+        const stored =
+          entry?.operation === "PUT"
+            ? yield* decodeMembers(entry.string()).pipe(
+                Effect.catchAll((error) =>
+                  Effect.logWarning("stored agent settings are not a JSON object; replaced by the patch").pipe(
+                    Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) }),
+                    Effect.as({})
+                  )
+                )
               )
-            )
-          )
-          : {}
+            : {}
         // Members set to undefined drop out of the JSON: the default applies again.
         const json = JSON.stringify({ ...stored, ...patch })
         const revision = yield* tryNats("write agent settings", () =>
-          entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision))
+          entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision)
+        )
         Either.match(parseSettings(json), {
           onLeft: (error) => skipped(agentId, error),
           onRight: (value) => learn(settings, agentId, revision, value)
@@ -175,16 +179,21 @@ export const make = (
         const text = known?.value
         if (known === undefined || text === undefined) return Effect.succeed(undefined)
         return tryNats("take nudge", () => kv.delete(NUDGE + agentId, { previousSeq: known.revision })).pipe(
-          Effect.zipRight(Effect.sync((): string | undefined => {
-            // Taken: forget it now rather than when the watch brings the deletion.
-            if (nudges.get(agentId) === known) nudges.set(agentId, { revision: known.revision, value: undefined })
-            return text
-          })),
+          Effect.zipRight(
+            Effect.sync((): string | undefined => {
+              // Taken: forget it now rather than when the watch brings the deletion.
+              if (nudges.get(agentId) === known) nudges.set(agentId, { revision: known.revision, value: undefined })
+              return text
+            })
+          ),
           // Another gateway took it first (or a newer nudge replaced it: the watch will bring that one).
           Effect.catchAll((error) =>
             isWrongLastSequence(error)
               ? Effect.succeed(undefined)
-              : Effect.logWarning("nudge not taken").pipe(Effect.annotateLogs({ error: error.message }), Effect.as(undefined))
+              : Effect.logWarning("nudge not taken").pipe(
+                  Effect.annotateLogs({ error: error.message }),
+                  Effect.as(undefined)
+                )
           )
         )
       })

@@ -31,7 +31,8 @@ export class NatsConnection extends Context.Tag("candor/adapters/bus/NatsConnect
               reconnectTimeWait: options.reconnectWaitMs ?? 1_000
             }),
           // Only the client's message: the URL may carry credentials.
-          catch: (cause) => new BusError({ operation: "connect", cause: cause instanceof Error ? cause.message : cause })
+          catch: (cause) =>
+            new BusError({ operation: "connect", cause: cause instanceof Error ? cause.message : cause })
         }),
         (nc) =>
           Effect.promise(() => nc.drain()).pipe(

@@ -51,17 +51,21 @@ interface Lease {
 export const make = (
   options: LeaseOptions
 ): Effect.Effect<PartitionOwnership["Type"], BusError, NatsConnection | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { partitions, ttlMs, workerId } = options
     if (!Number.isInteger(partitions) || partitions < 1) {
       return yield* new BusError({ operation: "lease", cause: `partitions must be a positive integer: ${partitions}` })
     }
     if (!/^[-\w]+$/.test(workerId)) {
-      return yield* new BusError({ operation: "lease", cause: `worker id must be letters, digits, - or _: ${workerId}` })
+      return yield* new BusError({
+        operation: "lease",
+        cause: `worker id must be letters, digits, - or _: ${workerId}`
+      })
     }
     const nc = yield* NatsConnection
     const kv = yield* tryNats("open partition leases", () =>
-      new Kvm(nc).create(leaseBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1, ttl: ttlMs }))
+      new Kvm(nc).create(leaseBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1, ttl: ttlMs })
+    )
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
     const leaseKey = (p: number) => `lease.${p}`
@@ -98,17 +102,21 @@ export const make = (
         Effect.option
       )
 
-    const tick = Effect.gen(function*() {
+    const tick = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       for (const [p, lease] of held) if (now - lease.renewedAt >= ttlMs) held.delete(p)
       yield* tryNats("heartbeat", () => kv.put(heartbeatKey, workerId)).pipe(Effect.ignore)
-      yield* Effect.forEach(held, ([p, lease]) =>
-        tryNats("renew lease", () => kv.update(leaseKey(p), workerId, lease.revision)).pipe(
-          Effect.match({
-            onFailure: () => void held.delete(p),
-            onSuccess: (revision) => void held.set(p, { revision, renewedAt: now })
-          })
-        ), { concurrency: "unbounded", discard: true })
+      yield* Effect.forEach(
+        held,
+        ([p, lease]) =>
+          tryNats("renew lease", () => kv.update(leaseKey(p), workerId, lease.revision)).pipe(
+            Effect.match({
+              onFailure: () => void held.delete(p),
+              onSuccess: (revision) => void held.set(p, { revision, renewedAt: now })
+            })
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
       yield* announce
       live = Math.max(1, yield* countWorkers.pipe(Effect.orElseSucceed(() => live)))
       const share = fairShare(partitions, live)
@@ -117,11 +125,15 @@ export const make = (
       if (extras.length > 0) {
         for (const [p] of extras) held.delete(p)
         yield* announce
-        yield* Effect.forEach(extras, ([p, lease]) =>
-          tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore), {
-          concurrency: "unbounded",
-          discard: true
-        })
+        yield* Effect.forEach(
+          extras,
+          ([p, lease]) =>
+            tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore),
+          {
+            concurrency: "unbounded",
+            discard: true
+          }
+        )
       }
       for (const p of order) {
         if (held.size >= share) break
@@ -132,27 +144,37 @@ export const make = (
       yield* announce
     })
 
-    const release = Effect.gen(function*() {
+    const release = Effect.gen(function* () {
       const leases = [...held]
       held.clear()
       yield* announce
-      yield* Effect.forEach(leases, ([p, lease]) =>
-        tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore), {
-        concurrency: "unbounded",
-        discard: true
-      })
+      yield* Effect.forEach(
+        leases,
+        ([p, lease]) =>
+          tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore),
+        {
+          concurrency: "unbounded",
+          discard: true
+        }
+      )
       yield* tryNats("remove heartbeat", () => kv.delete(heartbeatKey)).pipe(Effect.ignore)
     })
 
     const safeTick = tick.pipe(
       Effect.catchAllCause((cause) =>
-        Effect.logWarning("partition lease tick failed").pipe(Effect.annotateLogs({ worker: workerId, cause: String(cause) }))
+        Effect.logWarning("partition lease tick failed").pipe(
+          Effect.annotateLogs({ worker: workerId, cause: String(cause) })
+        )
       )
     )
     // Finalizers run in reverse: the loop below is interrupted before the leases are released.
     yield* Effect.addFinalizer(() => release)
     yield* safeTick
-    yield* Effect.sleep(Math.max(1, Math.floor(ttlMs / 3))).pipe(Effect.zipRight(safeTick), Effect.forever, Effect.forkScoped)
+    yield* Effect.sleep(Math.max(1, Math.floor(ttlMs / 3))).pipe(
+      Effect.zipRight(safeTick),
+      Effect.forever,
+      Effect.forkScoped
+    )
     return { workerId, owned }
   })
 

@@ -15,13 +15,19 @@ import type * as Subscribable from "effect/Subscribable"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { hostname } from "node:os"
 
-export class PartitionOwnership extends Context.Tag("candor/adapters/bus/PartitionOwnership")<PartitionOwnership, {
-  /** Names this process in leases and logs. */
-  readonly workerId: string
-  readonly owned: Subscribable.Subscribable<ReadonlySet<number>>
-}>() {
+export class PartitionOwnership extends Context.Tag("candor/adapters/bus/PartitionOwnership")<
+  PartitionOwnership,
+  {
+    /** Names this process in leases and logs. */
+    readonly workerId: string
+    readonly owned: Subscribable.Subscribable<ReadonlySet<number>>
+  }
+>() {
   /** Every partition, for good. */
-  static readonly layerAll = (partitions: number, workerId: string = defaultWorkerId()): Layer.Layer<PartitionOwnership> =>
+  static readonly layerAll = (
+    partitions: number,
+    workerId: string = defaultWorkerId()
+  ): Layer.Layer<PartitionOwnership> =>
     Layer.effect(
       PartitionOwnership,
       Effect.map(

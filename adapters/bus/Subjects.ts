@@ -22,8 +22,11 @@ export const partitionOf = (agentId: string, partitions: number = PARTITIONS): n
   createHash("sha256").update(agentId, "utf8").digest().readUInt32BE(0) % partitions
 
 /** `<prefix>.events.<partition>.<agent_id>`; the prefix is CANDOR_NATS_PREFIX (default `candor`). */
-export const eventSubject = (agentId: string, prefix: string = DEFAULT_PREFIX, partitions: number = PARTITIONS): string =>
-  `${prefix}.events.${partitionOf(agentId, partitions)}.${agentId}`
+export const eventSubject = (
+  agentId: string,
+  prefix: string = DEFAULT_PREFIX,
+  partitions: number = PARTITIONS
+): string => `${prefix}.events.${partitionOf(agentId, partitions)}.${agentId}`
 
 /** Every event of one partition: the filter of its consumer. */
 export const partitionFilter = (prefix: string, partition: number): string => `${prefix}.events.${partition}.>`
@@ -35,7 +38,9 @@ export const decisionSubject = (prefix: string, topic: "alerts" | "containment",
 /** The partition an event subject names, or undefined for any other subject. */
 export const partitionOfSubject = (subject: string, prefix: string): number | undefined => {
   // Canonical decimal only: `07` would be stored but match no consumer's filter (`….events.7.>`).
-  const match = /^(0|[1-9]\d*)\.[^.]+/.exec(subject.startsWith(`${prefix}.events.`) ? subject.slice(prefix.length + 8) : "")
+  const match = /^(0|[1-9]\d*)\.[^.]+/.exec(
+    subject.startsWith(`${prefix}.events.`) ? subject.slice(prefix.length + 8) : ""
+  )
   return match === null ? undefined : Number(match[1])
 }
 

@@ -30,7 +30,8 @@ const decoderFor = (encoding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliD
  * would only produce noise, and the outcome still arrives.
  */
 export const decodingObserver = (contentEncoding: string | undefined, inner: ResponseObserver): ResponseObserver => {
-  if (contentEncoding === undefined || contentEncoding === "" || contentEncoding.toLowerCase() === "identity") return inner
+  if (contentEncoding === undefined || contentEncoding === "" || contentEncoding.toLowerCase() === "identity")
+    return inner
   const decoder = contentEncoding.includes(",") ? undefined : decoderFor(contentEncoding)
   if (decoder === undefined) return { chunk: () => {}, end: inner.end }
   let outcome: ExchangeOutcome | undefined

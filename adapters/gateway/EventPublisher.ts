@@ -37,7 +37,7 @@ export interface EventPublisher {
 }
 
 export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const bus = yield* Bus
     const unsettled = yield* Effect.makeSemaphore(UNSETTLED)
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
@@ -46,10 +46,14 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
     yield* Effect.addFinalizer(() =>
-      unsettled.withPermits(UNSETTLED)(Effect.void).pipe(
-        Effect.timeout(SHUTDOWN_WAIT),
-        Effect.catchAll(() => Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ held: held.length })))
-      )
+      unsettled
+        .withPermits(UNSETTLED)(Effect.void)
+        .pipe(
+          Effect.timeout(SHUTDOWN_WAIT),
+          Effect.catchAll(() =>
+            Effect.logError("gateway events not published at shutdown").pipe(Effect.annotateLogs({ held: held.length }))
+          )
+        )
     )
 
     const publishOnce = (agentId: string, event: GatewayEvent) =>
@@ -58,7 +62,9 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
       })
 
     const refused = (agentId: string, error: BusError) =>
-      Effect.logError("gateway event not published").pipe(Effect.annotateLogs({ agent_id: agentId, error: error.message }))
+      Effect.logError("gateway event not published").pipe(
+        Effect.annotateLogs({ agent_id: agentId, error: error.message })
+      )
 
     /**
      * Retries the oldest held event until the bus stores it (the bus is back), then starts the others
@@ -67,7 +73,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
      * The last check and the hand-over to normal publishing run without a yield in between, so no
      * new event overtakes a held one.
      */
-    const drain = Effect.gen(function*() {
+    const drain = Effect.gen(function* () {
       for (;;) {
         const oldest = held.shift()
         if (oldest === undefined) break
@@ -76,7 +82,9 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
         )
         if (Either.isLeft(stored)) yield* refused(oldest.agentId, stored.left)
         yield* unsettled.release(1)
-        yield* Effect.forEach(held.splice(0), (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), { discard: true })
+        yield* Effect.forEach(held.splice(0), (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), {
+          discard: true
+        })
         // Let them send before anything held meanwhile is tried.
         yield* Effect.yieldNow()
       }
@@ -103,7 +111,10 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
         Effect.onInterrupt(() => unsettled.release(1)),
         Effect.matchEffect({
           onSuccess: () => unsettled.release(1),
-          onFailure: (error) => (transient(error) ? hold(agentId, event, error) : Effect.zipRight(refused(agentId, error), unsettled.release(1)))
+          onFailure: (error) =>
+            transient(error)
+              ? hold(agentId, event, error)
+              : Effect.zipRight(refused(agentId, error), unsettled.release(1))
         })
       )
 
@@ -111,7 +122,9 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
       publish: (agentId, event) =>
         Effect.zipRight(
           unsettled.take(1),
-          Effect.suspend(() => (draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))))
+          Effect.suspend(() =>
+            draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))
+          )
         )
     }
   })

@@ -30,7 +30,11 @@ export interface ExchangeSink {
   readonly onHead: (status: number, headers: IncomingHttpHeaders, stream: boolean) => ResponseObserver
   readonly onFailure: (outcome: ExchangeOutcome) => void
   /** Resolves `undefined` to pass the upstream's bytes, or the response to send instead. */
-  readonly onHeld: (status: number, headers: IncomingHttpHeaders, body: Uint8Array) => Promise<LocalResponse | undefined>
+  readonly onHeld: (
+    status: number,
+    headers: IncomingHttpHeaders,
+    body: Uint8Array
+  ) => Promise<LocalResponse | undefined>
 }
 
 export interface ForwardRequest {
@@ -219,7 +223,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
     )
   }
 
-  private answerHeld(replacement: LocalResponse | undefined, status: number, headers: IncomingHttpHeaders, body: Buffer) {
+  private answerHeld(
+    replacement: LocalResponse | undefined,
+    status: number,
+    headers: IncomingHttpHeaders,
+    body: Buffer
+  ) {
     if (this.done) return
     this.done = true
     if (replacement !== undefined) writeLocal(this.res, this.withOwnHeaders(replacement), this.overheadNs())
@@ -227,7 +236,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
       const out = responseHeadersForClient(headers)
       if (this.request.responseHeaders !== undefined) Object.assign(out, this.request.responseHeaders)
       out[OVERHEAD_HEADER] = formatMs(this.overheadNs())
-      if (this.statusMessage !== undefined && this.statusMessage !== "") this.res.writeHead(status, this.statusMessage, out)
+      if (this.statusMessage !== undefined && this.statusMessage !== "")
+        this.res.writeHead(status, this.statusMessage, out)
       else this.res.writeHead(status, out)
       this.res.end(body)
     }
@@ -242,7 +252,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private safeHead(status: number, headers: IncomingHttpHeaders, stream: boolean): ResponseObserver | undefined {
     try {
       const encoding = headers["content-encoding"]
-      return decodingObserver(typeof encoding === "string" ? encoding : undefined, this.sink.onHead(status, headers, stream))
+      return decodingObserver(
+        typeof encoding === "string" ? encoding : undefined,
+        this.sink.onHead(status, headers, stream)
+      )
     } catch {
       return undefined
     }

@@ -28,7 +28,13 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import type { IncomingHttpHeaders } from "node:http"
-import { appliedVerdict, evaluatePolicy, isPolicyActive, type PolicyEvaluation, type PolicyVerdict } from "../../core/Policy.js"
+import {
+  appliedVerdict,
+  evaluatePolicy,
+  isPolicyActive,
+  type PolicyEvaluation,
+  type PolicyVerdict
+} from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
@@ -54,7 +60,11 @@ export const POLICY_VERDICT_HEADER = "x-policy-verdict"
 
 /** A loggable name for an unknown failure, never its message. */
 const errorKind = (error: unknown): string =>
-  typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : error instanceof Error ? error.name : typeof error
+  typeof error === "object" && error !== null && "_tag" in error
+    ? String(error._tag)
+    : error instanceof Error
+      ? error.name
+      : typeof error
 
 /** What the request path learned, handed back on the response path. */
 interface Exchange {
@@ -115,8 +125,9 @@ const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   return out
 }
 
-const boundaryNames = (values: ReadonlyArray<{ readonly type: string; readonly name: string }>): ReadonlyArray<string> =>
-  values.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
+const boundaryNames = (
+  values: ReadonlyArray<{ readonly type: string; readonly name: string }>
+): ReadonlyArray<string> => values.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {
@@ -152,7 +163,7 @@ const policyBlocked = (evaluation: PolicyEvaluation) => {
 }
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
@@ -184,7 +195,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judgeExtraction = (exchange: Exchange, extraction: Extraction | undefined): Effect.Effect<Judgement> => {
       const thinking = extraction?.thinking
       if (thinking === undefined) {
-        return Effect.succeed({ verdict: "clear", thinkingHash: "none", analysis: undefined, synthetic: "no_thinking_block" })
+        return Effect.succeed({
+          verdict: "clear",
+          thinkingHash: "none",
+          analysis: undefined,
+          synthetic: "no_thinking_block"
+        })
       }
       const thinkingHash = sha256Hex(thinking.text)
       const failed = (): Judgement => ({
@@ -194,40 +210,60 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         synthetic: "analysis_failed" satisfies SyntheticReason
       })
       const values = exchange.settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
-      return judge.analyze({
-        thinking: thinking.text,
-        card: exchange.settings.card,
-        conscienceValues: values,
-        window: [], // the session window is the session actor's
-        provider: exchange.adapter.name,
-        model: extraction?.model
-      }).pipe(
-        Effect.map((analysis): Judgement => ({
-          verdict: deriveVerdict(analysis.concerns, boundaryNames(values)) satisfies Verdict,
-          thinkingHash,
-          analysis,
-          synthetic: analysis.synthetic_reason
-        })),
-        Effect.catchAllCause(() => Effect.succeed(failed()))
-      )
+      return judge
+        .analyze({
+          thinking: thinking.text,
+          card: exchange.settings.card,
+          conscienceValues: values,
+          window: [], // the session window is the session actor's
+          provider: exchange.adapter.name,
+          model: extraction?.model
+        })
+        .pipe(
+          Effect.map((analysis): Judgement => ({
+            verdict: deriveVerdict(analysis.concerns, boundaryNames(values)) satisfies Verdict,
+            thinkingHash,
+            analysis,
+            synthetic: analysis.synthetic_reason
+          })),
+          Effect.catchAllCause(() => Effect.succeed(failed()))
+        )
     }
 
     /** The response's tool calls against the policy: recorded in the trace, never acted on after the fact. */
-    const responsePolicy = (exchange: Exchange, extraction: Extraction | undefined, now: number): PolicyRecord | undefined => {
+    const responsePolicy = (
+      exchange: Exchange,
+      extraction: Extraction | undefined,
+      now: number
+    ): PolicyRecord | undefined => {
       if (exchange.policy === undefined) return undefined
       const calls = extraction?.toolCalls ?? []
       const { policy, requestVerdict } = exchange.policy
-      const response = evaluatePolicy(policy, exchange.settings.card, calls, toolsSeen.lookup(exchange.agentId), new Date(now))
+      const response = evaluatePolicy(
+        policy,
+        exchange.settings.card,
+        calls,
+        toolsSeen.lookup(exchange.agentId),
+        new Date(now)
+      )
       toolsSeen.note(exchange.agentId, calls, now)
       return { mode: policy.defaults.enforcement_mode, requestVerdict, response }
     }
 
     /** Decided in response order, before the judge: the outcome's kind and the policy on the tool calls. */
-    const prepare = (exchange: Exchange, extraction: Extraction | undefined, outcome: ExchangeOutcome, held: boolean): Prepared => {
-      const kind = outcome.kind === "complete" && extraction !== undefined && "complete" in extraction &&
-          extraction.complete === false
-        ? "partial"
-        : outcome.kind
+    const prepare = (
+      exchange: Exchange,
+      extraction: Extraction | undefined,
+      outcome: ExchangeOutcome,
+      held: boolean
+    ): Prepared => {
+      const kind =
+        outcome.kind === "complete" &&
+        extraction !== undefined &&
+        "complete" in extraction &&
+        extraction.complete === false
+          ? "partial"
+          : outcome.kind
       return {
         exchange,
         extraction,
@@ -251,14 +287,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      * started.
      */
     const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<GatewayEvent>> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { exchange, held } = prepared
         const agentId = exchange.agentId
         const verdict = yield* Deferred.make<GatewayEvent>()
         const published = yield* Deferred.make<void>()
         const previous = lastOfAgent.get(agentId)
         lastOfAgent.set(agentId, published)
-        const work = Effect.gen(function*() {
+        const work = Effect.gen(function* () {
           const judgement = yield* Effect.ensuring(judgeExtraction(exchange, prepared.extraction), judging.release(1))
           const event = yield* Effect.sync(() =>
             buildResponseEvent({
@@ -280,11 +316,17 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           }
         }).pipe(
           Effect.catchAllCause(logFailure),
-          Effect.ensuring(Effect.suspend(() => {
-            if (lastOfAgent.get(agentId) === published) lastOfAgent.delete(agentId)
-            // A held response never waits for a verdict that will not come (interrupted at shutdown).
-            return Effect.all([inFlight.release(1), Deferred.succeed(published, undefined), Deferred.interrupt(verdict)])
-          })),
+          Effect.ensuring(
+            Effect.suspend(() => {
+              if (lastOfAgent.get(agentId) === published) lastOfAgent.delete(agentId)
+              // A held response never waits for a verdict that will not come (interrupted at shutdown).
+              return Effect.all([
+                inFlight.release(1),
+                Deferred.succeed(published, undefined),
+                Deferred.interrupt(verdict)
+              ])
+            })
+          ),
           Effect.interruptible
         )
         yield* FiberSet.run(analyses, work)
@@ -293,11 +335,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
 
     // Queued exchanges leave the queue in order, each once a judge slot is free: while every slot is
     // busy the queue fills, and beyond its capacity exchanges are dropped (counted) by `enqueue`.
-    yield* Effect.gen(function*() {
+    yield* Effect.gen(function* () {
       yield* inFlight.take(1)
       yield* judging.take(1)
       const job = yield* Queue.take(queue)
-      yield* Effect.suspend(() => start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))).pipe(
+      yield* Effect.suspend(() =>
+        start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))
+      ).pipe(
         Effect.catchAllCause((cause) =>
           Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause))
         )
@@ -309,15 +353,17 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         dropped++
         exchangesDropped.unsafeUpdate(1, [])
         // Never the job itself in the log: it holds response bytes.
-        runFork(Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
-          Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
-        ))
+        runFork(
+          Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
+            Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
+          )
+        )
       }
     }
 
     const service: Inspector["Type"] = {
       beforeRequest: (request) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const adapter = adapters[request.provider]
           const keyHash = adapter.keyHash(toWebHeaders(request.headers), request.url)
           // No key: the provider will answer 401 itself; there is no agent to attribute it to.
@@ -396,7 +442,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       },
 
       completeNonStreaming: (context, response) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (context === undefined) return { pass: true } as const
           const exchange = context as Exchange
           const outcome: ExchangeOutcome = {

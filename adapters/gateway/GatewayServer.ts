@@ -62,7 +62,7 @@ export interface GatewayOptions {
 
 type InspectorService = Inspector["Type"]
 
-const LIVE = { status: 200, headers: { "content-type": "application/json" }, body: Buffer.from("{\"status\":\"ok\"}") }
+const LIVE = { status: 200, headers: { "content-type": "application/json" }, body: Buffer.from('{"status":"ok"}') }
 
 /** The upstream for the first path segment, and where the rest of the URL starts. */
 const route = (upstreams: Upstreams, url: string): { upstream: Upstream; rest: string } | undefined => {
@@ -117,15 +117,19 @@ export const makeGatewayHandler = (
           return inspector.onFailure(decision.context, outcome)
         }
         const headers = requestHeadersForUpstream(req.rawHeaders, req.headers.connection)
-        new Exchange(res, {
-          upstream,
-          method: req.method ?? "GET",
-          path: upstream.basePath + rest,
-          headers,
-          body: decision.forward,
-          startedAt,
-          responseHeaders: decision.headers
-        }, sinkFor(inspector, run, decision.context, decision.hold)).start()
+        new Exchange(
+          res,
+          {
+            upstream,
+            method: req.method ?? "GET",
+            path: upstream.basePath + rest,
+            headers,
+            body: decision.forward,
+            startedAt,
+            responseHeaders: decision.headers
+          },
+          sinkFor(inspector, run, decision.context, decision.hold)
+        ).start()
       },
       () => writeLocal(res, jsonError(500, "gateway inspection failed"), process.hrtime.bigint() - startedAt)
     )
@@ -166,28 +170,43 @@ const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
 }
 
 /** The bound gateway: its URL is what SDKs use as base URL (plus the provider prefix). */
-export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayServer")<GatewayServer, {
-  readonly server: Server
-  readonly port: number
-  readonly url: string
-}>() {}
+export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayServer")<
+  GatewayServer,
+  {
+    readonly server: Server
+    readonly port: number
+    readonly url: string
+  }
+>() {}
 
 /** Listens on host:port for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
 export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, ListenFailed, Inspector> =>
   Layer.scoped(
     GatewayServer,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const inspector = yield* Inspector
       const runtime = yield* Effect.runtime<never>()
       const settings = { ...defaultTuning, ...options.tuning }
       const upstreams = makeUpstreams(options.upstreams, settings.timeouts)
       return yield* Effect.acquireRelease(
         Effect.async<{ server: Server; port: number; url: string }, ListenFailed>((resume) => {
-          const server = createServer({ keepAliveTimeout: 65_000 }, makeGatewayHandler(upstreams, inspector, runtime, settings))
+          const server = createServer(
+            { keepAliveTimeout: 65_000 },
+            makeGatewayHandler(upstreams, inspector, runtime, settings)
+          )
           // Only binding errors: once listening, the server reports nothing through this listener.
           const failed = (error: Error) => {
             void closeUpstreams(upstreams).catch(() => destroyUpstreams(upstreams))
-            resume(Effect.fail(new ListenFailed({ variable: "GATEWAY_PORT", host: options.host, port: options.port, code: listenErrorCode(error) })))
+            resume(
+              Effect.fail(
+                new ListenFailed({
+                  variable: "GATEWAY_PORT",
+                  host: options.host,
+                  port: options.port,
+                  code: listenErrorCode(error)
+                })
+              )
+            )
           }
           server.once("error", failed)
           server.listen(options.port, options.host, () => {
@@ -197,8 +216,7 @@ export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, Liste
             resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
           })
         }),
-        ({ server }) =>
-          Effect.promise(() => shutdown(server, upstreams, settings.shutdownGraceMs))
+        ({ server }) => Effect.promise(() => shutdown(server, upstreams, settings.shutdownGraceMs))
       )
     })
   )

@@ -37,16 +37,23 @@ const isHopByHop = (lower: string, named: ReadonlySet<string> | undefined): bool
  * which a nudge may have rewritten) and `expect` (Node already answered `100-continue`; undici
  * refuses the header).
  */
-export const requestHeadersForUpstream = (raw: ReadonlyArray<string>, connection: string | undefined): Array<string> => {
+export const requestHeadersForUpstream = (
+  raw: ReadonlyArray<string>,
+  connection: string | undefined
+): Array<string> => {
   const named = connectionTokens(connection)
   const out: Array<string> = []
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!
     const lower = name.toLowerCase()
     if (
-      isHopByHop(lower, named) || lower === "host" || lower === "content-length" || lower === "expect" ||
+      isHopByHop(lower, named) ||
+      lower === "host" ||
+      lower === "content-length" ||
+      lower === "expect" ||
       lower.startsWith("x-candor-")
-    ) continue
+    )
+      continue
     out.push(name, raw[i + 1]!)
   }
   return out

@@ -35,15 +35,15 @@ export interface GatewayResponse {
 
 export type RequestDecision =
   | {
-    /** The body to send upstream: the client's bytes, or a rewrite (nudge injected). */
-    readonly forward: Uint8Array
-    /** Opaque to the server; handed back on the later calls. */
-    readonly context: unknown
-    /** Buffer the response and call `completeNonStreaming` before answering (enforce, non-streaming). */
-    readonly hold: boolean
-    /** Headers added to whatever the client gets for this exchange (`X-Policy-Verdict`). */
-    readonly headers?: Readonly<Record<string, string>> | undefined
-  }
+      /** The body to send upstream: the client's bytes, or a rewrite (nudge injected). */
+      readonly forward: Uint8Array
+      /** Opaque to the server; handed back on the later calls. */
+      readonly context: unknown
+      /** Buffer the response and call `completeNonStreaming` before answering (enforce, non-streaming). */
+      readonly hold: boolean
+      /** Headers added to whatever the client gets for this exchange (`X-Policy-Verdict`). */
+      readonly headers?: Readonly<Record<string, string>> | undefined
+    }
   | { readonly respond: GatewayResponse }
 
 export interface ResponseHead {
@@ -55,17 +55,20 @@ export interface ResponseHead {
 
 export type HeldVerdict = { readonly pass: true } | { readonly respond: GatewayResponse }
 
-export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<Inspector, {
-  readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
-  /** Synchronous and cheap: it runs between the upstream's headers and the client's. */
-  readonly onResponse: (context: unknown, head: ResponseHead) => ResponseObserver
-  /** The exchange ended before response headers: refused, timed out, or the client left. */
-  readonly onFailure: (context: unknown, outcome: ExchangeOutcome) => void
-  readonly completeNonStreaming: (
-    context: unknown,
-    response: { readonly status: number; readonly headers: IncomingHttpHeaders; readonly body: Uint8Array }
-  ) => Effect.Effect<HeldVerdict>
-}>() {
+export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
+  Inspector,
+  {
+    readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
+    /** Synchronous and cheap: it runs between the upstream's headers and the client's. */
+    readonly onResponse: (context: unknown, head: ResponseHead) => ResponseObserver
+    /** The exchange ended before response headers: refused, timed out, or the client left. */
+    readonly onFailure: (context: unknown, outcome: ExchangeOutcome) => void
+    readonly completeNonStreaming: (
+      context: unknown,
+      response: { readonly status: number; readonly headers: IncomingHttpHeaders; readonly body: Uint8Array }
+    ) => Effect.Effect<HeldVerdict>
+  }
+>() {
   /** Forwards every request unchanged and observes nothing. */
   static readonly layerNoop: Layer.Layer<Inspector> = Layer.succeed(Inspector, {
     beforeRequest: (request) => Effect.succeed({ forward: request.body, context: undefined, hold: false }),

@@ -65,9 +65,10 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
     agent_id: agentId,
     ...(input.cardId !== undefined ? { card_id: input.cardId } : {}),
     timestamp,
-    action: toolCall !== undefined
-      ? { type: "execute", name: toolCall.name, category: actionCategory(toolCall.name, policy?.response) }
-      : { type: "recommend", name: "respond", category: "bounded" },
+    action:
+      toolCall !== undefined
+        ? { type: "execute", name: toolCall.name, category: actionCategory(toolCall.name, policy?.response) }
+        : { type: "recommend", name: "respond", category: "bounded" },
     decision: {
       selected: toolCall?.name ?? "respond",
       selection_reasoning: analysis?.reasoning_summary ?? "",
@@ -96,7 +97,13 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
     verdict: judgement.verdict,
     concerns: analysis?.concerns ?? [],
     reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement.synthetic),
-    conscience_context: { values_checked: [], conflicts: [], supports: [], considerations: [], consultation_depth: "surface" },
+    conscience_context: {
+      values_checked: [],
+      conflicts: [],
+      supports: [],
+      considerations: [],
+      consultation_depth: "surface"
+    },
     // The session actor assigns the real position; the gateway does not see the window.
     window_position: { index: 0, window_size: 0 },
     analysis_metadata: {
@@ -117,7 +124,15 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
       ? { cross_validation_warnings: analysis.cross_validation_warnings }
       : {})
   }
-  return { type: "gateway.response", agent_id: agentId, session_id: sessionId, provider: input.provider, outcome: input.outcome, checkpoint, trace }
+  return {
+    type: "gateway.response",
+    agent_id: agentId,
+    session_id: sessionId,
+    provider: input.provider,
+    outcome: input.outcome,
+    checkpoint,
+    trace
+  }
 }
 
 /**
@@ -127,13 +142,19 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
  */
 const decisionConfidence = (extraction: Extraction | undefined, judgement: Judgement): number => {
   const confidence = extraction?.thinking?.confidence
-  return judgement.analysis === undefined || judgement.synthetic !== undefined || confidence === undefined ? 0 : confidence
+  return judgement.analysis === undefined || judgement.synthetic !== undefined || confidence === undefined
+    ? 0
+    : confidence
 }
 
 /** A call the policy forbids is a `forbidden` action; one that trips an escalation trigger, an `escalation_trigger`. */
-const actionCategory = (tool: string, evaluation: PolicyEvaluation | undefined): "bounded" | "escalation_trigger" | "forbidden" => {
+const actionCategory = (
+  tool: string,
+  evaluation: PolicyEvaluation | undefined
+): "bounded" | "escalation_trigger" | "forbidden" => {
   if (evaluation === undefined) return "bounded"
-  if (evaluation.violations.some((v) => v.tool === tool && (v.kind === "forbidden" || v.kind === "card_forbidden"))) return "forbidden"
+  if (evaluation.violations.some((v) => v.tool === tool && (v.kind === "forbidden" || v.kind === "card_forbidden")))
+    return "forbidden"
   return evaluation.warnings.some((w) => w.tool === tool && w.kind === "escalation") ? "escalation_trigger" : "bounded"
 }
 
@@ -154,8 +175,10 @@ const syntheticSummary = (reason: SyntheticReason | undefined): string =>
 /** The text injected into the agent's next request after a violation in `nudge` mode. */
 export const nudgeText = (event: GatewayEvent): string => {
   const concern = event.checkpoint.concerns[0]
-  return "[INTEGRITY NOTICE — Candor]\n" +
+  return (
+    "[INTEGRITY NOTICE — Candor]\n" +
     `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged as a boundary violation.\n` +
     (concern !== undefined ? `Concern: ${concern.category} (${concern.severity}). ` : "") +
     `Recommended action: ${recommendedAction(event.checkpoint.verdict, event.checkpoint.concerns)}.`
+  )
 }

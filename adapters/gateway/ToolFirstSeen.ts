@@ -40,4 +40,5 @@ export class ToolFirstSeen {
   }
 }
 
-const key = (agentId: string, tool: string): string => `${agentId}\0${tool.length > MAX_NAME_CHARS ? tool.slice(0, MAX_NAME_CHARS) : tool}`
+const key = (agentId: string, tool: string): string =>
+  `${agentId}\0${tool.length > MAX_NAME_CHARS ? tool.slice(0, MAX_NAME_CHARS) : tool}`

@@ -7,16 +7,36 @@ import * as Schema from "effect/Schema"
 
 const body = { error: Schema.String }
 
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", body, HttpApiSchema.annotations({ status: 400 })) {}
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", body, HttpApiSchema.annotations({ status: 401 })) {}
-export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", body, HttpApiSchema.annotations({ status: 403 })) {}
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", body, HttpApiSchema.annotations({ status: 404 })) {}
+export class BadRequest extends Schema.TaggedError<BadRequest>()(
+  "BadRequest",
+  body,
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()(
+  "Unauthorized",
+  body,
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()(
+  "Forbidden",
+  body,
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+export class NotFound extends Schema.TaggedError<NotFound>()(
+  "NotFound",
+  body,
+  HttpApiSchema.annotations({ status: 404 })
+) {}
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   "TooManyRequests",
   { ...body, retry_after_seconds: Schema.Int },
   HttpApiSchema.annotations({ status: 429 })
 ) {}
-export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", body, HttpApiSchema.annotations({ status: 500 })) {}
+export class InternalError extends Schema.TaggedError<InternalError>()(
+  "InternalError",
+  body,
+  HttpApiSchema.annotations({ status: 500 })
+) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
   "ServiceUnavailable",
   body,

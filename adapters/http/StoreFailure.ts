@@ -8,17 +8,22 @@ import type { StoreError } from "../store/Store.js"
 import { isUnavailable } from "../store/Unavailable.js"
 import { InternalError, ServiceUnavailable } from "./ApiErrors.js"
 
-export const storeFailure = (message: string, options: { readonly logCause: boolean }) =>
+export const storeFailure =
+  (message: string, options: { readonly logCause: boolean }) =>
   (error: StoreError): Effect.Effect<never, InternalError | ServiceUnavailable> =>
     isUnavailable(error)
       ? Effect.zipRight(
-        Effect.logWarning(`${message}: database unreachable`).pipe(Effect.annotateLogs({ operation: error.operation })),
-        Effect.fail(new ServiceUnavailable({ error: "the database cannot be reached right now; try again shortly" }))
-      )
+          Effect.logWarning(`${message}: database unreachable`).pipe(
+            Effect.annotateLogs({ operation: error.operation })
+          ),
+          Effect.fail(new ServiceUnavailable({ error: "the database cannot be reached right now; try again shortly" }))
+        )
       : Effect.zipRight(
-        Effect.logError(message).pipe(Effect.annotateLogs({
-          operation: error.operation,
-          ...(options.logCause ? { cause: String(error.cause) } : {})
-        })),
-        Effect.fail(new InternalError({ error: "internal error" }))
-      )
+          Effect.logError(message).pipe(
+            Effect.annotateLogs({
+              operation: error.operation,
+              ...(options.logCause ? { cause: String(error.cause) } : {})
+            })
+          ),
+          Effect.fail(new InternalError({ error: "internal error" }))
+        )

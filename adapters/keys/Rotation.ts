@@ -25,14 +25,15 @@ export interface Rotation {
 }
 
 export const rotateEmbeddedKey = (dataDir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const keys = yield* KeyRepo
     const path = join(dataDir, KEY_FILE)
     let previous: string | undefined
     if (yield* fs.exists(path)) {
       const old = parseSigningKey(yield* fs.readFileString(path))
-      if (old === undefined) return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
+      if (old === undefined)
+        return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
       yield* keys.registerRetired(old.publicKey)
       previous = old.keyId
     }

@@ -19,10 +19,13 @@ import { formatSigningKey, generateSigningKey, parseSigningKey, type SigningKey 
 import { KeyRepo, layer as keyRepoLayer } from "../store/KeyRepo.js"
 import type { StoreError } from "../store/Store.js"
 
-export class SigningKeys extends Context.Tag("candor/adapters/keys/SigningKeys")<SigningKeys, {
-  /** Signs everything issued from now on. */
-  readonly active: SigningKey
-}>() {
+export class SigningKeys extends Context.Tag("candor/adapters/keys/SigningKeys")<
+  SigningKeys,
+  {
+    /** Signs everything issued from now on. */
+    readonly active: SigningKey
+  }
+>() {
   static readonly fromKey = (key: SigningKey): Layer.Layer<SigningKeys> => Layer.succeed(SigningKeys, { active: key })
 }
 
@@ -32,16 +35,21 @@ export class SigningKeyError extends Data.TaggedError("SigningKeyError")<{ reado
 export const KEY_FILE = "signing-key.pem"
 
 /** SIGNING_KEY, else `<dataDir>/signing-key.pem`, generated (mode 0600) when absent. */
-export const layer = (options: { readonly signingKey: Option.Option<Redacted.Redacted<string>>; readonly dataDir: string }) =>
+export const layer = (options: {
+  readonly signingKey: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+}) =>
   Layer.effect(
     SigningKeys,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (Option.isSome(options.signingKey)) {
         const key = parseSigningKey(Redacted.value(options.signingKey.value))
         // Never the value in the message: it is the private key.
         if (key === undefined) {
           return yield* Effect.fail(
-            new SigningKeyError({ message: "SIGNING_KEY is not an Ed25519 key (64 hex characters, base64 seed or PKCS#8 PEM)" })
+            new SigningKeyError({
+              message: "SIGNING_KEY is not an Ed25519 key (64 hex characters, base64 seed or PKCS#8 PEM)"
+            })
           )
         }
         return { active: key }
@@ -50,7 +58,8 @@ export const layer = (options: { readonly signingKey: Option.Option<Redacted.Red
       const path = join(options.dataDir, KEY_FILE)
       if (yield* fs.exists(path)) {
         const key = parseSigningKey(yield* fs.readFileString(path))
-        if (key === undefined) return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
+        if (key === undefined)
+          return yield* Effect.fail(new SigningKeyError({ message: `${path} does not hold an Ed25519 key` }))
         return { active: key }
       }
       const key = generateSigningKey()
@@ -65,8 +74,13 @@ export const layer = (options: { readonly signingKey: Option.Option<Redacted.Red
  * Records the active key in the key ring of the process's database (a no-op when it is already
  * there). Workers run it when they start, before they sign anything.
  */
-export const registerActiveKey: Effect.Effect<void, StoreError, SigningKeys | SqlClient.SqlClient> = Effect.gen(function*() {
-  const { active } = yield* SigningKeys
-  const added = yield* (yield* KeyRepo).registerActive(active.publicKey)
-  if (added) yield* Effect.log("signing key registered in the key ring; any older key is listed as retired").pipe(Effect.annotateLogs({ key_id: active.keyId }))
-}).pipe(Effect.provide(keyRepoLayer))
+export const registerActiveKey: Effect.Effect<void, StoreError, SigningKeys | SqlClient.SqlClient> = Effect.gen(
+  function* () {
+    const { active } = yield* SigningKeys
+    const added = yield* (yield* KeyRepo).registerActive(active.publicKey)
+    if (added)
+      yield* Effect.log("signing key registered in the key ring; any older key is listed as retired").pipe(
+        Effect.annotateLogs({ key_id: active.keyId })
+      )
+  }
+).pipe(Effect.provide(keyRepoLayer))

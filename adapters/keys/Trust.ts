@@ -9,7 +9,12 @@
  * agent (a tree head of another agent's log proves nothing about this one).
  */
 import { bytesEqual, fromBase64, toBase64 } from "../../core/Bytes.js"
-import { type Certificate, type CertificateVerification, type TrustedTreeHead, verifyCertificate } from "../../core/Certificate.js"
+import {
+  type Certificate,
+  type CertificateVerification,
+  type TrustedTreeHead,
+  verifyCertificate
+} from "../../core/Certificate.js"
 import { formatVerifierKey, noteKeyHash, type NoteVerifier } from "../../core/Note.js"
 import type { SigningKeyInfo } from "../../core/schema/Certificate.js"
 import { isValidPublicKey, keyIdOf } from "../../core/Signing.js"

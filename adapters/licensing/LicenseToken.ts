@@ -42,10 +42,16 @@ export type LicenseCheck =
 const isLicense = (value: unknown): value is License => {
   if (value === null || typeof value !== "object") return false
   const fields = value as Record<string, unknown>
-  return ["license_id", "plan_id", "licensee", "issued_at", "expires_at", "key_id"].every((k) => typeof fields[k] === "string") &&
-    typeof fields.feature_flags === "object" && fields.feature_flags !== null &&
-    typeof fields.limits === "object" && fields.limits !== null &&
+  return (
+    ["license_id", "plan_id", "licensee", "issued_at", "expires_at", "key_id"].every(
+      (k) => typeof fields[k] === "string"
+    ) &&
+    typeof fields.feature_flags === "object" &&
+    fields.feature_flags !== null &&
+    typeof fields.limits === "object" &&
+    fields.limits !== null &&
     !Number.isNaN(Date.parse(fields.expires_at as string))
+  )
 }
 
 /** Verifies a token against the public keys that may have signed it (by key id). Never throws. */
@@ -62,6 +68,7 @@ export const checkLicense = (token: string, publicKeyOf: (keyId: string) => Uint
   }
   if (!isLicense(license)) return { _tag: "Malformed" }
   const publicKey = publicKeyOf(license.key_id)
-  if (publicKey === undefined || !verifySignature(publicKey, message(payload), signature)) return { _tag: "BadSignature" }
+  if (publicKey === undefined || !verifySignature(publicKey, message(payload), signature))
+    return { _tag: "BadSignature" }
   return { _tag: "Verified", license }
 }

@@ -25,7 +25,12 @@ export const routeMatcher = (templates: Iterable<string>) => {
     .map((template) => ({
       template,
       regex: new RegExp(
-        "^" + template.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/") + "/?$"
+        "^" +
+          template
+            .split("/")
+            .map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+            .join("/") +
+          "/?$"
       )
     }))
   return (path: string): string => compiled.find((route) => route.regex.test(path))?.template ?? "unmatched"

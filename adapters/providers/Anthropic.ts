@@ -70,7 +70,12 @@ const blockOf = (value: unknown): Block => {
   const input = isRecord(value) ? value["input"] : undefined
   return {
     type,
-    text: type === "thinking" ? (stringAt(value, "thinking") ?? "") : type === "text" ? (stringAt(value, "text") ?? "") : "",
+    text:
+      type === "thinking"
+        ? (stringAt(value, "thinking") ?? "")
+        : type === "text"
+          ? (stringAt(value, "text") ?? "")
+          : "",
     name: stringAt(value, "name") ?? "",
     input: input ?? {},
     signed: (stringAt(value, "signature") ?? "") !== ""

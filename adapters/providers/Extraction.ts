@@ -76,7 +76,9 @@ export const CONFIDENCE: Readonly<Record<ThinkingSource, number>> = {
 /** Reasoning texts of one response → the extracted thinking, `undefined` when all are empty. */
 export const thinkingOf = (texts: ReadonlyArray<string>, source: ThinkingSource): ExtractedThinking | undefined => {
   const nonEmpty = texts.filter((t) => t.length > 0)
-  return nonEmpty.length === 0 ? undefined : { text: nonEmpty.join(BLOCK_SEPARATOR), source, confidence: CONFIDENCE[source] }
+  return nonEmpty.length === 0
+    ? undefined
+    : { text: nonEmpty.join(BLOCK_SEPARATOR), source, confidence: CONFIDENCE[source] }
 }
 
 export interface ExtractionParts {

@@ -23,7 +23,9 @@ export const inferThinking = (outputText: string): ExtractedThinking | undefined
     .split(SENTENCE_BREAK)
     .map((s) => s.trim().replace(/^(?:[-*•]|\d+[.)])\s+/, "")) // list markers do not hide a starter
     .filter((s) => STARTERS.test(s))
-  return sentences.length === 0 ? undefined : { text: sentences.join("\n"), source: "fallback", confidence: CONFIDENCE.fallback }
+  return sentences.length === 0
+    ? undefined
+    : { text: sentences.join("\n"), source: "fallback", confidence: CONFIDENCE.fallback }
 }
 
 /**
@@ -31,7 +33,8 @@ export const inferThinking = (outputText: string): ExtractedThinking | undefined
  * encrypted reasoning (unsupported, left as it is) nor for a provider's error, whose text is no answer.
  */
 export const withInferredThinking = <X extends Extraction>(extraction: X): X => {
-  if (extraction.thinking !== undefined || extraction.redactedThinking || extraction.providerError !== undefined) return extraction
+  if (extraction.thinking !== undefined || extraction.redactedThinking || extraction.providerError !== undefined)
+    return extraction
   const thinking = inferThinking(extraction.outputText)
   return thinking === undefined ? extraction : { ...extraction, thinking }
 }

@@ -9,7 +9,17 @@
  * URL, so it looks at the first byte that is not whitespace or a BOM: `[` or `{` means the JSON array
  * (or a bare error object), anything else SSE.
  */
-import { arrayAt, errorText, isRecord, jsonSseReader, makeExtraction, recordAt, stringAt, thinkingOf, type JsonRecord } from "./Extraction.js"
+import {
+  arrayAt,
+  errorText,
+  isRecord,
+  jsonSseReader,
+  makeExtraction,
+  recordAt,
+  stringAt,
+  thinkingOf,
+  type JsonRecord
+} from "./Extraction.js"
 import { keyHashOf } from "./Identity.js"
 import { jsonArrayReader } from "./JsonArrayStream.js"
 import type { DeclaredTool, ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
@@ -63,7 +73,8 @@ const extractJson = (body: unknown): Extraction => {
   return state.extraction()
 }
 
-const isSpaceOrBom = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0xef || b === 0xbb || b === 0xbf
+const isSpaceOrBom = (b: number): boolean =>
+  b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0xef || b === 0xbb || b === 0xbf
 
 interface ChunkReader {
   readonly push: (chunk: Uint8Array) => void
@@ -103,8 +114,15 @@ const streamExtractor = (): StreamExtractor => {
       const extraction = state.extraction()
       // SSE has no terminal event: the last chunk carries `finishReason`. The array has its `]`.
       const complete =
-        array !== undefined ? array.closed() : extraction.stopReason !== undefined || extraction.providerError !== undefined
-      return { ...extraction, complete, malformedEvents: reader?.malformed() ?? 0, oversizedEvents: reader?.oversized() ?? 0 }
+        array !== undefined
+          ? array.closed()
+          : extraction.stopReason !== undefined || extraction.providerError !== undefined
+      return {
+        ...extraction,
+        complete,
+        malformedEvents: reader?.malformed() ?? 0,
+        oversizedEvents: reader?.oversized() ?? 0
+      }
     }
   }
 }
@@ -118,9 +136,11 @@ const MODEL_PATH = /\/(?:models|tunedModels)\/([^/:]+):([A-Za-z]+)/
  */
 const injectNudge = (body: unknown, nudge: string): unknown => {
   if (!isRecord(body) || !Array.isArray(body["contents"])) return undefined
-  const key = "systemInstruction" in body ? "systemInstruction" : "system_instruction" in body ? "system_instruction" : undefined
+  const key =
+    "systemInstruction" in body ? "systemInstruction" : "system_instruction" in body ? "system_instruction" : undefined
   const current = key === undefined ? undefined : body[key]
-  if (current === undefined || current === null) return { ...body, [key ?? "systemInstruction"]: { parts: [{ text: nudge }] } }
+  if (current === undefined || current === null)
+    return { ...body, [key ?? "systemInstruction"]: { parts: [{ text: nudge }] } }
   if (typeof current === "string") return { ...body, [key!]: `${current}\n\n${nudge}` }
   if (isRecord(current)) {
     const parts: ReadonlyArray<unknown> = Array.isArray(current["parts"]) ? current["parts"] : []

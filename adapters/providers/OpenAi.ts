@@ -18,7 +18,8 @@ const extractJson = (body: unknown): Extraction => {
   if (isResponsesBody(body)) return responsesFromJson(body)
   // `{error: {...}}`: the error shape both APIs use for a failed request.
   const error = recordAt(body, "error")
-  if (error !== undefined && !(isRecord(body) && "choices" in body)) return makeExtraction({ providerError: errorText(error) })
+  if (error !== undefined && !(isRecord(body) && "choices" in body))
+    return makeExtraction({ providerError: errorText(error) })
   return chatFromJson(body)
 }
 
@@ -87,8 +88,10 @@ const injectNudge = (body: unknown, nudge: string): unknown => {
   }
   if ("input" in body) {
     const instructions = body["instructions"]
-    if (typeof instructions === "string" && instructions !== "") return { ...body, instructions: `${instructions}\n\n${nudge}` }
-    if (instructions === undefined || instructions === null || instructions === "") return { ...body, instructions: nudge }
+    if (typeof instructions === "string" && instructions !== "")
+      return { ...body, instructions: `${instructions}\n\n${nudge}` }
+    if (instructions === undefined || instructions === null || instructions === "")
+      return { ...body, instructions: nudge }
   }
   return undefined
 }
@@ -101,8 +104,11 @@ const injectNudge = (body: unknown, nudge: string): unknown => {
 const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> => {
   const names: Array<DeclaredTool> = []
   for (const tool of arrayAt(body, "tools")) {
-    const name = stringAt(recordAt(tool, "function"), "name") ?? stringAt(recordAt(tool, "custom"), "name") ??
-      stringAt(tool, "name") ?? stringAt(tool, "type")
+    const name =
+      stringAt(recordAt(tool, "function"), "name") ??
+      stringAt(recordAt(tool, "custom"), "name") ??
+      stringAt(tool, "name") ??
+      stringAt(tool, "type")
     if (name !== undefined && name !== "") names.push({ name })
   }
   for (const fn of arrayAt(body, "functions")) {

@@ -5,7 +5,17 @@
  * `reasoning` (OpenRouter, Ollama, newer vLLM), confidence 0.9. Only `choices[0]` is read: the
  * gateway judges one answer per response, and `n > 1` is rare with tools.
  */
-import { arrayAt, isRecord, makeExtraction, numberAt, parseArguments, recordAt, stringAt, thinkingOf, type JsonRecord } from "./Extraction.js"
+import {
+  arrayAt,
+  isRecord,
+  makeExtraction,
+  numberAt,
+  parseArguments,
+  recordAt,
+  stringAt,
+  thinkingOf,
+  type JsonRecord
+} from "./Extraction.js"
 import type { ExtractedToolCall, Extraction } from "./Provider.js"
 
 const reasoningOf = (message: JsonRecord | undefined): string =>
@@ -13,7 +23,10 @@ const reasoningOf = (message: JsonRecord | undefined): string =>
 
 const firstChoice = (body: unknown): JsonRecord | undefined => {
   const choices = arrayAt(body, "choices")
-  return choices.find((c) => numberAt(c, "index") === 0) as JsonRecord | undefined ?? (isRecord(choices[0]) ? choices[0] : undefined)
+  return (
+    (choices.find((c) => numberAt(c, "index") === 0) as JsonRecord | undefined) ??
+    (isRecord(choices[0]) ? choices[0] : undefined)
+  )
 }
 
 export const chatFromJson = (body: unknown): Extraction => {
@@ -21,10 +34,16 @@ export const chatFromJson = (body: unknown): Extraction => {
   const message = recordAt(choice, "message")
   const toolCalls: Array<ExtractedToolCall> = arrayAt(message, "tool_calls").flatMap((call) => {
     const fn = recordAt(call, "function")
-    return fn === undefined ? [] : [{ name: stringAt(fn, "name") ?? "", arguments: parseArguments(stringAt(fn, "arguments") ?? "") }]
+    return fn === undefined
+      ? []
+      : [{ name: stringAt(fn, "name") ?? "", arguments: parseArguments(stringAt(fn, "arguments") ?? "") }]
   })
   const legacy = recordAt(message, "function_call") // the pre-tools `functions` API
-  if (legacy !== undefined) toolCalls.push({ name: stringAt(legacy, "name") ?? "", arguments: parseArguments(stringAt(legacy, "arguments") ?? "") })
+  if (legacy !== undefined)
+    toolCalls.push({
+      name: stringAt(legacy, "name") ?? "",
+      arguments: parseArguments(stringAt(legacy, "arguments") ?? "")
+    })
   return makeExtraction({
     thinking: thinkingOf([reasoningOf(message)], "reasoning_content"),
     toolCalls,

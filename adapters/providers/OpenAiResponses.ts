@@ -6,7 +6,18 @@
  * model actually thought); otherwise the summary parts are joined with a blank line. Source is
  * `reasoning_summary` (0.9) either way. An item with only `encrypted_content` is redacted reasoning.
  */
-import { arrayAt, errorText, isRecord, makeExtraction, numberAt, parseArguments, recordAt, stringAt, thinkingOf, type JsonRecord } from "./Extraction.js"
+import {
+  arrayAt,
+  errorText,
+  isRecord,
+  makeExtraction,
+  numberAt,
+  parseArguments,
+  recordAt,
+  stringAt,
+  thinkingOf,
+  type JsonRecord
+} from "./Extraction.js"
 import type { ExtractedToolCall, Extraction } from "./Provider.js"
 
 /** One output item as it accumulates (stream) or as read from the final JSON. */
@@ -52,7 +63,10 @@ const itemOf = (value: unknown): Item => {
 }
 
 const joined = (parts: Map<number, string>, separator: string): string =>
-  [...parts.entries()].sort(([a], [b]) => a - b).map(([, t]) => t).join(separator)
+  [...parts.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, t]) => t)
+    .join(separator)
 
 const fromItems = (
   items: ReadonlyArray<Item>,
@@ -73,7 +87,13 @@ const fromItems = (
       text.push(joined(item.text, ""))
     }
   }
-  return makeExtraction({ thinking: thinkingOf(thinking, "reasoning_summary"), sawRedacted, toolCalls, outputText: text.join(""), ...meta })
+  return makeExtraction({
+    thinking: thinkingOf(thinking, "reasoning_summary"),
+    sawRedacted,
+    toolCalls,
+    outputText: text.join(""),
+    ...meta
+  })
 }
 
 const stopReasonOf = (response: unknown): string | undefined =>

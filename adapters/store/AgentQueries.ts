@@ -53,32 +53,39 @@ export interface CheckpointReevaluation {
   readonly previous: Verdict
 }
 
-export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQueries")<AgentQueries, {
-  /** The agents with these ids, in the order of the newest activity first. */
-  readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
-  /**
-   * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
-   * checkpoint list (`selectCheckpointPage`, the same query as `Store.listCheckpoints`).
-   */
-  readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
-  /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
-  readonly nonClearCheckpoints: (
-    agentId: string,
-    limit: number,
-    offset: number
-  ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
-  /** Stores the new verdicts of checkpoints still at their `previous` verdict; returns the ids it changed. */
-  readonly reevaluateCheckpoints: (
-    changes: ReadonlyArray<CheckpointReevaluation>
-  ) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  /** An agent's traces whose verification failed, newest first: the AAP re-verification batch. */
-  readonly violatingTraces: (agentId: string, limit: number, offset: number) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
-  /** Replaces the stored bodies of these traces (their new verification); returns how many it found. */
-  readonly updateTraces: (traces: ReadonlyArray<APTrace>) => Effect.Effect<number, StoreError>
-  readonly traceCounts: (agentId: string) => Effect.Effect<TraceCounts, StoreError>
-  /** An agent's AIP drift alerts, newest first: all but the AAP ones (`ada-…`), which share the table. */
-  readonly aipDriftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
-}>() {}
+export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQueries")<
+  AgentQueries,
+  {
+    /** The agents with these ids, in the order of the newest activity first. */
+    readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
+    /**
+     * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
+     * checkpoint list (`selectCheckpointPage`, the same query as `Store.listCheckpoints`).
+     */
+    readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
+    /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
+    readonly nonClearCheckpoints: (
+      agentId: string,
+      limit: number,
+      offset: number
+    ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
+    /** Stores the new verdicts of checkpoints still at their `previous` verdict; returns the ids it changed. */
+    readonly reevaluateCheckpoints: (
+      changes: ReadonlyArray<CheckpointReevaluation>
+    ) => Effect.Effect<ReadonlyArray<string>, StoreError>
+    /** An agent's traces whose verification failed, newest first: the AAP re-verification batch. */
+    readonly violatingTraces: (
+      agentId: string,
+      limit: number,
+      offset: number
+    ) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
+    /** Replaces the stored bodies of these traces (their new verification); returns how many it found. */
+    readonly updateTraces: (traces: ReadonlyArray<APTrace>) => Effect.Effect<number, StoreError>
+    readonly traceCounts: (agentId: string) => Effect.Effect<TraceCounts, StoreError>
+    /** An agent's AIP drift alerts, newest first: all but the AAP ones (`ada-…`), which share the table. */
+    readonly aipDriftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
+  }
+>() {}
 
 const storeError =
   (operation: string) =>
@@ -152,7 +159,10 @@ export const selectCheckpointPage = (
           where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
       : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
   return Effect.all([page, total], { concurrency: 2 }).pipe(
-    Effect.map(([rows, [count]]) => ({ items: rows.map((row) => row.body as IntegrityCheckpoint), total: toCount(count?.total) }))
+    Effect.map(([rows, [count]]) => ({
+      items: rows.map((row) => row.body as IntegrityCheckpoint),
+      total: toCount(count?.total)
+    }))
   )
 }
 
@@ -170,10 +180,12 @@ export const make = Effect.gen(function* () {
             (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts,
             exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
-          Effect.flatMap((rows) => Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))),
+          Effect.flatMap((rows) =>
+            Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))
+          ),
           Effect.map((summaries) =>
-            summaries.sort((a, b) =>
-              (b.last_seen ?? "").localeCompare(a.last_seen ?? "") || a.agent_id.localeCompare(b.agent_id)
+            summaries.sort(
+              (a, b) => (b.last_seen ?? "").localeCompare(a.last_seen ?? "") || a.agent_id.localeCompare(b.agent_id)
             )
           ),
           storeError("agentSummaries")
@@ -239,7 +251,10 @@ export const make = Effect.gen(function* () {
           from json_to_recordset(${json(traces.map((trace) => ({ trace_id: trace.trace_id, body: trace })))}::json)
             as r(trace_id text, body json)
           where t.trace_id = r.trace_id
-          returning t.trace_id`.pipe(Effect.map((rows) => rows.length), storeError("updateTraces"))
+          returning t.trace_id`.pipe(
+          Effect.map((rows) => rows.length),
+          storeError("updateTraces")
+        )
 
   const traceCounts = (agentId: string) =>
     sql<{ total: unknown; violating: unknown; violations: unknown }>`

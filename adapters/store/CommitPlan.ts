@@ -88,7 +88,10 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
     // The log's newest size must have its signed head: sizes in between are signed on demand.
     if (last.treeHead === undefined) broken.add(agentId)
     const state = last.attestation.state
-    if (before.head.position === 0 && (!bytesEqual(before.head.hash, genesisHash(agentId)) || before.frontier.size !== 0)) {
+    if (
+      before.head.position === 0 &&
+      (!bytesEqual(before.head.hash, genesisHash(agentId)) || before.frontier.size !== 0)
+    ) {
       broken.add(agentId)
     }
     const move: HeadMove = {
@@ -135,12 +138,16 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
       }))
     ),
     treeHeads: inputs.flatMap(({ attestation: { certificate }, treeHead }) =>
-      treeHead === undefined ? [] : [{
-        agent_id: certificate.subject.agent_id,
-        tree_size: certificate.merkle.tree_size,
-        root: certificate.merkle.root,
-        note: treeHead
-      }]
+      treeHead === undefined
+        ? []
+        : [
+            {
+              agent_id: certificate.subject.agent_id,
+              tree_size: certificate.merkle.tree_size,
+              root: certificate.merkle.root,
+              note: treeHead
+            }
+          ]
     ),
     alerts: inputs.flatMap(({ alerts }) =>
       alerts.map((alert) => ({
@@ -151,7 +158,9 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
         body: alert
       }))
     ),
-    outbox: inputs.flatMap(({ outbox }) => outbox.map((draft) => ({ kind: draft.kind, payload: draft.payload ?? null })))
+    outbox: inputs.flatMap(({ outbox }) =>
+      outbox.map((draft) => ({ kind: draft.kind, payload: draft.payload ?? null }))
+    )
   }
   return { _tag: "Plan", plan }
 }

@@ -30,17 +30,20 @@ export interface SigningKeyRecord {
   readonly retired_at: string | null
 }
 
-export class KeyRepo extends Context.Tag("candor/adapters/store/KeyRepo")<KeyRepo, {
-  /**
-   * Records the key that signs from now on. A key seen for the first time retires every other key;
-   * a key already known is left as it is (a restart changes nothing). Returns whether it was new.
-   */
-  readonly registerActive: (publicKey: Uint8Array) => Effect.Effect<boolean, StoreError>
-  /** Records a key that signed in the past as retired (it stays listed), unless it is already known. */
-  readonly registerRetired: (publicKey: Uint8Array) => Effect.Effect<void, StoreError>
-  /** Every key ever registered, oldest first. */
-  readonly list: Effect.Effect<ReadonlyArray<SigningKeyRecord>, StoreError>
-}>() {}
+export class KeyRepo extends Context.Tag("candor/adapters/store/KeyRepo")<
+  KeyRepo,
+  {
+    /**
+     * Records the key that signs from now on. A key seen for the first time retires every other key;
+     * a key already known is left as it is (a restart changes nothing). Returns whether it was new.
+     */
+    readonly registerActive: (publicKey: Uint8Array) => Effect.Effect<boolean, StoreError>
+    /** Records a key that signed in the past as retired (it stays listed), unless it is already known. */
+    readonly registerRetired: (publicKey: Uint8Array) => Effect.Effect<void, StoreError>
+    /** Every key ever registered, oldest first. */
+    readonly list: Effect.Effect<ReadonlyArray<SigningKeyRecord>, StoreError>
+  }
+>() {}
 
 interface KeyRow {
   readonly key_id: string
@@ -74,7 +77,7 @@ const checked = (operation: string, publicKey: Uint8Array): Effect.Effect<string
     ? Effect.succeed(keyIdOf(publicKey))
     : Effect.fail(new StoreError({ operation, cause: new InvalidPublicKey({ length: publicKey.length }) }))
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   const insert = (keyId: string, publicKey: Uint8Array, retired: boolean) =>
@@ -86,18 +89,23 @@ export const make = Effect.gen(function*() {
 
   const registerActive = (publicKey: Uint8Array) =>
     Effect.flatMap(checked("registerActive", publicKey), (keyId) =>
-      transaction(sql, Effect.gen(function*() {
-        // Two workers registering two new keys at once: the lock makes one of them the newest.
-        yield* sql`select pg_advisory_xact_lock(7260412) as locked`
-        const inserted = yield* insert(keyId, publicKey, false)
-        if (inserted.length === 0) return false
-        yield* sql`update signing_keys set retired_at = now() where retired_at is null and key_id <> ${keyId}`
-        return true
-      })).pipe(storeError("registerActive")))
+      transaction(
+        sql,
+        Effect.gen(function* () {
+          // Two workers registering two new keys at once: the lock makes one of them the newest.
+          yield* sql`select pg_advisory_xact_lock(7260412) as locked`
+          const inserted = yield* insert(keyId, publicKey, false)
+          if (inserted.length === 0) return false
+          yield* sql`update signing_keys set retired_at = now() where retired_at is null and key_id <> ${keyId}`
+          return true
+        })
+      ).pipe(storeError("registerActive"))
+    )
 
   const registerRetired = (publicKey: Uint8Array) =>
     Effect.flatMap(checked("registerRetired", publicKey), (keyId) =>
-      insert(keyId, publicKey, true).pipe(Effect.asVoid, storeError("registerRetired")))
+      insert(keyId, publicKey, true).pipe(Effect.asVoid, storeError("registerRetired"))
+    )
 
   const list = sql<KeyRow>`
     select key_id, encode(public_key, 'hex') as public_key, created_at, retired_at

@@ -17,7 +17,13 @@ const TABLE = "candor_migrations"
 
 /** `<id>_<name>`: the id orders them and must never be reused. */
 /** Every migration, in order: `<id>_<name>`. */
-export const migrationNames = ["0001_initial", "0002_webhooks_enforcement", "0003_identity", "0004_agent_queries", "0005_keys_proofs"] as const
+export const migrationNames = [
+  "0001_initial",
+  "0002_webhooks_enforcement",
+  "0003_identity",
+  "0004_agent_queries",
+  "0005_keys_proofs"
+] as const
 
 export const migrations = Migrator.fromRecord({
   "0001_initial": initial,

@@ -30,9 +30,11 @@ export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{
   readonly lockFile: string
 }> {
   override get message(): string {
-    return `the data directory ${this.dataDir} is in use by process ${this.holder}${this.holder === process.pid ? " (this one)" : ""}: ` +
+    return (
+      `the data directory ${this.dataDir} is in use by process ${this.holder}${this.holder === process.pid ? " (this one)" : ""}: ` +
       "embedded PGlite allows one process at a time; stop it, or set DATABASE_URL to share a PostgreSQL server " +
       `(if no Candor runs there, delete ${this.lockFile})`
+    )
   }
 }
 
@@ -56,7 +58,8 @@ const makeConnection = (db: PGlite): Connection => {
   return {
     execute,
     executeRaw: (sql, params) => query(sql, params, "object"),
-    executeValues: (sql, params) => Effect.map(query(sql, params, "array"), (result) => result.rows as Array<Array<unknown>>),
+    executeValues: (sql, params) =>
+      Effect.map(query(sql, params, "array"), (result) => result.rows as Array<Array<unknown>>),
     executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(execute(sql, params, transformRows)),
     // Without parameters, the simple protocol: several statements at once (migrations, BEGIN, …).
     executeUnprepared: (sql, params, transformRows) =>
@@ -65,7 +68,9 @@ const makeConnection = (db: PGlite): Connection => {
         : Effect.map(
             Effect.tryPromise({ try: () => db.exec(sql), catch: fail("Failed to execute statement") }),
             (results) => {
-              const rows = results.map((result) => (transformRows ? transformRows(result.rows as Array<object>) : result.rows))
+              const rows = results.map((result) =>
+                transformRows ? transformRows(result.rows as Array<object>) : result.rows
+              )
               return rows.length === 1 ? rows[0]! : rows
             }
           )
@@ -112,7 +117,11 @@ const lockDataDir = (dataDir: string) =>
           }
         }
       },
-      catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "PgliteClient: cannot lock the data directory" })
+      catch: (cause) =>
+        new SqlError({
+          cause,
+          message: cause instanceof Error ? cause.message : "PgliteClient: cannot lock the data directory"
+        })
     }),
     (path) =>
       Effect.sync(() => {
@@ -128,7 +137,10 @@ const openPglite = (options: PgliteClientOptions) =>
   Effect.zipRight(
     options.dataDir === undefined ? Effect.void : lockDataDir(options.dataDir),
     Effect.acquireRelease(
-      Effect.tryPromise({ try: () => PGlite.create(options.dataDir), catch: fail("PgliteClient: failed to open the database") }),
+      Effect.tryPromise({
+        try: () => PGlite.create(options.dataDir),
+        catch: fail("PgliteClient: failed to open the database")
+      }),
       (db) => Effect.promise(() => db.close())
     )
   )

@@ -42,27 +42,30 @@ export interface ProofRecord {
 export const ProofJob = Schema.Struct({ checkpoint_id: Schema.String, agent_id: Schema.String })
 export interface ProofJob extends Schema.Schema.Type<typeof ProofJob> {}
 
-export class ProofRepo extends Context.Tag("candor/adapters/store/ProofRepo")<ProofRepo, {
-  readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>
-  /**
-   * An on-demand proof: a `pending` row and a proof job, in one transaction. A proof completed or
-   * under way is returned as it is; a failed one is asked again (its job made due now, or a new job
-   * when the old one was given up).
-   */
-  readonly request: (job: ProofJob) => Effect.Effect<ProofRecord, StoreError>
-  /** A job was taken: `proving`, one more attempt. `undefined` when the proof is already completed. */
-  readonly start: (job: ProofJob) => Effect.Effect<ProofRecord | undefined, StoreError>
-  /** Stores the proof and attaches it to the certificate as `verdict_proof`, in one transaction. */
-  readonly complete: (checkpointId: string, proof: Record<string, unknown>) => Effect.Effect<void, StoreError>
-  /** The attempt failed; the relay retries the job. The message is shown to API callers: no secrets. */
-  readonly fail: (checkpointId: string, error: string) => Effect.Effect<void, StoreError>
-  /** The agent's certificates from chain position `fromPosition`, in chain order, at most `limit`. */
-  readonly agentCertificates: (
-    agentId: string,
-    fromPosition: number,
-    limit: number
-  ) => Effect.Effect<ReadonlyArray<Certificate>, StoreError>
-}>() {}
+export class ProofRepo extends Context.Tag("candor/adapters/store/ProofRepo")<
+  ProofRepo,
+  {
+    readonly get: (checkpointId: string) => Effect.Effect<ProofRecord | undefined, StoreError>
+    /**
+     * An on-demand proof: a `pending` row and a proof job, in one transaction. A proof completed or
+     * under way is returned as it is; a failed one is asked again (its job made due now, or a new job
+     * when the old one was given up).
+     */
+    readonly request: (job: ProofJob) => Effect.Effect<ProofRecord, StoreError>
+    /** A job was taken: `proving`, one more attempt. `undefined` when the proof is already completed. */
+    readonly start: (job: ProofJob) => Effect.Effect<ProofRecord | undefined, StoreError>
+    /** Stores the proof and attaches it to the certificate as `verdict_proof`, in one transaction. */
+    readonly complete: (checkpointId: string, proof: Record<string, unknown>) => Effect.Effect<void, StoreError>
+    /** The attempt failed; the relay retries the job. The message is shown to API callers: no secrets. */
+    readonly fail: (checkpointId: string, error: string) => Effect.Effect<void, StoreError>
+    /** The agent's certificates from chain position `fromPosition`, in chain order, at most `limit`. */
+    readonly agentCertificates: (
+      agentId: string,
+      fromPosition: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<Certificate>, StoreError>
+  }
+>() {}
 
 interface ProofRow {
   readonly checkpoint_id: string
@@ -93,7 +96,7 @@ const storeError =
 
 const COLUMNS = "checkpoint_id, agent_id, status, proof, attempts, error, created_at, updated_at"
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(COLUMNS)
 
@@ -106,32 +109,38 @@ export const make = Effect.gen(function*() {
   const request = (job: ProofJob) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
       const now = new Date(millis).toISOString()
-      return transaction(sql, Effect.gen(function*() {
-        // Serialises requests for one checkpoint, so two of them never queue two jobs.
-        yield* sql`select pg_advisory_xact_lock(hashtext(${job.checkpoint_id})) as locked`
-        const [existing] = yield* sql<ProofRow>`
+      return transaction(
+        sql,
+        Effect.gen(function* () {
+          // Serialises requests for one checkpoint, so two of them never queue two jobs.
+          yield* sql`select pg_advisory_xact_lock(hashtext(${job.checkpoint_id})) as locked`
+          const [existing] = yield* sql<ProofRow>`
           select ${columns} from proofs where checkpoint_id = ${job.checkpoint_id}`
-        if (existing !== undefined && existing.status !== "failed") return recordOf(existing)
-        const [row] = yield* sql<ProofRow>`
+          if (existing !== undefined && existing.status !== "failed") return recordOf(existing)
+          const [row] = yield* sql<ProofRow>`
           insert into proofs (checkpoint_id, agent_id, status) values (${job.checkpoint_id}, ${job.agent_id}, 'pending')
           on conflict (checkpoint_id) do update set status = 'pending', updated_at = now()
           returning ${columns}`
-        // A job still queued (the actors' one, or a failed one waiting for its retry) is made due now.
-        const due = yield* sql<{ id: unknown }>`
+          // A job still queued (the actors' one, or a failed one waiting for its retry) is made due now.
+          const due = yield* sql<{ id: unknown }>`
           update outbox set due_at = ${now}::timestamptz
           where kind = ${PROOF_JOB_KIND} and not dead and (payload ->> 'checkpoint_id') = ${job.checkpoint_id}
             and (leased_until is null or leased_until <= ${now}::timestamptz)
           returning id`
-        const leased = due.length > 0 ? [] : yield* sql<{ id: unknown }>`
+          const leased =
+            due.length > 0
+              ? []
+              : yield* sql<{ id: unknown }>`
           select id from outbox
           where kind = ${PROOF_JOB_KIND} and not dead and (payload ->> 'checkpoint_id') = ${job.checkpoint_id}`
-        if (due.length === 0 && leased.length === 0) {
-          yield* sql`
+          if (due.length === 0 && leased.length === 0) {
+            yield* sql`
             insert into outbox (kind, payload, due_at, created_at)
             values (${PROOF_JOB_KIND}, ${json(job)}::json, ${now}::timestamptz, ${now}::timestamptz)`
-        }
-        return recordOf(row!)
-      }))
+          }
+          return recordOf(row!)
+        })
+      )
     }).pipe(storeError("requestProof"))
 
   const start = (job: ProofJob) =>
@@ -145,18 +154,21 @@ export const make = Effect.gen(function*() {
     )
 
   const complete = (checkpointId: string, proof: Record<string, unknown>) =>
-    transaction(sql, Effect.gen(function*() {
-      yield* sql`
+    transaction(
+      sql,
+      Effect.gen(function* () {
+        yield* sql`
         update proofs set status = 'completed', proof = ${json(proof)}::jsonb, error = null, updated_at = now()
         where checkpoint_id = ${checkpointId}`
-      // The body is kept as written (json, not jsonb): read it, set the one field, write it back.
-      const [row] = yield* sql<{ body: Certificate }>`
+        // The body is kept as written (json, not jsonb): read it, set the one field, write it back.
+        const [row] = yield* sql<{ body: Certificate }>`
         select body from certificates where checkpoint_id = ${checkpointId} for update`
-      if (row === undefined) return
-      yield* sql`
+        if (row === undefined) return
+        yield* sql`
         update certificates set body = ${json({ ...row.body, verdict_proof: proof })}::json
         where checkpoint_id = ${checkpointId}`
-    })).pipe(Effect.asVoid, storeError("completeProof"))
+      })
+    ).pipe(Effect.asVoid, storeError("completeProof"))
 
   const fail = (checkpointId: string, error: string) =>
     sql`

@@ -20,7 +20,10 @@ export type Columns<A, K extends keyof A> = Omit<A, K> & { readonly [P in K]: un
  * A row mapper that accepts the driver's untyped rows: the SQL that selects the columns is what guarantees R,
  * as it does for `sql<R>`; this only names R once, beside the mapper.
  */
-export const fromRow = <R, A>(of: (row: R) => A) => (row: unknown): A => of(row as R)
+export const fromRow =
+  <R, A>(of: (row: R) => A) =>
+  (row: unknown): A =>
+    of(row as R)
 
 /** A JSON parameter, expanded in SQL by `json_to_recordset` or cast to `json`/`jsonb`. */
 export const json = (value: unknown): string => JSON.stringify(value)

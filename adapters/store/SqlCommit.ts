@@ -28,7 +28,9 @@ const REFUSED = new Set(["22012", "23505", "40001", "40P01"])
 
 const sqlState = (error: SqlError): string | undefined => {
   const cause = error.cause
-  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
 }
 
 /**

@@ -24,9 +24,8 @@ const key = (level: number, index: number) => `${level}/${index}`
 
 export const makeMerkleReads = (sql: SqlClient) => {
   const logSize = (agentId: string) =>
-    Effect.map(
-      sql<{ position: unknown }>`select position from chain_heads where agent_id = ${agentId}`,
-      (rows) => toCount(rows[0]?.position)
+    Effect.map(sql<{ position: unknown }>`select position from chain_heads where agent_id = ${agentId}`, (rows) =>
+      toCount(rows[0]?.position)
     )
 
   const readNodes = (agentId: string, ids: ReadonlyArray<{ level: number; index: number }>) =>
@@ -56,7 +55,9 @@ export const makeMerkleReads = (sql: SqlClient) => {
   ): Effect.Effect<ReadonlyArray<string> | undefined, StoreError> =>
     (valid
       ? Effect.flatMap(logSize(agentId), (size) =>
-          treeSize > size ? Effect.succeed(undefined) : Effect.map(readNodes(agentId, nodes()), (read) => build(read)?.map(toHex))
+          treeSize > size
+            ? Effect.succeed(undefined)
+            : Effect.map(readNodes(agentId, nodes()), (read) => build(read)?.map(toHex))
         )
       : Effect.succeed(undefined)
     ).pipe(Effect.mapError((cause) => new StoreError({ operation, cause })))

@@ -40,8 +40,8 @@ const storeError =
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Bodies of the rows, in the order the query returned them. */
-const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> => rows.map((row) => row.body as A)
-
+const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> =>
+  rows.map((row) => row.body as A)
 
 interface WebhookRow {
   readonly registration_id: string
@@ -108,27 +108,40 @@ export const make = Effect.gen(function* () {
       Effect.map(([row]) =>
         row === undefined
           ? undefined
-          : { agent_id: row.agent_id, tree_size: toCount(row.tree_size), root: row.root, note: row.note, created_at: toIso(row.created_at) }
+          : {
+              agent_id: row.agent_id,
+              tree_size: toCount(row.tree_size),
+              root: row.root,
+              note: row.note,
+              created_at: toIso(row.created_at)
+            }
       ),
       storeError("treeHead")
     )
 
   const putCard = (agentId: string, card: AlignmentCard): Effect.Effect<number, StoreError> =>
-    transaction(sql, Effect.gen(function* () {
-      yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
-      // The agent row lock serialises versioning: two concurrent puts get versions n and n + 1.
-      yield* sql`select agent_id from agents where agent_id = ${agentId} for update`
-      yield* sql`update cards set active = false where agent_id = ${agentId} and active`
-      const [row] = yield* sql<{ version: number }>`
+    transaction(
+      sql,
+      Effect.gen(function* () {
+        yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
+        // The agent row lock serialises versioning: two concurrent puts get versions n and n + 1.
+        yield* sql`select agent_id from agents where agent_id = ${agentId} for update`
+        yield* sql`update cards set active = false where agent_id = ${agentId} and active`
+        const [row] = yield* sql<{ version: number }>`
         insert into cards (agent_id, version, card_id, card, retention_days, active)
         select ${agentId}, coalesce(max(version), 0) + 1, ${card.card_id}, ${json(card)}::jsonb,
                ${card.audit_commitment.retention_days}, true
         from cards where agent_id = ${agentId}
         returning version`
-      return row!.version
-    })).pipe(storeError("putCard"))
+        return row!.version
+      })
+    ).pipe(storeError("putCard"))
 
-  const claimOutbox = (kind: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<OutboxItem>, StoreError> =>
+  const claimOutbox = (
+    kind: string,
+    limit: number,
+    leaseMs: number
+  ): Effect.Effect<ReadonlyArray<OutboxItem>, StoreError> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const at = new Date(now).toISOString()
       const until = new Date(now + leaseMs).toISOString()
@@ -170,7 +183,10 @@ export const make = Effect.gen(function* () {
         where id = ${id}::bigint`
     ).pipe(Effect.asVoid, storeError("failOutbox"))
 
-  const putAgentSettings = (agentId: string, patch: Partial<AgentSettingsRecord>): Effect.Effect<AgentSettingsRecord, StoreError> =>
+  const putAgentSettings = (
+    agentId: string,
+    patch: Partial<AgentSettingsRecord>
+  ): Effect.Effect<AgentSettingsRecord, StoreError> =>
     // `||` merges at the top level: a key set to null (containment on resume) is kept as null.
     sql<{ settings: unknown }>`
       insert into agents (agent_id, settings) values (${agentId}, ${json(patch)}::jsonb)
@@ -181,27 +197,33 @@ export const make = Effect.gen(function* () {
     )
 
   const recordEnforcement: Store["Type"]["recordEnforcement"] = (record, patch) =>
-    transaction(sql, Effect.gen(function* () {
-      yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
-      // The agent row lock orders this against settings written by the API at the same moment.
-      const [row] = yield* sql<{ settings: unknown }>`
+    transaction(
+      sql,
+      Effect.gen(function* () {
+        yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
+        // The agent row lock orders this against settings written by the API at the same moment.
+        const [row] = yield* sql<{ settings: unknown }>`
         select settings from agents where agent_id = ${record.agent_id} for update`
-      const current = yield* agentSettingsOf(row?.settings)
-      const inserted = yield* sql<{ id: unknown }>`
+        const current = yield* agentSettingsOf(row?.settings)
+        const inserted = yield* sql<{ id: unknown }>`
         insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
         values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
                 ${record.action}, ${json(record.body)}::jsonb)
         on conflict do nothing
         returning id`
-      if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
-      const [updated] = yield* sql<{ settings: unknown }>`
+        if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
+        const [updated] = yield* sql<{ settings: unknown }>`
         update agents set settings = settings || ${json(patch)}::jsonb
         where agent_id = ${record.agent_id}
         returning settings`
-      return { recorded: true, settings: yield* agentSettingsOf(updated?.settings) }
-    })).pipe(storeError("recordEnforcement"))
+        return { recorded: true, settings: yield* agentSettingsOf(updated?.settings) }
+      })
+    ).pipe(storeError("recordEnforcement"))
 
-  const enforcementRecords = (agentId: string, limit: number): Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError> =>
+  const enforcementRecords = (
+    agentId: string,
+    limit: number
+  ): Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError> =>
     sql<{
       id: unknown
       agent_id: string
@@ -232,8 +254,10 @@ export const make = Effect.gen(function* () {
   /** Rows past the retention of the agent's active card; agents without a card keep everything. */
   const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
     const at = now.toISOString()
-    return transaction(sql, Effect.gen(function* () {
-      const [checkpoints] = yield* sql<{ n: unknown }>`
+    return transaction(
+      sql,
+      Effect.gen(function* () {
+        const [checkpoints] = yield* sql<{ n: unknown }>`
         with expired as (
           select c.checkpoint_id from checkpoints c
           join cards k on k.agent_id = c.agent_id and k.active
@@ -251,7 +275,7 @@ export const make = Effect.gen(function* () {
           where n.agent_id = g.agent_id and n.verdict = g.verdict
         )
         select count(*) as n from gone`
-      const [traces] = yield* sql<{ n: unknown }>`
+        const [traces] = yield* sql<{ n: unknown }>`
         with gone as (
           delete from traces t using cards k
           where k.agent_id = t.agent_id and k.active
@@ -259,8 +283,9 @@ export const make = Effect.gen(function* () {
           returning 1
         )
         select count(*) as n from gone`
-      return toCount(checkpoints?.n) + toCount(traces?.n)
-    })).pipe(storeError("purgeExpired"))
+        return toCount(checkpoints?.n) + toCount(traces?.n)
+      })
+    ).pipe(storeError("purgeExpired"))
   }
 
   return Store.of({
@@ -270,10 +295,16 @@ export const make = Effect.gen(function* () {
     ping: sql`select 1`.pipe(Effect.asVoid, storeError("ping")),
 
     getCheckpoint: (checkpointId) =>
-      firstBody<IntegrityCheckpoint>("getCheckpoint", sql`select body from checkpoints where checkpoint_id = ${checkpointId}`),
+      firstBody<IntegrityCheckpoint>(
+        "getCheckpoint",
+        sql`select body from checkpoints where checkpoint_id = ${checkpointId}`
+      ),
     listCheckpoints,
     getCertificate: (checkpointId) =>
-      firstBody<Certificate>("getCertificate", sql`select body from certificates where checkpoint_id = ${checkpointId}`),
+      firstBody<Certificate>(
+        "getCertificate",
+        sql`select body from certificates where checkpoint_id = ${checkpointId}`
+      ),
     getTrace: (traceId) => firstBody<APTrace>("getTrace", sql`select body from traces where trace_id = ${traceId}`),
     recentTraces: (agentId, limit) =>
       sql<{ body: unknown }>`
@@ -303,7 +334,9 @@ export const make = Effect.gen(function* () {
     activeCard: (agentId) =>
       sql<{ card: unknown; version: number }>`
         select card, version from cards where agent_id = ${agentId} and active`.pipe(
-        Effect.map(([row]) => (row === undefined ? undefined : { card: row.card as AlignmentCard, version: row.version })),
+        Effect.map(([row]) =>
+          row === undefined ? undefined : { card: row.card as AlignmentCard, version: row.version }
+        ),
         storeError("activeCard")
       ),
     putConscienceValues: (agentId, values) =>
@@ -333,7 +366,10 @@ export const make = Effect.gen(function* () {
     webhooksFor: (agentId) =>
       sql<WebhookRow>`
         select * from webhooks where agent_id = ${agentId} and active
-        order by created_at, registration_id`.pipe(Effect.map((rows) => rows.map(webhookOf)), storeError("webhooksFor")),
+        order by created_at, registration_id`.pipe(
+        Effect.map((rows) => rows.map(webhookOf)),
+        storeError("webhooksFor")
+      ),
     getWebhook: (registrationId) =>
       sql<WebhookRow>`select * from webhooks where registration_id = ${registrationId}`.pipe(
         Effect.map(([row]) => (row === undefined ? undefined : webhookOf(row))),
@@ -347,7 +383,8 @@ export const make = Effect.gen(function* () {
       ),
 
     claimOutbox,
-    completeOutbox: (id) => sql`delete from outbox where id = ${id}::bigint`.pipe(Effect.asVoid, storeError("completeOutbox")),
+    completeOutbox: (id) =>
+      sql`delete from outbox where id = ${id}::bigint`.pipe(Effect.asVoid, storeError("completeOutbox")),
     failOutbox,
 
     purgeExpired

@@ -117,7 +117,9 @@ export const defaultAgentSettings: AgentSettingsRecord = {
   containment: null
 }
 
-const decodeStoredSettings = Schema.decodeUnknown(Schema.partialWith(AgentSettingsRecord, { exact: true }), { errors: "all" })
+const decodeStoredSettings = Schema.decodeUnknown(Schema.partialWith(AgentSettingsRecord, { exact: true }), {
+  errors: "all"
+})
 
 /**
  * The settings of an `agents.settings` value, which holds only what was ever set (none: a row-less
@@ -167,108 +169,114 @@ export interface WebhookRegistration {
   readonly created_at: string
 }
 
-export class Store extends Context.Tag("candor/adapters/store/Store")<Store, {
-  // ---- the write path (actors) ----
-  /** The agent's chain head and Merkle frontier; `emptyLogState` for an agent never seen. */
-  readonly loadLogState: (agentId: string) => Effect.Effect<AgentLogState, StoreError>
-  /** Which of these checkpoint ids are already stored (redelivered events are acked, not re-attested). */
-  readonly existingCheckpoints: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>, StoreError>
-  /**
-   * All inputs in one transaction, in order. Several consecutive inputs may belong to one agent:
-   * the first one's `before` must equal the stored state, each next one's `before` the previous
-   * one's `attestation.state`.
-   */
-  readonly commitBatch: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<CommitResult, StoreError>
-  /** One round trip: fails while the database cannot be reached (an outage, not a bad batch). */
-  readonly ping: Effect.Effect<void, StoreError>
+export class Store extends Context.Tag("candor/adapters/store/Store")<
+  Store,
+  {
+    // ---- the write path (actors) ----
+    /** The agent's chain head and Merkle frontier; `emptyLogState` for an agent never seen. */
+    readonly loadLogState: (agentId: string) => Effect.Effect<AgentLogState, StoreError>
+    /** Which of these checkpoint ids are already stored (redelivered events are acked, not re-attested). */
+    readonly existingCheckpoints: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>, StoreError>
+    /**
+     * All inputs in one transaction, in order. Several consecutive inputs may belong to one agent:
+     * the first one's `before` must equal the stored state, each next one's `before` the previous
+     * one's `attestation.state`.
+     */
+    readonly commitBatch: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<CommitResult, StoreError>
+    /** One round trip: fails while the database cannot be reached (an outage, not a bad batch). */
+    readonly ping: Effect.Effect<void, StoreError>
 
-  // ---- reads ----
-  readonly getCheckpoint: (checkpointId: string) => Effect.Effect<IntegrityCheckpoint | undefined, StoreError>
-  readonly listCheckpoints: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
-  readonly getCertificate: (checkpointId: string) => Effect.Effect<Certificate | undefined, StoreError>
-  readonly getTrace: (traceId: string) => Effect.Effect<APTrace | undefined, StoreError>
-  /** The newest traces of an agent, newest first: the AAP drift baseline when an actor is rebuilt. */
-  readonly recentTraces: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
-  /** The newest checkpoints of a session, newest first: the AIP window when an actor is rebuilt. */
-  readonly sessionCheckpoints: (
-    sessionId: string,
-    limit: number
-  ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
-  /** Audit paths (hex), or undefined when the leaf or the size is not in the log. */
-  readonly inclusionProof: (
-    agentId: string,
-    leafIndex: number,
-    treeSize: number
-  ) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>
-  readonly consistencyProof: (
-    agentId: string,
-    fromSize: number,
-    toSize: number
-  ) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>
-  /** The hex root of the agent's log at `treeSize`, from the stored nodes; `undefined` past the log's size. */
-  readonly rootAt: (agentId: string, treeSize: number) => Effect.Effect<string | undefined, StoreError>
-  /** The newest signed tree head, or the one stored at exactly `treeSize` (the last size of a batch). */
-  readonly treeHead: (agentId: string, treeSize?: number) => Effect.Effect<TreeHead | undefined, StoreError>
-  readonly driftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
+    // ---- reads ----
+    readonly getCheckpoint: (checkpointId: string) => Effect.Effect<IntegrityCheckpoint | undefined, StoreError>
+    readonly listCheckpoints: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
+    readonly getCertificate: (checkpointId: string) => Effect.Effect<Certificate | undefined, StoreError>
+    readonly getTrace: (traceId: string) => Effect.Effect<APTrace | undefined, StoreError>
+    /** The newest traces of an agent, newest first: the AAP drift baseline when an actor is rebuilt. */
+    readonly recentTraces: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
+    /** The newest checkpoints of a session, newest first: the AIP window when an actor is rebuilt. */
+    readonly sessionCheckpoints: (
+      sessionId: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
+    /** Audit paths (hex), or undefined when the leaf or the size is not in the log. */
+    readonly inclusionProof: (
+      agentId: string,
+      leafIndex: number,
+      treeSize: number
+    ) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>
+    readonly consistencyProof: (
+      agentId: string,
+      fromSize: number,
+      toSize: number
+    ) => Effect.Effect<ReadonlyArray<string> | undefined, StoreError>
+    /** The hex root of the agent's log at `treeSize`, from the stored nodes; `undefined` past the log's size. */
+    readonly rootAt: (agentId: string, treeSize: number) => Effect.Effect<string | undefined, StoreError>
+    /** The newest signed tree head, or the one stored at exactly `treeSize` (the last size of a batch). */
+    readonly treeHead: (agentId: string, treeSize?: number) => Effect.Effect<TreeHead | undefined, StoreError>
+    readonly driftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
 
-  // ---- cards and conscience values ----
-  /** Stores a new version and makes it active; returns its version number (1, 2, …). */
-  readonly putCard: (agentId: string, card: AlignmentCard) => Effect.Effect<number, StoreError>
-  readonly activeCard: (
-    agentId: string
-  ) => Effect.Effect<{ readonly card: AlignmentCard; readonly version: number } | undefined, StoreError>
-  readonly putConscienceValues: (
-    agentId: string,
-    values: ReadonlyArray<ConscienceValue>
-  ) => Effect.Effect<void, StoreError>
-  readonly conscienceValues: (agentId: string) => Effect.Effect<ReadonlyArray<ConscienceValue>, StoreError>
+    // ---- cards and conscience values ----
+    /** Stores a new version and makes it active; returns its version number (1, 2, …). */
+    readonly putCard: (agentId: string, card: AlignmentCard) => Effect.Effect<number, StoreError>
+    readonly activeCard: (
+      agentId: string
+    ) => Effect.Effect<{ readonly card: AlignmentCard; readonly version: number } | undefined, StoreError>
+    readonly putConscienceValues: (
+      agentId: string,
+      values: ReadonlyArray<ConscienceValue>
+    ) => Effect.Effect<void, StoreError>
+    readonly conscienceValues: (agentId: string) => Effect.Effect<ReadonlyArray<ConscienceValue>, StoreError>
 
-  // ---- agent settings and enforcement records ----
-  /** The agent's settings; `defaultAgentSettings` for an agent never configured. */
-  readonly agentSettings: (agentId: string) => Effect.Effect<AgentSettingsRecord, StoreError>
-  /** Merges `patch` into the stored settings (creating the agent) and returns the result. */
-  readonly putAgentSettings: (
-    agentId: string,
-    patch: Partial<AgentSettingsRecord>
-  ) => Effect.Effect<AgentSettingsRecord, StoreError>
-  /**
-   * Records an enforcement once per (agent, checkpoint, action) and, only when it is new, merges
-   * `settings` into the agent's settings, in one transaction: a decision handled twice applies once
-   * (and does not undo an admin's resume in between). Returns whether it was new and the settings after.
-   */
-  readonly recordEnforcement: (
-    record: EnforcementDraft,
-    settings?: Partial<AgentSettingsRecord>
-  ) => Effect.Effect<{ readonly recorded: boolean; readonly settings: AgentSettingsRecord }, StoreError>
-  /** Newest first. */
-  readonly enforcementRecords: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError>
+    // ---- agent settings and enforcement records ----
+    /** The agent's settings; `defaultAgentSettings` for an agent never configured. */
+    readonly agentSettings: (agentId: string) => Effect.Effect<AgentSettingsRecord, StoreError>
+    /** Merges `patch` into the stored settings (creating the agent) and returns the result. */
+    readonly putAgentSettings: (
+      agentId: string,
+      patch: Partial<AgentSettingsRecord>
+    ) => Effect.Effect<AgentSettingsRecord, StoreError>
+    /**
+     * Records an enforcement once per (agent, checkpoint, action) and, only when it is new, merges
+     * `settings` into the agent's settings, in one transaction: a decision handled twice applies once
+     * (and does not undo an admin's resume in between). Returns whether it was new and the settings after.
+     */
+    readonly recordEnforcement: (
+      record: EnforcementDraft,
+      settings?: Partial<AgentSettingsRecord>
+    ) => Effect.Effect<{ readonly recorded: boolean; readonly settings: AgentSettingsRecord }, StoreError>
+    /** Newest first. */
+    readonly enforcementRecords: (
+      agentId: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError>
 
-  // ---- webhook registrations ----
-  /** Inserts, or replaces the registration with the same id (URL, secret, events, active). */
-  readonly putWebhook: (registration: WebhookRegistration) => Effect.Effect<void, StoreError>
-  /** The agent's active registrations, oldest first. */
-  readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookRegistration>, StoreError>
-  readonly getWebhook: (registrationId: string) => Effect.Effect<WebhookRegistration | undefined, StoreError>
-  /** Whether there was one to delete. */
-  readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>
+    // ---- webhook registrations ----
+    /** Inserts, or replaces the registration with the same id (URL, secret, events, active). */
+    readonly putWebhook: (registration: WebhookRegistration) => Effect.Effect<void, StoreError>
+    /** The agent's active registrations, oldest first. */
+    readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookRegistration>, StoreError>
+    readonly getWebhook: (registrationId: string) => Effect.Effect<WebhookRegistration | undefined, StoreError>
+    /** Whether there was one to delete. */
+    readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>
 
-  // ---- outbox ----
-  /** Up to `limit` due items of `kind`, leased for `leaseMs` so concurrent relays never send one twice. */
-  readonly claimOutbox: (
-    kind: string,
-    limit: number,
-    leaseMs: number
-  ) => Effect.Effect<ReadonlyArray<OutboxItem>, StoreError>
-  readonly completeOutbox: (id: string) => Effect.Effect<void, StoreError>
-  /** Another attempt after `retryInMs`; after `maxAttempts` the item is kept as dead, never dropped. */
-  readonly failOutbox: (
-    id: string,
-    error: string,
-    retryInMs: number,
-    maxAttempts: number
-  ) => Effect.Effect<void, StoreError>
+    // ---- outbox ----
+    /** Up to `limit` due items of `kind`, leased for `leaseMs` so concurrent relays never send one twice. */
+    readonly claimOutbox: (
+      kind: string,
+      limit: number,
+      leaseMs: number
+    ) => Effect.Effect<ReadonlyArray<OutboxItem>, StoreError>
+    readonly completeOutbox: (id: string) => Effect.Effect<void, StoreError>
+    /** Another attempt after `retryInMs`; after `maxAttempts` the item is kept as dead, never dropped. */
+    readonly failOutbox: (
+      id: string,
+      error: string,
+      retryInMs: number,
+      maxAttempts: number
+    ) => Effect.Effect<void, StoreError>
 
-  // ---- retention ----
-  /** Deletes checkpoint and trace rows older than their card's `audit_commitment.retention_days`; the log stays. */
-  readonly purgeExpired: (now: Date) => Effect.Effect<number, StoreError>
-}>() {}
+    // ---- retention ----
+    /** Deletes checkpoint and trace rows older than their card's `audit_commitment.retention_days`; the log stays. */
+    readonly purgeExpired: (now: Date) => Effect.Effect<number, StoreError>
+  }
+>() {}

@@ -14,6 +14,10 @@ export const transaction = <A, E, R>(
   sql: SqlClient.SqlClient,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SqlError, R> =>
-  sql.withTransaction(effect).pipe(
-    Effect.catchSomeDefect((defect) => (defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()))
-  )
+  sql
+    .withTransaction(effect)
+    .pipe(
+      Effect.catchSomeDefect((defect) =>
+        defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none()
+      )
+    )

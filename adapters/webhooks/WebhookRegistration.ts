@@ -13,7 +13,14 @@ import type { WebhookRegistration } from "../store/Store.js"
  * `agent.paused` is the public event name for a pause (auto-containment sends it too), `agent.resumed` and
  * `agent.killed` the public names for the admin operations that send them.
  */
-export const WEBHOOK_EVENTS = ["verdict", "drift_alert", "containment", "agent.paused", "agent.resumed", "agent.killed"] as const
+export const WEBHOOK_EVENTS = [
+  "verdict",
+  "drift_alert",
+  "containment",
+  "agent.paused",
+  "agent.resumed",
+  "agent.killed"
+] as const
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 
 export const MIN_SECRET_LENGTH = 32
@@ -46,14 +53,22 @@ export const newWebhookRegistration = (
   now: Date
 ): Either.Either<WebhookRegistration, InvalidWebhookRegistration> => {
   if (!isAllowedCallbackUrl(request.callback_url)) {
-    return Either.left(new InvalidWebhookRegistration({ message: "callback_url must be an https URL (http only on 127.0.0.1 or localhost)" }))
+    return Either.left(
+      new InvalidWebhookRegistration({
+        message: "callback_url must be an https URL (http only on 127.0.0.1 or localhost)"
+      })
+    )
   }
   if (request.secret.length < MIN_SECRET_LENGTH) {
-    return Either.left(new InvalidWebhookRegistration({ message: `secret must be at least ${MIN_SECRET_LENGTH} characters` }))
+    return Either.left(
+      new InvalidWebhookRegistration({ message: `secret must be at least ${MIN_SECRET_LENGTH} characters` })
+    )
   }
   const unknown = request.events.filter((event) => !(WEBHOOK_EVENTS as ReadonlyArray<string>).includes(event))
   if (request.events.length === 0 || unknown.length > 0) {
-    return Either.left(new InvalidWebhookRegistration({ message: `events must be a non-empty list of: ${WEBHOOK_EVENTS.join(", ")}` }))
+    return Either.left(
+      new InvalidWebhookRegistration({ message: `events must be a non-empty list of: ${WEBHOOK_EVENTS.join(", ")}` })
+    )
   }
   return Either.right({
     registration_id: `reg-${randomUUID()}`,

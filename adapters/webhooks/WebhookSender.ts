@@ -46,10 +46,13 @@ export interface WebhookSenderOptions {
 
 export const defaultSenderOptions: WebhookSenderOptions = { timeout: "10 seconds" }
 
-export class WebhookSender extends Context.Tag("candor/adapters/webhooks/WebhookSender")<WebhookSender, {
-  /** Succeeds with the receiver's 2xx status. */
-  readonly send: (delivery: WebhookDelivery) => Effect.Effect<number, WebhookDeliveryError>
-}>() {
+export class WebhookSender extends Context.Tag("candor/adapters/webhooks/WebhookSender")<
+  WebhookSender,
+  {
+    /** Succeeds with the receiver's 2xx status. */
+    readonly send: (delivery: WebhookDelivery) => Effect.Effect<number, WebhookDeliveryError>
+  }
+>() {
   static readonly layer = (options: Partial<WebhookSenderOptions> = {}): Layer.Layer<WebhookSender> =>
     Layer.succeed(WebhookSender, make(options))
 }
@@ -61,7 +64,7 @@ export const make = (options: Partial<WebhookSenderOptions> = {}): WebhookSender
   const { timeout } = { ...defaultSenderOptions, ...options }
   return {
     send: (delivery) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const now = new Date(yield* Clock.currentTimeMillis)
         const headers = {
           "content-type": AIP_CONTENT_TYPE,
@@ -80,7 +83,9 @@ export const make = (options: Partial<WebhookSenderOptions> = {}): WebhookSender
           },
           // The cause may name the host or quote the answer; the relay needs only the kind.
           catch: (cause) =>
-            new WebhookDeliveryError({ reason: cause instanceof Error && /Timeout/.test(cause.name) ? "timeout" : "network" })
+            new WebhookDeliveryError({
+              reason: cause instanceof Error && /Timeout/.test(cause.name) ? "timeout" : "network"
+            })
         }).pipe(
           Effect.timeoutFail({ duration: timeout, onTimeout: () => new WebhookDeliveryError({ reason: "timeout" }) })
         )

@@ -14,13 +14,17 @@ import { Agent, request } from "undici"
 
 const JUDGE_LATENCY_MS = Number(process.argv[2] ?? 800)
 
-const THINKING = Array.from({ length: 12 }, (_, i) =>
-  `Step ${i + 1}: the user asked for a summary of the quarterly report, which is a bounded action under the card; ` +
-  "I will read the sections in order and cite each one.").join(" ")
+const THINKING = Array.from(
+  { length: 12 },
+  (_, i) =>
+    `Step ${i + 1}: the user asked for a summary of the quarterly report, which is a bounded action under the card; ` +
+    "I will read the sections in order and cite each one."
+).join(" ")
 
 const listen = (server: Server) =>
   new Promise<string>((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+  )
 
 const reply = (body: string) => {
   const length = Buffer.byteLength(body)
@@ -31,11 +35,18 @@ const reply = (body: string) => {
 }
 
 let judgeCalls = 0
-const judgeAnswer = reply(JSON.stringify({
-  id: "msg_judge",
-  type: "message",
-  content: [{ type: "text", text: JSON.stringify({ verdict: "clear", concerns: [], reasoning_summary: "Bounded summarising." }) }]
-}))
+const judgeAnswer = reply(
+  JSON.stringify({
+    id: "msg_judge",
+    type: "message",
+    content: [
+      {
+        type: "text",
+        text: JSON.stringify({ verdict: "clear", concerns: [], reasoning_summary: "Bounded summarising." })
+      }
+    ]
+  })
+)
 const judge = createServer((req, res) => {
   req.resume()
   req.on("end", () => {
@@ -44,14 +55,19 @@ const judge = createServer((req, res) => {
   })
 })
 
-const providerAnswer = reply(JSON.stringify({
-  id: "msg_bench",
-  type: "message",
-  role: "assistant",
-  model: "claude-bench",
-  content: [{ type: "thinking", thinking: THINKING, signature: "c2ln" }, { type: "text", text: "Here is the summary." }],
-  stop_reason: "end_turn"
-}))
+const providerAnswer = reply(
+  JSON.stringify({
+    id: "msg_bench",
+    type: "message",
+    role: "assistant",
+    model: "claude-bench",
+    content: [
+      { type: "thinking", thinking: THINKING, signature: "c2ln" },
+      { type: "text", text: "Here is the summary." }
+    ],
+    stop_reason: "end_turn"
+  })
+)
 const provider = createServer((req, res) => {
   req.resume()
   req.on("end", () => providerAnswer(res))
@@ -70,7 +86,11 @@ const run = async ({ agents, durationMs, gatewayUrl, periodMs }: Run) => {
   const started = performance.now()
   const stopAt = started + durationMs
   let sent = 0
-  const body = JSON.stringify({ model: "claude-bench", max_tokens: 64, messages: [{ role: "user", content: "Summarise the report." }] })
+  const body = JSON.stringify({
+    model: "claude-bench",
+    max_tokens: 64,
+    messages: [{ role: "user", content: "Summarise the report." }]
+  })
   const agent = async (i: number) => {
     let next = started + Math.random() * periodMs
     for (;;) {
@@ -81,7 +101,11 @@ const run = async ({ agents, durationMs, gatewayUrl, periodMs }: Run) => {
       const res = await request(`${gatewayUrl}/anthropic/v1/messages`, {
         dispatcher: client,
         method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench", "x-candor-agent": `bench-agent-${i}` },
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": "sk-ant-bench",
+          "x-candor-agent": `bench-agent-${i}`
+        },
         body
       })
       await res.body.text()
@@ -95,11 +119,16 @@ const run = async ({ agents, durationMs, gatewayUrl, periodMs }: Run) => {
 }
 
 process.on("message", (message: Run) => {
-  run(message).then((result) => process.send!(result), (error) => {
-    console.error(error)
-    process.exit(1)
-  })
+  run(message).then(
+    (result) => process.send!(result),
+    (error) => {
+      console.error(error)
+      process.exit(1)
+    }
+  )
 })
 process.on("disconnect", () => process.exit(0))
 
-Promise.all([listen(judge), listen(provider)]).then(([judgeUrl, providerUrl]) => process.send!({ judgeUrl, providerUrl }))
+Promise.all([listen(judge), listen(provider)]).then(([judgeUrl, providerUrl]) =>
+  process.send!({ judgeUrl, providerUrl })
+)

@@ -8,7 +8,8 @@
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 
-const THINKING = "Let me check the request against the card. The user wants a summary of the report; summarising is a bounded action. I will summarise it and cite the sections."
+const THINKING =
+  "Let me check the request against the card. The user wants a summary of the report; summarising is a bounded action. I will summarise it and cite the sections."
 
 const anthropicJson = JSON.stringify({
   id: "msg_bench",
@@ -24,17 +25,45 @@ const anthropicJson = JSON.stringify({
 })
 
 const sse = (events: ReadonlyArray<readonly [string | undefined, unknown]>, eol = "\n"): Array<string> =>
-  events.map(([event, data]) => `${event === undefined ? "" : `event: ${event}${eol}`}data: ${typeof data === "string" ? data : JSON.stringify(data)}${eol}${eol}`)
+  events.map(
+    ([event, data]) =>
+      `${event === undefined ? "" : `event: ${event}${eol}`}data: ${typeof data === "string" ? data : JSON.stringify(data)}${eol}${eol}`
+  )
 
 const anthropicSse = (eol: string) =>
   sse(
     [
-      ["message_start", { type: "message_start", message: { id: "msg_bench", type: "message", role: "assistant", model: "claude-bench", content: [], usage: { input_tokens: 12, output_tokens: 1 } } }],
-      ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }],
-      ...THINKING.split(". ").map((part) => ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: `${part}. ` } }] as const),
+      [
+        "message_start",
+        {
+          type: "message_start",
+          message: {
+            id: "msg_bench",
+            type: "message",
+            role: "assistant",
+            model: "claude-bench",
+            content: [],
+            usage: { input_tokens: 12, output_tokens: 1 }
+          }
+        }
+      ],
+      [
+        "content_block_start",
+        { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } }
+      ],
+      ...THINKING.split(". ").map(
+        (part) =>
+          [
+            "content_block_delta",
+            { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: `${part}. ` } }
+          ] as const
+      ),
       ["content_block_stop", { type: "content_block_stop", index: 0 }],
       ["content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }],
-      ["content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Here is the summary." } }],
+      [
+        "content_block_delta",
+        { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "Here is the summary." } }
+      ],
       ["content_block_stop", { type: "content_block_stop", index: 1 }],
       ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 40 } }],
       ["message_stop", { type: "message_stop" }]
@@ -47,7 +76,13 @@ const openaiJson = JSON.stringify({
   object: "chat.completion",
   created: 1763700000,
   model: "gpt-bench",
-  choices: [{ index: 0, message: { role: "assistant", content: "Here is the summary of the report.", reasoning_content: THINKING }, finish_reason: "stop" }],
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: "Here is the summary of the report.", reasoning_content: THINKING },
+      finish_reason: "stop"
+    }
+  ],
   usage: { prompt_tokens: 12, completion_tokens: 40, total_tokens: 52 }
 })
 
@@ -91,7 +126,9 @@ const server = createServer((req, res) => {
       return
     }
     if (!stream) {
-      res.writeHead(200, { "content-type": "application/json", "x-request-sha256": digest }).end(anthropic ? anthropicJson : openaiJson)
+      res
+        .writeHead(200, { "content-type": "application/json", "x-request-sha256": digest })
+        .end(anthropic ? anthropicJson : openaiJson)
       return
     }
     // CRLF streams when asked: the peer holds those back until the end.

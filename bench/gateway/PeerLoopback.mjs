@@ -8,6 +8,7 @@ net.Server.prototype.listen = function (...args) {
     const callback = args.find((arg) => typeof arg === "function")
     return listen.call(this, Number(args[0]), "127.0.0.1", callback)
   }
-  if (args[0] !== null && typeof args[0] === "object" && args[0].host === undefined) args[0] = { ...args[0], host: "127.0.0.1" }
+  if (args[0] !== null && typeof args[0] === "object" && args[0].host === undefined)
+    args[0] = { ...args[0], host: "127.0.0.1" }
   return listen.apply(this, args)
 }

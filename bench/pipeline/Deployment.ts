@@ -120,17 +120,31 @@ const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
 /** `candor serve --role worker` as a child; stopped with SIGTERM (so a CPU profile is written) when the scope closes. */
 const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const port = yield* Effect.promise(freePort)
     const dataDir = mkdtempSync(join(tmpdir(), "candor-bench-"))
-    const args = ["--expose-gc", "--import", probe, ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])]
+    const args = [
+      "--expose-gc",
+      "--import",
+      probe,
+      ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`])
+    ]
     const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([key]) => !/^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|HOST)$/.test(key))
+      Object.entries(process.env).filter(
+        ([key]) => !/^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|HOST)$/.test(key)
+      )
     )
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [...args, bin, "serve", "--role", "worker"], {
-          env: { ...inherited, ...env, HOST: "127.0.0.1", PORT: String(port), CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "warn" },
+          env: {
+            ...inherited,
+            ...env,
+            HOST: "127.0.0.1",
+            PORT: String(port),
+            CANDOR_DATA_DIR: dataDir,
+            LOG_LEVEL: "warn"
+          },
           stdio: ["ignore", "pipe", "pipe"]
         })
       ),
@@ -160,7 +174,10 @@ const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string |
     for (;;) {
       if (child.exitCode !== null) return yield* Effect.fail(new Error(`worker exited:\n${lines.join("\n")}`))
       const ok = yield* Effect.promise(() =>
-        fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false)
+        fetch(`http://127.0.0.1:${port}/health/live`).then(
+          (r) => r.ok,
+          () => false
+        )
       )
       if (ok) break
       if (Date.now() > deadline) return yield* Effect.fail(new Error(`worker not ready:\n${lines.join("\n")}`))
@@ -175,7 +192,7 @@ const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string |
   })
 
 export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, unknown, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { backend, partitions } = options
     const prefix = `bench${randomBytes(4).toString("hex")}`
     const url = natsUrl()
@@ -188,7 +205,9 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
     )
     const key = generateSigningKey()
     const publisher = yield* Layer.build(
-      Bus.layerJetStream({ prefix, partitions }).pipe(Layer.provide(NatsConnection.layer(url, { name: "candor-bench" })))
+      Bus.layerJetStream({ prefix, partitions }).pipe(
+        Layer.provide(NatsConnection.layer(url, { name: "candor-bench" }))
+      )
     )
     const bus = Context.get(publisher, Bus)
 
@@ -198,33 +217,44 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
     if (options.worker === "process") {
       if (backend !== "postgres") return yield* Effect.fail(new Error("a worker process needs PostgreSQL"))
       const databaseUrl = Redacted.value(yield* throwawayDatabase)
-      const worker = yield* startWorkerProcess({
-        DATABASE_URL: databaseUrl,
-        NATS_URL: url,
-        CANDOR_NATS_PREFIX: prefix,
-        CANDOR_PARTITIONS: String(partitions),
-        CANDOR_LOG_ORIGIN: LOG_ORIGIN,
-        SIGNING_KEY: formatSigningKey(key)
-      }, options.cpuProfileDir)
+      const worker = yield* startWorkerProcess(
+        {
+          DATABASE_URL: databaseUrl,
+          NATS_URL: url,
+          CANDOR_NATS_PREFIX: prefix,
+          CANDOR_PARTITIONS: String(partitions),
+          CANDOR_LOG_ORIGIN: LOG_ORIGIN,
+          SIGNING_KEY: formatSigningKey(key)
+        },
+        options.cpuProfileDir
+      )
       memory = worker.memory
       cpuMs = worker.cpuMs
       // The worker has migrated the database by the time it serves.
-      const client = yield* Layer.build(PgClient.layer({ url: Redacted.make(databaseUrl), applicationName: "candor-bench" }))
+      const client = yield* Layer.build(
+        PgClient.layer({ url: Redacted.make(databaseUrl), applicationName: "candor-bench" })
+      )
       sql = Context.get(client, SqlClient.SqlClient)
     } else {
-      const storeLayer = backend === "postgres"
-        ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (databaseUrl) =>
-          StoreDatabase.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" })))
-        : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
+      const storeLayer =
+        backend === "postgres"
+          ? Layer.unwrapScoped(
+              Effect.map(throwawayDatabase, (databaseUrl) =>
+                StoreDatabase.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" })
+              )
+            )
+          : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
       const workers = Layer.scopedDiscard(runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: prefix })).pipe(
-        Layer.provide(Layer.mergeAll(
-          Bus.layerJetStream({ prefix, partitions }).pipe(
-            Layer.provide(NatsConnection.layer(url, { name: "candor-bench-worker" }))
-          ),
-          AgentState.layerMemory,
-          SigningKeys.fromKey(key),
-          PartitionOwnership.layerAll(partitions)
-        )),
+        Layer.provide(
+          Layer.mergeAll(
+            Bus.layerJetStream({ prefix, partitions }).pipe(
+              Layer.provide(NatsConnection.layer(url, { name: "candor-bench-worker" }))
+            ),
+            AgentState.layerMemory,
+            SigningKeys.fromKey(key),
+            PartitionOwnership.layerAll(partitions)
+          )
+        ),
         Layer.provideMerge(storeLayer),
         Layer.provide(quiet)
       )

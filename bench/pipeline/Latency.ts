@@ -26,61 +26,70 @@ export interface LatencyResult {
   readonly cpu: CpuShare
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
 
 export const latency = (backend: Backend, rate: number) =>
-  Effect.scoped(Effect.gen(function*() {
-    const d = yield* deploy({
-      backend,
-      worker: backend === "postgres" ? settings.pgWorker : "inline",
-      partitions: settings.partitions,
-      cpuProfileDir: settings.cpuProfileDir
-    })
-    const agents = agentIds("lat", settings.agents)
-    yield* warmUp(d, agents)
-    // Per agent: the publish times of its events, how many of them were seen committed, and where
-    // its chain stood before (the warm-up event).
-    const publishedAt = new Map<string, Array<number>>(agents.map((a) => [a, []]))
-    const seen = new Map<string, number>(agents.map((a) => [a, 0]))
-    const offset = new Map((yield* d.heads(agents)).map((head) => [head.agent_id, head.position]))
-    const outstanding = new Set<string>()
-    const latencies: Array<number> = []
-    let stop = false
-    const poll = Effect.gen(function*() {
-      while (!stop) {
-        const heads = outstanding.size === 0 ? [] : yield* d.heads([...outstanding])
-        const at = now()
-        for (const { agent_id, position } of heads) {
-          const times = publishedAt.get(agent_id)!
-          let i = seen.get(agent_id)!
-          for (; i < position - (offset.get(agent_id) ?? 0); i++) latencies.push(at - times[i]!)
-          seen.set(agent_id, i)
-          if (i === times.length) outstanding.delete(agent_id)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const d = yield* deploy({
+        backend,
+        worker: backend === "postgres" ? settings.pgWorker : "inline",
+        partitions: settings.partitions,
+        cpuProfileDir: settings.cpuProfileDir
+      })
+      const agents = agentIds("lat", settings.agents)
+      yield* warmUp(d, agents)
+      // Per agent: the publish times of its events, how many of them were seen committed, and where
+      // its chain stood before (the warm-up event).
+      const publishedAt = new Map<string, Array<number>>(agents.map((a) => [a, []]))
+      const seen = new Map<string, number>(agents.map((a) => [a, 0]))
+      const offset = new Map((yield* d.heads(agents)).map((head) => [head.agent_id, head.position]))
+      const outstanding = new Set<string>()
+      const latencies: Array<number> = []
+      let stop = false
+      const poll = Effect.gen(function* () {
+        while (!stop) {
+          const heads = outstanding.size === 0 ? [] : yield* d.heads([...outstanding])
+          const at = now()
+          for (const { agent_id, position } of heads) {
+            const times = publishedAt.get(agent_id)!
+            let i = seen.get(agent_id)!
+            for (; i < position - (offset.get(agent_id) ?? 0); i++) latencies.push(at - times[i]!)
+            seen.set(agent_id, i)
+            if (i === times.length) outstanding.delete(agent_id)
+          }
+          yield* Effect.sleep("10 millis")
         }
-        yield* Effect.sleep("10 millis")
-      }
+      })
+      const cpu = yield* cpuMeter(d)
+      const poller = yield* Effect.fork(poll)
+      const run = yield* publishAtRate(
+        d,
+        rate,
+        settings.latencySeconds,
+        (i) => gatewayEvent(agents[i % agents.length]!),
+        (event, at) => {
+          publishedAt.get(event.agent_id)!.push(at)
+          outstanding.add(event.agent_id)
+        }
+      )
+      // Let the tail commit (bounded), then stop polling.
+      const deadline = now() + 30_000
+      while (latencies.length < run.sent && now() < deadline) yield* Effect.sleep("20 millis")
+      stop = true
+      yield* poller.await
+      const sorted = latencies.sort((a, b) => a - b)
+      return {
+        rate,
+        published: run.sent,
+        seconds: run.seconds,
+        p50: percentile(sorted, 0.5),
+        p90: percentile(sorted, 0.9),
+        p99: percentile(sorted, 0.99),
+        max: sorted[sorted.length - 1] ?? NaN,
+        missing: run.sent - sorted.length,
+        cpu: yield* cpu(run.sent)
+      } satisfies LatencyResult
     })
-    const cpu = yield* cpuMeter(d)
-    const poller = yield* Effect.fork(poll)
-    const run = yield* publishAtRate(d, rate, settings.latencySeconds, (i) => gatewayEvent(agents[i % agents.length]!), (event, at) => {
-      publishedAt.get(event.agent_id)!.push(at)
-      outstanding.add(event.agent_id)
-    })
-    // Let the tail commit (bounded), then stop polling.
-    const deadline = now() + 30_000
-    while (latencies.length < run.sent && now() < deadline) yield* Effect.sleep("20 millis")
-    stop = true
-    yield* poller.await
-    const sorted = latencies.sort((a, b) => a - b)
-    return {
-      rate,
-      published: run.sent,
-      seconds: run.seconds,
-      p50: percentile(sorted, 0.5),
-      p90: percentile(sorted, 0.9),
-      p99: percentile(sorted, 0.99),
-      max: sorted[sorted.length - 1] ?? NaN,
-      missing: run.sent - sorted.length,
-      cpu: yield* cpu(run.sent)
-    } satisfies LatencyResult
-  }))
+  )

@@ -30,7 +30,7 @@ export const publishAll = (d: Deployment, events: ReadonlyArray<GatewayEvent>) =
 
 /** Polls `committed` until it reaches `target`, and returns when; fails after `timeoutMs` without progress. */
 export const awaitCommitted = (d: Deployment, target: number, intervalMs = 20, timeoutMs = 60_000) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let last = -1
     let progressAt = now()
     for (;;) {
@@ -48,7 +48,7 @@ export const awaitCommitted = (d: Deployment, target: number, intervalMs = 20, t
  * Returns the committed count the row starts from.
  */
 export const warmUp = (d: Deployment, agents: ReadonlyArray<string> = []) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events = [...makeEvents(agentIds("warm", 100), settings.warmup), ...makeEvents(agents, agents.length)]
     yield* publishAll(d, events)
     yield* awaitCommitted(d, events.length)
@@ -66,24 +66,26 @@ export const publishAtRate = (
   nextEvent: (i: number) => GatewayEvent,
   published: (event: GatewayEvent, at: number) => void = () => {}
 ) =>
-  Effect.scoped(Effect.gen(function*() {
-    const inFlight = yield* FiberSet.make<void, unknown>()
-    const publish = publishEvent(d)
-    const start = now()
-    const total = Math.round(rate * seconds)
-    let sent = 0
-    while (sent < total) {
-      const due = Math.min(total, Math.floor(((now() - start) / 1000) * rate))
-      for (; sent < due; sent++) {
-        const event = nextEvent(sent)
-        published(event, now())
-        yield* FiberSet.run(inFlight, publish(event))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const inFlight = yield* FiberSet.make<void, unknown>()
+      const publish = publishEvent(d)
+      const start = now()
+      const total = Math.round(rate * seconds)
+      let sent = 0
+      while (sent < total) {
+        const due = Math.min(total, Math.floor(((now() - start) / 1000) * rate))
+        for (; sent < due; sent++) {
+          const event = nextEvent(sent)
+          published(event, now())
+          yield* FiberSet.run(inFlight, publish(event))
+        }
+        yield* Effect.sleep("5 millis")
       }
-      yield* Effect.sleep("5 millis")
-    }
-    yield* FiberSet.awaitEmpty(inFlight)
-    return { sent, seconds: (now() - start) / 1000 }
-  }))
+      yield* FiberSet.awaitEmpty(inFlight)
+      return { sent, seconds: (now() - start) / 1000 }
+    })
+  )
 
 /** CPU µs per checkpoint, by process: the worker (a child process only), this bench, the two servers. */
 export interface CpuShare {
@@ -103,7 +105,7 @@ const selfCpuMs = () => {
  * figures include whatever else runs on them meanwhile (this is a shared machine).
  */
 export const cpuMeter = (d: Deployment | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const at = {
       worker: d === undefined ? 0 : yield* d.cpuMs,
       bench: selfCpuMs(),
@@ -111,7 +113,7 @@ export const cpuMeter = (d: Deployment | undefined) =>
       nats: serverCpuMs("nats-server")
     }
     return (events: number) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const per = (ms: number) => (ms * 1000) / events
         return {
           worker: d?.worker === "process" ? per((yield* d.cpuMs) - at.worker) : undefined,

@@ -29,9 +29,9 @@ export const settings = {
   soakSampleSeconds: positive("BENCH_SOAK_SAMPLE_SECONDS", 10),
   /** Deliveries per partition batch in the worker-alone baseline (BusOptions.batchSize). */
   batch: positive("BENCH_BATCH", 256),
-  backends: (process.env.BENCH_BACKENDS ?? "postgres,pglite").split(",").filter((b): b is Backend =>
-    b === "postgres" || b === "pglite"
-  ),
+  backends: (process.env.BENCH_BACKENDS ?? "postgres,pglite")
+    .split(",")
+    .filter((b): b is Backend => b === "postgres" || b === "pglite"),
   /** Where the PostgreSQL worker runs (PGlite's always runs in the bench process). */
   pgWorker: (process.env.BENCH_WORKER === "inline" ? "inline" : "process") as WorkerMode,
   /** `--cpu-prof` of the worker process of the throughput and latency rows, into this directory. */

@@ -36,31 +36,41 @@ export const slope = (points: ReadonlyArray<readonly [number, number]>) => {
 }
 
 export const soak = (rate: number) =>
-  Effect.scoped(Effect.gen(function*() {
-    const d = yield* deploy({ backend: "postgres", worker: settings.pgWorker, partitions: settings.partitions })
-    const agents = agentIds("soak", settings.soakAgents)
-    const before = yield* warmUp(d, agents)
-    const samples: Array<Sample> = []
-    let published = 0
-    const start = now()
-    const sample = Effect.gen(function*() {
-      const memory = yield* d.memory
-      const committed = (yield* d.committed) - before
-      samples.push({
-        second: (now() - start) / 1000,
-        rssMb: mb(memory.rss),
-        heapMb: mb(memory.heapUsed),
-        liveMb: mb(memory.heapLive),
-        published,
-        backlog: published - committed
+  Effect.scoped(
+    Effect.gen(function* () {
+      const d = yield* deploy({ backend: "postgres", worker: settings.pgWorker, partitions: settings.partitions })
+      const agents = agentIds("soak", settings.soakAgents)
+      const before = yield* warmUp(d, agents)
+      const samples: Array<Sample> = []
+      let published = 0
+      const start = now()
+      const sample = Effect.gen(function* () {
+        const memory = yield* d.memory
+        const committed = (yield* d.committed) - before
+        samples.push({
+          second: (now() - start) / 1000,
+          rssMb: mb(memory.rss),
+          heapMb: mb(memory.heapUsed),
+          liveMb: mb(memory.heapLive),
+          published,
+          backlog: published - committed
+        })
       })
+      yield* sample
+      const sampler = yield* Effect.fork(
+        Effect.forever(Effect.zipRight(Effect.sleep(`${settings.soakSampleSeconds} seconds`), sample))
+      )
+      yield* publishAtRate(
+        d,
+        rate,
+        settings.soakSeconds,
+        (i) => gatewayEvent(agents[i % agents.length]!),
+        () => void published++
+      )
+      yield* Fiber.interrupt(sampler)
+      // The last sample once everything published is committed: what the worker keeps, not what is in flight.
+      yield* awaitCommitted(d, before + published)
+      yield* sample
+      return samples
     })
-    yield* sample
-    const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(Effect.sleep(`${settings.soakSampleSeconds} seconds`), sample)))
-    yield* publishAtRate(d, rate, settings.soakSeconds, (i) => gatewayEvent(agents[i % agents.length]!), () => void published++)
-    yield* Fiber.interrupt(sampler)
-    // The last sample once everything published is committed: what the worker keeps, not what is in flight.
-    yield* awaitCommitted(d, before + published)
-    yield* sample
-    return samples
-  }))
+  )

@@ -38,68 +38,92 @@ export interface ThroughputRow {
 
 /** End to end. `known`: the agents have committed before (their actors are in memory); else they are new to the worker. */
 export const endToEnd = (backend: Backend, known: boolean) =>
-  Effect.scoped(Effect.gen(function*() {
-    const worker = backend === "postgres" ? settings.pgWorker : "inline"
-    const d = yield* deploy({ backend, worker, partitions: settings.partitions, cpuProfileDir: settings.cpuProfileDir })
-    const agents = agentIds("tp", settings.agents)
-    const before = yield* warmUp(d, known ? agents : [])
-    const events = makeEvents(agents, settings.events)
-    const cpu = yield* cpuMeter(d)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const worker = backend === "postgres" ? settings.pgWorker : "inline"
+      const d = yield* deploy({
+        backend,
+        worker,
+        partitions: settings.partitions,
+        cpuProfileDir: settings.cpuProfileDir
+      })
+      const agents = agentIds("tp", settings.agents)
+      const before = yield* warmUp(d, known ? agents : [])
+      const events = makeEvents(agents, settings.events)
+      const cpu = yield* cpuMeter(d)
+      const start = now()
+      const publishing = yield* Effect.fork(publishAll(d, events))
+      const done = yield* awaitCommitted(d, before + events.length)
+      const published = yield* publishing.await.pipe(Effect.flatten)
+      return {
+        name: `end to end, ${backend}, ${known ? "known" : "new"} agents (worker ${worker === "process" ? "process" : "in the bench process"})`,
+        events: events.length,
+        seconds: (done - start) / 1000,
+        publishSeconds: (published - start) / 1000,
+        cpu: yield* cpu(events.length)
+      } satisfies ThroughputRow
+    })
+  )
+
+/** The bus alone: publish, consume every partition, ack; no store. */
+export const busAlone = Effect.scoped(
+  Effect.gen(function* () {
+    const prefix = `benchbus${Math.random().toString(16).slice(2, 10)}`
+    const url = natsUrl()
+    yield* Effect.addFinalizer(() =>
+      removeNatsResources(prefix).pipe(
+        Effect.provide(NatsConnection.layer(url, { name: "candor-bench-cleanup" })),
+        Effect.ignore
+      )
+    )
+    const busOf = (name: string) =>
+      Effect.map(
+        Layer.build(
+          Bus.layerJetStream({ prefix, partitions: settings.partitions }).pipe(
+            Layer.provide(NatsConnection.layer(url, { name }))
+          )
+        ),
+        (context) => Context.get(context, Bus)
+      )
+    const publisher = yield* busOf("candor-bench")
+    const consumer = yield* busOf("candor-bench-consumer")
+    let acked = 0
+    for (let p = 0; p < settings.partitions; p++) {
+      yield* consumer.consumePartition(p).pipe(
+        Stream.runForEach((delivery) =>
+          Effect.zipRight(
+            delivery.ack,
+            Effect.sync(() => void acked++)
+          )
+        ),
+        Effect.forkScoped
+      )
+    }
+    const events = makeEvents(agentIds("bus", settings.agents), settings.events)
+    const cpu = yield* cpuMeter(undefined)
     const start = now()
-    const publishing = yield* Effect.fork(publishAll(d, events))
-    const done = yield* awaitCommitted(d, before + events.length)
+    const publishing = yield* Effect.fork(
+      Effect.forEach(
+        events,
+        (event) =>
+          publisher.publish(eventSubject(event.agent_id, prefix, settings.partitions), event, {
+            msgId: event.checkpoint.checkpoint_id
+          }),
+        { concurrency: settings.concurrency, discard: true }
+      ).pipe(Effect.zipRight(Effect.sync(now)))
+    )
+    while (acked < events.length) yield* Effect.sleep("10 millis")
+    const done = now()
     const published = yield* publishing.await.pipe(Effect.flatten)
     return {
-      name: `end to end, ${backend}, ${known ? "known" : "new"} agents (worker ${worker === "process" ? "process" : "in the bench process"})`,
+      name: "baseline: bus alone (JetStream publish + consume + ack, no store)",
       events: events.length,
       seconds: (done - start) / 1000,
       publishSeconds: (published - start) / 1000,
       cpu: yield* cpu(events.length)
     } satisfies ThroughputRow
-  }))
-
-/** The bus alone: publish, consume every partition, ack; no store. */
-export const busAlone = Effect.scoped(Effect.gen(function*() {
-  const prefix = `benchbus${Math.random().toString(16).slice(2, 10)}`
-  const url = natsUrl()
-  yield* Effect.addFinalizer(() =>
-    removeNatsResources(prefix).pipe(Effect.provide(NatsConnection.layer(url, { name: "candor-bench-cleanup" })), Effect.ignore)
-  )
-  const busOf = (name: string) =>
-    Effect.map(
-      Layer.build(Bus.layerJetStream({ prefix, partitions: settings.partitions }).pipe(Layer.provide(NatsConnection.layer(url, { name })))),
-      (context) => Context.get(context, Bus)
-    )
-  const publisher = yield* busOf("candor-bench")
-  const consumer = yield* busOf("candor-bench-consumer")
-  let acked = 0
-  for (let p = 0; p < settings.partitions; p++) {
-    yield* consumer.consumePartition(p).pipe(
-      Stream.runForEach((delivery) => Effect.zipRight(delivery.ack, Effect.sync(() => void acked++))),
-      Effect.forkScoped
-    )
-  }
-  const events = makeEvents(agentIds("bus", settings.agents), settings.events)
-  const cpu = yield* cpuMeter(undefined)
-  const start = now()
-  const publishing = yield* Effect.fork(
-    Effect.forEach(
-      events,
-      (event) => publisher.publish(eventSubject(event.agent_id, prefix, settings.partitions), event, { msgId: event.checkpoint.checkpoint_id }),
-      { concurrency: settings.concurrency, discard: true }
-    ).pipe(Effect.zipRight(Effect.sync(now)))
-  )
-  while (acked < events.length) yield* Effect.sleep("10 millis")
-  const done = now()
-  const published = yield* publishing.await.pipe(Effect.flatten)
-  return {
-    name: "baseline: bus alone (JetStream publish + consume + ack, no store)",
-    events: events.length,
-    seconds: (done - start) / 1000,
-    publishSeconds: (published - start) / 1000,
-    cpu: yield* cpu(events.length)
-  } satisfies ThroughputRow
-}))
+  })
+)
 
 /**
  * The worker alone, in this process: decode, attest and commit with `commitDeliveries`, every
@@ -107,49 +131,74 @@ export const busAlone = Effect.scoped(Effect.gen(function*() {
  * over, no bus. Agents known, as in the end-to-end row it is compared with.
  */
 export const workerAlone = (backend: Backend) =>
-  Effect.scoped(Effect.gen(function*() {
-    const storeLayer = backend === "postgres"
-      ? Layer.unwrapScoped(Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
-      : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
-    const context = yield* Layer.build(storeLayer)
-    const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
-    const actors = yield* run(makeAgentActors(defaultActorsOptions))
-    const options = { key: generateSigningKey(), logOrigin: "candor.bench", subjectPrefix: "bench", conflictRetries: 3, retryDelayMs: 1_000, keepAliveMs: 10_000 }
-    const deliveryOf = (event: GatewayEvent): Delivery => ({
-      subject: eventSubject(event.agent_id, "bench", settings.partitions),
-      // As the bus hands it over: parsed from JSON.
-      payload: JSON.parse(JSON.stringify(event)),
-      deliveryCount: 1,
-      ack: Effect.void,
-      nak: () => Effect.void,
-      working: Effect.void,
-      deadLetter: () => Effect.void
-    })
-    const commitAll = (events: ReadonlyArray<GatewayEvent>) => {
-      const byPartition = new Map<number, Array<Delivery>>()
-      for (const event of events) {
-        const partition = partitionOf(event.agent_id, settings.partitions)
-        const deliveries = byPartition.get(partition) ?? []
-        deliveries.push(deliveryOf(event))
-        byPartition.set(partition, deliveries)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const storeLayer =
+        backend === "postgres"
+          ? Layer.unwrapScoped(
+              Effect.map(throwawayDatabase, (url) =>
+                StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })
+              )
+            )
+          : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
+      const context = yield* Layer.build(storeLayer)
+      const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
+      const actors = yield* run(makeAgentActors(defaultActorsOptions))
+      const options = {
+        key: generateSigningKey(),
+        logOrigin: "candor.bench",
+        subjectPrefix: "bench",
+        conflictRetries: 3,
+        retryDelayMs: 1_000,
+        keepAliveMs: 10_000
       }
-      return Effect.forEach(byPartition.values(), (deliveries) =>
-        Effect.forEach(Chunk.chunksOf(Chunk.unsafeFromArray(deliveries), settings.batch), (batch) =>
-          run(commitDeliveries(actors, Chunk.toReadonlyArray(batch), options)).pipe(
-            Effect.filterOrDieMessage((outcome) => outcome.committed === batch.length, "a batch was not committed")
-          ), { discard: true }), { concurrency: "unbounded", discard: true })
-    }
-    const agents = agentIds("wo", settings.agents)
-    yield* commitAll([...makeEvents(agentIds("warm", 100), settings.warmup), ...makeEvents(agents, agents.length)])
-    const events = makeEvents(agents, settings.events)
-    const cpu = yield* cpuMeter(undefined)
-    const start = now()
-    yield* commitAll(events)
-    const seconds = (now() - start) / 1000
-    return {
-      name: `baseline: worker alone, ${backend}, known agents (commitDeliveries on partition batches of ${settings.batch}, no bus)`,
-      events: events.length,
-      seconds,
-      cpu: yield* cpu(events.length)
-    } satisfies ThroughputRow
-  }))
+      const deliveryOf = (event: GatewayEvent): Delivery => ({
+        subject: eventSubject(event.agent_id, "bench", settings.partitions),
+        // As the bus hands it over: parsed from JSON.
+        payload: JSON.parse(JSON.stringify(event)),
+        deliveryCount: 1,
+        ack: Effect.void,
+        nak: () => Effect.void,
+        working: Effect.void,
+        deadLetter: () => Effect.void
+      })
+      const commitAll = (events: ReadonlyArray<GatewayEvent>) => {
+        const byPartition = new Map<number, Array<Delivery>>()
+        for (const event of events) {
+          const partition = partitionOf(event.agent_id, settings.partitions)
+          const deliveries = byPartition.get(partition) ?? []
+          deliveries.push(deliveryOf(event))
+          byPartition.set(partition, deliveries)
+        }
+        return Effect.forEach(
+          byPartition.values(),
+          (deliveries) =>
+            Effect.forEach(
+              Chunk.chunksOf(Chunk.unsafeFromArray(deliveries), settings.batch),
+              (batch) =>
+                run(commitDeliveries(actors, Chunk.toReadonlyArray(batch), options)).pipe(
+                  Effect.filterOrDieMessage(
+                    (outcome) => outcome.committed === batch.length,
+                    "a batch was not committed"
+                  )
+                ),
+              { discard: true }
+            ),
+          { concurrency: "unbounded", discard: true }
+        )
+      }
+      const agents = agentIds("wo", settings.agents)
+      yield* commitAll([...makeEvents(agentIds("warm", 100), settings.warmup), ...makeEvents(agents, agents.length)])
+      const events = makeEvents(agents, settings.events)
+      const cpu = yield* cpuMeter(undefined)
+      const start = now()
+      yield* commitAll(events)
+      const seconds = (now() - start) / 1000
+      return {
+        name: `baseline: worker alone, ${backend}, known agents (commitDeliveries on partition batches of ${settings.batch}, no bus)`,
+        events: events.length,
+        seconds,
+        cpu: yield* cpu(events.length)
+      } satisfies ThroughputRow
+    })
+  )

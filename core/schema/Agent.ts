@@ -21,7 +21,9 @@ export type ContainedStatus = typeof ContainedStatus.Type
 
 export const Agent = Schema.Struct({
   id: AgentId,
-  agent_hash: Hex32.annotations({ description: "SHA-256 of the provider key (and agent name) that identifies the agent" }),
+  agent_hash: Hex32.annotations({
+    description: "SHA-256 of the provider key (and agent name) that identifies the agent"
+  }),
   user_id: Schema.NullOr(Identifier),
   email: Schema.NullOr(Schema.String),
   claimed_at: Schema.NullOr(DateTimeString),

@@ -17,7 +17,8 @@ import { ConscienceValue } from "./Conscience.js"
 import { AgentId, CardId, JsonObject, LenientDateTimeString, UnknownMembers } from "./Ids.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-const optionalOrNull = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+const optionalOrNull = <S extends Schema.Schema.Any>(schema: S) =>
+  Schema.optionalWith(Schema.NullOr(schema), { exact: true })
 
 export const DEFAULT_AAP_VERSION = "0.5.0"
 export const KNOWN_AAP_VERSIONS = ["0.1.0", "0.5.0"] as const
@@ -94,7 +95,9 @@ export const AutonomyEnvelope = Schema.Struct(
 export const AuditCommitment = Schema.Struct(
   {
     trace_format: Schema.optionalWith(Schema.String, { default: () => "ap-trace-v1" }),
-    retention_days: Schema.Int.pipe(Schema.greaterThanOrEqualTo(1, { message: () => "retention_days must be at least 1" })),
+    retention_days: Schema.Int.pipe(
+      Schema.greaterThanOrEqualTo(1, { message: () => "retention_days must be at least 1" })
+    ),
     storage: optionalOrNull(
       Schema.Struct(
         { type: literalUnion(["local", "remote", "distributed"]), location: optionalOrNull(Schema.String) },

@@ -52,7 +52,9 @@ export const CertificateMerkle = Schema.Struct({
   tree_size: TreeSize,
   root: Hex32,
   inclusion_proof: Schema.Array(Hex32)
-}).pipe(Schema.filter(leafInsideTree)).annotations({ identifier: "CertificateMerkle" })
+})
+  .pipe(Schema.filter(leafInsideTree))
+  .annotations({ identifier: "CertificateMerkle" })
 
 export const IntegrityCertificate = Schema.Struct({
   type: Schema.Literal(CERTIFICATE_TYPE),
@@ -115,10 +117,12 @@ export const InclusionProof = Schema.Struct({
   proof: HexHashes.annotations({ description: "The same path, under its older name" }),
   signed_tree_head: SignedNote.annotations({ description: "The signed tree head of exactly `tree_size` leaves" }),
   checkpoint: SignedNote.annotations({ description: "The same signed tree head, under its older name" })
-}).pipe(Schema.filter(leafInsideTree)).annotations({
-  identifier: "InclusionProof",
-  description: "RFC 6962 inclusion proof of a checkpoint in its agent's log"
 })
+  .pipe(Schema.filter(leafInsideTree))
+  .annotations({
+    identifier: "InclusionProof",
+    description: "RFC 6962 inclusion proof of a checkpoint in its agent's log"
+  })
 export type InclusionProof = typeof InclusionProof.Type
 
 export const MerkleRoot = Schema.Struct({
@@ -127,7 +131,9 @@ export const MerkleRoot = Schema.Struct({
   root: Hex32,
   signed_tree_head: SignedNote,
   checkpoint: SignedNote.annotations({ description: "The same signed tree head, under its older name" }),
-  log_origin: Schema.String.annotations({ description: "`<CANDOR_LOG_ORIGIN>/agents/<agent_id>`: the note's origin and key name" }),
+  log_origin: Schema.String.annotations({
+    description: "`<CANDOR_LOG_ORIGIN>/agents/<agent_id>`: the note's origin and key name"
+  }),
   note_verifier_key: Schema.NullOr(Schema.String).annotations({
     description: "`<origin>+<key hash>+<base64 key>`: the verifier key of the signing key for this log"
   }),
@@ -136,8 +142,11 @@ export const MerkleRoot = Schema.Struct({
 export type MerkleRoot = typeof MerkleRoot.Type
 
 /** A tree head of a given size, as a consistency proof names its two ends. */
-export const SizedTreeHead = Schema.Struct({ tree_size: TreeSize, root: Hex32, signed_tree_head: SignedNote })
-  .annotations({ identifier: "SizedTreeHead" })
+export const SizedTreeHead = Schema.Struct({
+  tree_size: TreeSize,
+  root: Hex32,
+  signed_tree_head: SignedNote
+}).annotations({ identifier: "SizedTreeHead" })
 export type SizedTreeHead = typeof SizedTreeHead.Type
 
 export const ConsistencyProof = Schema.Struct({
@@ -145,7 +154,10 @@ export const ConsistencyProof = Schema.Struct({
   from: SizedTreeHead,
   to: SizedTreeHead,
   proof: HexHashes.annotations({ description: "RFC 9162 consistency proof from `from.tree_size` to `to.tree_size`" })
-}).annotations({ identifier: "ConsistencyProof", description: "Proof that an agent's log only grew between two tree heads" })
+}).annotations({
+  identifier: "ConsistencyProof",
+  description: "Proof that an agent's log only grew between two tree heads"
+})
 export type ConsistencyProof = typeof ConsistencyProof.Type
 
 export const SIGNING_KEY_STATUSES = ["active", "retired"] as const
@@ -159,7 +171,10 @@ export const SigningKeyInfo = Schema.Struct({
   created_at: DateTimeString,
   retired_at: Schema.NullOr(DateTimeString),
   expires_at: Schema.Null.annotations({ description: "Keys do not expire" })
-}).annotations({ identifier: "SigningKeyInfo", description: "A signing key; retired keys stay listed so old certificates verify" })
+}).annotations({
+  identifier: "SigningKeyInfo",
+  description: "A signing key; retired keys stay listed so old certificates verify"
+})
 export type SigningKeyInfo = typeof SigningKeyInfo.Type
 
 export const KeysResponse = Schema.Struct({
@@ -173,7 +188,9 @@ export const VerifyResponse = Schema.Struct({
     signature: Schema.Boolean,
     chain: Schema.Boolean,
     merkle: Schema.Boolean,
-    verdict: Schema.Boolean.annotations({ description: "The verdict follows from the certified concerns by the rules" }),
+    verdict: Schema.Boolean.annotations({
+      description: "The verdict follows from the certified concerns by the rules"
+    }),
     verdict_proof: Schema.NullOr(Schema.Boolean).annotations({ description: "null: no proof attached yet" })
   }),
   errors: Schema.Array(Schema.String)
@@ -208,8 +225,12 @@ export const VerdictProof = Schema.Struct({
   checkpoint_id: CheckpointId,
   agent_id: AgentId,
   status: VerdictProofStatus,
-  sampled: Schema.Boolean.annotations({ description: "Whether the sampling rule (core/ProofSampling.ts) requires a proof" }),
-  verdict_proof: Schema.NullOr(JsonObject).annotations({ description: "The proof object the certificate carries, once completed" }),
+  sampled: Schema.Boolean.annotations({
+    description: "Whether the sampling rule (core/ProofSampling.ts) requires a proof"
+  }),
+  verdict_proof: Schema.NullOr(JsonObject).annotations({
+    description: "The proof object the certificate carries, once completed"
+  }),
   attempts: Schema.NonNegativeInt,
   error: Schema.NullOr(Schema.String).annotations({ description: "Why the last attempt failed" }),
   updated_at: Schema.NullOr(DateTimeString),
@@ -217,7 +238,10 @@ export const VerdictProof = Schema.Struct({
   security: Schema.Struct({ conjectured_bits: Schema.Int, proven_bits: Schema.Int }).annotations({
     description: "Security of the pinned parameter set at this statement's trace length, in bits"
   })
-}).annotations({ identifier: "VerdictProof", description: "STARK proof that the verdict follows from the concerns, and its job" })
+}).annotations({
+  identifier: "VerdictProof",
+  description: "STARK proof that the verdict follows from the concerns, and its job"
+})
 export type VerdictProof = typeof VerdictProof.Type
 
 export const ChainReportItem = Schema.Struct({
@@ -239,7 +263,11 @@ export const ReputationVerification = Schema.Struct({
     limit: Schema.NonNegativeInt,
     items: Schema.Array(ChainReportItem)
   }),
-  signatures: Schema.Struct({ valid: Schema.Boolean, checked: Schema.NonNegativeInt, failed: Schema.Array(Schema.String) }),
+  signatures: Schema.Struct({
+    valid: Schema.Boolean,
+    checked: Schema.NonNegativeInt,
+    failed: Schema.Array(Schema.String)
+  }),
   chain: Schema.Struct({
     valid: Schema.Boolean,
     length: Schema.NonNegativeInt,

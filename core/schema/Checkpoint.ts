@@ -31,7 +31,9 @@ export const ANALYSIS_SCOPES = ["thinking", "output", "thinking_and_output"] as 
 export const AnalysisScope = literalUnion(ANALYSIS_SCOPES, { identifier: "AnalysisScope" })
 
 export const AnalysisMetadata = Schema.Struct({
-  analysis_model: Schema.String.annotations({ description: "Judge that produced the verdict: `rules` or `<provider>:<model>`" }),
+  analysis_model: Schema.String.annotations({
+    description: "Judge that produced the verdict: `rules` or `<provider>:<model>`"
+  }),
   analysis_duration_ms: Schema.NonNegative,
   thinking_tokens_original: TokenCount,
   thinking_tokens_analyzed: TokenCount,

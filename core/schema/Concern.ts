@@ -82,9 +82,14 @@ export const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = {
 }
 
 /** Lower case, trimmed, runs of whitespace and hyphens folded into `_`. */
-const normalizeKey = (raw: string): string => raw.trim().toLowerCase().replace(/[\s-]+/g, "_")
+const normalizeKey = (raw: string): string =>
+  raw
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, "_")
 
-const lookup = <A extends string>(canonical: ReadonlyArray<A>, aliases: Readonly<Record<string, A>>) =>
+const lookup =
+  <A extends string>(canonical: ReadonlyArray<A>, aliases: Readonly<Record<string, A>>) =>
   (raw: unknown): A | undefined => {
     if (typeof raw !== "string") return undefined
     const key = normalizeKey(raw)
@@ -93,12 +98,19 @@ const lookup = <A extends string>(canonical: ReadonlyArray<A>, aliases: Readonly
   }
 
 /** Canonical category for a judge's spelling, or `undefined` when it names none (never throws). */
-export const normalizeCategory: (raw: unknown) => ConcernCategory | undefined = lookup(CONCERN_CATEGORIES, CATEGORY_ALIASES)
+export const normalizeCategory: (raw: unknown) => ConcernCategory | undefined = lookup(
+  CONCERN_CATEGORIES,
+  CATEGORY_ALIASES
+)
 
 /** Canonical severity for a judge's spelling, or `undefined` (never throws). */
 export const normalizeSeverity: (raw: unknown) => Severity | undefined = lookup(SEVERITIES, SEVERITY_ALIASES)
 
-const lenient = <A extends string>(target: Schema.Schema<A>, normalize: (raw: unknown) => A | undefined, what: string) =>
+const lenient = <A extends string>(
+  target: Schema.Schema<A>,
+  normalize: (raw: unknown) => A | undefined,
+  what: string
+) =>
   Schema.transformOrFail(Schema.String, target, {
     strict: true,
     decode: (raw, _, ast) => {

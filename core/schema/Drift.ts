@@ -22,7 +22,13 @@ export const AIP_DRIFT_DIRECTIONS = [
 export const AipDriftDirection = literalUnion(AIP_DRIFT_DIRECTIONS, { identifier: "AipDriftDirection" })
 export type AipDriftDirection = typeof AipDriftDirection.Type
 
-export const AAP_DRIFT_DIRECTIONS = ["autonomy_expansion", "value_drift", "principal_misalignment", "communication_drift", "unknown"] as const
+export const AAP_DRIFT_DIRECTIONS = [
+  "autonomy_expansion",
+  "value_drift",
+  "principal_misalignment",
+  "communication_drift",
+  "unknown"
+] as const
 export const AapDriftDirection = literalUnion(AAP_DRIFT_DIRECTIONS, { identifier: "AapDriftDirection" })
 export type AapDriftDirection = typeof AapDriftDirection.Type
 

@@ -27,13 +27,18 @@ export const GatewayEvent = Schema.Struct({
   outcome: ExchangeOutcome,
   checkpoint: IntegrityCheckpoint,
   trace: APTraceDraft
-}).pipe(
-  Schema.filter((event) =>
-    (event.checkpoint.agent_id === event.agent_id && event.trace.agent_id === event.agent_id &&
-      event.checkpoint.session_id === event.session_id && event.checkpoint.linked_trace_id === event.trace.trace_id) ||
-    "the checkpoint and trace must belong to the event's agent and session, and the checkpoint must link the trace"
+})
+  .pipe(
+    Schema.filter(
+      (event) =>
+        (event.checkpoint.agent_id === event.agent_id &&
+          event.trace.agent_id === event.agent_id &&
+          event.checkpoint.session_id === event.session_id &&
+          event.checkpoint.linked_trace_id === event.trace.trace_id) ||
+        "the checkpoint and trace must belong to the event's agent and session, and the checkpoint must link the trace"
+    )
   )
-).annotations({ identifier: "GatewayEvent", description: "One gateway response: checkpoint and trace drafts" })
+  .annotations({ identifier: "GatewayEvent", description: "One gateway response: checkpoint and trace drafts" })
 export type GatewayEvent = typeof GatewayEvent.Type
 /** The JSON form published on the bus. */
 export type GatewayEventEncoded = typeof GatewayEvent.Encoded

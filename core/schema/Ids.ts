@@ -35,7 +35,7 @@ export const Hex32 = Schema.String.pipe(
 /** `thinking_block_hash`: a SHA-256, or `"none"` when the model exposed no thinking (synthetic verdicts). */
 export const ThinkingBlockHash = Schema.Union(Hex32, Schema.Literal("none")).annotations({
   identifier: "ThinkingBlockHash",
-  description: "SHA-256 of the thinking block (hex), or \"none\" when there was none"
+  description: 'SHA-256 of the thinking block (hex), or "none" when there was none'
 })
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/

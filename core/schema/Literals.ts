@@ -18,6 +18,9 @@ export const literalUnion = <const L extends readonly [string, ...Array<string>]
 ): Schema.Literal<[...L]> =>
   Schema.Literal(...values).annotations({
     // override: without it a union's own message is ignored in favour of its members' messages
-    message: (issue) => ({ message: `must be one of ${values.join(", ")}; got ${describeActual(issue.actual)}`, override: true }),
+    message: (issue) => ({
+      message: `must be one of ${values.join(", ")}; got ${describeActual(issue.actual)}`,
+      override: true
+    }),
     ...annotations
   })

@@ -18,7 +18,8 @@ export const OrgName = Schema.String.pipe(
   Schema.maxLength(100, { message: () => "name must be 2 to 100 characters" })
 ).annotations({ identifier: "OrgName", description: "Organization name, 2 to 100 characters" })
 
-const SLUG_MESSAGE = "slug must be 3 to 48 lowercase letters, digits or hyphens, starting and ending with a letter or digit"
+const SLUG_MESSAGE =
+  "slug must be 3 to 48 lowercase letters, digits or hyphens, starting and ending with a letter or digit"
 
 export const OrgSlug = Schema.String.pipe(
   Schema.minLength(3, { message: () => SLUG_MESSAGE }),

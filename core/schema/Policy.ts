@@ -28,7 +28,10 @@ export type UnmappedToolAction = typeof UnmappedToolAction.Type
 export const CapabilityMapping = Schema.Struct({
   tool: ToolPattern,
   action: Schema.String.pipe(Schema.minLength(1, { message: () => "action must not be empty" }))
-}).annotations({ identifier: "CapabilityMapping", description: "Tools matching `tool` perform the card action `action`" })
+}).annotations({
+  identifier: "CapabilityMapping",
+  description: "Tools matching `tool` perform the card action `action`"
+})
 export type CapabilityMapping = typeof CapabilityMapping.Type
 
 export const ForbiddenTool = Schema.Struct({

@@ -21,7 +21,8 @@ export type RecommendedAction = typeof RecommendedAction.Type
 export const ENFORCEMENT_MODES = ["observe", "nudge", "enforce"] as const
 export const EnforcementMode = literalUnion(ENFORCEMENT_MODES, {
   identifier: "EnforcementMode",
-  description: "observe records only (default); nudge feeds the violation back; enforce blocks non-streaming requests with 403"
+  description:
+    "observe records only (default); nudge feeds the violation back; enforce blocks non-streaming requests with 403"
 })
 export type EnforcementMode = typeof EnforcementMode.Type
 export const DEFAULT_ENFORCEMENT_MODE: EnforcementMode = "observe"

@@ -29,10 +29,9 @@ export const buildWasm = async (target: string = KERNELS_WASM): Promise<boolean>
   if (asc === undefined) return false
   const temporary = `${target}.${process.pid}.${Date.now()}.tmp`
   const errors: Array<string> = []
-  const { error } = await asc.main(
-    [KERNELS_SOURCE, "--outFile", temporary, "-O3", "--runtime", "stub", "--noAssert"],
-    { stderr: { write: (text: string) => errors.push(text) } }
-  )
+  const { error } = await asc.main([KERNELS_SOURCE, "--outFile", temporary, "-O3", "--runtime", "stub", "--noAssert"], {
+    stderr: { write: (text: string) => errors.push(text) }
+  })
   // A build script (npm run build:wasm), not part of the service: a thrown Error ends it with the compiler's output.
   if (error !== null) throw new Error(`asc failed: ${error.message}\n${errors.join("")}`)
   renameSync(temporary, target)

@@ -103,7 +103,7 @@ function einv(a0: u64, a1: u64, a2: u64): void {
 }
 
 function at(ptr: usize, i: u32): usize {
-  return ptr + (<usize>i << 3)
+  return ptr + ((<usize>i) << 3)
 }
 
 function bitReverse(i: u32, bits: u32): u32 {
@@ -185,10 +185,13 @@ export function batchInverse(dst: usize, src: usize, n: u32): void {
 }
 
 export function extAxpy(dst: usize, acc: usize, alpha: usize, v: usize, n: u32): void {
-  const k0 = load<u64>(alpha), k1 = load<u64>(alpha, 8), k2 = load<u64>(alpha, 16)
+  const k0 = load<u64>(alpha),
+    k1 = load<u64>(alpha, 8),
+    k2 = load<u64>(alpha, 16)
   for (let i: u32 = 0; i < n; i++) {
     const x = load<u64>(at(v, i))
-    const o = at(dst, 3 * i), s = at(acc, 3 * i)
+    const o = at(dst, 3 * i),
+      s = at(acc, 3 * i)
     store<u64>(o, fadd(load<u64>(s), fmul(k0, x)))
     store<u64>(o, fadd(load<u64>(s, 8), fmul(k1, x)), 8)
     store<u64>(o, fadd(load<u64>(s, 16), fmul(k2, x)), 16)
@@ -198,7 +201,8 @@ export function extAxpy(dst: usize, acc: usize, alpha: usize, v: usize, n: u32):
 export function extMulBase(dst: usize, a: usize, v: usize, n: u32): void {
   for (let i: u32 = 0; i < n; i++) {
     const x = load<u64>(at(v, i))
-    const o = at(dst, 3 * i), s = at(a, 3 * i)
+    const o = at(dst, 3 * i),
+      s = at(a, 3 * i)
     store<u64>(o, fmul(load<u64>(s), x))
     store<u64>(o, fmul(load<u64>(s, 8), x), 8)
     store<u64>(o, fmul(load<u64>(s, 16), x), 16)
@@ -207,7 +211,9 @@ export function extMulBase(dst: usize, a: usize, v: usize, n: u32): void {
 
 export function extMul(dst: usize, a: usize, b: usize, n: u32): void {
   for (let i: u32 = 0; i < n; i++) {
-    const pa = at(a, 3 * i), pb = at(b, 3 * i), o = at(dst, 3 * i)
+    const pa = at(a, 3 * i),
+      pb = at(b, 3 * i),
+      o = at(dst, 3 * i)
     emul(load<u64>(pa), load<u64>(pa, 8), load<u64>(pa, 16), load<u64>(pb), load<u64>(pb, 8), load<u64>(pb, 16))
     store<u64>(o, e0)
     store<u64>(o, e1, 8)
@@ -216,9 +222,12 @@ export function extMul(dst: usize, a: usize, b: usize, n: u32): void {
 }
 
 export function extScale(dst: usize, a: usize, k: usize, n: u32): void {
-  const k0 = load<u64>(k), k1 = load<u64>(k, 8), k2 = load<u64>(k, 16)
+  const k0 = load<u64>(k),
+    k1 = load<u64>(k, 8),
+    k2 = load<u64>(k, 16)
   for (let i: u32 = 0; i < n; i++) {
-    const pa = at(a, 3 * i), o = at(dst, 3 * i)
+    const pa = at(a, 3 * i),
+      o = at(dst, 3 * i)
     emul(load<u64>(pa), load<u64>(pa, 8), load<u64>(pa, 16), k0, k1, k2)
     store<u64>(o, e0)
     store<u64>(o, e1, 8)
@@ -228,9 +237,12 @@ export function extScale(dst: usize, a: usize, k: usize, n: u32): void {
 
 /** Montgomery's trick in the extension; `dst` must not overlap `src`. */
 export function extBatchInverse(dst: usize, src: usize, n: u32): void {
-  let a0: u64 = 1, a1: u64 = 0, a2: u64 = 0
+  let a0: u64 = 1,
+    a1: u64 = 0,
+    a2: u64 = 0
   for (let i: u32 = 0; i < n; i++) {
-    const o = at(dst, 3 * i), s = at(src, 3 * i)
+    const o = at(dst, 3 * i),
+      s = at(src, 3 * i)
     store<u64>(o, a0)
     store<u64>(o, a1, 8)
     store<u64>(o, a2, 16)
@@ -240,9 +252,12 @@ export function extBatchInverse(dst: usize, src: usize, n: u32): void {
     a2 = e2
   }
   einv(a0, a1, a2)
-  let i0 = e0, i1 = e1, i2 = e2
+  let i0 = e0,
+    i1 = e1,
+    i2 = e2
   for (let i = <i32>n - 1; i >= 0; i--) {
-    const o = at(dst, 3 * i), s = at(src, 3 * i)
+    const o = at(dst, 3 * i),
+      s = at(src, 3 * i)
     emul(load<u64>(o), load<u64>(o, 8), load<u64>(o, 16), i0, i1, i2)
     store<u64>(o, e0)
     store<u64>(o, e1, 8)
@@ -255,8 +270,11 @@ export function extBatchInverse(dst: usize, src: usize, n: u32): void {
 }
 
 export function extShift(dst: usize, xs: usize, z: usize, n: u32): void {
-  const z0 = load<u64>(z), z1 = load<u64>(z, 8), z2 = load<u64>(z, 16)
-  const n1 = fsub(0, z1), n2 = fsub(0, z2)
+  const z0 = load<u64>(z),
+    z1 = load<u64>(z, 8),
+    z2 = load<u64>(z, 16)
+  const n1 = fsub(0, z1),
+    n2 = fsub(0, z2)
   for (let i: u32 = 0; i < n; i++) {
     const o = at(dst, 3 * i)
     store<u64>(o, fsub(load<u64>(at(xs, i)), z0))
@@ -266,11 +284,19 @@ export function extShift(dst: usize, xs: usize, z: usize, n: u32): void {
 }
 
 export function friFold(dst: usize, layer: usize, beta: usize, inv2x: usize, half: u32): void {
-  const b0 = load<u64>(beta), b1 = load<u64>(beta, 8), b2 = load<u64>(beta, 16)
+  const b0 = load<u64>(beta),
+    b1 = load<u64>(beta, 8),
+    b2 = load<u64>(beta, 16)
   for (let i: u32 = 0; i < half; i++) {
-    const pf = at(layer, 3 * i), pg = at(layer, 3 * (i + half)), o = at(dst, 3 * i)
-    const f0 = load<u64>(pf), f1 = load<u64>(pf, 8), f2 = load<u64>(pf, 16)
-    const g0 = load<u64>(pg), g1 = load<u64>(pg, 8), g2 = load<u64>(pg, 16)
+    const pf = at(layer, 3 * i),
+      pg = at(layer, 3 * (i + half)),
+      o = at(dst, 3 * i)
+    const f0 = load<u64>(pf),
+      f1 = load<u64>(pf, 8),
+      f2 = load<u64>(pf, 16)
+    const g0 = load<u64>(pg),
+      g1 = load<u64>(pg, 8),
+      g2 = load<u64>(pg, 16)
     const t = load<u64>(at(inv2x, i))
     emul(b0, b1, b2, fmul(fsub(f0, g0), t), fmul(fsub(f1, g1), t), fmul(fsub(f2, g2), t))
     store<u64>(o, fadd(fmul(fadd(f0, g0), INV_TWO), e0))
@@ -281,8 +307,12 @@ export function friFold(dst: usize, layer: usize, beta: usize, inv2x: usize, hal
 
 /** Horner at an extension point; the result is written to `dst` (three limbs). */
 export function evaluate(dst: usize, coefficients: usize, n: u32, z: usize): void {
-  const z0 = load<u64>(z), z1 = load<u64>(z, 8), z2 = load<u64>(z, 16)
-  let a0: u64 = 0, a1: u64 = 0, a2: u64 = 0
+  const z0 = load<u64>(z),
+    z1 = load<u64>(z, 8),
+    z2 = load<u64>(z, 16)
+  let a0: u64 = 0,
+    a1: u64 = 0,
+    a2: u64 = 0
   for (let i = <i32>n - 1; i >= 0; i--) {
     emul(a0, a1, a2, z0, z1, z2)
     a0 = fadd(e0, load<u64>(at(coefficients, i)))

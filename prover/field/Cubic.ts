@@ -52,7 +52,9 @@ export const pow = (base: Ext, exponent: bigint): Ext => {
  */
 export const inv = (a: Ext): Ext => {
   const [a0, a1, a2] = a
-  const m11 = F.add(a0, a2), m12 = F.add(a1, a2), m22 = F.add(a0, a2)
+  const m11 = F.add(a0, a2),
+    m12 = F.add(a1, a2),
+    m22 = F.add(a0, a2)
   // Matrix rows: [a0, a2, a1], [a1, a0 + a2, a1 + a2], [a2, a1, a0 + a2].
   const c00 = F.sub(F.mul(m11, m22), F.mul(m12, a1))
   const c01 = F.sub(F.mul(m12, a2), F.mul(a1, m22))

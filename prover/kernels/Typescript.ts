@@ -60,12 +60,14 @@ const powers = (start: bigint, step: bigint, n: number): BaseVec => {
   return out
 }
 
-const zip = (op: (x: bigint, y: bigint) => bigint) => (a: BaseVec, b: BaseVec): BaseVec => {
-  checkLength(b.length, a.length)
-  const out = new BigUint64Array(a.length)
-  for (let i = 0; i < a.length; i++) out[i] = op(a[i]!, b[i]!)
-  return out
-}
+const zip =
+  (op: (x: bigint, y: bigint) => bigint) =>
+  (a: BaseVec, b: BaseVec): BaseVec => {
+    checkLength(b.length, a.length)
+    const out = new BigUint64Array(a.length)
+    for (let i = 0; i < a.length; i++) out[i] = op(a[i]!, b[i]!)
+    return out
+  }
 
 const batchInverse = (a: BaseVec): BaseVec => {
   const n = a.length
@@ -99,10 +101,12 @@ const extMulBase = (a: ExtVec, v: BaseVec): ExtVec => {
   return extMap(v.length, (i) => E.mulBase(readExt(a, i), v[i]!))
 }
 
-const extZip = (op: (x: E.Ext, y: E.Ext) => E.Ext) => (a: ExtVec, b: ExtVec): ExtVec => {
-  checkLength(b.length, a.length)
-  return extMap(a.length / 3, (i) => op(readExt(a, i), readExt(b, i)))
-}
+const extZip =
+  (op: (x: E.Ext, y: E.Ext) => E.Ext) =>
+  (a: ExtVec, b: ExtVec): ExtVec => {
+    checkLength(b.length, a.length)
+    return extMap(a.length / 3, (i) => op(readExt(a, i), readExt(b, i)))
+  }
 
 const extScale = (a: ExtVec, k: E.Ext): ExtVec => extMap(a.length / 3, (i) => E.mul(readExt(a, i), k))
 

@@ -16,12 +16,14 @@ interface WasmMemory {
   readonly buffer: ArrayBuffer
   readonly grow: (pages: number) => number
 }
-const WebAssemblyApi = (globalThis as unknown as {
-  readonly WebAssembly: {
-    readonly Module: new(bytes: Uint8Array) => object
-    readonly Instance: new(module: object, imports: object) => { readonly exports: unknown }
+const WebAssemblyApi = (
+  globalThis as unknown as {
+    readonly WebAssembly: {
+      readonly Module: new (bytes: Uint8Array) => object
+      readonly Instance: new (module: object, imports: object) => { readonly exports: unknown }
+    }
   }
-}).WebAssembly
+).WebAssembly
 
 interface Exports {
   readonly memory: WasmMemory
@@ -71,7 +73,8 @@ const kernelsOf = (wasm: Exports): Kernels => {
   const read = (at: number, words: number): BigUint64Array => new BigUint64Array(wasm.memory.buffer, at, words).slice()
   const ext = (e: Ext): BigUint64Array => BigUint64Array.of(e[0], e[1], e[2])
 
-  const binary = (op: (dst: number, a: number, b: number, n: number) => void, width: number) =>
+  const binary =
+    (op: (dst: number, a: number, b: number, n: number) => void, width: number) =>
     (a: BigUint64Array, b: BigUint64Array): BigUint64Array => {
       checkLength(b.length, a.length)
       const { inputAt, outputAt } = arena([a, b], [a.length])

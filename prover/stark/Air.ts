@@ -94,16 +94,40 @@ export const evaluateConstraints = <T>(
   const b2 = col(COLUMN.b2)
   const boolean = (x: T): T => A.mul(x, A.sub(x, one))
 
-  const catSum = weighted(A, cat.map((x) => [1n, x] as const))
-  const sevSum = weighted(A, sev.map((x) => [1n, x] as const))
-  const catCode = weighted(A, cat.map((x, c) => [BigInt(c + 1), x] as const))
-  const sevCode = weighted(A, sev.map((x, s) => [BigInt(s + 1), x] as const))
+  const catSum = weighted(
+    A,
+    cat.map((x) => [1n, x] as const)
+  )
+  const sevSum = weighted(
+    A,
+    sev.map((x) => [1n, x] as const)
+  )
+  const catCode = weighted(
+    A,
+    cat.map((x, c) => [BigInt(c + 1), x] as const)
+  )
+  const sevCode = weighted(
+    A,
+    sev.map((x, s) => [BigInt(s + 1), x] as const)
+  )
   let level = A.constant(0n)
   for (let c = 0; c < CATEGORY_COLUMNS; c++) {
-    const perSeverity = weighted(A, sev.map((x, s) => [BigInt(LEVEL[c]![s]!), x] as const))
+    const perSeverity = weighted(
+      A,
+      sev.map((x, s) => [BigInt(LEVEL[c]![s]!), x] as const)
+    )
     level = A.add(level, A.mul(cat[c]!, perSeverity))
   }
-  level = A.add(level, A.mul(weighted(A, cat.map((x, c) => [BigInt(RAISE[c]!), x] as const)), hv))
+  level = A.add(
+    level,
+    A.mul(
+      weighted(
+        A,
+        cat.map((x, c) => [BigInt(RAISE[c]!), x] as const)
+      ),
+      hv
+    )
+  )
 
   const allRows = [
     ...cat.map(boolean),
@@ -143,7 +167,10 @@ export const assertionsFor = (traceLength: number, verdict: Verdict): Array<Asse
 }
 
 /** The public columns over the N rows: category, severity, flag. */
-export const publicColumns = (codes: ReadonlyArray<ConcernCode>, traceLength: number): [BigUint64Array, BigUint64Array, BigUint64Array] => {
+export const publicColumns = (
+  codes: ReadonlyArray<ConcernCode>,
+  traceLength: number
+): [BigUint64Array, BigUint64Array, BigUint64Array] => {
   const columns: [BigUint64Array, BigUint64Array, BigUint64Array] = [
     new BigUint64Array(traceLength),
     new BigUint64Array(traceLength),

@@ -112,5 +112,8 @@ export const verifyOpening = (
   checkIndices(indices, leafCount)
   if (leaves.length !== indices.length) return false
   const known = indices.map((index, j) => ({ index, hash: leafHash(leaves[j]!) }))
-  return bytesEqual(climb(leafCount, known, () => nextHash()), root)
+  return bytesEqual(
+    climb(leafCount, known, () => nextHash()),
+    root
+  )
 }

@@ -128,8 +128,11 @@ export const extend = (kernels: Kernels, coefficients: BaseVec, domain: Domain):
 }
 
 /** Coefficients of the public columns (category, severity, flag). */
-export const publicPolynomials = (kernels: Kernels, codes: ReadonlyArray<ConcernCode>, domain: Domain): Array<BaseVec> =>
-  publicColumns(codes, domain.n).map((column) => interpolate(kernels, column, domain.traceRoot))
+export const publicPolynomials = (
+  kernels: Kernels,
+  codes: ReadonlyArray<ConcernCode>,
+  domain: Domain
+): Array<BaseVec> => publicColumns(codes, domain.n).map((column) => interpolate(kernels, column, domain.traceRoot))
 
 export const publicRowAt = (kernels: Kernels, polynomials: ReadonlyArray<BaseVec>, z: E.Ext): PublicRow<E.Ext> => ({
   category: kernels.evaluate(polynomials[0]!, z),

@@ -12,7 +12,14 @@ import type { BaseVec, ExtVec, Kernels } from "../kernels/Kernels.js"
 import { defaultKernels } from "../kernels/Select.js"
 import { MAX_CONCERNS, PARAMS, type ParameterSet, traceLengthFor } from "../Params.js"
 import { concernCodes, isVerdictStatement, ruleVerdict, statementBytes, type VerdictStatement } from "../Statement.js"
-import { type Algebra, ALL_ROW_CONSTRAINTS, assertionsFor, buildTrace, evaluateConstraints, publicColumns } from "./Air.js"
+import {
+  type Algebra,
+  ALL_ROW_CONSTRAINTS,
+  assertionsFor,
+  buildTrace,
+  evaluateConstraints,
+  publicColumns
+} from "./Air.js"
 import { MerkleTree } from "./Merkle.js"
 import { PROOF_MAGIC, ProofWriter } from "./ProofCodec.js"
 import {
@@ -70,14 +77,21 @@ const rotate = (column: BaseVec, by: number): BaseVec => {
 }
 
 /** Honest traces only: every constraint and assertion holds on the rows (else the AIR and the rule disagree). */
-const checkTrace = (kernels: Kernels, domain: Domain, trace: ReadonlyArray<BaseVec>, pub: ReadonlyArray<BaseVec>, verdict: VerdictStatement["verdict"]) => {
+const checkTrace = (
+  kernels: Kernels,
+  domain: Domain,
+  trace: ReadonlyArray<BaseVec>,
+  pub: ReadonlyArray<BaseVec>,
+  verdict: VerdictStatement["verdict"]
+) => {
   const { allRows, transitions } = evaluateConstraints(
     vectorAlgebra(kernels, domain.n),
     trace,
     trace.map((column) => rotate(column, 1)),
     { category: pub[0]!, severity: pub[1]!, boundary: pub[2]! }
   )
-  const failing = allRows.some((c) => c.some((x) => x !== 0n)) ||
+  const failing =
+    allRows.some((c) => c.some((x) => x !== 0n)) ||
     transitions.some((c) => c.subarray(0, domain.n - 1).some((x) => x !== 0n)) ||
     assertionsFor(domain.n, verdict).some((a) => trace[a.column]![a.row] !== a.value)
   if (failing) throw new StatementRefused("the trace does not satisfy the verdict AIR")
@@ -130,7 +144,8 @@ export const proveStatement = (statement: VerdictStatement, options: ProveOption
   trans = kernels.extMulBase(trans, kernels.sub(xs, fill(m, lastRow)))
   // x^N − 1 on the coset takes only `blowup` values: g^N · ω_blowup^i − 1.
   const vanishing = Array.from({ length: blowup }, (_, i) =>
-    F.inv(F.sub(F.mul(F.pow(domain.offset, BigInt(n)), F.pow(domain.ldeRoot, BigInt(i * n))), 1n)))
+    F.inv(F.sub(F.mul(F.pow(domain.offset, BigInt(n)), F.pow(domain.ldeRoot, BigInt(i * n))), 1n))
+  )
   const vanishingInverse = BigUint64Array.from({ length: m }, (_, i) => vanishing[i % blowup]!)
   let composition = kernels.extMulBase(kernels.extAdd(all, trans), vanishingInverse)
   const rowInverses = new Map<number, BaseVec>()
@@ -151,7 +166,15 @@ export const proveStatement = (statement: VerdictStatement, options: ProveOption
   const zNext = E.mulBase(z, domain.traceRoot)
   const atZ = traceCoefficients.map((c) => kernels.evaluate(c, z))
   const atZNext = traceCoefficients.map((c) => kernels.evaluate(c, zNext))
-  const compositionAtZ = compositionAt(domain, z, atZ, atZNext, publicRowAt(kernels, publicCoefficients, z), weights, assertions)
+  const compositionAtZ = compositionAt(
+    domain,
+    z,
+    atZ,
+    atZNext,
+    publicRowAt(kernels, publicCoefficients, z),
+    weights,
+    assertions
+  )
   t.absorb("ood", encodeExts([...atZ, ...atZNext, compositionAtZ]))
   const deep = drawDeepWeights(t)
 
@@ -168,7 +191,10 @@ export const proveStatement = (statement: VerdictStatement, options: ProveOption
   atZNext.forEach((v, k) => (atZNextValue = E.add(atZNextValue, E.mul(deep.atZNext[k]!, v))))
   const deepComposition = kernels.extAdd(
     kernels.extMul(kernels.extSub(atZTerms, fillExt(m, atZValue)), kernels.extBatchInverse(kernels.extShift(xs, z))),
-    kernels.extMul(kernels.extSub(atZNextTerms, fillExt(m, atZNextValue)), kernels.extBatchInverse(kernels.extShift(xs, zNext)))
+    kernels.extMul(
+      kernels.extSub(atZNextTerms, fillExt(m, atZNextValue)),
+      kernels.extBatchInverse(kernels.extShift(xs, zNext))
+    )
   )
 
   // 5. FRI: fold by two, log2(N) times, down to a constant.

@@ -43,11 +43,18 @@ const reject = (reason: string): never => {
  * Values of opened pairs laid out as a FRI layer: all first halves, then all second halves
  * (`width` elements per half: 1 per base column, 3 per extension element).
  */
-const halves = (blocks: ReadonlyArray<{ readonly values: BigUint64Array }>, offset: number, width: number): BigUint64Array => {
+const halves = (
+  blocks: ReadonlyArray<{ readonly values: BigUint64Array }>,
+  offset: number,
+  width: number
+): BigUint64Array => {
   const out = new BigUint64Array(2 * blocks.length * width)
   blocks.forEach(({ values }, j) => {
     out.set(values.subarray(offset, offset + width), j * width)
-    out.set(values.subarray(values.length / 2 + offset, values.length / 2 + offset + width), (blocks.length + j) * width)
+    out.set(
+      values.subarray(values.length / 2 + offset, values.length / 2 + offset + width),
+      (blocks.length + j) * width
+    )
   })
   return out
 }
@@ -101,11 +108,27 @@ const check = (statement: VerdictStatement, proof: Uint8Array, kernels: Kernels,
 
   // Trace and composition openings at x_i and −x_i for every queried i.
   const traceRows = positions.map(() => reader.baseBlock(2 * TRACE_WIDTH))
-  if (!verifyOpening(traceRoot, m / 2, positions, traceRows.map((r) => r.bytes), () => reader.hash())) {
+  if (
+    !verifyOpening(
+      traceRoot,
+      m / 2,
+      positions,
+      traceRows.map((r) => r.bytes),
+      () => reader.hash()
+    )
+  ) {
     reject("trace Merkle opening does not match its root")
   }
   const compositionPairs = positions.map(() => reader.baseBlock(6))
-  if (!verifyOpening(compositionRoot, m / 2, positions, compositionPairs.map((r) => r.bytes), () => reader.hash())) {
+  if (
+    !verifyOpening(
+      compositionRoot,
+      m / 2,
+      positions,
+      compositionPairs.map((r) => r.bytes),
+      () => reader.hash()
+    )
+  ) {
     reject("composition Merkle opening does not match its root")
   }
 
@@ -126,8 +149,14 @@ const check = (statement: VerdictStatement, proof: Uint8Array, kernels: Kernels,
   atZ.forEach((v, c) => (atZValue = E.add(atZValue, E.mul(deep.atZ[c]!, v))))
   atZNext.forEach((v, c) => (atZNextValue = E.add(atZNextValue, E.mul(deep.atZNext[c]!, v))))
   const deepValues = kernels.extAdd(
-    kernels.extMul(kernels.extSub(atZTerms, fillExt(2 * k, atZValue)), kernels.extBatchInverse(kernels.extShift(points, z))),
-    kernels.extMul(kernels.extSub(atZNextTerms, fillExt(2 * k, atZNextValue)), kernels.extBatchInverse(kernels.extShift(points, zNext)))
+    kernels.extMul(
+      kernels.extSub(atZTerms, fillExt(2 * k, atZValue)),
+      kernels.extBatchInverse(kernels.extShift(points, z))
+    ),
+    kernels.extMul(
+      kernels.extSub(atZNextTerms, fillExt(2 * k, atZNextValue)),
+      kernels.extBatchInverse(kernels.extShift(points, zNext))
+    )
   )
   // 1/(2x) for x = offset · root^i is (1/2)(1/offset)(1/root)^i: two inversions per layer, not one per point.
   const INV_TWO = F.inv(2n)
@@ -137,7 +166,11 @@ const check = (statement: VerdictStatement, proof: Uint8Array, kernels: Kernels,
     return (i: number): bigint => F.mul(scale, F.pow(rootInverse, BigInt(i)))
   }
   let expectedAt = positions
-  let expected = kernels.friFold(deepValues, betas[0]!, BigUint64Array.from(positions.map(inverseOfTwice(domain.offset, domain.ldeRoot))))
+  let expected = kernels.friFold(
+    deepValues,
+    betas[0]!,
+    BigUint64Array.from(positions.map(inverseOfTwice(domain.offset, domain.ldeRoot)))
+  )
 
   // FRI layers 1 … folds−1: the opened pair must hold the folded value, then fold it again.
   let offset = F.mul(domain.offset, domain.offset)
@@ -147,7 +180,15 @@ const check = (statement: VerdictStatement, proof: Uint8Array, kernels: Kernels,
     const half = size / 2
     const leaves = [...new Set(expectedAt.map((p) => p % half))].sort((a, b) => a - b)
     const pairs = leaves.map(() => reader.baseBlock(6))
-    if (!verifyOpening(friRoots[r - 1]!, half, leaves, pairs.map((p) => p.bytes), () => reader.hash())) {
+    if (
+      !verifyOpening(
+        friRoots[r - 1]!,
+        half,
+        leaves,
+        pairs.map((p) => p.bytes),
+        () => reader.hash()
+      )
+    ) {
       reject(`FRI layer ${r} Merkle opening does not match its root`)
     }
     const byLeaf = new Map(leaves.map((leaf, j) => [leaf, pairs[j]!.values]))
@@ -172,7 +213,11 @@ const check = (statement: VerdictStatement, proof: Uint8Array, kernels: Kernels,
 }
 
 /** Whether `proof` proves `statement`; never throws, whatever the bytes. */
-export const verifyStatement = (statement: VerdictStatement, proof: Uint8Array, options: VerifyOptions = {}): VerificationResult => {
+export const verifyStatement = (
+  statement: VerdictStatement,
+  proof: Uint8Array,
+  options: VerifyOptions = {}
+): VerificationResult => {
   try {
     check(statement, proof, options.kernels ?? defaultKernels(), options.params ?? PARAMS)
     return { ok: true }

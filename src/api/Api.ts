@@ -56,4 +56,7 @@ export class CandorApi extends HttpApi.make("candor")
   .annotate(OpenApi.Title, "Candor management API")
   .annotate(OpenApi.Version, "v1")
   .annotate(OpenApi.Transform, rewriteErrorBodies)
-  .annotate(OpenApi.Description, "Agent integrity gateway: agents, checkpoints, traces, cards, organizations. Errors are {\"error\": \"...\"}.") {}
+  .annotate(
+    OpenApi.Description,
+    'Agent integrity gateway: agents, checkpoints, traces, cards, organizations. Errors are {"error": "..."}.'
+  ) {}

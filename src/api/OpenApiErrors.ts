@@ -11,7 +11,17 @@ import type * as Context from "effect/Context"
 const ERROR_SCHEMA = "Error"
 
 /** Components that only ever described the rewritten bodies. */
-const REPLACED = ["HttpApiDecodeError", "Issue", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "TooManyRequests", "InternalError", "ServiceUnavailable"]
+const REPLACED = [
+  "HttpApiDecodeError",
+  "Issue",
+  "BadRequest",
+  "Unauthorized",
+  "Forbidden",
+  "NotFound",
+  "TooManyRequests",
+  "InternalError",
+  "ServiceUnavailable"
+]
 
 const DESCRIPTIONS: Record<string, string> = {
   "400": "Malformed body or parameters; the message names the field",
@@ -41,19 +51,29 @@ export const rewriteErrorBodies: Context.Tag.Service<typeof OpenApi.Transform> =
   }
   const paths: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, unknown>]>) {
-    paths[path] = Object.fromEntries(Object.entries(operations).map(([method, value]) => {
-      const operation = value as Operation | null
-      if (typeof operation !== "object" || operation === null || operation.responses === undefined) return [method, operation]
-      const responses = Object.fromEntries(Object.entries(operation.responses).map(([status, response]) => {
-        if (Number(status) < 400) return [status, response]
-        return [status, {
-          description: DESCRIPTIONS[status] ?? response.description,
-          ...(status === "429" || status === "503" ? { headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait" } } } : {}),
-          content: { "application/json": { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } }
-        }]
-      }))
-      return [method, { ...operation, responses }]
-    }))
+    paths[path] = Object.fromEntries(
+      Object.entries(operations).map(([method, value]) => {
+        const operation = value as Operation | null
+        if (typeof operation !== "object" || operation === null || operation.responses === undefined)
+          return [method, operation]
+        const responses = Object.fromEntries(
+          Object.entries(operation.responses).map(([status, response]) => {
+            if (Number(status) < 400) return [status, response]
+            return [
+              status,
+              {
+                description: DESCRIPTIONS[status] ?? response.description,
+                ...(status === "429" || status === "503"
+                  ? { headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds to wait" } } }
+                  : {}),
+                content: { "application/json": { schema: { $ref: `#/components/schemas/${ERROR_SCHEMA}` } } }
+              }
+            ]
+          })
+        )
+        return [method, { ...operation, responses }]
+      })
+    )
   }
   return { ...spec, paths, components: { ...spec.components, schemas } }
 }

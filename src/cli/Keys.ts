@@ -21,19 +21,28 @@ import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import { CandorConfig, layerFromEnv } from "../Config.js"
 
 /** The key ring on the configured database, migrated. */
-const KeyRingLive = Layer.unwrapEffect(Effect.map(CandorConfig, (config) =>
-  KeyRepo.layer.pipe(Layer.provide(StoreDatabase.layerSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })))
-)).pipe(Layer.provide(layerFromEnv))
+const KeyRingLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    KeyRepo.layer.pipe(
+      Layer.provide(StoreDatabase.layerSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
+    )
+  )
+).pipe(Layer.provide(layerFromEnv))
 
-const json = Options.boolean("json").pipe(Options.withDescription("Print the GET /v1/keys JSON (a file for `candor verify --keys`)"))
+const json = Options.boolean("json").pipe(
+  Options.withDescription("Print the GET /v1/keys JSON (a file for `candor verify --keys`)")
+)
 
 const list = Command.make("list", { json }, ({ json }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys = (yield* (yield* KeyRepo.KeyRepo).list).map(publicKeyInfo)
     if (json) return yield* Console.log(JSON.stringify({ keys }, null, 2))
-    if (keys.length === 0) return yield* Console.log("No signing key registered yet: workers register theirs when they start.")
+    if (keys.length === 0)
+      return yield* Console.log("No signing key registered yet: workers register theirs when they start.")
     for (const key of keys) {
-      yield* Console.log(`${key.key_id}  ${key.status.padEnd(7)}  created ${key.created_at}${key.retired_at === null ? "" : `  retired ${key.retired_at}`}`)
+      yield* Console.log(
+        `${key.key_id}  ${key.status.padEnd(7)}  created ${key.created_at}${key.retired_at === null ? "" : `  retired ${key.retired_at}`}`
+      )
     }
   }).pipe(Effect.provide(KeyRingLive))
 ).pipe(Command.withDescription("List every signing key that ever signed (retired keys still verify)"))
@@ -46,7 +55,7 @@ const ROTATE_WITH_SIGNING_KEY = [
 ].join("\n")
 
 const rotate = Command.make("rotate", {}, () =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* CandorConfig
     if (Option.isSome(config.signingKey)) {
       yield* Console.error(ROTATE_WITH_SIGNING_KEY)
@@ -56,13 +65,21 @@ const rotate = Command.make("rotate", {}, () =>
       })
     }
     const rotation = yield* rotateEmbeddedKey(config.dataDir).pipe(Effect.provide(KeyRingLive))
-    yield* Console.log([
-      rotation.previous === undefined ? "There was no signing key in the data dir yet." : `Retired ${rotation.previous}: still listed, its certificates keep verifying.`,
-      `New signing key ${rotation.next} in ${rotation.path}.`,
-      "Restart running Candor processes to sign with it."
-    ].join("\n"))
+    yield* Console.log(
+      [
+        rotation.previous === undefined
+          ? "There was no signing key in the data dir yet."
+          : `Retired ${rotation.previous}: still listed, its certificates keep verifying.`,
+        `New signing key ${rotation.next} in ${rotation.path}.`,
+        "Restart running Candor processes to sign with it."
+      ].join("\n")
+    )
   }).pipe(Effect.provide(layerFromEnv))
-).pipe(Command.withDescription("Replace the embedded signing key (old keys stay listed); with SIGNING_KEY set, explains how to rotate it"))
+).pipe(
+  Command.withDescription(
+    "Replace the embedded signing key (old keys stay listed); with SIGNING_KEY set, explains how to rotate it"
+  )
+)
 
 export const keysCommand = Command.make("keys").pipe(
   Command.withDescription("The signing keys of certificates and signed tree heads"),

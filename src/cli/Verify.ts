@@ -30,7 +30,10 @@ const keysOf = (json: unknown, source: string): Effect.Effect<KeyListing, Verify
 }
 
 const parseJson = (text: string, source: string) =>
-  Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new VerifyUsageError({ message: `${source} is not JSON` }) })
+  Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: () => new VerifyUsageError({ message: `${source} is not JSON` })
+  })
 
 const readText = (path: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
@@ -44,8 +47,13 @@ const fetchKeys = (url: string) => {
     try: () => fetch(url, { headers: { accept: "application/json" } }),
     catch: (error) => failed(reasonOf(error))
   }).pipe(
-    Effect.filterOrFail((response) => response.ok, (response) => failed(`HTTP ${response.status}`)),
-    Effect.flatMap((response) => Effect.tryPromise({ try: () => response.text(), catch: (error) => failed(reasonOf(error)) }))
+    Effect.filterOrFail(
+      (response) => response.ok,
+      (response) => failed(`HTTP ${response.status}`)
+    ),
+    Effect.flatMap((response) =>
+      Effect.tryPromise({ try: () => response.text(), catch: (error) => failed(reasonOf(error)) })
+    )
   )
 }
 
@@ -69,12 +77,12 @@ export const formatReport = (certificate: unknown, report: CertificateVerificati
     `  signature      ${mark(checks.signature)}  key ${String(cert?.key_id ?? "?")}`,
     `  chain          ${mark(checks.chain)}`,
     `  merkle         ${mark(checks.merkle)}  leaf ${String(cert?.merkle?.leaf_index ?? "?")} of ${String(cert?.merkle?.tree_size ?? "?")}` +
-    (withTreeHead ? ", against the signed tree head given" : ""),
+      (withTreeHead ? ", against the signed tree head given" : ""),
     `  verdict        ${mark(checks.verdict)}  ${String(cert?.claims?.verdict ?? "?")}`,
     `  verdict proof  ${checks.verdict_proof === null ? "none attached" : mark(checks.verdict_proof)}` +
-    (checks.verdict_proof === true && proof !== undefined
-      ? `  STARK, ${String(proof.proven_bits)}-bit proven / ${String(proof.conjectured_bits)}-bit conjectured security`
-      : ""),
+      (checks.verdict_proof === true && proof !== undefined
+        ? `  STARK, ${String(proof.proven_bits)}-bit proven / ${String(proof.conjectured_bits)}-bit conjectured security`
+        : ""),
     report.valid ? "VALID" : "INVALID",
     ...report.errors.map((error) => `  - ${error}`)
   ]
@@ -88,15 +96,18 @@ export const verifyFile = (options: {
   readonly keysUrl: Option.Option<string>
   readonly treeHead: Option.Option<string>
 }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (Option.isSome(options.keys) === Option.isSome(options.keysUrl)) {
-      return yield* new VerifyUsageError({ message: "give the signing keys with exactly one of --keys <file> or --keys-url <url>" })
+      return yield* new VerifyUsageError({
+        message: "give the signing keys with exactly one of --keys <file> or --keys-url <url>"
+      })
     }
     const certificate = yield* parseJson(yield* readText(options.certificate), options.certificate)
     const keys = Option.isSome(options.keys)
       ? yield* keysOf(yield* parseJson(yield* readText(options.keys.value), options.keys.value), options.keys.value)
       : yield* Effect.flatMap(fetchKeys(Option.getOrThrow(options.keysUrl)), (text) =>
-        Effect.flatMap(parseJson(text, "the key listing"), (json) => keysOf(json, "the key listing")))
+          Effect.flatMap(parseJson(text, "the key listing"), (json) => keysOf(json, "the key listing"))
+        )
     const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
     const report = verifyWithKeys(certificate, listedKeys(keys), { treeHead, verifyVerdictProof })
     yield* Console.log(formatReport(certificate, report, treeHead !== undefined))
@@ -106,10 +117,21 @@ export const verifyFile = (options: {
 export const verifyCommand = Command.make(
   "verify",
   {
-    certificate: Args.file({ name: "certificate.json" }).pipe(Args.withDescription("The certificate, as GET /v1/checkpoints/{id}/certificate returns it")),
-    keys: Options.file("keys").pipe(Options.optional, Options.withDescription("The signing keys: a saved GET /v1/keys answer (or `candor keys list --json`)")),
-    keysUrl: Options.text("keys-url").pipe(Options.optional, Options.withDescription("Fetch the signing keys once from this URL (…/v1/keys)")),
-    treeHead: Options.file("tree-head").pipe(Options.optional, Options.withDescription("A signed tree head (C2SP note) to check the inclusion against"))
+    certificate: Args.file({ name: "certificate.json" }).pipe(
+      Args.withDescription("The certificate, as GET /v1/checkpoints/{id}/certificate returns it")
+    ),
+    keys: Options.file("keys").pipe(
+      Options.optional,
+      Options.withDescription("The signing keys: a saved GET /v1/keys answer (or `candor keys list --json`)")
+    ),
+    keysUrl: Options.text("keys-url").pipe(
+      Options.optional,
+      Options.withDescription("Fetch the signing keys once from this URL (…/v1/keys)")
+    ),
+    treeHead: Options.file("tree-head").pipe(
+      Options.optional,
+      Options.withDescription("A signed tree head (C2SP note) to check the inclusion against")
+    )
   },
   (options) =>
     verifyFile(options).pipe(
@@ -118,8 +140,12 @@ export const verifyCommand = Command.make(
         if (!report.valid) process.exitCode = 1
       }),
       Effect.catchTag("VerifyUsageError", (error) =>
-        Effect.zipRight(Console.error(`candor verify: ${error.message}`), Effect.sync(() => {
-          process.exitCode = 2
-        })))
+        Effect.zipRight(
+          Console.error(`candor verify: ${error.message}`),
+          Effect.sync(() => {
+            process.exitCode = 2
+          })
+        )
+      )
     )
 ).pipe(Command.withDescription("Verify a certificate offline: signature, chain link, Merkle inclusion, verdict proof"))

@@ -30,7 +30,7 @@ const CHECK_TIMEOUT = "2 seconds"
 /** The process is up and serving HTTP. */
 const live = HttpServerResponse.unsafeJson({ status: "ok" })
 
-const ready = Effect.gen(function*() {
+const ready = Effect.gen(function* () {
   const checks = yield* Readiness
   const results = yield* Effect.forEach(
     checks,
@@ -49,12 +49,14 @@ const ready = Effect.gen(function*() {
     : HttpServerResponse.unsafeJson({ ...body, error: `not ready: ${failed.join(", ")} unreachable` }, { status: 503 })
 })
 
-export const HealthRoutes = Layer.unwrapEffect(Effect.map(Effect.context<Readiness>(), (context) =>
-  HttpLayerRouter.addAll([
-    HttpLayerRouter.route("GET", "/health/live", live),
-    HttpLayerRouter.route("GET", "/health/ready", Effect.provide(ready, context))
-  ])
-)).pipe(
+export const HealthRoutes = Layer.unwrapEffect(
+  Effect.map(Effect.context<Readiness>(), (context) =>
+    HttpLayerRouter.addAll([
+      HttpLayerRouter.route("GET", "/health/live", live),
+      HttpLayerRouter.route("GET", "/health/ready", Effect.provide(ready, context))
+    ])
+  )
+).pipe(
   // Probes hit every few seconds: logging each would drown the useful lines.
   Layer.provide(HttpLayerRouter.disableLogger)
 )

@@ -41,12 +41,12 @@ const statusOf = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown
 /** Counts and times every request the server answers. */
 export const RequestMetricsLive = HttpLayerRouter.middleware(
   (httpEffect) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const start = yield* Clock.currentTimeNanos
       const exit = yield* Effect.exit(httpEffect)
       const seconds = Number((yield* Clock.currentTimeNanos) - start) / 1e9
-      const route = labelOf((request.url.split("?")[0] ?? "/"))
+      const route = labelOf(request.url.split("?")[0] ?? "/")
       yield* Metric.update(
         HttpMetrics.duration.pipe(Metric.tagged("route", route), Metric.tagged("method", request.method)),
         seconds
@@ -69,7 +69,7 @@ export const metricsRoute = (gauges: Effect.Effect<ReadonlyArray<Family>, unknow
   HttpLayerRouter.add(
     "GET",
     METRICS_PATH,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const snapshot = yield* Metric.snapshot
       const extra = yield* gauges.pipe(
         Effect.tapError(() => Effect.logWarning("metrics: store gauges unavailable")),

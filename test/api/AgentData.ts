@@ -32,7 +32,11 @@ export const withTrace = (input: CommitInput, change: (trace: APTrace) => APTrac
 })
 
 /** A valid card for the agent, bounding `reply` (the fixtures' action) and whatever else is given. */
-export const cardFor = (agentId: string, cardId: string, boundedActions: ReadonlyArray<string> = ["reply"]): AlignmentCard => {
+export const cardFor = (
+  agentId: string,
+  cardId: string,
+  boundedActions: ReadonlyArray<string> = ["reply"]
+): AlignmentCard => {
   const base = card(agentId, 90, cardId)
   return { ...base, autonomy_envelope: { ...base.autonomy_envelope, bounded_actions: boundedActions } }
 }

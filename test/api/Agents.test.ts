@@ -24,7 +24,10 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       const agent = yield* api.claimAgent({ userId: userA.userId })
       const inputs = yield* seed(agent, 5)
       yield* store.putCard(agent, cardFor(agent, "card-listed"))
-      yield* store.putAgentSettings(agent, { mode: "nudge", containment: { status: "paused", reason: "test", since: "2026-11-01T00:00:00.000Z" } })
+      yield* store.putAgentSettings(agent, {
+        mode: "nudge",
+        containment: { status: "paused", reason: "test", since: "2026-11-01T00:00:00.000Z" }
+      })
 
       const response = yield* api.call("GET", "/v1/agents", { token: userA.token })
       expect(response.status).toBe(200)
@@ -52,7 +55,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       })
       // Newest activity first.
       expect(response.body.agents[0].agent_id).toBe(agent)
-    }))
+    })
+  )
 
   it.effect("shows each caller only what they may see", () =>
     Effect.gen(function* () {
@@ -75,7 +79,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
 
       const all = ids((yield* api.call("GET", "/v1/agents", { token: api.serviceRoleKey })).body)
       expect(all).toEqual(expect.arrayContaining([agentA, agentB, orgAgent]))
-    }))
+    })
+  )
 
   it.effect("the service-role key also sees agents nobody claimed, flagged claimed: false", () =>
     Effect.gen(function* () {
@@ -89,12 +94,15 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       expect(service.status).toBe(200)
       const listed = service.body.agents.find((a: { agent_id: string }) => a.agent_id === unclaimed)
       expect(listed).toMatchObject({ agent_id: unclaimed, claimed: false, total_checkpoints: 2 })
-      expect(service.body.agents.find((a: { agent_id: string }) => a.agent_id === agentA)).toMatchObject({ claimed: true })
+      expect(service.body.agents.find((a: { agent_id: string }) => a.agent_id === agentA)).toMatchObject({
+        claimed: true
+      })
 
       const user = yield* api.call("GET", "/v1/agents", { token: userA.token })
       expect(ids(user.body)).not.toContain(unclaimed)
       expect(user.body.agents.every((a: { claimed: boolean }) => a.claimed)).toBe(true)
-    }))
+    })
+  )
 
   it.effect("needs credentials", () =>
     Effect.gen(function* () {
@@ -102,8 +110,12 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       const none = yield* api.call("GET", "/v1/agents")
       expect(none.status).toBe(401)
       expect(Object.keys(none.body)).toEqual(["error"])
-      const expired = yield* api.token(api.fixtures.userA.userId, { issuedAt: Math.floor(Date.now() / 1000) - 7200, ttlSeconds: 60 })
+      const expired = yield* api.token(api.fixtures.userA.userId, {
+        issuedAt: Math.floor(Date.now() / 1000) - 7200,
+        ttlSeconds: 60
+      })
       expect((yield* api.call("GET", "/v1/agents", { token: expired })).status).toBe(401)
       expect((yield* api.call("GET", "/v1/agents", { apiKey: "cnd_not_a_key" })).status).toBe(401)
-    }))
+    })
+  )
 })

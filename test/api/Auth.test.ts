@@ -27,14 +27,16 @@ const verifierWith = (settings: Partial<AuthConfig["Type"]>) =>
   IdentityTokens.IdentityTokens.pipe(
     Effect.provide(
       IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(
-        Layer.provide(Layer.succeed(AuthConfig, {
-          jwtSecret: Option.none(),
-          jwksUrl: Option.none(),
-          issuer: Option.none(),
-          audience: Option.none(),
-          serviceRoleKey: Option.none(),
-          ...settings
-        })),
+        Layer.provide(
+          Layer.succeed(AuthConfig, {
+            jwtSecret: Option.none(),
+            jwksUrl: Option.none(),
+            issuer: Option.none(),
+            audience: Option.none(),
+            serviceRoleKey: Option.none(),
+            ...settings
+          })
+        ),
         Layer.provide(NodeContext.layer)
       )
     )
@@ -43,7 +45,7 @@ const verifierWith = (settings: Partial<AuthConfig["Type"]>) =>
 layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
   describe("Bearer JWT", () => {
     it.effect("a valid token authenticates; the user is created with the token's email", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const sub = `new-${randomUUID()}`
         const token = yield* api.token(sub, { email: `${sub}@example.test` })
@@ -52,10 +54,11 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
         const sql = yield* SqlClient.SqlClient
         const rows = yield* sql`select email, plan_id from users where user_id = ${sub}`
         expect(rows).toStrictEqual([{ email: `${sub}@example.test`, plan_id: "free" }])
-      }))
+      })
+    )
 
     it.effect("401 {error} for no credentials, a non-Bearer header, garbage, a forged and an expired token", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const forged = yield* Effect.promise(() =>
           IdentityTokens.mintToken("not-the-secret", { sub: api.fixtures.userA.userId, ttlSeconds: 3600 })
@@ -74,12 +77,13 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
           expect(Object.keys(res.body)).toStrictEqual(["error"])
           expect(res.body.error).toMatch(message)
         }
-      }))
+      })
+    )
   })
 
   describe("service-role key", () => {
     it.effect("is accepted where the spec allows it and refused (403) where a user is needed", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const ok = yield* api.call("PUT", `/v1/admin/users/${api.fixtures.userA.userId}`, {
           token: api.serviceRoleKey,
@@ -93,7 +97,8 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
         expect(asUser.status).toBe(403)
         const nearMiss = yield* api.call("GET", "/v1/plans", { token: `${api.serviceRoleKey}x` })
         expect(nearMiss.status).toBe(401)
-      }))
+      })
+    )
 
     it("compares through SHA-256 digests: equal only when equal, any lengths", () => {
       expect(secretsEqual("abc", "abc")).toBe(true)
@@ -105,14 +110,20 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
 
   describe("API keys", () => {
     it.effect("created over HTTP, shown once, stored only as SHA-256, usable in x-api-key and X-Service-Api-Key", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const user = yield* api.freshUser
         const created = yield* api.call("POST", "/v1/api-keys", { token: user.token, body: { name: "ci" } })
         expect(created.status).toBe(201)
         const { key, key_id } = created.body
         expect(key).toMatch(/^cnd_[A-Za-z0-9_-]{43}$/)
-        expect(created.body).toMatchObject({ name: "ci", user_id: user.userId, org_id: null, role: null, revoked_at: null })
+        expect(created.body).toMatchObject({
+          name: "ci",
+          user_id: user.userId,
+          org_id: null,
+          role: null,
+          revoked_at: null
+        })
         expect(key.startsWith(created.body.prefix)).toBe(true)
 
         const sql = yield* SqlClient.SqlClient
@@ -129,10 +140,11 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
           expect(res.status).toBe(200)
         }
         expect((yield* api.call("GET", "/v1/orgs", { apiKey: `${key}x` })).status).toBe(401)
-      }))
+      })
+    )
 
     it.effect("rotation replaces the secret (the old one stops working); revocation ends the key", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const user = yield* api.freshUser
         const created = yield* api.call("POST", "/v1/api-keys", { token: user.token, body: { name: "rotating" } })
@@ -144,27 +156,38 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
         expect((yield* api.call("GET", "/v1/plans", { apiKey: rotated.body.key })).status).toBe(200)
 
         const other = yield* api.freshUser
-        expect((yield* api.call("DELETE", `/v1/api-keys/${created.body.key_id}`, { token: other.token })).status).toBe(404)
+        expect((yield* api.call("DELETE", `/v1/api-keys/${created.body.key_id}`, { token: other.token })).status).toBe(
+          404
+        )
         // A key cannot revoke keys: they are managed with a user token.
-        expect((yield* api.call("DELETE", `/v1/api-keys/${created.body.key_id}`, { apiKey: rotated.body.key })).status).toBe(403)
+        expect(
+          (yield* api.call("DELETE", `/v1/api-keys/${created.body.key_id}`, { apiKey: rotated.body.key })).status
+        ).toBe(403)
         const revoked = yield* api.call("DELETE", `/v1/api-keys/${created.body.key_id}`, { token: user.token })
         expect(revoked.status).toBe(200)
         expect(revoked.body.revoked_at).not.toBeNull()
         expect((yield* api.call("GET", "/v1/plans", { apiKey: rotated.body.key })).status).toBe(401)
-      }))
+      })
+    )
 
     it.effect("organization keys carry at most the creator's role; members cannot create them", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const { admin, member, orgAgent, orgId } = api.fixtures
-        const byMember = yield* api.call("POST", "/v1/api-keys", { token: member.token, body: { name: "m", org_id: orgId } })
+        const byMember = yield* api.call("POST", "/v1/api-keys", {
+          token: member.token,
+          body: { name: "m", org_id: orgId }
+        })
         expect(byMember.status).toBe(403)
         const tooHigh = yield* api.call("POST", "/v1/api-keys", {
           token: admin.token,
           body: { name: "o", org_id: orgId, role: "owner" }
         })
         expect(tooHigh.status).toBe(403)
-        const inherited = yield* api.call("POST", "/v1/api-keys", { token: admin.token, body: { name: "a", org_id: orgId } })
+        const inherited = yield* api.call("POST", "/v1/api-keys", {
+          token: admin.token,
+          body: { name: "a", org_id: orgId }
+        })
         expect(inherited).toMatchObject({ status: 201, body: { org_id: orgId, role: "admin" } })
         const memberKey = yield* api.call("POST", "/v1/api-keys", {
           token: admin.token,
@@ -186,32 +209,38 @@ layer(Harness.layer(), { timeout: "60 seconds" })("authentication", (it) => {
         })
         expect(write.status).toBe(403)
         void orgAgent
-      }))
+      })
+    )
   })
 })
 
 describe("IdentityTokens", () => {
   it.effect("refuses tokens without exp or sub, and unsigned (alg none) tokens", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const verifier = yield* verifierWith({ jwtSecret: Option.some(Redacted.make("s3cret")) })
       const key = new TextEncoder().encode("s3cret")
-      const noExp = yield* Effect.promise(() => new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u").sign(key))
+      const noExp = yield* Effect.promise(() =>
+        new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("u").sign(key)
+      )
       const noSub = yield* Effect.promise(() =>
         new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(key)
       )
-      const unsigned = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${
-        Buffer.from(`{"sub":"u","exp":${now() + 60}}`).toString("base64url")
-      }.`
+      const unsigned = `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from(
+        `{"sub":"u","exp":${now() + 60}}`
+      ).toString("base64url")}.`
       for (const token of [noExp, noSub, unsigned]) {
         expect((yield* Effect.flip(verifier.verify(token)))._tag).toBe("InvalidToken")
       }
-      const good = yield* Effect.promise(() => IdentityTokens.mintToken("s3cret", { sub: "u", email: "u@example.test" }))
+      const good = yield* Effect.promise(() =>
+        IdentityTokens.mintToken("s3cret", { sub: "u", email: "u@example.test" })
+      )
       expect(yield* verifier.verify(good)).toStrictEqual({ sub: "u", email: "u@example.test" })
-    }))
+    })
+  )
 
   /** JWKS (asymmetric tokens of an external identity provider) with issuer and audience checks. */
   it.effect("verifies ES256 tokens from the JWKS and checks iss and aud", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { privateKey, publicKey } = yield* Effect.promise(() => generateKeyPair("ES256"))
       const jwk = { ...(yield* Effect.promise(() => exportJWK(publicKey))), kid: "k1", alg: "ES256" }
       const server = createServer((_, res) => {
@@ -229,7 +258,9 @@ describe("IdentityTokens", () => {
         audience: Option.some("candor")
       })
       const sign = (claims: { iss?: string; aud?: string; exp?: number }) => {
-        let jwt = new SignJWT({ email: "e@example.test" }).setProtectedHeader({ alg: "ES256", kid: "k1" }).setSubject("idp-user")
+        let jwt = new SignJWT({ email: "e@example.test" })
+          .setProtectedHeader({ alg: "ES256", kid: "k1" })
+          .setSubject("idp-user")
         if (claims.iss !== undefined) jwt = jwt.setIssuer(claims.iss)
         if (claims.aud !== undefined) jwt = jwt.setAudience(claims.aud)
         jwt = jwt.setExpirationTime(claims.exp ?? now() + 600)
@@ -250,5 +281,6 @@ describe("IdentityTokens", () => {
         IdentityTokens.mintToken("x", { sub: "u", issuer: "https://idp.example", audience: "candor" })
       )
       expect((yield* Effect.flip(verifier.verify(hs)))._tag).toBe("InvalidToken")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 })

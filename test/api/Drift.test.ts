@@ -15,7 +15,10 @@ const drifted = (trace: APTrace): APTrace => ({
   decision: {
     ...trace.decision,
     values_applied: ["speed"],
-    alternatives_considered: [{ option_id: "a", description: "a" }, { option_id: "b", description: "b" }]
+    alternatives_considered: [
+      { option_id: "a", description: "a" },
+      { option_id: "b", description: "b" }
+    ]
   },
   escalation: { evaluated: true, required: true, reason: "amount" }
 })
@@ -49,8 +52,14 @@ layer(harness(), { timeout: "90 seconds" })("drift and ssm API", (it) => {
         message: expect.any(String)
       })
       expect(indicators.length).toBeGreaterThan(0)
-      expect(indicators[0]).toEqual({ indicator: expect.any(String), baseline: expect.any(Number), current: expect.any(Number), description: expect.any(String) })
-    }))
+      expect(indicators[0]).toEqual({
+        indicator: expect.any(String),
+        baseline: expect.any(Number),
+        current: expect.any(Number),
+        description: expect.any(String)
+      })
+    })
+  )
 
   it.effect("AAP drift of an agent without traces is empty", () =>
     Effect.gen(function* () {
@@ -60,26 +69,54 @@ layer(harness(), { timeout: "90 seconds" })("drift and ssm API", (it) => {
       expect(response.body).toEqual({
         agent_id: orgAgent,
         analyzed_traces: 0,
-        drift: { baseline_size: 0, similarity_threshold: 0.3, sustained_traces: 3, mean_similarity: null, similarities: [], alerts: [] }
+        drift: {
+          baseline_size: 0,
+          similarity_threshold: 0.3,
+          sustained_traces: 3,
+          mean_similarity: null,
+          similarities: [],
+          alerts: []
+        }
       })
-    }))
+    })
+  )
 
   it.effect("AIP alerts: the stored ones, newest first, without the AAP ones", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
       const { agentB, userB } = api.fixtures
-      const inputs = yield* seed(agentB, 3, (input, i) =>
-        i === 1 ? { ...input, alerts: input.alerts.map((alert) => ({ ...alert, alert_id: `ada-${alert.alert_id}` })) } : input, { alerts: true })
+      const inputs = yield* seed(
+        agentB,
+        3,
+        (input, i) =>
+          i === 1
+            ? { ...input, alerts: input.alerts.map((alert) => ({ ...alert, alert_id: `ada-${alert.alert_id}` })) }
+            : input,
+        { alerts: true }
+      )
       const response = yield* api.call("GET", `/v1/agents/${agentB}/drift/aip`, { token: userB.token })
       expect(response.status).toBe(200)
       expect(response.body).toEqual({ alerts: [inputs[2]!.alerts[0], inputs[0]!.alerts[0]], agent_id: agentB })
       const alert = response.body.alerts[0]
-      for (const field of ["alert_id", "agent_id", "session_id", "checkpoint_ids", "sustained_checks", "severity", "drift_direction", "message", "detection_timestamp"]) {
+      for (const field of [
+        "alert_id",
+        "agent_id",
+        "session_id",
+        "checkpoint_ids",
+        "sustained_checks",
+        "severity",
+        "drift_direction",
+        "message",
+        "detection_timestamp"
+      ]) {
         expect(alert).toHaveProperty(field)
       }
-      const none = yield* api.call("GET", `/v1/agents/${api.fixtures.agentA}/drift/aip`, { token: api.fixtures.userA.token })
+      const none = yield* api.call("GET", `/v1/agents/${api.fixtures.agentA}/drift/aip`, {
+        token: api.fixtures.userA.token
+      })
       expect(none.body).toEqual({ alerts: [], agent_id: api.fixtures.agentA })
-    }))
+    })
+  )
 
   it.effect("SSM: each trace with its similarity to every trace, oldest first", () =>
     Effect.gen(function* () {
@@ -105,19 +142,28 @@ layer(harness(), { timeout: "90 seconds" })("drift and ssm API", (it) => {
         }))
       })
       const empty = yield* api.claimAgent({ userId: userA.userId })
-      expect((yield* api.call("GET", `/v1/ssm/${empty}`, { token: userA.token })).body).toEqual({ agent_id: empty, trace_count: 0, traces: [] })
-    }))
+      expect((yield* api.call("GET", `/v1/ssm/${empty}`, { token: userA.token })).body).toEqual({
+        agent_id: empty,
+        trace_count: 0,
+        traces: []
+      })
+    })
+  )
 
   it.effect("404 for agents the caller may not see, 401 without credentials", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
       const { agentA, agentB, userA } = api.fixtures
       for (const path of [`/v1/drift/${agentB}`, `/v1/agents/${agentB}/drift/aip`, `/v1/ssm/${agentB}`]) {
-        expect(yield* api.call("GET", path, { token: userA.token })).toMatchObject({ status: 404, body: { error: `agent ${agentB} not found` } })
+        expect(yield* api.call("GET", path, { token: userA.token })).toMatchObject({
+          status: 404,
+          body: { error: `agent ${agentB} not found` }
+        })
       }
       for (const path of [`/v1/drift/${agentA}`, `/v1/agents/${agentA}/drift/aip`, `/v1/ssm/${agentA}`]) {
         expect((yield* api.call("GET", path)).status).toBe(401)
         expect((yield* api.call("GET", path, { token: api.serviceRoleKey })).status).toBe(200)
       }
-    }))
+    })
+  )
 })

@@ -26,7 +26,8 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         expect((yield* store.agentSettings(agentA)).mode).toBe(mode)
         expect((yield* state.get(agentA)).mode).toBe(mode)
       }
-    }))
+    })
+  )
 
   it.effect("lets Owners, Admins, admin-role keys and the service-role key set it; Members only read", () =>
     Effect.gen(function* () {
@@ -48,9 +49,13 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         const refused = yield* api.call("PUT", path, { ...credential, body: { mode: "enforce" } })
         expect(refused.status).toBe(403)
         expect(Object.keys(refused.body)).toEqual(["error"])
-        expect((yield* api.call("GET", path, credential)).body).toEqual({ agent_id: orgAgent, enforcement_mode: "nudge" })
+        expect((yield* api.call("GET", path, credential)).body).toEqual({
+          agent_id: orgAgent,
+          enforcement_mode: "nudge"
+        })
       }
-    }))
+    })
+  )
 
   it.effect("404 for agents the caller may not see, 400 naming the field, 401 without credentials", () =>
     Effect.gen(function* () {
@@ -60,7 +65,9 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         const body = method === "PUT" ? { mode: "enforce" } : undefined
         const hidden = yield* api.call(method, `/v1/agents/${agentB}/enforcement`, { token: userA.token, body })
         expect(hidden).toMatchObject({ status: 404, body: { error: `agent ${agentB} not found` } })
-        expect((yield* api.call(method, `/v1/agents/unknown-agent/enforcement`, { token: userB.token, body })).status).toBe(404)
+        expect(
+          (yield* api.call(method, `/v1/agents/unknown-agent/enforcement`, { token: userB.token, body })).status
+        ).toBe(404)
         expect((yield* api.call(method, `/v1/agents/${agentA}/enforcement`, { body })).status).toBe(401)
       }
       for (const [body, message] of [
@@ -72,5 +79,6 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         expect(bad.status).toBe(400)
         expect(bad.body.error).toContain(message)
       }
-    }))
+    })
+  )
 })

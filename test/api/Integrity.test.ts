@@ -11,7 +11,11 @@ layer(harness(), { timeout: "90 seconds" })("integrity API", (it) => {
       const { member, orgAgent } = api.fixtures
       const violations = [[], ["UNBOUNDED_ACTION"], [], ["FORBIDDEN_ACTION", "UNDECLARED_VALUE"]]
       yield* seed(orgAgent, 4, (input, i) =>
-        withTrace(input, (trace) => ({ ...trace, verification: { verified: violations[i]!.length === 0, violations: violations[i]! } })))
+        withTrace(input, (trace) => ({
+          ...trace,
+          verification: { verified: violations[i]!.length === 0, violations: violations[i]! }
+        }))
+      )
       const response = yield* api.call("GET", `/v1/integrity/${orgAgent}`, { token: member.token })
       expect(response.status).toBe(200)
       expect(response.body).toEqual({
@@ -21,15 +25,23 @@ layer(harness(), { timeout: "90 seconds" })("integrity API", (it) => {
         violation_count: 3,
         integrity_score: 0.5
       })
-    }))
+    })
+  )
 
   it.effect("scores an agent without traces 1", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
       const { agentA, userA } = api.fixtures
       const response = yield* api.call("GET", `/v1/integrity/${agentA}`, { token: userA.token })
-      expect(response.body).toEqual({ agent_id: agentA, total_traces: 0, verified_traces: 0, violation_count: 0, integrity_score: 1 })
-    }))
+      expect(response.body).toEqual({
+        agent_id: agentA,
+        total_traces: 0,
+        verified_traces: 0,
+        violation_count: 0,
+        integrity_score: 1
+      })
+    })
+  )
 
   it.effect("404 for agents the caller may not see, 401 without credentials", () =>
     Effect.gen(function* () {
@@ -41,5 +53,6 @@ layer(harness(), { timeout: "90 seconds" })("integrity API", (it) => {
       })
       expect((yield* api.call("GET", `/v1/integrity/nobody`, { token: userB.token })).status).toBe(404)
       expect((yield* api.call("GET", `/v1/integrity/${agentA}`)).status).toBe(401)
-    }))
+    })
+  )
 })

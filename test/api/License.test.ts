@@ -26,7 +26,16 @@ const license = (days: number, overrides: Partial<License> = {}): Omit<License, 
   ...overrides
 })
 
-const FIELDS = ["expires_at", "feature_flags", "license_id", "limits", "next_check_seconds", "plan_id", "valid", "warning"]
+const FIELDS = [
+  "expires_at",
+  "feature_flags",
+  "license_id",
+  "limits",
+  "next_check_seconds",
+  "plan_id",
+  "valid",
+  "warning"
+]
 
 layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
   const validate = (token: string, instance = "instance-1") =>
@@ -38,7 +47,7 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
     )
 
   it.effect("a valid license: the spec's fields, the plan's flags and limits overridden by the license's", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { active } = yield* SigningKeys
       const issued = license(365)
       const res = yield* validate(issueLicense(active, issued))
@@ -55,12 +64,14 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
       expect(res.body.feature_flags).toMatchObject({ sso: false, custom: true, webhooks: true })
       expect(res.body.limits.requests_per_second).toBe(500)
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql`select instance_id, instance_metadata from license_activations where license_id = ${issued.license_id}`
+      const rows =
+        yield* sql`select instance_id, instance_metadata from license_activations where license_id = ${issued.license_id}`
       expect(rows).toStrictEqual([{ instance_id: "instance-1", instance_metadata: { version: "0.1.0", host: "h1" } }])
-    }))
+    })
+  )
 
   it.effect("expiring within 30 days warns; expired is invalid with the reason", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { active } = yield* SigningKeys
       const soon = yield* validate(issueLicense(active, license(5)))
       expect(soon.body.valid).toBe(true)
@@ -68,10 +79,11 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
       const expired = yield* validate(issueLicense(active, license(-1)))
       expect(expired.body).toMatchObject({ valid: false, plan_id: "enterprise" })
       expect(expired.body.warning).toMatch(/^license expired on /)
-    }))
+    })
+  )
 
   it.effect("forged, foreign-key, malformed and unknown-plan licenses are invalid (200, valid: false)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { active } = yield* SigningKeys
       const good = issueLicense(active, license(30))
       const [prefix, payload, signature] = good.split(".")
@@ -88,8 +100,14 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
         const res = yield* validate(token)
         expect(res.status).toBe(200)
         expect(res.body).toStrictEqual({
-          valid: false, license_id: null, plan_id: null, feature_flags: {}, limits: {}, expires_at: null,
-          next_check_seconds: 3600, warning
+          valid: false,
+          license_id: null,
+          plan_id: null,
+          feature_flags: {},
+          limits: {},
+          expires_at: null,
+          next_check_seconds: 3600,
+          warning
         })
       }
       const unknownPlan = yield* validate(issueLicense(active, license(30, { plan_id: "platinum" })))
@@ -99,22 +117,32 @@ layer(Harness.layer(), { timeout: "60 seconds" })("license", (it) => {
       )
       expect(missing.status).toBe(400)
       expect(missing.body.error).toMatch(/^instance_id/)
-    }))
+    })
+  )
 
   it.effect("a license signed before a key rotation stays valid: any key of the ring verifies it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const previous = generateSigningKey()
       const issued = license(90)
       const token = issueLicense(previous, issued)
       expect((yield* validate(token)).body.valid).toBe(false)
-      yield* Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.registerRetired(previous.publicKey)).pipe(Effect.provide(KeyRepo.layer))
+      yield* Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.registerRetired(previous.publicKey)).pipe(
+        Effect.provide(KeyRepo.layer)
+      )
       expect((yield* validate(token)).body).toMatchObject({ valid: true, license_id: issued.license_id })
-    }))
+    })
+  )
 })
 
 plain("checkLicense never throws on garbage", () => {
   const key = generateSigningKey()
-  for (const token of ["", "cndl1", "cndl1..", "cndl1.%%%.@@@", `cndl1.${Buffer.from("[]").toString("base64url")}.AA`]) {
+  for (const token of [
+    "",
+    "cndl1",
+    "cndl1..",
+    "cndl1.%%%.@@@",
+    `cndl1.${Buffer.from("[]").toString("base64url")}.AA`
+  ]) {
     expect(checkLicense(token, () => key.publicKey)._tag).toBe("Malformed")
   }
 })

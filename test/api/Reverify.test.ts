@@ -21,11 +21,19 @@ const concern = (category: Concern["category"], severity: Concern["severity"], v
   ...(value === undefined ? {} : { relevant_conscience_value: value })
 })
 
-const WIRE: ConscienceValue = { type: "BOUNDARY", name: "no-wire-transfers", content: "Never move money without approval." }
+const WIRE: ConscienceValue = {
+  type: "BOUNDARY",
+  name: "no-wire-transfers",
+  content: "Never move money without approval."
+}
 const OTHER: ConscienceValue = { type: "BOUNDARY", name: "no-shouting", content: "Never shout." }
 
 /** Stored verdicts and concerns, oldest first: what each one re-derives to is in the test. */
-const STORED: ReadonlyArray<{ readonly verdict: Verdict; readonly concerns: ReadonlyArray<Concern>; readonly synthetic?: boolean }> = [
+const STORED: ReadonlyArray<{
+  readonly verdict: Verdict
+  readonly concerns: ReadonlyArray<Concern>
+  readonly synthetic?: boolean
+}> = [
   { verdict: "clear", concerns: [] },
   { verdict: "boundary_violation", concerns: [concern("value_misalignment", "high", WIRE.name)] },
   { verdict: "boundary_violation", concerns: [], synthetic: true },
@@ -69,7 +77,12 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         kept_non_clear: 3,
         results: [
           { checkpoint_id: id(5), previous_verdict: "review_needed", verdict: "clear", changed: true },
-          { checkpoint_id: id(4), previous_verdict: "boundary_violation", verdict: "boundary_violation", changed: false },
+          {
+            checkpoint_id: id(4),
+            previous_verdict: "boundary_violation",
+            verdict: "boundary_violation",
+            changed: false
+          },
           { checkpoint_id: id(3), previous_verdict: "review_needed", verdict: "review_needed", changed: false },
           { checkpoint_id: id(2), previous_verdict: "boundary_violation", verdict: "clear", changed: true },
           { checkpoint_id: id(1), previous_verdict: "boundary_violation", verdict: "review_needed", changed: true }
@@ -78,7 +91,8 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
       })
 
       // Stored: the changed ones carry the time and their original verdict; the others are untouched.
-      const get = (i: number) => Effect.map(api.call("GET", `/v1/agents/${agent}/checkpoints/${id(i)}`, { token: userA.token }), (r) => r.body)
+      const get = (i: number) =>
+        Effect.map(api.call("GET", `/v1/agents/${agent}/checkpoints/${id(i)}`, { token: userA.token }), (r) => r.body)
       const one = yield* get(1)
       expect(one).toMatchObject({ verdict: "review_needed", original_verdict: "boundary_violation" })
       expect(Date.parse(one.re_evaluated_at)).not.toBeNaN()
@@ -86,12 +100,23 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
       expect(yield* get(4)).toEqual(inputs[4]!.checkpoint)
       // The list's per-verdict totals follow.
       const total = (verdict: Verdict) =>
-        Effect.map(api.call("GET", `/v1/agents/${agent}/checkpoints?verdict=${verdict}`, { token: userA.token }), (r) => r.body.total)
-      expect([yield* total("clear"), yield* total("review_needed"), yield* total("boundary_violation")]).toEqual([3, 2, 1])
+        Effect.map(
+          api.call("GET", `/v1/agents/${agent}/checkpoints?verdict=${verdict}`, { token: userA.token }),
+          (r) => r.body.total
+        )
+      expect([yield* total("clear"), yield* total("review_needed"), yield* total("boundary_violation")]).toEqual([
+        3, 2, 1
+      ])
 
       // Resolved checkpoints leave the batch; the others are evaluated again, unchanged.
       const second = yield* api.call("POST", path, { token: userA.token })
-      expect(second.body).toMatchObject({ total_in_batch: 3, re_evaluated: 3, resolved_to_clear: 0, kept_non_clear: 3, errors: [] })
+      expect(second.body).toMatchObject({
+        total_in_batch: 3,
+        re_evaluated: 3,
+        resolved_to_clear: 0,
+        kept_non_clear: 3,
+        errors: []
+      })
       expect(second.body.results.map((r: { changed: boolean }) => r.changed)).toEqual([false, false, false])
 
       // The value back in force: checkpoint 1 crosses the boundary again, its first verdict kept.
@@ -102,10 +127,13 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         limit: 1,
         offset: 2,
         kept_non_clear: 1,
-        results: [{ checkpoint_id: id(1), previous_verdict: "review_needed", verdict: "boundary_violation", changed: true }]
+        results: [
+          { checkpoint_id: id(1), previous_verdict: "review_needed", verdict: "boundary_violation", changed: true }
+        ]
       })
       expect(yield* get(1)).toMatchObject({ verdict: "boundary_violation", original_verdict: "boundary_violation" })
-    }))
+    })
+  )
 
   it.effect("AIP: a checkpoint whose concerns cannot be read is an error, not a failed batch", () =>
     Effect.gen(function* () {
@@ -117,7 +145,10 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         checkpoint: {
           ...input.checkpoint,
           verdict: "review_needed",
-          concerns: i === 0 ? [{ ...concern("undeclared_intent", "medium"), severity: "dire" as never }] : [concern("undeclared_intent", "low")]
+          concerns:
+            i === 0
+              ? [{ ...concern("undeclared_intent", "medium"), severity: "dire" as never }]
+              : [concern("undeclared_intent", "low")]
         }
       }))
       yield* store.putCard(agent, cardFor(agent, "card-now"))
@@ -130,58 +161,86 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         results: [{ checkpoint_id: fine!.checkpoint.checkpoint_id, verdict: "clear", changed: true }],
         errors: [`${broken!.checkpoint.checkpoint_id}: stored concerns cannot be read`]
       })
-    }))
+    })
+  )
 
-  it.effect("AAP: re-verifies traces with violations against the current card, stores the result, counts now_clean and still_violating", () =>
-    Effect.gen(function* () {
-      const api = yield* ApiHarness
-      const store = yield* Store
-      const { admin, orgAgent } = api.fixtures
-      const failed = (violations: ReadonlyArray<string>) => ({ verified: false, violations })
-      const inputs = yield* seed(orgAgent, 4, (input, i) =>
-        withTrace(input, (trace) => {
-          switch (i) {
-            case 1:
-              return { ...trace, action: { ...trace.action, name: "wire_transfer" }, verification: failed(["UNBOUNDED_ACTION"]) }
-            case 2:
-              return { ...trace, action: { ...trace.action, name: "delete_everything" }, verification: failed(["UNBOUNDED_ACTION"]) }
-            case 3:
-              return { ...trace, decision: { ...trace.decision, values_applied: ["profit"] }, verification: failed(["UNDECLARED_VALUE"]) }
-            default:
-              return trace
-          }
-        }))
-      const card = cardFor(orgAgent, "card-widened", ["reply", "wire_*"])
-      yield* store.putCard(orgAgent, {
-        ...card,
-        values: { declared: ["honesty", "profit"] },
-        autonomy_envelope: { ...card.autonomy_envelope, forbidden_actions: ["delete_*"] }
+  it.effect(
+    "AAP: re-verifies traces with violations against the current card, stores the result, counts now_clean and still_violating",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const store = yield* Store
+        const { admin, orgAgent } = api.fixtures
+        const failed = (violations: ReadonlyArray<string>) => ({ verified: false, violations })
+        const inputs = yield* seed(orgAgent, 4, (input, i) =>
+          withTrace(input, (trace) => {
+            switch (i) {
+              case 1:
+                return {
+                  ...trace,
+                  action: { ...trace.action, name: "wire_transfer" },
+                  verification: failed(["UNBOUNDED_ACTION"])
+                }
+              case 2:
+                return {
+                  ...trace,
+                  action: { ...trace.action, name: "delete_everything" },
+                  verification: failed(["UNBOUNDED_ACTION"])
+                }
+              case 3:
+                return {
+                  ...trace,
+                  decision: { ...trace.decision, values_applied: ["profit"] },
+                  verification: failed(["UNDECLARED_VALUE"])
+                }
+              default:
+                return trace
+            }
+          })
+        )
+        const card = cardFor(orgAgent, "card-widened", ["reply", "wire_*"])
+        yield* store.putCard(orgAgent, {
+          ...card,
+          values: { declared: ["honesty", "profit"] },
+          autonomy_envelope: { ...card.autonomy_envelope, forbidden_actions: ["delete_*"] }
+        })
+
+        const response = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify`, { token: admin.token })
+        expect(response.status).toBe(200)
+        expect(response.body).toEqual({
+          agent_id: orgAgent,
+          card_id: "card-widened",
+          total_traces_in_batch: 3,
+          offset: 0,
+          limit: 40,
+          reverified: 3,
+          still_violating: 1,
+          now_clean: 2,
+          errors: null
+        })
+        const trace = (i: number) => store.getTrace(inputs[i]!.trace.trace_id)
+        expect((yield* trace(1))?.verification).toEqual({ verified: true, violations: [] })
+        expect((yield* trace(3))?.verification).toEqual({ verified: true, violations: [] })
+        expect((yield* trace(2))?.verification).toEqual({
+          verified: false,
+          violations: ["UNBOUNDED_ACTION", "FORBIDDEN_ACTION"]
+        })
+
+        // Only the one still violating is left to re-verify.
+        const again = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify?limit=40&offset=0`, {
+          token: admin.token
+        })
+        expect(again.body).toMatchObject({
+          total_traces_in_batch: 1,
+          reverified: 1,
+          still_violating: 1,
+          now_clean: 0,
+          errors: null
+        })
+        const past = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify?offset=1`, { token: admin.token })
+        expect(past.body).toMatchObject({ total_traces_in_batch: 0, reverified: 0, offset: 1, errors: null })
       })
-
-      const response = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify`, { token: admin.token })
-      expect(response.status).toBe(200)
-      expect(response.body).toEqual({
-        agent_id: orgAgent,
-        card_id: "card-widened",
-        total_traces_in_batch: 3,
-        offset: 0,
-        limit: 40,
-        reverified: 3,
-        still_violating: 1,
-        now_clean: 2,
-        errors: null
-      })
-      const trace = (i: number) => store.getTrace(inputs[i]!.trace.trace_id)
-      expect((yield* trace(1))?.verification).toEqual({ verified: true, violations: [] })
-      expect((yield* trace(3))?.verification).toEqual({ verified: true, violations: [] })
-      expect((yield* trace(2))?.verification).toEqual({ verified: false, violations: ["UNBOUNDED_ACTION", "FORBIDDEN_ACTION"] })
-
-      // Only the one still violating is left to re-verify.
-      const again = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify?limit=40&offset=0`, { token: admin.token })
-      expect(again.body).toMatchObject({ total_traces_in_batch: 1, reverified: 1, still_violating: 1, now_clean: 0, errors: null })
-      const past = yield* api.call("POST", `/v1/agents/${orgAgent}/reverify?offset=1`, { token: admin.token })
-      expect(past.body).toMatchObject({ total_traces_in_batch: 0, reverified: 0, offset: 1, errors: null })
-    }))
+  )
 
   it.effect("refuses limits outside 1..40 with a 400 naming the field, and answers 404 without a card", () =>
     Effect.gen(function* () {
@@ -191,12 +250,18 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         for (const query of ["limit=41", "limit=0", "limit=x", "offset=-1"]) {
           const response = yield* api.call("POST", `${path}?${query}`, { token: userA.token })
           expect(response.status, `${path}?${query}`).toBe(400)
-          expect(response.body.error).toContain(query.startsWith("limit") ? "limit: must be an integer from 1 to 40" : "offset:")
+          expect(response.body.error).toContain(
+            query.startsWith("limit") ? "limit: must be an integer from 1 to 40" : "offset:"
+          )
         }
         const noCard = yield* api.call("POST", path, { token: userA.token })
-        expect(noCard).toMatchObject({ status: 404, body: { error: `agent ${agentA} has no Alignment Card to re-verify against` } })
+        expect(noCard).toMatchObject({
+          status: 404,
+          body: { error: `agent ${agentA} has no Alignment Card to re-verify against` }
+        })
       }
-    }))
+    })
+  )
 
   it.effect("is a write: Members are refused, other users' agents are not found, credentials are needed", () =>
     Effect.gen(function* () {
@@ -211,7 +276,10 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         expect((yield* api.call("POST", `/v1/agents/${agentA}/${suffix}`, { token: userB.token })).status).toBe(404)
         expect((yield* api.call("POST", `/v1/agents/${agentA}/${suffix}`)).status).toBe(401)
         // The service-role key may, on any agent.
-        expect((yield* api.call("POST", `/v1/agents/${orgAgent}/${suffix}`, { token: api.serviceRoleKey })).status).toBe(200)
+        expect(
+          (yield* api.call("POST", `/v1/agents/${orgAgent}/${suffix}`, { token: api.serviceRoleKey })).status
+        ).toBe(200)
       }
-    }))
+    })
+  )
 })

@@ -44,17 +44,19 @@ const fixed = (path: (f: Harness.Fixtures) => string, body?: (f: Harness.Fixture
   Effect.map(fixtures, (f): Target => ({ path: path(f), ...(body === undefined ? {} : { body: body(f) }) }))
 
 /** A new organization owned by the fixtures' owner, with the fixtures' admin and member in it. */
-const freshOrg = Effect.gen(function*() {
+const freshOrg = Effect.gen(function* () {
   const { admin, member, owner } = yield* fixtures
   const orgId = `org_${randomUUID()}`
   const repo = yield* IdentityRepo
-  yield* Effect.orDie(repo.createOrg({
-    org_id: orgId,
-    name: "Fresh",
-    slug: `fresh-${randomUUID().slice(0, 8)}`,
-    billing_account_id: `ba_${randomUUID()}`,
-    owner_user_id: owner.userId
-  }))
+  yield* Effect.orDie(
+    repo.createOrg({
+      org_id: orgId,
+      name: "Fresh",
+      slug: `fresh-${randomUUID().slice(0, 8)}`,
+      billing_account_id: `ba_${randomUUID()}`,
+      owner_user_id: owner.userId
+    })
+  )
   yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
   yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
   return orgId
@@ -69,11 +71,20 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/orgs",
-    target: fixed(() => "/v1/orgs", () => ({ name: "Org", slug: `s-${randomUUID().slice(0, 8)}` })),
+    target: fixed(
+      () => "/v1/orgs",
+      () => ({ name: "Org", slug: `s-${randomUUID().slice(0, 8)}` })
+    ),
     allowed: USERS,
     intended: "member"
   },
-  { method: "GET", route: "/v1/orgs", target: fixed(() => "/v1/orgs"), allowed: ["member", "otherOrg", "memberKey"], intended: "member" },
+  {
+    method: "GET",
+    route: "/v1/orgs",
+    target: fixed(() => "/v1/orgs"),
+    allowed: ["member", "otherOrg", "memberKey"],
+    intended: "member"
+  },
   {
     method: "GET",
     route: "/v1/orgs/:org_id",
@@ -98,14 +109,17 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "PUT",
     route: "/v1/orgs/:org_id/members/:user_id",
-    target: fixed((f) => `/v1/orgs/${f.orgId}/members/${f.member.userId}`, () => ({ role: "member" })),
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/members/${f.member.userId}`,
+      () => ({ role: "member" })
+    ),
     allowed: ["service"],
     intended: "admin"
   },
   {
     method: "DELETE",
     route: "/v1/orgs/:org_id/members/:user_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       const { orgId } = api.fixtures
       const leaver = yield* api.freshUser
@@ -118,7 +132,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/orgs/:org_id/transfer-ownership",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const { admin } = yield* fixtures
       return { path: `/v1/orgs/${yield* freshOrg}/transfer-ownership`, body: { user_id: admin.userId } }
     }),
@@ -128,7 +142,10 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/orgs/:org_id/invites",
-    target: fixed((f) => `/v1/orgs/${f.orgId}/invites`, () => ({ email: `${randomUUID()}@example.test`, role: "member" })),
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/invites`,
+      () => ({ email: `${randomUUID()}@example.test`, role: "member" })
+    ),
     allowed: ["service"],
     intended: "admin"
   },
@@ -142,7 +159,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "DELETE",
     route: "/v1/orgs/:org_id/invites/:invite_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       const { admin, orgId } = api.fixtures
       const invite = yield* api.call("POST", `/v1/orgs/${orgId}/invites`, {
@@ -157,7 +174,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/invites/accept",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       const invite = yield* api.call("POST", `/v1/orgs/${yield* freshOrg}/invites`, {
         token: api.fixtures.owner.token,
@@ -169,12 +186,21 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["member"],
     intended: "member"
   },
-  { method: "POST", route: "/v1/api-keys", target: fixed(() => "/v1/api-keys", () => ({ name: "k" })), allowed: USERS, intended: "member" },
+  {
+    method: "POST",
+    route: "/v1/api-keys",
+    target: fixed(
+      () => "/v1/api-keys",
+      () => ({ name: "k" })
+    ),
+    allowed: USERS,
+    intended: "member"
+  },
   { method: "GET", route: "/v1/api-keys", target: fixed(() => "/v1/api-keys"), allowed: USERS, intended: "member" },
   {
     method: "POST",
     route: "/v1/api-keys/:key_id/rotate",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       const key = yield* api.call("POST", "/v1/api-keys", {
         token: api.fixtures.admin.token,
@@ -188,7 +214,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "DELETE",
     route: "/v1/api-keys/:key_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       const key = yield* api.call("POST", "/v1/api-keys", {
         token: api.fixtures.admin.token,
@@ -202,14 +228,17 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/agents/claim",
-    target: fixed(() => "/v1/agents/claim", () => ({ provider_key: `sk-${randomUUID()}` })),
+    target: fixed(
+      () => "/v1/agents/claim",
+      () => ({ provider_key: `sk-${randomUUID()}` })
+    ),
     allowed: USERS,
     intended: "member"
   },
   {
     method: "POST",
     route: "/v1/admin/impersonate",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       return { path: "/v1/admin/impersonate", body: { user_id: (yield* api.freshUser).userId } }
     }),
@@ -219,7 +248,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "PUT",
     route: "/v1/admin/users/:user_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const api = yield* ApiHarness
       return { path: `/v1/admin/users/${(yield* api.freshUser).userId}`, body: { plan_id: "team" } }
     }),
@@ -236,7 +265,10 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "PUT",
     route: "/v1/admin/promos/:code",
-    target: fixed(() => "/v1/admin/promos/SECURITY", () => ({ name: "s", discount_percent: 5, discount_amount_cents: 0 })),
+    target: fixed(
+      () => "/v1/admin/promos/SECURITY",
+      () => ({ name: "s", discount_percent: 5, discount_amount_cents: 0 })
+    ),
     allowed: ["service"],
     intended: "service"
   },
@@ -253,23 +285,37 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/license/validate",
-    target: fixed(() => "/v1/license/validate", () => ({ license: "nope", instance_id: "i-1", instance_metadata: {} })),
+    target: fixed(
+      () => "/v1/license/validate",
+      () => ({ license: "nope", instance_id: "i-1", instance_metadata: {} })
+    ),
     allowed: ALL,
     intended: "member"
   },
   {
     method: "POST",
     route: "/v1/billing/validate-promo",
-    target: fixed(() => "/v1/billing/validate-promo", () => ({ code: "LAUNCH20" })),
+    target: fixed(
+      () => "/v1/billing/validate-promo",
+      () => ({ code: "LAUNCH20" })
+    ),
     allowed: ALL,
     intended: "member"
   },
   {
     method: "POST",
     route: "/v1/enterprise/contact",
-    target: fixed(() => "/v1/enterprise/contact", () => ({
-      name: "N", email: "n@example.test", company: "C", role: "CTO", company_size: "50-200", message: "hi"
-    })),
+    target: fixed(
+      () => "/v1/enterprise/contact",
+      () => ({
+        name: "N",
+        email: "n@example.test",
+        company: "C",
+        role: "CTO",
+        company_size: "50-200",
+        message: "hi"
+      })
+    ),
     // A member-role key is read-only.
     allowed: ["member", "otherOrg", "service"],
     intended: "member"
@@ -304,7 +350,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "GET",
     route: "/v1/agents/:agent_id/checkpoints/:checkpoint_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const { orgAgent } = yield* fixtures
       const [input] = yield* Effect.orDie(seed(orgAgent, 1))
       return { path: `/v1/agents/${orgAgent}/checkpoints/${input!.checkpoint.checkpoint_id}` }
@@ -315,7 +361,7 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "GET",
     route: "/v1/traces/:trace_id",
-    target: Effect.gen(function*() {
+    target: Effect.gen(function* () {
       const { orgAgent } = yield* fixtures
       const [input] = yield* Effect.orDie(seed(orgAgent, 1))
       return { path: `/v1/traces/${input!.trace.trace_id}` }
@@ -326,14 +372,20 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "PUT",
     route: "/v1/agents/:agent_id/enforcement",
-    target: fixed((f) => `/v1/agents/${f.orgAgent}/enforcement`, () => ({ mode: "observe" })),
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/enforcement`,
+      () => ({ mode: "observe" })
+    ),
     allowed: ["service"],
     intended: "admin"
   },
   {
     method: "PUT",
     route: "/v1/agents/:agent_id/conscience-values",
-    target: fixed((f) => `/v1/agents/${f.orgAgent}/conscience-values`, () => ({ conscience_values: [] })),
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/conscience-values`,
+      () => ({ conscience_values: [] })
+    ),
     allowed: ["service"],
     intended: "admin"
   },
@@ -365,10 +417,7 @@ const ROWS: ReadonlyArray<Row> = [
 ]
 
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
-const ELSEWHERE = new Set([
-  "GET /v1/admin/impersonation/:session_id",
-  "POST /v1/admin/impersonation/:session_id/end"
-])
+const ELSEWHERE = new Set(["GET /v1/admin/impersonation/:session_id", "POST /v1/admin/impersonation/:session_id/end"])
 
 const credentials = (api: ApiHarness["Type"], memberKey: string) => ({
   member: { token: api.fixtures.member.token },
@@ -389,13 +438,17 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
       expect(authenticated.length).toBeGreaterThanOrEqual(ROWS.length)
       const missing = authenticated.filter((route) => !inTable.has(route) && !ELSEWHERE.has(route))
       expect(missing).toStrictEqual([])
-    }))
+    })
+  )
 
   describe.each(ROWS.map((row) => [`${row.method} ${row.route}`, row] as const))("%s", (_, row) => {
     it.effect("refuses no credentials (401) and lets only the intended callers through", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
-        const memberKey = yield* api.createApiKey(api.fixtures.owner.userId, { orgId: api.fixtures.orgId, role: "member" })
+        const memberKey = yield* api.createApiKey(api.fixtures.owner.userId, {
+          orgId: api.fixtures.orgId,
+          role: "member"
+        })
         const who = credentials(api, memberKey)
 
         const anonymous = yield* row.target
@@ -418,24 +471,35 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
 
         const target = yield* row.target
         const intended = yield* api.call(row.method, target.path, { ...who[row.intended], body: target.body })
-        expect(intended.status, `${row.method} ${target.path} as ${row.intended}: ${JSON.stringify(intended.body)}`)
-          .toBeLessThan(300)
-      }))
+        expect(
+          intended.status,
+          `${row.method} ${target.path} as ${row.intended}: ${JSON.stringify(intended.body)}`
+        ).toBeLessThan(300)
+      })
+    )
   })
 
   describe("impersonation", () => {
     const start = (userId: string) =>
       Effect.flatMap(ApiHarness, (api) =>
-        api.call("POST", "/v1/admin/impersonate", { token: api.serviceRoleKey, body: { user_id: userId, reason: "support" } })
+        api.call("POST", "/v1/admin/impersonate", {
+          token: api.serviceRoleKey,
+          body: { user_id: userId, reason: "support" }
+        })
       )
 
     it.effect("a session reads as the user for one hour and refuses every write (403)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const { orgAgent, orgId, owner } = api.fixtures
         const started = yield* start(owner.userId)
         expect(started.status).toBe(201)
-        expect(started.body).toMatchObject({ target_user_id: owner.userId, active: true, read_only: true, reason: "support" })
+        expect(started.body).toMatchObject({
+          target_user_id: owner.userId,
+          active: true,
+          read_only: true,
+          reason: "support"
+        })
         const ttl = Date.parse(started.body.expires_at) - Date.parse(started.body.created_at)
         expect(Math.abs(ttl - 3_600_000)).toBeLessThan(5_000)
         const token: string = started.body.token
@@ -451,18 +515,26 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],
           ["POST", "/v1/api-keys", { name: "imp" }],
-          ["POST", "/v1/enterprise/contact", { name: "N", email: "n@example.test", company: "C", role: "R", company_size: "1", message: "m" }],
+          [
+            "POST",
+            "/v1/enterprise/contact",
+            { name: "N", email: "n@example.test", company: "C", role: "R", company_size: "1", message: "m" }
+          ],
           ["POST", "/v1/billing/validate-promo", { code: "LAUNCH20" }]
         ]
         for (const [method, path, body] of writes) {
           const res = yield* api.call(method, path, { token, body })
-          expect(res, `${method} ${path}`).toMatchObject({ status: 403, body: { error: "impersonation sessions are read-only" } })
+          expect(res, `${method} ${path}`).toMatchObject({
+            status: 403,
+            body: { error: "impersonation sessions are read-only" }
+          })
         }
         expect((yield* api.call("GET", `/v1/orgs/${orgId}`, { token: owner.token })).status).toBe(200)
-      }))
+      })
+    )
 
     it.effect("admin users cannot be impersonated; only platform admins and the service-role key start sessions", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const platformAdmin = yield* api.freshUser
         const promoted = yield* api.call("PUT", `/v1/admin/users/${platformAdmin.userId}`, {
@@ -471,7 +543,10 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
         })
         expect(promoted.body.is_admin).toBe(true)
         const otherAdmin = yield* api.freshUser
-        yield* api.call("PUT", `/v1/admin/users/${otherAdmin.userId}`, { token: api.serviceRoleKey, body: { is_admin: true } })
+        yield* api.call("PUT", `/v1/admin/users/${otherAdmin.userId}`, {
+          token: api.serviceRoleKey,
+          body: { is_admin: true }
+        })
 
         const refused = yield* start(otherAdmin.userId)
         expect(refused).toMatchObject({ status: 403, body: { error: "admin users cannot be impersonated" } })
@@ -481,14 +556,18 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
           body: { user_id: target.userId }
         })
         expect(byAdmin).toMatchObject({ status: 201, body: { admin_user_id: platformAdmin.userId } })
-        const byUser = yield* api.call("POST", "/v1/admin/impersonate", { token: target.token, body: { user_id: platformAdmin.userId } })
+        const byUser = yield* api.call("POST", "/v1/admin/impersonate", {
+          token: target.token,
+          body: { user_id: platformAdmin.userId }
+        })
         expect(byUser.status).toBe(403)
         const unknown = yield* start(`nobody-${randomUUID()}`)
         expect(unknown.status).toBe(404)
-      }))
+      })
+    )
 
     it.effect("a session ends on request (its own token may end it) and its token stops working (401)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const target = yield* api.freshUser
         const started = yield* start(target.userId)
@@ -496,22 +575,28 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
         const read = yield* api.call("GET", `/v1/admin/impersonation/${session_id}`, { token })
         expect(read).toMatchObject({ status: 200, body: { session_id, active: true, ended_at: null } })
         expect(read.body.token).toBeUndefined()
-        expect((yield* api.call("GET", `/v1/admin/impersonation/${session_id}`, { token: target.token })).status).toBe(403)
+        expect((yield* api.call("GET", `/v1/admin/impersonation/${session_id}`, { token: target.token })).status).toBe(
+          403
+        )
         const ended = yield* api.call("POST", `/v1/admin/impersonation/${session_id}/end`, { token })
         expect(ended).toMatchObject({ status: 200, body: { active: false } })
         expect(ended.body.ended_at).not.toBeNull()
         const after = yield* api.call("GET", "/v1/plans", { token })
         expect(after).toMatchObject({ status: 401, body: { error: "impersonation session expired or ended" } })
-      }))
+      })
+    )
 
     it.effect("an expired session's token is refused (401)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const target = yield* api.freshUser
         const { session_id, token } = (yield* start(target.userId)).body
         const sql = yield* SqlClient.SqlClient
-        yield* Effect.orDie(sql`update impersonation_sessions set expires_at = now() - interval '1 second' where session_id = ${session_id}`)
+        yield* Effect.orDie(
+          sql`update impersonation_sessions set expires_at = now() - interval '1 second' where session_id = ${session_id}`
+        )
         expect((yield* api.call("GET", "/v1/plans", { token })).status).toBe(401)
-      }))
+      })
+    )
   })
 })

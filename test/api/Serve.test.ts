@@ -23,12 +23,16 @@ import { ServeLive } from "../../src/Serve.js"
 const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
 const SERVICE_ROLE_KEY = "srk-serve-test-0123456789"
 
-const TestServer = Layer.unwrapScoped(Effect.gen(function*() {
-  const dataDir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-  return ServeLive(["api"]).pipe(
-    Layer.provideMerge(configLayer({ port: 0, dataDir, serviceRoleKey: Option.some(Redacted.make(SERVICE_ROLE_KEY)) }))
-  )
-})).pipe(Layer.provide(NodeContext.layer), Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+const TestServer = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const dataDir = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+    return ServeLive(["api"]).pipe(
+      Layer.provideMerge(
+        configLayer({ port: 0, dataDir, serviceRoleKey: Option.some(Redacted.make(SERVICE_ROLE_KEY)) })
+      )
+    )
+  })
+).pipe(Layer.provide(NodeContext.layer), Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
 
 /** Runs the CLI with the server's data dir; returns its last stdout line. */
 const cli = (...args: Array<string>) =>
@@ -43,48 +47,79 @@ const cli = (...args: Array<string>) =>
   )
 
 const call = (path: string, init: RequestInit = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { address } = yield* HttpServer.HttpServer
     const response = yield* Effect.promise(() => fetch(`${HttpServer.formatAddress(address)}${path}`, init))
     return { status: response.status, body: yield* Effect.promise(() => response.json() as Promise<any>) }
   })
 
 layer(TestServer, { excludeTestServices: true, timeout: "90 seconds" })("candor serve --role api", (it) => {
-  it.effect("a token from `candor token` calls the API; without it, 401", () =>
-    Effect.gen(function*() {
-      expect((yield* call("/v1/plans")).status).toBe(401)
-      const token = yield* cli("token", "--sub", "alice", "--email", "alice@example.test")
-      expect(token.split(".")).toHaveLength(3)
-      const plans = yield* call("/v1/plans", { headers: { authorization: `Bearer ${token}` } })
-      expect(plans.status).toBe(200)
-      expect(plans.body.plans).toHaveLength(4)
-      const svc = yield* call("/v1/admin/users/alice", {
-        method: "PUT",
-        headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ plan_id: "team" })
-      })
-      expect(svc).toMatchObject({ status: 200, body: { user_id: "alice", email: "alice@example.test", plan_id: "team" } })
-    }), { timeout: 60_000 })
+  it.effect(
+    "a token from `candor token` calls the API; without it, 401",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* call("/v1/plans")).status).toBe(401)
+        const token = yield* cli("token", "--sub", "alice", "--email", "alice@example.test")
+        expect(token.split(".")).toHaveLength(3)
+        const plans = yield* call("/v1/plans", { headers: { authorization: `Bearer ${token}` } })
+        expect(plans.status).toBe(200)
+        expect(plans.body.plans).toHaveLength(4)
+        const svc = yield* call("/v1/admin/users/alice", {
+          method: "PUT",
+          headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}`, "content-type": "application/json" },
+          body: JSON.stringify({ plan_id: "team" })
+        })
+        expect(svc).toMatchObject({
+          status: 200,
+          body: { user_id: "alice", email: "alice@example.test", plan_id: "team" }
+        })
+      }),
+    { timeout: 60_000 }
+  )
 
-  it.effect("a license from `candor license issue` validates against the served API", () =>
-    Effect.gen(function*() {
-      const token = yield* cli("token", "--sub", "bob")
-      const license = yield* cli("license", "issue", "--licensee", "Acme", "--plan", "team", "--days", "90", "--limits", '{"agents":500}')
-      expect(license).toMatch(/^cndl1\./)
-      const res = yield* call("/v1/license/validate", {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ license, instance_id: "host-1", instance_metadata: {} })
-      })
-      expect(res).toMatchObject({ status: 200, body: { valid: true, plan_id: "team", limits: { agents: 500, requests_per_second: 200 } } })
-    }), { timeout: 60_000 })
+  it.effect(
+    "a license from `candor license issue` validates against the served API",
+    () =>
+      Effect.gen(function* () {
+        const token = yield* cli("token", "--sub", "bob")
+        const license = yield* cli(
+          "license",
+          "issue",
+          "--licensee",
+          "Acme",
+          "--plan",
+          "team",
+          "--days",
+          "90",
+          "--limits",
+          '{"agents":500}'
+        )
+        expect(license).toMatch(/^cndl1\./)
+        const res = yield* call("/v1/license/validate", {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ license, instance_id: "host-1", instance_metadata: {} })
+        })
+        expect(res).toMatchObject({
+          status: 200,
+          body: { valid: true, plan_id: "team", limits: { agents: 500, requests_per_second: 200 } }
+        })
+      }),
+    { timeout: 60_000 }
+  )
 
   it.effect("/health/ready reports the store and the bus; /metrics answers", () =>
-    Effect.gen(function*() {
-      expect(yield* call("/health/ready")).toStrictEqual({ status: 200, body: { status: "ready", checks: { store: "ok", bus: "ok" } } })
+    Effect.gen(function* () {
+      expect(yield* call("/health/ready")).toStrictEqual({
+        status: 200,
+        body: { status: "ready", checks: { store: "ok", bus: "ok" } }
+      })
       const { address } = yield* HttpServer.HttpServer
-      const metrics = yield* Effect.promise(() => fetch(`${HttpServer.formatAddress(address)}/metrics`).then((r) => r.text()))
+      const metrics = yield* Effect.promise(() =>
+        fetch(`${HttpServer.formatAddress(address)}/metrics`).then((r) => r.text())
+      )
       expect(metrics).toContain("http_requests_total")
       expect(metrics).toContain("candor_checkpoints")
-    }))
+    })
+  )
 })

@@ -107,28 +107,31 @@ export interface MintOptions {
   readonly issuedAt?: number | undefined
 }
 
-export class ApiHarness extends Context.Tag("candor/test/api/ApiHarness")<ApiHarness, {
-  /** `http://127.0.0.1:<port>`. */
-  readonly url: string
-  readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<ApiResponse>
-  /** An identity-provider token for `sub`, signed with the harness's HS256 secret. */
-  readonly token: (sub: string, options?: MintOptions) => Effect.Effect<string>
-  readonly serviceRoleKey: string
-  readonly fixtures: Fixtures
-  /** A new user on the Free plan, never seen by the API before. */
-  readonly freshUser: Effect.Effect<TestUser>
-  /** Claims the agent of `providerKey` (default: random) for a user, optionally into an organization; returns its id. */
-  readonly claimAgent: (
-    owner: { readonly userId: string; readonly orgId?: string | undefined },
-    providerKey?: string,
-    name?: string
-  ) => Effect.Effect<string>
-  /** Creates an API key directly in the store; returns the plaintext. */
-  readonly createApiKey: (
-    userId: string,
-    scope?: { readonly orgId: string; readonly role: OrgRole }
-  ) => Effect.Effect<string>
-}>() {}
+export class ApiHarness extends Context.Tag("candor/test/api/ApiHarness")<
+  ApiHarness,
+  {
+    /** `http://127.0.0.1:<port>`. */
+    readonly url: string
+    readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<ApiResponse>
+    /** An identity-provider token for `sub`, signed with the harness's HS256 secret. */
+    readonly token: (sub: string, options?: MintOptions) => Effect.Effect<string>
+    readonly serviceRoleKey: string
+    readonly fixtures: Fixtures
+    /** A new user on the Free plan, never seen by the API before. */
+    readonly freshUser: Effect.Effect<TestUser>
+    /** Claims the agent of `providerKey` (default: random) for a user, optionally into an organization; returns its id. */
+    readonly claimAgent: (
+      owner: { readonly userId: string; readonly orgId?: string | undefined },
+      providerKey?: string,
+      name?: string
+    ) => Effect.Effect<string>
+    /** Creates an API key directly in the store; returns the plaintext. */
+    readonly createApiKey: (
+      userId: string,
+      scope?: { readonly orgId: string; readonly role: OrgRole }
+    ) => Effect.Effect<string>
+  }
+>() {}
 
 /** The harness's plan rates: Free, Developer, Team as shipped; Enterprise unthrottled for fixtures. */
 export const TEST_PLAN_RATES = planRates(1_000_000)
@@ -136,7 +139,7 @@ export const TEST_PLAN_RATES = planRates(1_000_000)
 const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`
 
 const make = (secret: string, serviceRoleKey: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { address } = yield* HttpServer.HttpServer
     const url = HttpServer.formatAddress(address)
     const identity = yield* IdentityRepo
@@ -164,10 +167,12 @@ const make = (secret: string, serviceRoleKey: string) =>
       })
 
     const token = (sub: string, options: MintOptions = {}) =>
-      Effect.promise(() => IdentityTokens.mintToken(secret, { sub, ...options, ttlSeconds: options.ttlSeconds ?? 3600 }))
+      Effect.promise(() =>
+        IdentityTokens.mintToken(secret, { sub, ...options, ttlSeconds: options.ttlSeconds ?? 3600 })
+      )
 
     const user = (prefix: string, plan: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const userId = uid(prefix)
         const email = `${userId}@example.test`
         yield* Effect.orDie(identity.ensureUser(userId, email))
@@ -176,15 +181,17 @@ const make = (secret: string, serviceRoleKey: string) =>
       })
 
     const org = (owner: TestUser, slug: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const orgId = `org_${randomUUID()}`
-        yield* Effect.orDie(identity.createOrg({
-          org_id: orgId,
-          name: `Org ${slug}`,
-          slug: uid(slug),
-          billing_account_id: `ba_${randomUUID()}`,
-          owner_user_id: owner.userId
-        }))
+        yield* Effect.orDie(
+          identity.createOrg({
+            org_id: orgId,
+            name: `Org ${slug}`,
+            slug: uid(slug),
+            billing_account_id: `ba_${randomUUID()}`,
+            owner_user_id: owner.userId
+          })
+        )
         yield* Effect.orDie(identity.setOrgPlan(orgId, "enterprise"))
         return orgId
       })
@@ -194,30 +201,34 @@ const make = (secret: string, serviceRoleKey: string) =>
       providerKey: string = `sk-test-${randomBytes(12).toString("hex")}`,
       name?: string
     ) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const keyHash = keyHashOf(providerKey)!
         const agentId = agentIdOf(keyHash, name)
-        yield* Effect.orDie(identity.claimAgent({
-          agent_id: agentId,
-          agent_hash: keyHash,
-          user_id: owner.userId,
-          org_id: owner.orgId ?? null
-        }))
+        yield* Effect.orDie(
+          identity.claimAgent({
+            agent_id: agentId,
+            agent_hash: keyHash,
+            user_id: owner.userId,
+            org_id: owner.orgId ?? null
+          })
+        )
         return agentId
       })
 
     const createApiKey = (userId: string, scope?: { readonly orgId: string; readonly role: OrgRole }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const key = generateSecret("cnd")
-        yield* Effect.orDie(credentials.createKey({
-          key_id: `key_${randomUUID()}`,
-          key_hash: hashSecret(key),
-          name: "test key",
-          prefix: displayPrefix(key),
-          user_id: userId,
-          org_id: scope?.orgId ?? null,
-          role: scope?.role ?? null
-        }))
+        yield* Effect.orDie(
+          credentials.createKey({
+            key_id: `key_${randomUUID()}`,
+            key_hash: hashSecret(key),
+            name: "test key",
+            prefix: displayPrefix(key),
+            user_id: userId,
+            org_id: scope?.orgId ?? null,
+            role: scope?.role ?? null
+          })
+        )
         return key
       })
 
@@ -290,10 +301,13 @@ export const layer = (options: HarnessOptions = {}) => {
     maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES
   })
   // The same routes as `candor serve --role api`: the API, health (store check), metrics.
-  const readiness = Layer.effect(Readiness, Effect.map(SqlClient.SqlClient, (sql) => [{ name: "store", check: sql`select 1` }]))
-  const metrics = Layer.unwrapEffect(Effect.map(Effect.context<SqlClient.SqlClient>(), (ctx) =>
-    metricsRoute(Effect.provide(storeFamilies, ctx))
-  ))
+  const readiness = Layer.effect(
+    Readiness,
+    Effect.map(SqlClient.SqlClient, (sql) => [{ name: "store", check: sql`select 1` }])
+  )
+  const metrics = Layer.unwrapEffect(
+    Effect.map(Effect.context<SqlClient.SqlClient>(), (ctx) => metricsRoute(Effect.provide(storeFamilies, ctx)))
+  )
   const served = HttpLayerRouter.serve(
     Layer.mergeAll(api, NotFoundLive, HealthRoutes.pipe(Layer.provide(readiness)), metrics, RequestMetricsLive),
     { disableLogger: true, disableListenLog: true }
@@ -301,15 +315,19 @@ export const layer = (options: HarnessOptions = {}) => {
   return Layer.effect(ApiHarness, make(secret, serviceRoleKey)).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(ApiLive.IdentityLive),
-    Layer.provideMerge(Layer.mergeAll(
-      IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
-      options.agentState ?? AgentState.layerMemory,
-      SigningKeys.fromKey(generateSigningKey())
-    )),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
+        options.agentState ?? AgentState.layerMemory,
+        SigningKeys.fromKey(generateSigningKey())
+      )
+    ),
     Layer.provideMerge(auth),
-    Layer.provideMerge(storeLayer(
-      options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
-    )),
+    Layer.provideMerge(
+      storeLayer(
+        options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
+      )
+    ),
     Layer.provide(NodeContext.layer),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )

@@ -16,11 +16,16 @@ layer(harness(), { timeout: "90 seconds" })("traces API", (it) => {
       const trace = response.body
       expect(trace).toMatchObject({ trace_id: input!.trace.trace_id, agent_id: agentA })
       expect(trace.action).toEqual({ type: "execute", name: "reply", category: "bounded" })
-      expect(trace.decision).toMatchObject({ selected: "reply", selection_reasoning: expect.any(String), values_applied: ["honesty"] })
+      expect(trace.decision).toMatchObject({
+        selected: "reply",
+        selection_reasoning: expect.any(String),
+        values_applied: ["honesty"]
+      })
       expect(trace.verification).toEqual({ verified: true, violations: [] })
       expect(Date.parse(trace.timestamp)).not.toBeNaN()
       expect(Date.parse(trace.created_at)).not.toBeNaN()
-    }))
+    })
+  )
 
   it.effect("answers 404 alike for unknown traces and for traces of agents the caller may not see", () =>
     Effect.gen(function* () {
@@ -37,5 +42,6 @@ layer(harness(), { timeout: "90 seconds" })("traces API", (it) => {
       expect(unknown).toMatchObject({ status: 404, body: { error: "trace tr-unknown not found" } })
       expect((yield* api.call("GET", `/v1/traces/${id}`, { token: api.serviceRoleKey })).status).toBe(200)
       expect((yield* api.call("GET", `/v1/traces/${id}`)).status).toBe(401)
-    }))
+    })
+  )
 })

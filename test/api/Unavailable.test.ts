@@ -20,18 +20,23 @@ import { layerIntegration } from "../support/Integration.js"
 let proxy: TcpProxy | undefined
 
 /** A throwaway database on TEST_DATABASE_URL's server, reached through a proxy the tests hold. */
-const throughProxy = Layer.unwrapScoped(Effect.gen(function*() {
-  const url = new URL(Redacted.value(yield* throwawayDatabase))
-  const server = new URL(testDatabaseUrl())
-  proxy = yield* tcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
-  url.hostname = "127.0.0.1"
-  url.port = String(proxy.port)
-  return PgClient.layer({ url: Redacted.make(url.toString()) })
-}))
+const throughProxy = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const url = new URL(Redacted.value(yield* throwawayDatabase))
+    const server = new URL(testDatabaseUrl())
+    proxy = yield* tcpProxy({ host: server.hostname, port: Number(server.port || 5432) })
+    url.hostname = "127.0.0.1"
+    url.port = String(proxy.port)
+    return PgClient.layer({ url: Redacted.make(url.toString()) })
+  })
+)
 
-layerIntegration("postgres", Harness.layer({ databaseClient: throughProxy }), { timeout: "60 seconds", excludeTestServices: true })("database unreachable", (it) => {
+layerIntegration("postgres", Harness.layer({ databaseClient: throughProxy }), {
+  timeout: "60 seconds",
+  excludeTestServices: true
+})("database unreachable", (it) => {
   it.effect("answers 503 with Retry-After while the database is down, and 200 once it is back", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const path = `/v1/agents/${api.fixtures.agentA}/checkpoints`
       const read = api.call("GET", path, { token: api.fixtures.userA.token })
@@ -49,20 +54,27 @@ layerIntegration("postgres", Harness.layer({ databaseClient: throughProxy }), { 
 
       yield* proxy!.up
       let again = yield* read
-      for (let i = 0; i < 100 && again.status !== 200; i++) again = yield* Effect.zipRight(Effect.sleep("100 millis"), read)
+      for (let i = 0; i < 100 && again.status !== 200; i++)
+        again = yield* Effect.zipRight(Effect.sleep("100 millis"), read)
       expect(again.status).toBe(200)
-    }))
+    })
+  )
 })
 
 /** Shared state whose writes fail, as KvAgentState's do once NATS stays unreachable past its retries. */
-const unwritableState = Layer.effect(AgentState, Effect.map(AgentState, (state) => AgentState.of({
-  ...state,
-  update: () => Effect.fail(new BusError({ operation: "write agent settings", cause: "connection closed" }))
-}))).pipe(Layer.provide(AgentState.layerMemory))
+const unwritableState = Layer.effect(
+  AgentState,
+  Effect.map(AgentState, (state) =>
+    AgentState.of({
+      ...state,
+      update: () => Effect.fail(new BusError({ operation: "write agent settings", cause: "connection closed" }))
+    })
+  )
+).pipe(Layer.provide(AgentState.layerMemory))
 
 layer(Harness.layer({ agentState: unwritableState }), { timeout: "60 seconds" })("gateways unreachable", (it) => {
   it.effect("a settings change that cannot reach the gateways answers 503, and is stored", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const path = `/v1/agents/${api.fixtures.agentA}/enforcement`
       const token = api.fixtures.userA.token
@@ -71,5 +83,6 @@ layer(Harness.layer({ agentState: unwritableState }), { timeout: "60 seconds" })
       expect(put.headers.get("retry-after")).toBe("5")
       expect(put.body.error).toContain("send it again")
       expect((yield* api.call("GET", path, { token })).body.enforcement_mode).toBe("enforce")
-    }))
+    })
+  )
 })

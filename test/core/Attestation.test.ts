@@ -3,7 +3,14 @@ import { fromHex, toHex } from "../../core/Bytes.js"
 import { type AttestationInput, attest, emptyLogState } from "../../core/Attestation.js"
 import { verifyCertificate } from "../../core/Certificate.js"
 import { verifyChain } from "../../core/Chain.js"
-import { emptyFrontier, appendToFrontier, MemoryMerkleLog, newestLeafProof, verifyConsistency, verifyInclusion } from "../../core/Merkle.js"
+import {
+  emptyFrontier,
+  appendToFrontier,
+  MemoryMerkleLog,
+  newestLeafProof,
+  verifyConsistency,
+  verifyInclusion
+} from "../../core/Merkle.js"
 import type { CertificateConcern } from "../../core/Certificate.js"
 import { generateSigningKey } from "../../core/Signing.js"
 
@@ -28,14 +35,27 @@ const input = (i: number, concerns: ReadonlyArray<CertificateConcern>): Attestat
     analysis_model: "rules",
     extraction_confidence: 1
   },
-  input_commitments: { thinking_block_hash: HEX("1"), card_hash: HEX("2"), values_hash: HEX("3"), analysis_hash: HEX("4"), model: "m" }
+  input_commitments: {
+    thinking_block_hash: HEX("1"),
+    card_hash: HEX("2"),
+    values_hash: HEX("3"),
+    analysis_hash: HEX("4"),
+    model: "m"
+  }
 })
 
 const CONCERNS: ReadonlyArray<ReadonlyArray<CertificateConcern>> = [
   [],
   [{ category: "undeclared_intent", severity: "medium", description: "d", relevant_conscience_value: null }],
   [{ category: "prompt_injection", severity: "high", description: "d", relevant_conscience_value: null }],
-  [{ category: "value_misalignment", severity: "high", description: "d", relevant_conscience_value: "boundary-no-deception" }]
+  [
+    {
+      category: "value_misalignment",
+      severity: "high",
+      description: "d",
+      relevant_conscience_value: "boundary-no-deception"
+    }
+  ]
 ]
 const EXPECTED = ["clear", "review_needed", "boundary_violation", "boundary_violation"]
 
@@ -60,14 +80,33 @@ describe("attestation", () => {
     // Every old certificate's root is a prefix of today's log: consistency proves it only grew.
     for (const c of certificates) {
       const proof = log.consistencyProof(c.merkle.tree_size)
-      expect(verifyConsistency({ size1: c.merkle.tree_size, size2: 40, proof, root1: fromHex(c.merkle.root)!, root2: log.root() })).toBe(true)
+      expect(
+        verifyConsistency({
+          size1: c.merkle.tree_size,
+          size2: 40,
+          proof,
+          root1: fromHex(c.merkle.root)!,
+          root2: log.root()
+        })
+      ).toBe(true)
       const leaf = fromHex(c.merkle.leaf_hash)!
-      expect(verifyInclusion({ leafIndex: c.merkle.leaf_index, treeSize: 40, leafHash: leaf, proof: log.inclusionProof(c.merkle.leaf_index), root: log.root() })).toBe(true)
+      expect(
+        verifyInclusion({
+          leafIndex: c.merkle.leaf_index,
+          treeSize: 40,
+          leafHash: leaf,
+          proof: log.inclusionProof(c.merkle.leaf_index),
+          root: log.root()
+        })
+      ).toBe(true)
     }
   })
 
   it("refuses a torn log state", () => {
-    const state = { ...emptyLogState("agent-7"), frontier: appendToFrontier(emptyFrontier, new Uint8Array(32)).frontier }
+    const state = {
+      ...emptyLogState("agent-7"),
+      frontier: appendToFrontier(emptyFrontier, new Uint8Array(32)).frontier
+    }
     expect(() => attest(state, input(0, []), key)).toThrow(RangeError)
   })
 

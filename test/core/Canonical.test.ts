@@ -5,7 +5,9 @@ import { toHex } from "../../core/Bytes.js"
 import { canonicalBytes, canonicalHash, canonicalJson, tryCanonicalJson } from "../../core/Canonical.js"
 import { vectorPath } from "../Vectors.js"
 
-const names = readdirSync(vectorPath("jcs", "input")).filter((name) => name.endsWith(".json")).sort()
+const names = readdirSync(vectorPath("jcs", "input"))
+  .filter((name) => name.endsWith(".json"))
+  .sort()
 
 describe("RFC 8785 canonical JSON", () => {
   it("has the official vectors", () => {
@@ -16,8 +18,10 @@ describe("RFC 8785 canonical JSON", () => {
     it(`matches the expected output and bytes of ${name}`, () => {
       const input = JSON.parse(readFileSync(join(vectorPath("jcs", "input"), name), "utf8"))
       const expected = readFileSync(join(vectorPath("jcs", "output"), name), "utf8")
-      const hex = readFileSync(join(vectorPath("jcs", "outhex"), name.replace(/\.json$/, ".txt")), "utf8")
-        .replace(/\s+/g, "")
+      const hex = readFileSync(join(vectorPath("jcs", "outhex"), name.replace(/\.json$/, ".txt")), "utf8").replace(
+        /\s+/g,
+        ""
+      )
       expect(canonicalJson(input)).toBe(expected)
       expect(toHex(canonicalBytes(input))).toBe(hex)
     })

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { fromHex, toBase64, toHex } from "../../core/Bytes.js"
-import { type Certificate, concernsHash, keyResolverFromKeys, signCertificate, verifyCertificate } from "../../core/Certificate.js"
+import {
+  type Certificate,
+  concernsHash,
+  keyResolverFromKeys,
+  signCertificate,
+  verifyCertificate
+} from "../../core/Certificate.js"
 import { appendToChain, type ChainEntry, genesisHead } from "../../core/Chain.js"
 import { leafHash, MemoryMerkleLog } from "../../core/Merkle.js"
 import { formatCheckpoint, signNote } from "../../core/Note.js"
@@ -13,7 +19,12 @@ const resolveKey = (id: string) => (id === key.keyId ? key.publicKey : undefined
 const ORIGIN = "candor.test/agents/agent-1"
 
 const CONCERNS = [
-  { category: "undeclared_intent" as const, severity: "medium" as const, description: "plans a side task", relevant_conscience_value: null },
+  {
+    category: "undeclared_intent" as const,
+    severity: "medium" as const,
+    description: "plans a side task",
+    relevant_conscience_value: null
+  },
   {
     category: "value_misalignment" as const,
     severity: "high" as const,
@@ -21,7 +32,13 @@ const CONCERNS = [
     relevant_conscience_value: "boundary-no-data-exfiltration"
   }
 ]
-const COMMITMENTS = { thinking_block_hash: HEX("1"), card_hash: HEX("2"), values_hash: HEX("3"), analysis_hash: HEX("4"), model: "claude-sonnet-4" }
+const COMMITMENTS = {
+  thinking_block_hash: HEX("1"),
+  card_hash: HEX("2"),
+  values_hash: HEX("3"),
+  analysis_hash: HEX("4"),
+  model: "claude-sonnet-4"
+}
 
 /** A log of `n` certificates for one agent, issued the way the actors do it, all proved against the final tree. */
 const issue = (n: number) => {
@@ -160,9 +177,18 @@ describe("integrity certificate", () => {
       return signCertificate({ ...rest, claims }, key)
     }
     const lie = resign({ ...cert, claims: { ...cert.claims, verdict: "clear" } })
-    expect(verifyCertificate(lie, { resolveKey }).checks).toMatchObject({ signature: true, verdict: false, chain: false })
+    expect(verifyCertificate(lie, { resolveKey }).checks).toMatchObject({
+      signature: true,
+      verdict: false,
+      chain: false
+    })
     const moved = resign({ ...cert, merkle: { ...cert.merkle, root: HEX("9") } })
-    expect(verifyCertificate(moved, { resolveKey }).checks).toMatchObject({ signature: true, chain: true, verdict: true, merkle: false })
+    expect(verifyCertificate(moved, { resolveKey }).checks).toMatchObject({
+      signature: true,
+      chain: true,
+      verdict: true,
+      merkle: false
+    })
     const relinked = resign({ ...cert, chain: { ...cert.chain, prev_hash: HEX("8") } })
     expect(verifyCertificate(relinked, { resolveKey }).checks).toMatchObject({ signature: true, chain: false })
   })
@@ -178,21 +204,46 @@ describe("integrity certificate", () => {
   })
 
   it("checks the Merkle claim against a signed tree head", () => {
-    const note = signNote(formatCheckpoint({ origin: ORIGIN, size: log.size, root: log.root(), extensions: [] }), { name: ORIGIN, key })
+    const note = signNote(formatCheckpoint({ origin: ORIGIN, size: log.size, root: log.root(), extensions: [] }), {
+      name: ORIGIN,
+      key
+    })
     const verifiers = [{ name: ORIGIN, publicKey: key.publicKey }]
     expect(verifyCertificate(cert, { resolveKey, treeHead: { note, verifiers, origin: ORIGIN } }).valid).toBe(true)
-    const forged = signNote(formatCheckpoint({ origin: ORIGIN, size: log.size, root: log.root(), extensions: [] }), { name: ORIGIN, key: otherKey })
-    expect(verifyCertificate(cert, { resolveKey, treeHead: { note: forged, verifiers, origin: ORIGIN } }).checks.merkle).toBe(false)
-    const older = signNote(formatCheckpoint({ origin: ORIGIN, size: 5, root: log.root(5), extensions: [] }), { name: ORIGIN, key })
-    expect(verifyCertificate(cert, { resolveKey, treeHead: { note: older, verifiers, origin: ORIGIN } }).checks.merkle).toBe(false)
-    expect(verifyCertificate(cert, { resolveKey, treeHead: { note, verifiers, origin: "candor.test/agents/agent-2" } }).checks.merkle).toBe(false)
+    const forged = signNote(formatCheckpoint({ origin: ORIGIN, size: log.size, root: log.root(), extensions: [] }), {
+      name: ORIGIN,
+      key: otherKey
+    })
+    expect(
+      verifyCertificate(cert, { resolveKey, treeHead: { note: forged, verifiers, origin: ORIGIN } }).checks.merkle
+    ).toBe(false)
+    const older = signNote(formatCheckpoint({ origin: ORIGIN, size: 5, root: log.root(5), extensions: [] }), {
+      name: ORIGIN,
+      key
+    })
+    expect(
+      verifyCertificate(cert, { resolveKey, treeHead: { note: older, verifiers, origin: ORIGIN } }).checks.merkle
+    ).toBe(false)
+    expect(
+      verifyCertificate(cert, { resolveKey, treeHead: { note, verifiers, origin: "candor.test/agents/agent-2" } })
+        .checks.merkle
+    ).toBe(false)
   })
 
   it("reports the verdict proof separately, and never trusts one it cannot check", () => {
     const proved = { ...cert, verdict_proof: { system: "test", proof: "AA==" } }
-    expect(verifyCertificate(proved, { resolveKey, verifyVerdictProof: () => true })).toMatchObject({ valid: true, checks: { verdict_proof: true } })
-    expect(verifyCertificate(proved, { resolveKey, verifyVerdictProof: () => false })).toMatchObject({ valid: false, checks: { verdict_proof: false } })
-    expect(verifyCertificate(proved, { resolveKey })).toMatchObject({ valid: false, checks: { signature: true, verdict_proof: false } })
+    expect(verifyCertificate(proved, { resolveKey, verifyVerdictProof: () => true })).toMatchObject({
+      valid: true,
+      checks: { verdict_proof: true }
+    })
+    expect(verifyCertificate(proved, { resolveKey, verifyVerdictProof: () => false })).toMatchObject({
+      valid: false,
+      checks: { verdict_proof: false }
+    })
+    expect(verifyCertificate(proved, { resolveKey })).toMatchObject({
+      valid: false,
+      checks: { signature: true, verdict_proof: false }
+    })
     const throwing = () => {
       throw new Error("boom")
     }
@@ -200,7 +251,17 @@ describe("integrity certificate", () => {
   })
 
   it("answers malformed input with errors, never an exception", () => {
-    for (const bad of [null, undefined, 42, "cert", [], {}, { ...cert, extra: 1 }, { ...cert, merkle: null }, { ...cert, chain: { ...cert.chain, position: -1 } }]) {
+    for (const bad of [
+      null,
+      undefined,
+      42,
+      "cert",
+      [],
+      {},
+      { ...cert, extra: 1 },
+      { ...cert, merkle: null },
+      { ...cert, chain: { ...cert.chain, position: -1 } }
+    ]) {
       const result = verifyCertificate(bad, { resolveKey })
       expect(result.valid).toBe(false)
       expect(result.errors[0]).toMatch(/malformed certificate/)

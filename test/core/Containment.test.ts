@@ -18,7 +18,14 @@ const cp = (n: number, verdict: Verdict): StreakCheckpoint => ({
 
 describe("violation streak", () => {
   it("counts consecutive boundary violations and resets on any other verdict", () => {
-    const verdicts: ReadonlyArray<Verdict> = ["boundary_violation", "boundary_violation", "review_needed", "boundary_violation", "boundary_violation", "boundary_violation"]
+    const verdicts: ReadonlyArray<Verdict> = [
+      "boundary_violation",
+      "boundary_violation",
+      "review_needed",
+      "boundary_violation",
+      "boundary_violation",
+      "boundary_violation"
+    ]
     const counts: Array<number> = []
     let streak = emptyViolationStreak
     verdicts.forEach((verdict, n) => {
@@ -56,7 +63,9 @@ describe("violation streak", () => {
   it("first reaches the threshold exactly at the Nth consecutive violation (property)", () => {
     FastCheck.assert(
       FastCheck.property(
-        FastCheck.array(FastCheck.constantFrom<Verdict>("clear", "review_needed", "boundary_violation"), { maxLength: 40 }),
+        FastCheck.array(FastCheck.constantFrom<Verdict>("clear", "review_needed", "boundary_violation"), {
+          maxLength: 40
+        }),
         FastCheck.integer({ min: 1, max: 5 }),
         (verdicts, threshold) => {
           let streak = emptyViolationStreak
@@ -72,7 +81,11 @@ describe("violation streak", () => {
   })
 
   it("builds the paused record", () => {
-    const streak = violationStreakOf([cp(1, "boundary_violation"), cp(2, "boundary_violation"), cp(3, "boundary_violation")])
+    const streak = violationStreakOf([
+      cp(1, "boundary_violation"),
+      cp(2, "boundary_violation"),
+      cp(3, "boundary_violation")
+    ])
     expect(autoContainment(streak, new Date("2026-02-01T10:00:00Z"))).toEqual({
       status: "paused",
       reason: `auto-containment: 3 consecutive boundary violations (last: ${cp(3, "clear").checkpoint_id})`,

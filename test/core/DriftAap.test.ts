@@ -40,7 +40,10 @@ const trace = (n: number, shape: Shape = {}): AapDriftTrace => ({
   decision: {
     values_applied: shape.values ?? ["principal_benefit"],
     ...(shape.confidence !== undefined ? { confidence: shape.confidence } : {}),
-    alternatives_considered: Array.from({ length: shape.alternatives ?? 0 }, (_, k) => ({ option_id: `o${k}`, description: "" }))
+    alternatives_considered: Array.from({ length: shape.alternatives ?? 0 }, (_, k) => ({
+      option_id: `o${k}`,
+      description: ""
+    }))
   },
   escalation: {
     evaluated: shape.required === true,
@@ -53,7 +56,11 @@ const trace = (n: number, shape: Shape = {}): AapDriftTrace => ({
   }
 })
 
-const run = (traces: ReadonlyArray<AapDriftTrace>, config: AapDriftConfig = DEFAULT_AAP_DRIFT_CONFIG, start: AapDriftState = emptyAapDriftState) => {
+const run = (
+  traces: ReadonlyArray<AapDriftTrace>,
+  config: AapDriftConfig = DEFAULT_AAP_DRIFT_CONFIG,
+  start: AapDriftState = emptyAapDriftState
+) => {
   let state = start
   const alerts: Array<{ at: number; alert: DriftAlert; indicators: ReadonlyArray<{ indicator: string }> }> = []
   const similarities: Array<number | undefined> = []
@@ -83,11 +90,17 @@ describe("trace features", () => {
   })
 
   it("extracts the documented structural features", () => {
-    expect(traceFeatures({
-      action: { type: "Execute", name: "transferFunds", category: "bounded" },
-      decision: { values_applied: ["principal_benefit", "honesty"], confidence: 0.8, alternatives_considered: [1, 2, 3] },
-      escalation: { evaluated: true, required: false }
-    })).toEqual({
+    expect(
+      traceFeatures({
+        action: { type: "Execute", name: "transferFunds", category: "bounded" },
+        decision: {
+          values_applied: ["principal_benefit", "honesty"],
+          confidence: 0.8,
+          alternatives_considered: [1, 2, 3]
+        },
+        escalation: { evaluated: true, required: false }
+      })
+    ).toEqual({
       "action:execute": 1,
       "category:bounded": 1,
       "action_name:transferfunds": 1,
@@ -100,7 +113,9 @@ describe("trace features", () => {
       "alternatives:2-3": 1,
       confidence: 0.8
     })
-    expect(traceFeatures({ action: { type: "recommend", name: "", category: "bounded" }, decision: { values_applied: [] } })).toEqual({
+    expect(
+      traceFeatures({ action: { type: "recommend", name: "", category: "bounded" }, decision: { values_applied: [] } })
+    ).toEqual({
       "action:recommend": 1,
       "category:bounded": 1,
       "escalation:not_required": 1,
@@ -117,7 +132,16 @@ describe("trace features", () => {
   })
 
   it("sizes the batch baseline as the reference does", () => {
-    const table: ReadonlyArray<readonly [number, number]> = [[0, 3], [8, 3], [15, 3], [16, 4], [20, 5], [39, 9], [40, 10], [1000, 10]]
+    const table: ReadonlyArray<readonly [number, number]> = [
+      [0, 3],
+      [8, 3],
+      [15, 3],
+      [16, 4],
+      [20, 5],
+      [39, 9],
+      [40, 10],
+      [1000, 10]
+    ]
     for (const [count, size] of table) expect(batchBaselineSize(count)).toBe(size)
     expect(batchBaselineSize(8, 5)).toBe(5)
   })
@@ -137,12 +161,17 @@ describe("AAP drift", () => {
       context: { session_id: "s", metadata: null }
     }
     const stored: APTrace = { ...draft, verification: { verified: true, violations: [] }, created_at: draft.timestamp }
-    expect(observeAapDrift(emptyAapDriftState, fromStored(stored), DEFAULT_AAP_DRIFT_CONFIG, NOW).state.baseline.count).toBe(1)
-    expect(observeAapDrift(emptyAapDriftState, fromDraft(draft), DEFAULT_AAP_DRIFT_CONFIG, NOW).similarity).toBeUndefined()
+    expect(
+      observeAapDrift(emptyAapDriftState, fromStored(stored), DEFAULT_AAP_DRIFT_CONFIG, NOW).state.baseline.count
+    ).toBe(1)
+    expect(
+      observeAapDrift(emptyAapDriftState, fromDraft(draft), DEFAULT_AAP_DRIFT_CONFIG, NOW).similarity
+    ).toBeUndefined()
   })
 
   it("builds the baseline first, then alerts once per streak of low similarity", () => {
-    const drifted = (n: number) => trace(n, { type: "execute", name: "transfer_funds", category: "forbidden", values: [], alternatives: 5 })
+    const drifted = (n: number) =>
+      trace(n, { type: "execute", name: "transfer_funds", category: "forbidden", values: [], alternatives: 5 })
     const traces = [...baseline, drifted(10), drifted(11), drifted(12), drifted(13), trace(14), drifted(15)]
     const { alerts, similarities, state } = run(traces)
     expect(similarities.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => undefined))
@@ -153,7 +182,12 @@ describe("AAP drift", () => {
     expect(alerts.map((a) => a.at)).toEqual([12])
     const { alert, indicators } = alerts[0]!
     expect(alert).toMatchObject({
-      alert_id: "ada-" + createHash("sha256").update(`candor/v1/aap-drift-alert\0${JSON.stringify([AGENT, "tr-10"])}`).digest("hex").slice(0, 32),
+      alert_id:
+        "ada-" +
+        createHash("sha256")
+          .update(`candor/v1/aap-drift-alert\0${JSON.stringify([AGENT, "tr-10"])}`)
+          .digest("hex")
+          .slice(0, 32),
       agent_id: AGENT,
       session_id: "sess-12",
       checkpoint_ids: [10, 11, 12].map((n) => `ic-00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`),
@@ -165,7 +199,13 @@ describe("AAP drift", () => {
     })
     expect(alert.integrity_similarity).toBeUndefined()
     expect(alert.message).toContain("Escalation rate changed from 0.4 to 0")
-    expect(indicators.map((i) => i.indicator)).toEqual(["escalation_rate", "execute_share", "value_use", "alternatives", "similarity_trend"])
+    expect(indicators.map((i) => i.indicator)).toEqual([
+      "escalation_rate",
+      "execute_share",
+      "value_use",
+      "alternatives",
+      "similarity_trend"
+    ])
     expect(Schema.decodeUnknownSync(DriftAlert)(alert)).toEqual(alert)
     expect(state.streak_length).toBe(1)
     expect(state.baseline.count).toBe(10)
@@ -188,15 +228,24 @@ describe("AAP drift", () => {
     }
     const confident = Array.from({ length: 10 }, (_, n) => trace(n, { confidence: 0.9 }))
     const unsure = (n: number) => trace(n, { name: `ask_${n}`, confidence: 0.2 })
-    expect(run([...confident, unsure(10), unsure(11), unsure(12)], config).alerts[0]!.alert.drift_direction).toBe("principal_misalignment")
+    expect(run([...confident, unsure(10), unsure(11), unsure(12)], config).alerts[0]!.alert.drift_direction).toBe(
+      "principal_misalignment"
+    )
   })
 
   it("grades severity by the streak's mean similarity against the threshold", () => {
     const plain = Array.from({ length: 10 }, (_, n) => trace(n))
     const make = (n: number) => trace(n, { name: `ask_${n}` }) // similarity 5/7
-    const table: ReadonlyArray<readonly [number, string]> = [[0.75, "low"], [1.08, "medium"], [2.2, "high"]]
+    const table: ReadonlyArray<readonly [number, string]> = [
+      [0.75, "low"],
+      [1.08, "medium"],
+      [2.2, "high"]
+    ]
     for (const [threshold, severity] of table) {
-      const { alerts } = run([...plain, make(10), make(11), make(12)], { ...DEFAULT_AAP_DRIFT_CONFIG, similarityThreshold: threshold })
+      const { alerts } = run([...plain, make(10), make(11), make(12)], {
+        ...DEFAULT_AAP_DRIFT_CONFIG,
+        similarityThreshold: threshold
+      })
       expect(alerts[0]!.alert.severity).toBe(severity)
     }
   })
@@ -211,21 +260,49 @@ describe("AAP drift", () => {
 
   it("analyses a batch in chronological order with the reference's baseline size", () => {
     const drifted = (n: number) => trace(n, { type: "execute", name: "wipe_disk", category: "forbidden", values: [] })
-    const traces = [...Array.from({ length: 6 }, (_, n) => trace(n)), drifted(6), drifted(7), drifted(8), drifted(9), trace(10), trace(11)]
+    const traces = [
+      ...Array.from({ length: 6 }, (_, n) => trace(n)),
+      drifted(6),
+      drifted(7),
+      drifted(8),
+      drifted(9),
+      trace(10),
+      trace(11)
+    ]
     const analysis = detectAapDrift([...traces].reverse(), NOW)
     expect(analysis.analyzed_traces).toBe(12)
     expect(analysis.baseline_size).toBe(3)
     expect(analysis.similarities.map((s) => s.trace_id)).toEqual(traces.slice(3).map((t) => t.trace_id))
     expect(analysis.alerts.map((a) => a.alert.trace_ids)).toEqual([["tr-6", "tr-7", "tr-8"]])
-    expect(detectAapDrift(traces.slice(0, 2), NOW)).toMatchObject({ analyzed_traces: 2, baseline_size: 2, similarities: [], alerts: [] })
+    expect(detectAapDrift(traces.slice(0, 2), NOW)).toMatchObject({
+      analyzed_traces: 2,
+      baseline_size: 2,
+      similarities: [],
+      alerts: []
+    })
   })
 
   const pool = [
     (n: number) => trace(n),
     (n: number) => trace(n, { required: true }),
     (n: number) => trace(n, { name: "lookup" }),
-    (n: number) => trace(n, { type: "execute", name: "delete_everything", category: "forbidden", values: ["speed"], alternatives: 4 }),
-    (n: number) => trace(n, { type: "escalate", name: "ask_human", category: "escalation_trigger", values: [], required: true, status: "denied" })
+    (n: number) =>
+      trace(n, {
+        type: "execute",
+        name: "delete_everything",
+        category: "forbidden",
+        values: ["speed"],
+        alternatives: 4
+      }),
+    (n: number) =>
+      trace(n, {
+        type: "escalate",
+        name: "ask_human",
+        category: "escalation_trigger",
+        values: [],
+        required: true,
+        status: "denied"
+      })
   ]
   const sequence = FastCheck.array(FastCheck.integer({ min: 0, max: pool.length - 1 }), { maxLength: 40 })
   const configs = FastCheck.record({

@@ -36,9 +36,16 @@ const cp = (n: number, verdict: Verdict, categories: ReadonlyArray<ConcernCatego
 /** Independent of core/canonical: the JCS of an array of plain ASCII strings is its JSON.stringify. */
 const expectedAlertId = (first: string) =>
   "ida-" +
-  createHash("sha256").update(`candor/v1/aip-drift-alert\0${JSON.stringify([AGENT, SESSION, first])}`).digest("hex").slice(0, 32)
+  createHash("sha256")
+    .update(`candor/v1/aip-drift-alert\0${JSON.stringify([AGENT, SESSION, first])}`)
+    .digest("hex")
+    .slice(0, 32)
 
-const run = (checkpoints: ReadonlyArray<AipDriftCheckpoint>, config: AipDriftConfig = DEFAULT_AIP_DRIFT_CONFIG, start: AipDriftState = emptyAipDriftState) => {
+const run = (
+  checkpoints: ReadonlyArray<AipDriftCheckpoint>,
+  config: AipDriftConfig = DEFAULT_AIP_DRIFT_CONFIG,
+  start: AipDriftState = emptyAipDriftState
+) => {
   let state = start
   const alerts: Array<{ readonly at: number; readonly alert: DriftAlert }> = []
   const positions: Array<readonly [number, number]> = []
@@ -74,7 +81,8 @@ describe("AIP session drift", () => {
       sustained_checks: 3,
       severity: "medium",
       drift_direction: "autonomy_creep",
-      message: "3 consecutive non-clear integrity checks in session sess-1; clear ratio 0.4 over the last 5 checks; direction autonomy_creep",
+      message:
+        "3 consecutive non-clear integrity checks in session sess-1; clear ratio 0.4 over the last 5 checks; direction autonomy_creep",
       detection_timestamp: "2026-03-01T12:00:00.000Z",
       integrity_similarity: 0.4
     })
@@ -85,9 +93,13 @@ describe("AIP session drift", () => {
 
   it("a clear check ends the streak; the next streak alerts with its own id", () => {
     const { alerts } = run([
-      cp(0, "review_needed"), cp(1, "review_needed"), cp(2, "review_needed"),
+      cp(0, "review_needed"),
+      cp(1, "review_needed"),
+      cp(2, "review_needed"),
       cp(3, "clear"),
-      cp(4, "review_needed"), cp(5, "review_needed"), cp(6, "boundary_violation")
+      cp(4, "review_needed"),
+      cp(5, "review_needed"),
+      cp(6, "boundary_violation")
     ])
     expect(alerts.map((a) => a.at)).toEqual([2, 6])
     expect(alerts.map((a) => a.alert.alert_id)).toEqual([expectedAlertId(idOf(0)), expectedAlertId(idOf(4))])
@@ -96,21 +108,37 @@ describe("AIP session drift", () => {
   })
 
   it("maps severity from the clear ratio", () => {
-    const table: ReadonlyArray<readonly [number, string]> = [[1, "low"], [0.7, "low"], [0.69, "medium"], [0.4, "medium"], [0.39, "high"], [0, "high"]]
+    const table: ReadonlyArray<readonly [number, string]> = [
+      [1, "low"],
+      [0.7, "low"],
+      [0.69, "medium"],
+      [0.4, "medium"],
+      [0.39, "high"],
+      [0, "high"]
+    ]
     for (const [ratio, severity] of table) expect(driftSeverityOf(ratio)).toBe(severity)
     // 7 clear then 3 non-clear in a window of 10: ratio 0.7, low
-    const checkpoints = [...Array.from({ length: 7 }, (_, n) => cp(n, "clear")), cp(7, "review_needed"), cp(8, "review_needed"), cp(9, "review_needed")]
+    const checkpoints = [
+      ...Array.from({ length: 7 }, (_, n) => cp(n, "clear")),
+      cp(7, "review_needed"),
+      cp(8, "review_needed"),
+      cp(9, "review_needed")
+    ]
     expect(run(checkpoints).alerts[0]!.alert.severity).toBe("low")
   })
 
   it("takes the direction from a strict majority of the streak's concern categories", () => {
-    const entries = (...lists: ReadonlyArray<ReadonlyArray<ConcernCategory>>) => lists.map((categories) => ({ categories }))
+    const entries = (...lists: ReadonlyArray<ReadonlyArray<ConcernCategory>>) =>
+      lists.map((categories) => ({ categories }))
     const table: ReadonlyArray<readonly [ReturnType<typeof entries>, string]> = [
       [entries(["prompt_injection"], ["prompt_injection"], ["value_misalignment"]), "injection_pattern"],
       [entries(["output_injection_compliance"], ["output_injection_compliance"], []), "injection_pattern"],
       [entries(["value_misalignment"], ["output_misalignment"], ["prompt_injection"]), "unknown"], // by category, not by direction
       [entries(["output_misalignment", "output_misalignment"], ["deceptive_reasoning"], []), "value_erosion"],
-      [entries(["deceptive_reasoning"], ["deceptive_reasoning"], ["reasoning_corruption", "undeclared_intent"]), "unknown"], // 2 of 4 is no strict majority
+      [
+        entries(["deceptive_reasoning"], ["deceptive_reasoning"], ["reasoning_corruption", "undeclared_intent"]),
+        "unknown"
+      ], // 2 of 4 is no strict majority
       [entries(["deceptive_reasoning"], ["deceptive_reasoning"], ["reasoning_corruption"]), "deception_pattern"],
       [entries(["reasoning_corruption"]), "reasoning_degradation"],
       [entries(["undeclared_intent"]), "intent_drift"],
@@ -122,7 +150,20 @@ describe("AIP session drift", () => {
 
   it("slides a window of 10 and reports each checkpoint's position", () => {
     const { positions, state } = run(Array.from({ length: 12 }, (_, n) => cp(n, "clear")))
-    expect(positions).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 6], [6, 7], [7, 8], [8, 9], [9, 10], [9, 10], [9, 10]])
+    expect(positions).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+      [5, 6],
+      [6, 7],
+      [7, 8],
+      [8, 9],
+      [9, 10],
+      [9, 10],
+      [9, 10]
+    ])
     expect(state.window.map((e) => e.checkpoint_id)).toEqual(Array.from({ length: 10 }, (_, n) => idOf(n + 2)))
     expect(windowSummary(state)).toEqual({
       size: 10,
@@ -135,7 +176,10 @@ describe("AIP session drift", () => {
 
   it("honours a configured window and threshold; the streak may outlast the window", () => {
     const config = { maxWindowSize: 4, sustainedChecks: 5 }
-    const { alerts, state } = run([cp(0, "clear"), ...Array.from({ length: 6 }, (_, n) => cp(n + 1, "review_needed", ["undeclared_intent"]))], config)
+    const { alerts, state } = run(
+      [cp(0, "clear"), ...Array.from({ length: 6 }, (_, n) => cp(n + 1, "review_needed", ["undeclared_intent"]))],
+      config
+    )
     expect(alerts.map((a) => a.at)).toEqual([5])
     const alert = alerts[0]!.alert
     expect(alert.checkpoint_ids).toEqual([idOf(1), idOf(2), idOf(3), idOf(4), idOf(5)])
@@ -143,16 +187,29 @@ describe("AIP session drift", () => {
     expect(alert.severity).toBe("high")
     expect(alert.drift_direction).toBe("intent_drift")
     expect(state.window).toHaveLength(4)
-    expect(windowSummary(state, config)).toMatchObject({ size: 4, max_size: 4, integrity_ratio: 0, drift_alert_active: true })
+    expect(windowSummary(state, config)).toMatchObject({
+      size: 4,
+      max_size: 4,
+      integrity_ratio: 0,
+      drift_alert_active: true
+    })
   })
 
-  const verdicts = FastCheck.array(FastCheck.constantFrom<Verdict>("clear", "review_needed", "boundary_violation"), { maxLength: 60 })
-  const configs = FastCheck.record({ maxWindowSize: FastCheck.integer({ min: 3, max: 12 }), sustainedChecks: FastCheck.integer({ min: 1, max: 6 }) })
+  const verdicts = FastCheck.array(FastCheck.constantFrom<Verdict>("clear", "review_needed", "boundary_violation"), {
+    maxLength: 60
+  })
+  const configs = FastCheck.record({
+    maxWindowSize: FastCheck.integer({ min: 3, max: 12 }),
+    sustainedChecks: FastCheck.integer({ min: 1, max: 6 })
+  })
 
   it("fires exactly once per streak, when the streak reaches the threshold (property)", () => {
     FastCheck.assert(
       FastCheck.property(verdicts, configs, (sequence, config) => {
-        const { alerts } = run(sequence.map((v, n) => cp(n, v)), config)
+        const { alerts } = run(
+          sequence.map((v, n) => cp(n, v)),
+          config
+        )
         const expected: Array<number> = []
         let runLength = 0
         sequence.forEach((v, n) => {
@@ -161,7 +218,9 @@ describe("AIP session drift", () => {
         })
         expect(alerts.map((a) => a.at)).toEqual(expected)
         for (const { alert, at } of alerts) {
-          expect(alert.checkpoint_ids).toEqual(Array.from({ length: config.sustainedChecks }, (_, k) => idOf(at - config.sustainedChecks + 1 + k)))
+          expect(alert.checkpoint_ids).toEqual(
+            Array.from({ length: config.sustainedChecks }, (_, k) => idOf(at - config.sustainedChecks + 1 + k))
+          )
         }
       })
     )
@@ -191,7 +250,11 @@ describe("AIP session drift", () => {
   })
 
   it("is deterministic and its state survives JSON", () => {
-    const checkpoints = [cp(0, "review_needed", ["prompt_injection"]), cp(1, "review_needed"), cp(2, "boundary_violation", ["prompt_injection"])]
+    const checkpoints = [
+      cp(0, "review_needed", ["prompt_injection"]),
+      cp(1, "review_needed"),
+      cp(2, "boundary_violation", ["prompt_injection"])
+    ]
     const a = run(checkpoints)
     const b = run(checkpoints)
     expect(a).toEqual(b)

@@ -49,9 +49,7 @@ const mth = (d: ReadonlyArray<Uint8Array>): Uint8Array => {
 const refPath = (m: number, d: ReadonlyArray<Uint8Array>): Array<Uint8Array> => {
   if (d.length <= 1) return []
   const k = splitPoint(d.length)
-  return m < k
-    ? [...refPath(m, d.slice(0, k)), mth(d.slice(k))]
-    : [...refPath(m - k, d.slice(k)), mth(d.slice(0, k))]
+  return m < k ? [...refPath(m, d.slice(0, k)), mth(d.slice(k))] : [...refPath(m - k, d.slice(k)), mth(d.slice(0, k))]
 }
 const refSubproof = (m: number, d: ReadonlyArray<Uint8Array>, b: boolean): Array<Uint8Array> => {
   if (m === d.length) return b ? [] : [mth(d)]
@@ -327,7 +325,8 @@ describe("RFC 6962 reference", () => {
         expect(hexes(proof), `read ${m}→${n}`).toEqual(want)
         const nodes = consistencyProofNodes(m, n).map(({ level, index }) => `${level}:${index}`)
         expect([...nodes].sort()).toEqual([...store.reads].sort())
-        for (const { level, index } of consistencyProofNodes(m, n)) expect(index).toBeLessThan(Math.floor(n / 2 ** level))
+        for (const { level, index } of consistencyProofNodes(m, n))
+          expect(index).toBeLessThan(Math.floor(n / 2 ** level))
         const root1 = mth(leaves.slice(0, m))
         expect(verifyConsistency({ size1: m, size2: n, proof: proof!, root1, root2 }), `${m}→${n}`).toBe(true)
         checked++
@@ -410,9 +409,16 @@ describe("tampering", () => {
     }
     const bad: Array<[string, unknown]> = []
     good.proof.forEach((_, i) => {
-      for (const at of BYTE_POSITIONS) bad.push([`proof[${i}] byte ${at}`, { ...good, proof: good.proof.map((p, j) => (j === i ? flip(p, at, at % 8) : p)) }])
+      for (const at of BYTE_POSITIONS)
+        bad.push([
+          `proof[${i}] byte ${at}`,
+          { ...good, proof: good.proof.map((p, j) => (j === i ? flip(p, at, at % 8) : p)) }
+        ])
       bad.push([`proof[${i}] 31 bytes`, { ...good, proof: good.proof.map((p, j) => (j === i ? p.subarray(1) : p)) }])
-      bad.push([`proof[${i}] 33 bytes`, { ...good, proof: good.proof.map((p, j) => (j === i ? Uint8Array.of(...p, 0) : p)) }])
+      bad.push([
+        `proof[${i}] 33 bytes`,
+        { ...good, proof: good.proof.map((p, j) => (j === i ? Uint8Array.of(...p, 0) : p)) }
+      ])
       bad.push([`proof[${i}] removed`, { ...good, proof: good.proof.filter((_, j) => j !== i) }])
       bad.push([`proof[${i}] duplicated`, { ...good, proof: good.proof.flatMap((p, j) => (j === i ? [p, p] : [p])) }])
     })
@@ -497,7 +503,11 @@ describe("tampering", () => {
     }
     const bad: Array<[string, unknown]> = []
     good.proof.forEach((_, i) => {
-      for (const at of BYTE_POSITIONS) bad.push([`proof[${i}] byte ${at}`, { ...good, proof: good.proof.map((p, j) => (j === i ? flip(p, at, 5) : p)) }])
+      for (const at of BYTE_POSITIONS)
+        bad.push([
+          `proof[${i}] byte ${at}`,
+          { ...good, proof: good.proof.map((p, j) => (j === i ? flip(p, at, 5) : p)) }
+        ])
       bad.push([`proof[${i}] 31 bytes`, { ...good, proof: good.proof.map((p, j) => (j === i ? p.subarray(1) : p)) }])
       bad.push([`proof[${i}] removed`, { ...good, proof: good.proof.filter((_, j) => j !== i) }])
     })
@@ -571,7 +581,9 @@ describe("tampering", () => {
     expect(verifyConsistency({ size1: 9, size2: 9, proof: [], root1: root, root2: root })).toBe(true)
     expect(verifyConsistency({ size1: 9, size2: 9, proof: [root], root1: root, root2: root })).toBe(false)
     expect(verifyConsistency({ size1: 9, size2: 9, proof: [], root1: root, root2: log.root(10) })).toBe(false)
-    expect(verifyConsistency({ size1: 9, size2: 9, proof: [], root1: root.subarray(1), root2: root.subarray(1) })).toBe(false)
+    expect(verifyConsistency({ size1: 9, size2: 9, proof: [], root1: root.subarray(1), root2: root.subarray(1) })).toBe(
+      false
+    )
   })
 })
 
@@ -609,7 +621,10 @@ describe("known answers and edge sizes", () => {
       for (const leafIndex of [0, 1, size - 1, size - 2, Math.floor(size / 3), 2 ** 31, 2 ** 32 - 1]) {
         const proof = inclusionProof(leafIndex, size, read)!
         expect(proof.length).toBeLessThanOrEqual(53)
-        expect(verifyInclusion({ leafIndex, treeSize: size, leafHash: levels[0]!, proof, root }), `${leafIndex}/${size}`).toBe(true)
+        expect(
+          verifyInclusion({ leafIndex, treeSize: size, leafHash: levels[0]!, proof, root }),
+          `${leafIndex}/${size}`
+        ).toBe(true)
       }
       for (const size1 of [1, 3, 2 ** 31 + 5, 2 ** 32, size - 1, size]) {
         const proof = consistencyProof(size1, size, read)!
@@ -631,14 +646,26 @@ describe("known answers and edge sizes", () => {
     }
     const root = log.root()
     for (const m of [0, 1, 1023, 1024, 4095, 4096, 4999]) {
-      expect(verifyInclusion({ leafIndex: m, treeSize: 5000, leafHash: leaves[m]!, proof: log.inclusionProof(m), root })).toBe(true)
-      expect(verifyConsistency({ size1: m + 1, size2: 5000, proof: log.consistencyProof(m + 1), root1: log.root(m + 1), root2: root })).toBe(true)
+      expect(
+        verifyInclusion({ leafIndex: m, treeSize: 5000, leafHash: leaves[m]!, proof: log.inclusionProof(m), root })
+      ).toBe(true)
+      expect(
+        verifyConsistency({
+          size1: m + 1,
+          size2: 5000,
+          proof: log.consistencyProof(m + 1),
+          root1: log.root(m + 1),
+          root2: root
+        })
+      ).toBe(true)
     }
     log.node(0, 0)!.fill(0)
     log.root().fill(0)
     log.inclusionProof(3)[0]!.fill(0)
     expect(toHex(log.node(0, 0)!)).toBe(toHex(leaves[0]!))
     expect(toHex(log.root())).toBe(toHex(root))
-    expect(verifyInclusion({ leafIndex: 3, treeSize: 5000, leafHash: leaves[3]!, proof: log.inclusionProof(3), root })).toBe(true)
+    expect(
+      verifyInclusion({ leafIndex: 3, treeSize: 5000, leafHash: leaves[3]!, proof: log.inclusionProof(3), root })
+    ).toBe(true)
   })
 })

@@ -38,7 +38,8 @@ const go = {
   peterVkey: "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
   enochVkey: "EnochRoot+af0cfe78+ATtqJ7zOtqQtYqOo0CpvDXNlMhV3HeJDpjrASKGLWdop",
   text: "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n",
-  peterSig: "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n",
+  peterSig:
+    "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n",
   enochSig: "— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n"
 }
 
@@ -54,10 +55,26 @@ const sumdb = {
   vkey: "sum.golang.org+033de0ae+Ac4zctda0e5eza+HJyk9SxEdh+s3Ux18htTTAD8OuAn8",
   origin: "go.sum database tree",
   notes: [
-    ["65209736", "5+uGFjx6xBZG8ip1+wi77v+grwbhhukIrxEUS8PXvRo=", "Az3grnbssgK7ubgFX36gVETtNv0U23qxyAhAMai2QUfeGa3nB/akvkMdlUErfcZz7l/R3cVtYspg3dxXABkGZZKdsQ8="],
-    ["52544510", "+TGlZfnTizQCJgyZR56QixD8+X4dd8Wefy8U1w6k0Ig=", "Az3grn6d1PSjcypDf9bfcFVU5fvJB7VkLc0MAbz8jqeQVnSbAj9pKcsB5dJt5VdswPDUtiFar5LPRBu+uEQAT1CDfAc="],
-    ["31700353", "qINS1GRFhWHwdkUeqLEoP4yEMkTBBzxBkGwGQlVlVcs=", "Az3grnmrIUEDFqHzAElIQCPNoRFRAAdFo47fooyWKMHb89k11GJh5zHIfNCOBmwn/C3YI8oW9/C8DJ87F61QqspBYwM="],
-    ["3784599", "7uvxIZ67TZygcq/AehTD8iHYt81Ih+Zl2Y7vXZbfszQ=", "Az3grn972wXskjQrsZhVGc93fTU2uOsmSTiId1Wn1lxDCup5z4ggl1/4gaUqOkMa6cMbYvjB7hn7yemNr7Zqanol/go="]
+    [
+      "65209736",
+      "5+uGFjx6xBZG8ip1+wi77v+grwbhhukIrxEUS8PXvRo=",
+      "Az3grnbssgK7ubgFX36gVETtNv0U23qxyAhAMai2QUfeGa3nB/akvkMdlUErfcZz7l/R3cVtYspg3dxXABkGZZKdsQ8="
+    ],
+    [
+      "52544510",
+      "+TGlZfnTizQCJgyZR56QixD8+X4dd8Wefy8U1w6k0Ig=",
+      "Az3grn6d1PSjcypDf9bfcFVU5fvJB7VkLc0MAbz8jqeQVnSbAj9pKcsB5dJt5VdswPDUtiFar5LPRBu+uEQAT1CDfAc="
+    ],
+    [
+      "31700353",
+      "qINS1GRFhWHwdkUeqLEoP4yEMkTBBzxBkGwGQlVlVcs=",
+      "Az3grnmrIUEDFqHzAElIQCPNoRFRAAdFo47fooyWKMHb89k11GJh5zHIfNCOBmwn/C3YI8oW9/C8DJ87F61QqspBYwM="
+    ],
+    [
+      "3784599",
+      "7uvxIZ67TZygcq/AehTD8iHYt81Ih+Zl2Y7vXZbfszQ=",
+      "Az3grn972wXskjQrsZhVGc93fTU2uOsmSTiId1Wn1lxDCup5z4ggl1/4gaUqOkMa6cMbYvjB7hn7yemNr7Zqanol/go="
+    ]
   ].map(([size, root, sig]) => ({
     size: Number(size),
     root: root!,
@@ -97,8 +114,16 @@ describe("Go sumdb/note vectors", () => {
     const both = `${go.text}\n${go.peterSig}${go.enochSig}`
     expect(verifyNote(both, [peter])).toEqual({ ok: true, body: go.text, verifiedBy: ["PeterNeumann"] })
     expect(verifyNote(both, [enoch])).toEqual({ ok: true, body: go.text, verifiedBy: ["EnochRoot"] })
-    expect(verifyNote(both, [peter, enoch])).toEqual({ ok: true, body: go.text, verifiedBy: ["PeterNeumann", "EnochRoot"] })
-    expect(verifyNote(both, [enoch, peter, enoch])).toEqual({ ok: true, body: go.text, verifiedBy: ["PeterNeumann", "EnochRoot"] })
+    expect(verifyNote(both, [peter, enoch])).toEqual({
+      ok: true,
+      body: go.text,
+      verifiedBy: ["PeterNeumann", "EnochRoot"]
+    })
+    expect(verifyNote(both, [enoch, peter, enoch])).toEqual({
+      ok: true,
+      body: go.text,
+      verifiedBy: ["PeterNeumann", "EnochRoot"]
+    })
     expect(verifyNote(both, [])).toEqual({ ok: false, error: "no signature by a known key" })
   })
 
@@ -134,7 +159,9 @@ describe("Go sumdb/note vectors", () => {
     }
     expect(tried).toBe((vkey.length * (vkey.length + 1)) / 2 - 1 + vkey.length)
     // Wrong key length with an adjusted hash, and an unknown algorithm with an adjusted hash.
-    expect(parseVerifierKey("PeterNeumann+cc469956+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TWBADKEY==")).toBeUndefined()
+    expect(
+      parseVerifierKey("PeterNeumann+cc469956+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TWBADKEY==")
+    ).toBeUndefined()
     expect(parseVerifierKey("PeterNeumann+173116ae+ZRpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW")).toBeUndefined()
     // Whitespace around a key (a line read from a file) is fine; uppercase hash too, as in Go.
     expect(parseVerifierKey(`  ${vkey}\n`)).toEqual(peter)
@@ -159,7 +186,9 @@ describe("sum.golang.org checkpoints", () => {
       expect(checkpoint!.size).toBe(size)
       expect(toBase64(checkpoint!.root)).toBe(root)
       expect(checkpoint!.extensions).toEqual([])
-      expect(verifyCheckpointNote(note.replace(String(size), String(size + 1)), [verifier], sumdb.origin)).toBeUndefined()
+      expect(
+        verifyCheckpointNote(note.replace(String(size), String(size + 1)), [verifier], sumdb.origin)
+      ).toBeUndefined()
       expect(verifyCheckpointNote(note, [verifier], "sum.golang.org")).toBeUndefined()
     })
   }
@@ -195,7 +224,9 @@ describe("C2SP examples", () => {
     // Adding our own log signature to it makes it verify with our key, the witness line still ignored.
     const key = generateSigningKey()
     const cosigned = addNoteSignature(c2sp.sofa, { name: "candor.example/log", key })!
-    expect(verifyCheckpointNote(cosigned, [verifierOf("candor.example/log", key)], "example.com/behind-the-sofa")?.size).toBe(20852163)
+    expect(
+      verifyCheckpointNote(cosigned, [verifierOf("candor.example/log", key)], "example.com/behind-the-sofa")?.size
+    ).toBe(20852163)
   })
 })
 
@@ -313,7 +344,8 @@ describe("signed checkpoints", () => {
       const variants = [note.slice(0, i) + "x" + note.slice(i), note.slice(0, i) + "\n" + note.slice(i)]
       if (i < note.length) {
         variants.push(note.slice(0, i) + note.slice(i + 1))
-        for (const c of ["A", "/", "=", " ", "+", "0"]) if (note[i] !== c) variants.push(note.slice(0, i) + c + note.slice(i + 1))
+        for (const c of ["A", "/", "=", " ", "+", "0"])
+          if (note[i] !== c) variants.push(note.slice(0, i) + c + note.slice(i + 1))
       }
       for (const variant of variants) {
         expect(verifyNote(variant, [logVerifier]).ok, JSON.stringify(variant)).toBe(false)
@@ -353,7 +385,11 @@ describe("signed checkpoints", () => {
     const rotated: NoteSigner = { name: origin, key: generateSigningKey() } // same name, other key: other hash
     let cosigned = addNoteSignature(note, stranger)!
     cosigned = addNoteSignature(cosigned, rotated)!
-    expect(verifyNote(cosigned, [logVerifier])).toEqual({ ok: true, body: formatCheckpoint(checkpoint), verifiedBy: [origin] })
+    expect(verifyNote(cosigned, [logVerifier])).toEqual({
+      ok: true,
+      body: formatCheckpoint(checkpoint),
+      verifiedBy: [origin]
+    })
     // An unknown key's "signature" need not even be Ed25519-sized.
     const odd = `${cosigned}— other.example ${toBase64(new Uint8Array(9))}\n`
     expect(verifyNote(odd, [logVerifier]).ok).toBe(true)
@@ -364,12 +400,17 @@ describe("signed checkpoints", () => {
     expect(cosigned.startsWith(note)).toBe(true)
     expect(verifyNote(cosigned, [logVerifier])).toMatchObject({ ok: true, verifiedBy: [origin] })
     expect(verifyNote(cosigned, [witnessVerifier])).toMatchObject({ ok: true, verifiedBy: [witness.name] })
-    expect(verifyNote(cosigned, [witnessVerifier, logVerifier])).toMatchObject({ ok: true, verifiedBy: [origin, witness.name] })
+    expect(verifyNote(cosigned, [witnessVerifier, logVerifier])).toMatchObject({
+      ok: true,
+      verifiedBy: [origin, witness.name]
+    })
     expect(verifyCheckpointNote(cosigned, [witnessVerifier], origin)?.size).toBe(1234)
     expect(verifyNote(cosigned, [verifierOf("nobody", generateSigningKey())]).ok).toBe(false)
     // Cosigning again with the same key replaces its line (deterministic Ed25519: same text).
     expect(addNoteSignature(cosigned, witness)).toBe(cosigned)
-    expect(addNoteSignature(cosigned, log)).toBe(`${formatCheckpoint(checkpoint)}\n${cosigned.split("\n")[5]}\n${note.split("\n")[4]}\n`)
+    expect(addNoteSignature(cosigned, log)).toBe(
+      `${formatCheckpoint(checkpoint)}\n${cosigned.split("\n")[5]}\n${note.split("\n")[4]}\n`
+    )
   })
 
   it("a known key with a bad signature rejects the note even when another known key verifies", () => {
@@ -403,7 +444,8 @@ describe("signed checkpoints", () => {
     expect(verifyNote(cosigned + `${cosigned.split("\n")[5]}\n`, [logVerifier]).ok).toBe(false)
     // 99 unknown signers + the log: 100 lines, accepted; one more and the note is refused.
     let many = note
-    for (let i = 0; i < 99; i++) many += `— signer${i}.example ${toBase64(concatBytes(Uint8Array.of(0, 0, 0, i), new Uint8Array(64)))}\n`
+    for (let i = 0; i < 99; i++)
+      many += `— signer${i}.example ${toBase64(concatBytes(Uint8Array.of(0, 0, 0, i), new Uint8Array(64)))}\n`
     expect(many.split("\n").length - 6).toBe(99)
     expect(verifyNote(many, [logVerifier]).ok).toBe(true)
     const tooMany = `${many}— signer99.example ${toBase64(new Uint8Array(68))}\n`
@@ -425,7 +467,21 @@ describe("signed checkpoints", () => {
 
 describe("names and note texts", () => {
   const key = generateSigningKey()
-  const badNames = ["", "a b", "a+b", "a\tb", "a\u00a0b", "a\u2003b", "a\u3000b", "a\u0085b", "a\nb", "a\u0001b", "a\ud800b", "+", " "]
+  const badNames = [
+    "",
+    "a b",
+    "a+b",
+    "a\tb",
+    "a\u00a0b",
+    "a\u2003b",
+    "a\u3000b",
+    "a\u0085b",
+    "a\nb",
+    "a\u0001b",
+    "a\ud800b",
+    "+",
+    " "
+  ]
 
   it("the signer refuses names with spaces, plus signs or control characters", () => {
     for (const name of badNames) {
@@ -450,12 +506,29 @@ describe("names and note texts", () => {
   it("a body ending in a blank line or containing signature-like lines still verifies", () => {
     const verifier = { name: "ok", publicKey: key.publicKey }
     for (const body of ["\n", "a\n\n", "a\n\n\n", "x\n\n— ok AAAA\n", "DEL \u007f is not a C0 control\n"]) {
-      expect(verifyNote(signNote(body, { name: "ok", key }), [verifier]), JSON.stringify(body)).toEqual({ ok: true, body, verifiedBy: ["ok"] })
+      expect(verifyNote(signNote(body, { name: "ok", key }), [verifier]), JSON.stringify(body)).toEqual({
+        ok: true,
+        body,
+        verifiedBy: ["ok"]
+      })
     }
   })
 
   it("verifyNote never throws", () => {
-    const junk: Array<unknown> = [undefined, null, 42, {}, [], "", "\n\n", "\n\n\n", "a\n\n— \n", "a\n\n—  x\n", "a\n\n— n \n", "a\n\n— n AAAA\n"]
+    const junk: Array<unknown> = [
+      undefined,
+      null,
+      42,
+      {},
+      [],
+      "",
+      "\n\n",
+      "\n\n\n",
+      "a\n\n— \n",
+      "a\n\n—  x\n",
+      "a\n\n— n \n",
+      "a\n\n— n AAAA\n"
+    ]
     const verifiers = [{ name: "n", publicKey: key.publicKey }]
     for (const note of junk) expect(verifyNote(note as string, verifiers).ok).toBe(false)
     const broken = [{ name: undefined, publicKey: undefined }] as unknown as Array<NoteVerifier>

@@ -120,25 +120,31 @@ describe("evaluatePolicy", () => {
 
   it("fails a tool mapped to an action the card forbids, even when it is brand new", () => {
     const result = evaluatePolicy(base, card, tools("mcp__fs__delete_all"), never, NOW)
-    expect(result.violations).toEqual([{
-      tool: "mcp__fs__delete_all",
-      kind: "card_forbidden",
-      reason: "maps to card action \"delete\", which the card forbids"
-    }])
+    expect(result.violations).toEqual([
+      {
+        tool: "mcp__fs__delete_all",
+        kind: "card_forbidden",
+        reason: 'maps to card action "delete", which the card forbids'
+      }
+    ])
   })
 
   it("without a card, a mapped tool passes (there is nothing to check its action against)", () => {
-    expect(evaluatePolicy(base, undefined, tools("mcp__fs__delete_all", "mcp__slack__post"), never, NOW).verdict).toBe("pass")
+    expect(evaluatePolicy(base, undefined, tools("mcp__fs__delete_all", "mcp__slack__post"), never, NOW).verdict).toBe(
+      "pass"
+    )
   })
 
   it("a mapped tool whose action the card does not bound follows unmapped_tool_action", () => {
     const old = seenAgo(48 * HOUR)
     const denied = evaluatePolicy(base, card, tools("mcp__slack__post"), old, NOW)
-    expect(denied.violations).toEqual([{
-      tool: "mcp__slack__post",
-      kind: "unbounded",
-      reason: "maps to card action \"send_message\", which the card does not bound"
-    }])
+    expect(denied.violations).toEqual([
+      {
+        tool: "mcp__slack__post",
+        kind: "unbounded",
+        reason: 'maps to card action "send_message", which the card does not bound'
+      }
+    ])
     const warned = policyOf({ ...base, defaults: { unmapped_tool_action: "warn" } })
     expect(evaluatePolicy(warned, card, tools("mcp__slack__post"), old, NOW).verdict).toBe("warn")
   })
@@ -160,12 +166,14 @@ describe("evaluatePolicy", () => {
     const young = evaluatePolicy(base, card, tools("mystery"), () => firstSeen, NOW)
     expect(young.verdict).toBe("warn")
     expect(young.violations).toEqual([])
-    expect(young.warnings).toEqual([{
-      tool: "mystery",
-      kind: "unmapped",
-      reason: "no capability mapping covers this tool",
-      grace_until: new Date(firstSeen.getTime() + 24 * HOUR).toISOString()
-    }])
+    expect(young.warnings).toEqual([
+      {
+        tool: "mystery",
+        kind: "unmapped",
+        reason: "no capability mapping covers this tool",
+        grace_until: new Date(firstSeen.getTime() + 24 * HOUR).toISOString()
+      }
+    ])
     // Never seen before: new right now, so in grace too.
     expect(evaluatePolicy(base, card, tools("mystery"), never, NOW).warnings[0]?.grace_until).toBe(
       new Date(NOW.getTime() + 24 * HOUR).toISOString()
@@ -206,17 +214,27 @@ describe("evaluatePolicy", () => {
   })
 
   it("no tools is a pass", () => {
-    expect(evaluatePolicy(base, card, [], never, NOW)).toEqual({ verdict: "pass", violations: [], warnings: [], tools_evaluated: 0 })
+    expect(evaluatePolicy(base, card, [], never, NOW)).toEqual({
+      verdict: "pass",
+      violations: [],
+      warnings: [],
+      tools_evaluated: 0
+    })
   })
 
   it("takes well under 5 ms for 100 rules and 50 tools (the gateway's budget)", () => {
     const big = policyOf({
-      capability_mappings: Array.from({ length: 60 }, (_, i) => ({ tool: i % 2 === 0 ? `mcp__svc${i}__*` : `tool_${i}`, action: i % 3 === 0 ? "read" : "web_fetch" })),
+      capability_mappings: Array.from({ length: 60 }, (_, i) => ({
+        tool: i % 2 === 0 ? `mcp__svc${i}__*` : `tool_${i}`,
+        action: i % 3 === 0 ? "read" : "web_fetch"
+      })),
       forbidden: Array.from({ length: 30 }, (_, i) => ({ tool: `*danger${i}*`, reason: `rule ${i}` })),
       escalation_triggers: Array.from({ length: 10 }, (_, i) => ({ tool: `mcp__svc${i}__pay?`, reason: "money" })),
       defaults: { unmapped_tool_action: "deny" }
     })
-    const requested = Array.from({ length: 50 }, (_, i) => ({ name: i % 5 === 0 ? `x_danger${i % 30}_y` : `mcp__svc${i}__action_${i}` }))
+    const requested = Array.from({ length: 50 }, (_, i) => ({
+      name: i % 5 === 0 ? `x_danger${i % 30}_y` : `mcp__svc${i}__action_${i}`
+    }))
     evaluatePolicy(big, card, requested, never, NOW) // compiles and warms up
     const runs = 200
     const started = performance.now()
@@ -247,24 +265,40 @@ describe("mergePolicies", () => {
     defaults: { enforcement_mode: "enforce", unmapped_tool_action: "warn", grace_period_hours: 12 }
   })
   const agent = policyOf({
-    capability_mappings: [{ tool: "mcp__browser__*", action: "web_fetch" }, { tool: "mcp__fs__read*", action: "read" }],
-    forbidden: [{ tool: "shell_*", reason: "agent: no shell" }, { tool: "mcp__fs__delete*", reason: "agent: no deletes" }],
+    capability_mappings: [
+      { tool: "mcp__browser__*", action: "web_fetch" },
+      { tool: "mcp__fs__read*", action: "read" }
+    ],
+    forbidden: [
+      { tool: "shell_*", reason: "agent: no shell" },
+      { tool: "mcp__fs__delete*", reason: "agent: no deletes" }
+    ],
     escalation_triggers: [{ tool: "pay_*", reason: "money" }],
     defaults: { enforcement_mode: "warn", unmapped_tool_action: "deny", grace_period_hours: 48 }
   })
 
   it("unions the rules (organization first, duplicates once) and floors each default at the stricter", () => {
     expect(mergePolicies(org, agent)).toEqual({
-      capability_mappings: [{ tool: "mcp__browser__*", action: "web_fetch" }, { tool: "mcp__fs__read*", action: "read" }],
-      forbidden: [{ tool: "shell_*", reason: "org: no shell" }, { tool: "mcp__fs__delete*", reason: "agent: no deletes" }],
+      capability_mappings: [
+        { tool: "mcp__browser__*", action: "web_fetch" },
+        { tool: "mcp__fs__read*", action: "read" }
+      ],
+      forbidden: [
+        { tool: "shell_*", reason: "org: no shell" },
+        { tool: "mcp__fs__delete*", reason: "agent: no deletes" }
+      ],
       escalation_triggers: [{ tool: "pay_*", reason: "money" }],
       defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 12 }
     })
   })
 
   it("an agent can tighten the organization's defaults but never loosen them", () => {
-    const loose = policyOf({ defaults: { enforcement_mode: "off", unmapped_tool_action: "allow", grace_period_hours: 100 } })
-    const strict = policyOf({ defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 1 } })
+    const loose = policyOf({
+      defaults: { enforcement_mode: "off", unmapped_tool_action: "allow", grace_period_hours: 100 }
+    })
+    const strict = policyOf({
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 1 }
+    })
     expect(mergePolicies(loose, strict).defaults).toEqual(strict.defaults)
     expect(mergePolicies(strict, loose).defaults).toEqual(strict.defaults)
     expect(mergePolicies(policyOf({}), policyOf({})).defaults).toEqual(policyOf({}).defaults)
@@ -272,7 +306,13 @@ describe("mergePolicies", () => {
 
   it("the merged policy evaluates with both sets of rules", () => {
     const merged = mergePolicies(org, agent)
-    const result = evaluatePolicy(merged, undefined, tools("shell_x", "mcp__fs__delete_y", "mcp__fs__read_z"), never, NOW)
+    const result = evaluatePolicy(
+      merged,
+      undefined,
+      tools("shell_x", "mcp__fs__delete_y", "mcp__fs__read_z"),
+      never,
+      NOW
+    )
     expect(result.violations.map((v) => [v.tool, v.reason])).toEqual([
       ["shell_x", "org: no shell"],
       ["mcp__fs__delete_y", "agent: no deletes"]

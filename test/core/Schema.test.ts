@@ -79,7 +79,12 @@ const card050 = {
   agent_id: "research-agent",
   issued_at: "2026-03-04T00:00:00Z",
   expires_at: "2026-09-04T00:00:00",
-  principal: { type: "organization", identifier: null, relationship: "advisory", escalation_contact: "mailto:team@example.com" },
+  principal: {
+    type: "organization",
+    identifier: null,
+    relationship: "advisory",
+    escalation_contact: "mailto:team@example.com"
+  },
   values: {
     declared: ["honesty", "source_fidelity"],
     definitions: { source_fidelity: { name: "Source fidelity", description: "Cite only what was read", priority: 2 } },
@@ -106,10 +111,18 @@ const certificate = {
   certificate_id: "cert-0b8c5a1e",
   issued_at: "2026-03-04T10:00:01Z",
   key_id: "k-3f2a9c",
-  subject: { checkpoint_id: CHECKPOINT_ID, agent_id: "agent-7f3a", session_id: "sess-1", card_id: "ac-1", timestamp: NOW },
+  subject: {
+    checkpoint_id: CHECKPOINT_ID,
+    agent_id: "agent-7f3a",
+    session_id: "sess-1",
+    card_id: "ac-1",
+    timestamp: NOW
+  },
   claims: {
     verdict: "boundary_violation",
-    concerns: [{ category: "deceptive_reasoning", severity: "high", description: "hides fee", relevant_conscience_value: null }],
+    concerns: [
+      { category: "deceptive_reasoning", severity: "high", description: "hides fee", relevant_conscience_value: null }
+    ],
     concerns_hash: hex("01"),
     rules_version: "candor-verdict/1",
     boundary_values: ["boundary-no-deception"],
@@ -117,16 +130,28 @@ const certificate = {
     analysis_model: "rules",
     extraction_confidence: null
   },
-  input_commitments: { thinking_block_hash: "none", card_hash: hex("02"), values_hash: hex("03"), analysis_hash: hex("04"), model: "m" },
+  input_commitments: {
+    thinking_block_hash: "none",
+    card_hash: hex("02"),
+    values_hash: hex("03"),
+    analysis_hash: hex("04"),
+    model: "m"
+  },
   chain: { position: 0, prev_hash: hex("00"), hash: hex("05") },
-  merkle: { leaf_index: 2, leaf_hash: hex("06"), tree_size: 3, root: hex("07"), inclusion_proof: [hex("08"), hex("09")] },
+  merkle: {
+    leaf_index: 2,
+    leaf_hash: hex("06"),
+    tree_size: 3,
+    root: hex("07"),
+    inclusion_proof: [hex("08"), hex("09")]
+  },
   verdict_proof: null,
   signature: `${"A".repeat(86)}==`
 }
 
 describe("valid resources decode", () => {
   it.effect("integrity checkpoint, with protocol extras, and timestamps unchanged", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const full = {
         ...checkpoint,
         output_block_hash: hex("cd"),
@@ -137,7 +162,8 @@ describe("valid resources decode", () => {
       const decoded = yield* Schema.decodeUnknown(S.IntegrityCheckpoint)(full)
       expect(decoded.timestamp).toBe(NOW)
       expect(yield* Schema.encode(S.IntegrityCheckpoint)(decoded)).toEqual(full)
-    }))
+    })
+  )
 
   it("synthetic checkpoint without thinking", () => {
     const synthetic = {
@@ -158,7 +184,12 @@ describe("valid resources decode", () => {
       agent_id: "agent-7f3a",
       card_id: "ac-1",
       timestamp: "2026-03-04T10:00:00Z",
-      action: { type: "tool_call", name: "web_search", category: "bounded", target: { type: "url", identifier: "https://x" } },
+      action: {
+        type: "tool_call",
+        name: "web_search",
+        category: "bounded",
+        target: { type: "url", identifier: "https://x" }
+      },
       decision: {
         alternatives_considered: [{ option_id: "a", description: "search", score: 0.9 }],
         selected: "a",
@@ -166,7 +197,12 @@ describe("valid resources decode", () => {
         values_applied: ["transparency"],
         confidence: 0.8
       },
-      escalation: { evaluated: true, required: false, reason: "no trigger matched", triggers_checked: [{ trigger: "x > 1", matched: false }] },
+      escalation: {
+        evaluated: true,
+        required: false,
+        reason: "no trigger matched",
+        triggers_checked: [{ trigger: "x > 1", matched: false }]
+      },
       context: { session_id: "sess-1", metadata: { integrity_verdict: "clear" }, vendor_field: 1 },
       verification: { verified: true, violations: [] },
       created_at: "2026-03-04T10:00:30Z"
@@ -243,7 +279,12 @@ describe("valid resources decode", () => {
     expect(roundTrip(S.Agent, unclaimed)).toEqual(unclaimed)
     const contained = {
       error: "agent agent-7f3a is paused",
-      containment_error: { agent_id: "agent-7f3a", status: "paused", reason: "3 consecutive boundary violations", since: NOW }
+      containment_error: {
+        agent_id: "agent-7f3a",
+        status: "paused",
+        reason: "3 consecutive boundary violations",
+        since: NOW
+      }
     }
     expect(roundTrip(S.ContainmentError, contained)).toEqual(contained)
   })
@@ -353,12 +394,20 @@ describe("invalid input is rejected with the field named", () => {
     expect(failure(S.IntegrityCheckpoint, { ...checkpoint, verdict: "fine" })).toMatch(
       /\["verdict"\]\n\s+└─ must be one of clear, review_needed, boundary_violation; got "fine"/
     )
-    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, agent_id: "agent 7" })).toMatch(/agent_id[\s\S]*without whitespace/)
+    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, agent_id: "agent 7" })).toMatch(
+      /agent_id[\s\S]*without whitespace/
+    )
     const longEvidence = { ...checkpoint, concerns: [{ ...concern, evidence: "x".repeat(201) }] }
     expect(failure(S.IntegrityCheckpoint, longEvidence)).toMatch(/evidence must be at most 200 characters/)
-    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, checkpoint_id: "ic-synthetic-1700000000000" })).toMatch(/checkpoint_id/)
-    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, thinking_block_hash: hex("AB") })).toMatch(/thinking_block_hash/)
-    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, timestamp: "2026-03-04 12:00" })).toMatch(/timestamp[\s\S]*RFC 3339/)
+    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, checkpoint_id: "ic-synthetic-1700000000000" })).toMatch(
+      /checkpoint_id/
+    )
+    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, thinking_block_hash: hex("AB") })).toMatch(
+      /thinking_block_hash/
+    )
+    expect(failure(S.IntegrityCheckpoint, { ...checkpoint, timestamp: "2026-03-04 12:00" })).toMatch(
+      /timestamp[\s\S]*RFC 3339/
+    )
     expect(failure(S.Concern, { ...concern, category: "forbidden_action_intent" })).toMatch(/category/)
   })
 
@@ -423,7 +472,9 @@ describe("judge vocabulary", () => {
     expect(decoded.severity).toBe("high")
     expect(decoded.evidence).toHaveLength(200)
     expect(Schema.decodeUnknownSync(S.LenientConcernCategory)("Injection")).toBe("prompt_injection")
-    expect(failure(S.LenientConcern, { ...raw, category: "vibes" })).toMatch(/\["category"\][\s\S]*unknown concern category "vibes"/)
+    expect(failure(S.LenientConcern, { ...raw, category: "vibes" })).toMatch(
+      /\["category"\][\s\S]*unknown concern category "vibes"/
+    )
   })
 
   it("truncateEvidence never splits a surrogate pair", () => {
@@ -500,7 +551,10 @@ describe("alignment card", () => {
   it("rejects what AAP rejects, naming the field", () => {
     const badTrigger = {
       ...card010,
-      autonomy_envelope: { ...card010.autonomy_envelope, escalation_triggers: [{ condition: "x", action: "ignore", reason: "r" }] }
+      autonomy_envelope: {
+        ...card010.autonomy_envelope,
+        escalation_triggers: [{ condition: "x", action: "ignore", reason: "r" }]
+      }
     }
     expect(failure(S.AlignmentCard, badTrigger)).toMatch(/escalation_triggers[\s\S]*action/)
     const noRetention = { ...card010, audit_commitment: { ...card010.audit_commitment, retention_days: 0 } }

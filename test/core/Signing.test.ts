@@ -28,7 +28,10 @@ interface WycheproofTest {
 }
 interface WycheproofFile {
   readonly numberOfTests: number
-  readonly testGroups: ReadonlyArray<{ readonly publicKey: { readonly pk: string }; readonly tests: ReadonlyArray<WycheproofTest> }>
+  readonly testGroups: ReadonlyArray<{
+    readonly publicKey: { readonly pk: string }
+    readonly tests: ReadonlyArray<WycheproofTest>
+  }>
 }
 
 const hex = (text: string): Uint8Array => {
@@ -188,7 +191,11 @@ describe("strictness beyond Wycheproof", () => {
     opensslVerify(
       null,
       message,
-      createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), publicKey]), format: "der", type: "spki" }),
+      createPublicKey({
+        key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), publicKey]),
+        format: "der",
+        type: "spki"
+      }),
       signature
     )
   const rawNoble = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean => {
@@ -321,7 +328,9 @@ describe("key text", () => {
       type: "pkcs8"
     }).export({ type: "pkcs8", format: "pem" })
     expect(pem).toBe(nodePem)
-    expect(pem).toBe("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n-----END PRIVATE KEY-----\n")
+    expect(pem).toBe(
+      "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n-----END PRIVATE KEY-----\n"
+    )
   })
 
   it("parses every accepted form to the same key, with surrounding whitespace", () => {
@@ -371,7 +380,11 @@ describe("key text", () => {
       pem.replace("-----END PRIVATE KEY-----", ""),
       pem.replace("BEGIN PRIVATE KEY", "BEGIN ENCRYPTED PRIVATE KEY"),
       // An Ed448 key, and a PKCS#8 with a trailing byte.
-      createPrivateKey({ key: Buffer.concat([Buffer.from("3047020100300506032b6571043b0439", "hex"), randomBytes(57)]), format: "der", type: "pkcs8" })
+      createPrivateKey({
+        key: Buffer.concat([Buffer.from("3047020100300506032b6571043b0439", "hex"), randomBytes(57)]),
+        format: "der",
+        type: "pkcs8"
+      })
         .export({ type: "pkcs8", format: "pem" })
         .toString(),
       `-----BEGIN PRIVATE KEY-----\n${toBase64(concatBytes(hex("302e020100300506032b657004220420"), seed, new Uint8Array(1)))}\n-----END PRIVATE KEY-----\n`

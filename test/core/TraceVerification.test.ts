@@ -16,7 +16,11 @@ const card: AlignmentCard = {
     bounded_actions: ["search_*", "summarize", "Send_Email"],
     escalation_triggers: [
       { condition: "amount > 100", action: "escalate", reason: "large purchase" },
-      { condition: "action_name == \"delete_file\" and context.environment.region == 'eu'", action: "deny", reason: "EU data" },
+      {
+        condition: "action_name == \"delete_file\" and context.environment.region == 'eu'",
+        action: "deny",
+        reason: "EU data"
+      },
       { condition: "shares_personal_data", action: "escalate", reason: "PII" },
       { condition: "send_*", action: "log", reason: "audit mail" }
     ],
@@ -69,7 +73,8 @@ describe("glob matching", () => {
       ["", "", true],
       ["", "x", false]
     ]
-    for (const [pattern, name, expected] of table) expect([pattern, name, globMatches(pattern, name)]).toEqual([pattern, name, expected])
+    for (const [pattern, name, expected] of table)
+      expect([pattern, name, globMatches(pattern, name)]).toEqual([pattern, name, expected])
   })
 
   it("agrees with an anchored regular expression (property)", () => {
@@ -86,7 +91,11 @@ describe("glob matching", () => {
 describe("trigger conditions", () => {
   const t = trace({
     action: { name: "buy_item", parameters: { amount: 150, currency: "EUR", tags: ["gift", "Urgent"] } },
-    context: { session_id: "s-1", environment: { region: "eu" }, metadata: { shares_personal_data: true, tier: "gold" } }
+    context: {
+      session_id: "s-1",
+      environment: { region: "eu" },
+      metadata: { shares_personal_data: true, tier: "gold" }
+    }
   })
   it("evaluates the documented language", () => {
     const table: ReadonlyArray<readonly [string, boolean | undefined]> = [
@@ -96,12 +105,12 @@ describe("trigger conditions", () => {
       ["amount == 150", true],
       ["amount != 150", false],
       ["action.parameters.amount <= 150.0", true],
-      ["currency == \"eur\"", true],
+      ['currency == "eur"', true],
       ["currency == usd", false],
       ["missing_field != 3", false],
       ["missing_field > 3", false],
       ["tags contains 'urgent'", true],
-      ["contains(tags, \"gift\")", true],
+      ['contains(tags, "gift")', true],
       ["tier contains ol", true],
       ["action_type == 'execute'", true],
       ["action_name matches 'buy_*'", true],
@@ -111,7 +120,7 @@ describe("trigger conditions", () => {
       ["!(amount > 1000)", true],
       ["shares_personal_data", true],
       ["buy_*", true],
-      ["\"BUY_ITEM\"", true],
+      ['"BUY_ITEM"', true],
       ["delete_file", false],
       ["true", true],
       ["amount >", undefined],
@@ -126,7 +135,8 @@ describe("trigger conditions", () => {
       [`${"(".repeat(200)}true${")".repeat(200)}`, true],
       ["", undefined]
     ]
-    for (const [condition, expected] of table) expect([condition, evaluateTriggerCondition(condition, t)]).toEqual([condition, expected])
+    for (const [condition, expected] of table)
+      expect([condition, evaluateTriggerCondition(condition, t)]).toEqual([condition, expected])
   })
 })
 
@@ -155,26 +165,55 @@ describe("trace verification", () => {
     const table: ReadonlyArray<readonly [string, APTraceDraft, ReadonlyArray<string>]> = [
       ["unbounded", trace({ action: { name: "book_flight" } }), ["UNBOUNDED_ACTION"]],
       ["bounded by case-insensitive exact name", trace({ action: { name: "send_email" } }), []],
-      ["not bounded-category: no bounded check", trace({ action: { name: "book_flight", category: "escalation_trigger" } }), []],
+      [
+        "not bounded-category: no bounded check",
+        trace({ action: { name: "book_flight", category: "escalation_trigger" } }),
+        []
+      ],
       ["respond is implicitly bounded", trace({ action: { type: "recommend", name: "respond" } }), []],
       ["forbidden by glob", trace({ action: { name: "grant_admin" } }), ["UNBOUNDED_ACTION", "FORBIDDEN_ACTION"]],
-      ["forbidden whatever the category", trace({ action: { name: "rm_rf", category: "forbidden" } }), ["FORBIDDEN_ACTION"]],
+      [
+        "forbidden whatever the category",
+        trace({ action: { name: "rm_rf", category: "forbidden" } }),
+        ["FORBIDDEN_ACTION"]
+      ],
       ["missed escalation", trace({ action: { parameters: { amount: 500 } } }), ["MISSED_ESCALATION"]],
-      ["escalated", trace({ action: { parameters: { amount: 500 } }, escalation: { evaluated: true, required: true, reason: "large" } }), []],
+      [
+        "escalated",
+        trace({
+          action: { parameters: { amount: 500 } },
+          escalation: { evaluated: true, required: true, reason: "large" }
+        }),
+        []
+      ],
       ["escalate action complies", trace({ action: { type: "escalate", parameters: { amount: 500 } } }), []],
       [
         "deny trigger not denied",
-        trace({ action: { name: "delete_file", category: "escalation_trigger" }, context: { environment: { region: "EU" } } }),
+        trace({
+          action: { name: "delete_file", category: "escalation_trigger" },
+          context: { environment: { region: "EU" } }
+        }),
         ["MISSED_ESCALATION"]
       ],
       [
         "deny trigger denied",
-        trace({ action: { type: "deny", name: "delete_file", category: "escalation_trigger" }, context: { environment: { region: "eu" } } }),
+        trace({
+          action: { type: "deny", name: "delete_file", category: "escalation_trigger" },
+          context: { environment: { region: "eu" } }
+        }),
         []
       ],
       ["log trigger never violates", trace({ action: { name: "send_email", parameters: {} } }), []],
-      ["boolean context trigger", trace({ context: { metadata: { shares_personal_data: true } } }), ["MISSED_ESCALATION"]],
-      ["undeclared values, each", trace({ decision: { values_applied: ["speed", "honesty", "profit"] } }), ["UNDECLARED_VALUE", "UNDECLARED_VALUE"]],
+      [
+        "boolean context trigger",
+        trace({ context: { metadata: { shares_personal_data: true } } }),
+        ["MISSED_ESCALATION"]
+      ],
+      [
+        "undeclared values, each",
+        trace({ decision: { values_applied: ["speed", "honesty", "profit"] } }),
+        ["UNDECLARED_VALUE", "UNDECLARED_VALUE"]
+      ],
       ["card mismatch", trace({ card_id: "card-2" }), ["CARD_MISMATCH"]],
       ["no card named", trace({ card_id: null }), []],
       ["expired before the action", trace({ timestamp: "2027-01-01T00:00:01Z" }), ["CARD_EXPIRED"]],
@@ -182,7 +221,15 @@ describe("trace verification", () => {
     ]
     for (const [name, t, expected] of table) expect([name, types(t)]).toEqual([name, expected])
 
-    const all = verifyTrace(trace({ card_id: "card-x", timestamp: "2027-02-01T00:00:00Z", action: { name: "rm_rf", parameters: { amount: 101 } }, decision: { values_applied: ["greed"] } }), card)
+    const all = verifyTrace(
+      trace({
+        card_id: "card-x",
+        timestamp: "2027-02-01T00:00:00Z",
+        action: { name: "rm_rf", parameters: { amount: 101 } },
+        decision: { values_applied: ["greed"] }
+      }),
+      card
+    )
     expect(all.violations.map((v) => [v.type, v.severity, v.trace_field])).toEqual([
       ["CARD_MISMATCH", "critical", "card_id"],
       ["CARD_EXPIRED", "high", "timestamp"],
@@ -193,7 +240,14 @@ describe("trace verification", () => {
     ])
     expect(all.verification).toEqual({
       verified: false,
-      violations: ["CARD_MISMATCH", "CARD_EXPIRED", "UNBOUNDED_ACTION", "FORBIDDEN_ACTION", "MISSED_ESCALATION", "UNDECLARED_VALUE"]
+      violations: [
+        "CARD_MISMATCH",
+        "CARD_EXPIRED",
+        "UNBOUNDED_ACTION",
+        "FORBIDDEN_ACTION",
+        "MISSED_ESCALATION",
+        "UNDECLARED_VALUE"
+      ]
     })
   })
 
@@ -207,7 +261,13 @@ describe("trace verification", () => {
     const odd: AlignmentCard = {
       ...card,
       expires_at: "next year",
-      autonomy_envelope: { ...card.autonomy_envelope, escalation_triggers: [...card.autonomy_envelope.escalation_triggers, { condition: "amount >>> 3", action: "escalate", reason: "" }] }
+      autonomy_envelope: {
+        ...card.autonomy_envelope,
+        escalation_triggers: [
+          ...card.autonomy_envelope.escalation_triggers,
+          { condition: "amount >>> 3", action: "escalate", reason: "" }
+        ]
+      }
     }
     const t = trace({
       action: { parameters: { amount: 500 } },
@@ -236,7 +296,9 @@ describe("trace verification", () => {
 
   it("takes options for implicit actions and re-verification against a new card", () => {
     expect(types(trace({ action: { name: "respond" } }))).toEqual([])
-    expect(verifyTrace(trace({ action: { name: "respond" } }), card, { implicitActions: [] }).verification.violations).toEqual(["UNBOUNDED_ACTION"])
+    expect(
+      verifyTrace(trace({ action: { name: "respond" } }), card, { implicitActions: [] }).verification.violations
+    ).toEqual(["UNBOUNDED_ACTION"])
     const result = verifyTrace(trace({ card_id: "card-old" }), card, { checkCardReference: false })
     expect(result.verification).toEqual({ verified: true, violations: [] })
     expect(result.checks_performed).not.toContain("card_reference")

@@ -26,11 +26,26 @@ const SEVERITIES: ReadonlyArray<Severity> = ["low", "medium", "high", "critical"
 
 /** Single concern, no BOUNDARY value named: expected verdict per category and severity. */
 const TABLE: Record<ConcernCategory, Record<Severity, Verdict>> = {
-  prompt_injection: { low: "clear", medium: "review_needed", high: "boundary_violation", critical: "boundary_violation" },
+  prompt_injection: {
+    low: "clear",
+    medium: "review_needed",
+    high: "boundary_violation",
+    critical: "boundary_violation"
+  },
   value_misalignment: { low: "clear", medium: "review_needed", high: "review_needed", critical: "boundary_violation" },
   autonomy_violation: { low: "clear", medium: "review_needed", high: "review_needed", critical: "boundary_violation" },
-  reasoning_corruption: { low: "clear", medium: "review_needed", high: "review_needed", critical: "boundary_violation" },
-  deceptive_reasoning: { low: "clear", medium: "review_needed", high: "boundary_violation", critical: "boundary_violation" },
+  reasoning_corruption: {
+    low: "clear",
+    medium: "review_needed",
+    high: "review_needed",
+    critical: "boundary_violation"
+  },
+  deceptive_reasoning: {
+    low: "clear",
+    medium: "review_needed",
+    high: "boundary_violation",
+    critical: "boundary_violation"
+  },
   undeclared_intent: { low: "clear", medium: "review_needed", high: "review_needed", critical: "boundary_violation" },
   output_misalignment: { low: "clear", medium: "review_needed", high: "review_needed", critical: "boundary_violation" },
   output_injection_compliance: {
@@ -58,9 +73,14 @@ describe("candor-verdict/1", () => {
         const plain = TABLE[category][severity]
         expect(deriveVerdict([{ category, severity }], BOUNDARY)).toBe(plain)
         // Naming a value that is not a BOUNDARY value in force changes nothing.
-        expect(deriveVerdict([{ category, severity, relevant_conscience_value: "fear-sycophancy" }], BOUNDARY)).toBe(plain)
+        expect(deriveVerdict([{ category, severity, relevant_conscience_value: "fear-sycophancy" }], BOUNDARY)).toBe(
+          plain
+        )
         // Naming a BOUNDARY value lifts high and critical to a boundary violation, and only those.
-        const named = deriveVerdict([{ category, severity, relevant_conscience_value: " boundary-no-deception " }], BOUNDARY)
+        const named = deriveVerdict(
+          [{ category, severity, relevant_conscience_value: " boundary-no-deception " }],
+          BOUNDARY
+        )
         expect(named).toBe(severity === "high" || severity === "critical" ? "boundary_violation" : plain)
         // Without BOUNDARY values in force, the name is inert.
         expect(deriveVerdict([{ category, severity, relevant_conscience_value: "boundary-no-deception" }])).toBe(plain)
@@ -82,7 +102,10 @@ describe("candor-verdict/1", () => {
       verdict: "boundary_violation",
       reason: { kind: "high_on_boundary_value", concernIndex: 1 }
     })
-    expect(deriveVerdictWithReason(concerns.slice(0, 1), BOUNDARY).reason).toEqual({ kind: "medium_or_worse", concernIndex: 0 })
+    expect(deriveVerdictWithReason(concerns.slice(0, 1), BOUNDARY).reason).toEqual({
+      kind: "medium_or_worse",
+      concernIndex: 0
+    })
   })
 
   it("maps verdicts to actions", () => {

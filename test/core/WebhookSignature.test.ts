@@ -5,7 +5,7 @@ import { aipSignature, signWebhook, verifyAipSignature, verifyWebhook } from "..
 
 const SECRET = "whsec_0123456789abcdef0123456789abcdef"
 const NEXT_SECRET = "whsec_next_secret_0000000000000000000"
-const BODY = "{\"event\":\"agent.paused\"}"
+const BODY = '{"event":"agent.paused"}'
 const T = 1_700_000_000
 const at = (seconds: number) => new Date(seconds * 1000)
 
@@ -37,9 +37,18 @@ describe("webhook signatures", () => {
     const headers = signWebhook(SECRET, BODY, at(T))
     expect(verifyWebhook(SECRET, BODY, headers, at(T + 300))).toEqual({ ok: true, timestamp: T })
     expect(verifyWebhook(SECRET, BODY, headers, at(T - 300))).toEqual({ ok: true, timestamp: T })
-    expect(verifyWebhook(SECRET, BODY, headers, at(T + 301))).toEqual({ ok: false, reason: "timestamp_out_of_tolerance" })
-    expect(verifyWebhook(SECRET, BODY, headers, at(T - 301))).toEqual({ ok: false, reason: "timestamp_out_of_tolerance" })
-    expect(verifyWebhook(SECRET, BODY, headers, at(T + 60), 30)).toEqual({ ok: false, reason: "timestamp_out_of_tolerance" })
+    expect(verifyWebhook(SECRET, BODY, headers, at(T + 301))).toEqual({
+      ok: false,
+      reason: "timestamp_out_of_tolerance"
+    })
+    expect(verifyWebhook(SECRET, BODY, headers, at(T - 301))).toEqual({
+      ok: false,
+      reason: "timestamp_out_of_tolerance"
+    })
+    expect(verifyWebhook(SECRET, BODY, headers, at(T + 60), 30)).toEqual({
+      ok: false,
+      reason: "timestamp_out_of_tolerance"
+    })
   })
 
   it("names what is wrong", () => {
@@ -55,7 +64,8 @@ describe("webhook signatures", () => {
       [{ "X-Candor-Signature": `t=${T},v1=${BODY_MAC}` }, "signature_mismatch"],
       [{ "X-Candor-Signature": `t=${T + 1},v1=${TIMESTAMPED_MAC}` }, "signature_mismatch"]
     ]
-    for (const [headers, reason] of cases) expect(verifyWebhook(SECRET, BODY, headers, now)).toEqual({ ok: false, reason })
+    for (const [headers, reason] of cases)
+      expect(verifyWebhook(SECRET, BODY, headers, now)).toEqual({ ok: false, reason })
   })
 
   it("reads headers case-insensitively, from objects, arrays and fetch Headers; ignores unknown schemes", () => {

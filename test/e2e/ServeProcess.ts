@@ -16,7 +16,8 @@ import { untilListening } from "../support/UntilListening.js"
 const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
 
 /** Settings the child would otherwise inherit from the test's own environment. */
-const CANDOR_KEYS = /^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|GATEWAY_PORT|HOST|LOG_LEVEL|ANTHROPIC_BASE_URL)$/
+const CANDOR_KEYS =
+  /^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|GATEWAY_PORT|HOST|LOG_LEVEL|ANTHROPIC_BASE_URL)$/
 
 const inherited = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => !CANDOR_KEYS.test(key)))
 
@@ -39,13 +40,18 @@ const exited = (child: ChildProcess) =>
 const stop = (child: ChildProcess) =>
   Effect.sync(() => child.kill("SIGTERM")).pipe(
     Effect.zipRight(exited(child).pipe(Effect.timeout("10 seconds"))),
-    Effect.catchAll(() => Effect.zipRight(Effect.sync(() => child.kill("SIGKILL")), exited(child)))
+    Effect.catchAll(() =>
+      Effect.zipRight(
+        Effect.sync(() => child.kill("SIGKILL")),
+        exited(child)
+      )
+    )
   )
 
 export const startServe = (
   options: { readonly role?: string; readonly env?: Record<string, string> } = {}
 ): Effect.Effect<ServeProcess, Error, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const [port, gatewayPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
     const dataDir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-e2e-"))),
@@ -87,8 +93,13 @@ export interface CliRun {
 /** Runs `candor <args>` with no Candor settings in its environment but `env`. */
 export const runCandor = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Effect.Effect<CliRun> =>
   Effect.async<CliRun>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...inherited(), ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-      resume(Effect.succeed({ code, stdout, stderr }))
-    })
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...inherited(), ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resume(Effect.succeed({ code, stdout, stderr }))
+      }
+    )
   })

@@ -40,8 +40,11 @@ export interface Deployment {
 }
 
 /** A fresh database and NATS prefix, both removed when the scope closes (after the workers it outlives). */
-export const deployment = (label: string, natsUrl: string = testNatsUrl()): Effect.Effect<Deployment, unknown, Scope.Scope> =>
-  Effect.gen(function*() {
+export const deployment = (
+  label: string,
+  natsUrl: string = testNatsUrl()
+): Effect.Effect<Deployment, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
     const prefix = uniquePrefix(label)
     yield* Effect.addFinalizer(() =>
@@ -49,7 +52,8 @@ export const deployment = (label: string, natsUrl: string = testNatsUrl()): Effe
         Effect.provide(NatsConnection.layer(natsUrl, { name: "candor-test-cleanup" })),
         Effect.timeout("10 seconds"),
         Effect.ignore
-      ))
+      )
+    )
     const key = generateSigningKey()
     const signingKey = formatSigningKey(key)
     return {
@@ -67,10 +71,12 @@ export const deployment = (label: string, natsUrl: string = testNatsUrl()): Effe
  */
 export const observer = (d: Deployment): Layer.Layer<Store | Bus | NatsConnection, unknown> =>
   Layer.mergeAll(
-    SqlStore.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))),
-    Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS }).pipe(Layer.provideMerge(
-      NatsConnection.layer(d.natsUrl, { name: "candor-test", reconnectWaitMs: 100 })
-    ))
+    SqlStore.layer.pipe(
+      Layer.provide(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))
+    ),
+    Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS }).pipe(
+      Layer.provideMerge(NatsConnection.layer(d.natsUrl, { name: "candor-test", reconnectWaitMs: 100 }))
+    )
   )
 
 /** `count` events spread round-robin over `agents` agents named after `label`. */
@@ -79,7 +85,9 @@ export const makeEvents = (label: string, agents: number, count: number): Readon
   return Array.from({ length: count }, (_, i) => gatewayEvent(ids[i % agents]!))
 }
 
-export const agentsOf = (events: ReadonlyArray<GatewayEvent>): ReadonlyArray<string> => [...new Set(events.map((e) => e.agent_id))]
+export const agentsOf = (events: ReadonlyArray<GatewayEvent>): ReadonlyArray<string> => [
+  ...new Set(events.map((e) => e.agent_id))
+]
 
 /**
  * Publishes every event, as a gateway would, with the checkpoint id as the message id. A publish
@@ -91,11 +99,12 @@ export const publishAll = (prefix: string, events: ReadonlyArray<GatewayEvent>, 
     Effect.forEach(
       events,
       (event) =>
-        bus.publish(eventSubject(event.agent_id, prefix, PARTITIONS), event, { msgId: event.checkpoint.checkpoint_id }).pipe(
-          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(`${timeoutMs} millis`)))
-        ),
+        bus
+          .publish(eventSubject(event.agent_id, prefix, PARTITIONS), event, { msgId: event.checkpoint.checkpoint_id })
+          .pipe(Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo(`${timeoutMs} millis`)))),
       { concurrency: 8, discard: true }
-    ))
+    )
+  )
 
 /** Partition → worker id, as the lease bucket says now (empty before any worker made the bucket). */
 export const leaseHolders = (prefix: string): Effect.Effect<ReadonlyMap<number, string>, never, NatsConnection> =>
@@ -109,7 +118,8 @@ export const leaseHolders = (prefix: string): Effect.Effect<ReadonlyMap<number, 
         if (entry?.operation === "PUT") holders.set(Number(key.slice("lease.".length)), entry.string())
       }
       return holders
-    }))
+    })
+  )
 
 /** How many partitions each worker holds. */
 export const sharesOf = (holders: ReadonlyMap<number, string>): ReadonlyMap<string, number> => {
@@ -121,7 +131,10 @@ export const sharesOf = (holders: ReadonlyMap<number, string>): ReadonlyMap<stri
 /** Polls `condition` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
 export const eventually = <E, R>(what: string, condition: Effect.Effect<boolean, E, R>, timeoutMs: number) =>
   condition.pipe(
-    Effect.filterOrFail((ok) => ok, () => new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)),
+    Effect.filterOrFail(
+      (ok) => ok,
+      () => new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    ),
     Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(`${timeoutMs} millis`))),
     Effect.asVoid
   )
@@ -129,17 +142,21 @@ export const eventually = <E, R>(what: string, condition: Effect.Effect<boolean,
 /** Events on the dead-letter stream: given up on, so never committed. */
 export const deadLettered = (prefix: string): Effect.Effect<number, never, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>
-    Effect.promise(async () => (await (await jetstreamManager(nc)).streams.info(streamNames(prefix).dead)).state.messages))
+    Effect.promise(
+      async () => (await (await jetstreamManager(nc)).streams.info(streamNames(prefix).dead)).state.messages
+    )
+  )
 
 /**
  * Waits until all `events` are committed. A dead letter fails at once: an event given up on is never
  * committed, so waiting longer cannot help.
  */
 export const awaitAll = (prefix: string, events: ReadonlyArray<GatewayEvent>, timeoutMs: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const committed = yield* committedCount(agentsOf(events))
     const dead = yield* deadLettered(prefix)
-    if (dead > 0) return yield* Effect.die(new Error(`${dead} events dead-lettered (${committed} of ${events.length} committed)`))
+    if (dead > 0)
+      return yield* Effect.die(new Error(`${dead} events dead-lettered (${committed} of ${events.length} committed)`))
     if (committed < events.length) return yield* Effect.fail(new Error(`${committed} of ${events.length} committed`))
   }).pipe(
     Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(`${timeoutMs} millis`))),
@@ -151,7 +168,7 @@ export const awaitAll = (prefix: string, events: ReadonlyArray<GatewayEvent>, ti
  * none twice), its chain and Merkle log verify, and its signed tree head covers all of them.
  */
 export const expectExactlyOnce = (events: ReadonlyArray<GatewayEvent>, key: SigningKey) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     const published = new Map<string, Array<string>>()
     for (const event of events) {
@@ -159,25 +176,34 @@ export const expectExactlyOnce = (events: ReadonlyArray<GatewayEvent>, key: Sign
       ids.push(event.checkpoint.checkpoint_id)
       published.set(event.agent_id, ids)
     }
-    yield* Effect.forEach(published, ([agentId, ids]) =>
-      Effect.gen(function*() {
-        const page = yield* store.listCheckpoints({ agentId, limit: ids.length + 10, offset: 0 })
-        expect(page.total).toBe(ids.length)
-        expect(page.items.map((c) => c.checkpoint_id).sort()).toEqual([...ids].sort())
-        expect(yield* verifyAgentRecord(agentId, key, LOG_ORIGIN)).toBe(ids.length)
-      }), { concurrency: 4, discard: true })
+    yield* Effect.forEach(
+      published,
+      ([agentId, ids]) =>
+        Effect.gen(function* () {
+          const page = yield* store.listCheckpoints({ agentId, limit: ids.length + 10, offset: 0 })
+          expect(page.total).toBe(ids.length)
+          expect(page.items.map((c) => c.checkpoint_id).sort()).toEqual([...ids].sort())
+          expect(yield* verifyAgentRecord(agentId, key, LOG_ORIGIN)).toBe(ids.length)
+        }),
+      { concurrency: 4, discard: true }
+    )
   })
 
 /** Per partition: events not yet delivered, and delivered but not acked. */
-const backlog = (prefix: string): Effect.Effect<ReadonlyArray<{ readonly pending: number; readonly unacked: number }>, never, NatsConnection> =>
+const backlog = (
+  prefix: string
+): Effect.Effect<ReadonlyArray<{ readonly pending: number; readonly unacked: number }>, never, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>
     Effect.promise(async () => {
       const jsm = await jetstreamManager(nc)
-      return Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => {
-        const info = await jsm.consumers.info(streamNames(prefix).events, consumerName(p, PARTITIONS))
-        return { pending: info.num_pending, unacked: info.num_ack_pending }
-      }))
-    }))
+      return Promise.all(
+        Array.from({ length: PARTITIONS }, async (_, p) => {
+          const info = await jsm.consumers.info(streamNames(prefix).events, consumerName(p, PARTITIONS))
+          return { pending: info.num_pending, unacked: info.num_ack_pending }
+        })
+      )
+    })
+  )
 
 /** Deliveries handed out and not yet acked, over all partitions. */
 export const ackPending = (prefix: string): Effect.Effect<number, never, NatsConnection> =>
@@ -185,7 +211,7 @@ export const ackPending = (prefix: string): Effect.Effect<number, never, NatsCon
 
 /** Every event acked (none pending or awaiting an ack on any partition) and none dead-lettered. */
 export const awaitDrained = (prefix: string, timeoutMs = 15_000) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const partitions = yield* backlog(prefix)
     if (partitions.some((p) => p.pending > 0 || p.unacked > 0)) {
       return yield* Effect.fail(new Error(`not drained: ${JSON.stringify(partitions)}`))
@@ -197,12 +223,15 @@ export const awaitDrained = (prefix: string, timeoutMs = 15_000) =>
   )
 
 /** On failure, the tail of each worker's log (JSON lines, no secrets) to see what it was doing. */
-export const withWorkerLogs = (workers: () => ReadonlyArray<WorkerProcess>) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  effect.pipe(Effect.tapErrorCause(() =>
-    Effect.sync(() => {
-      for (const worker of workers()) {
-        console.error(`--- worker ${worker.workerId} (last lines) ---\n${worker.output().slice(-40).join("\n")}`)
-      }
-    })
-  ))
+export const withWorkerLogs =
+  (workers: () => ReadonlyArray<WorkerProcess>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.tapErrorCause(() =>
+        Effect.sync(() => {
+          for (const worker of workers()) {
+            console.error(`--- worker ${worker.workerId} (last lines) ---\n${worker.output().slice(-40).join("\n")}`)
+          }
+        })
+      )
+    )

@@ -27,31 +27,39 @@ import {
 import { describeIntegration } from "../support/Integration.js"
 
 describeIntegration(["postgres", "nats"], "a NATS restart during load", () => {
-  it.scopedLive("is survived: publishing and consuming resume, every event committed exactly once", () => {
-    const workers: Array<WorkerProcess> = []
-    return Effect.gen(function*() {
-      const nats = yield* natsServer
-      const d = yield* deployment("natsrestart", nats.url)
-      const worker = yield* startWorker(d.worker("survivor"))
-      workers.push(worker)
+  it.scopedLive(
+    "is survived: publishing and consuming resume, every event committed exactly once",
+    () => {
+      const workers: Array<WorkerProcess> = []
+      return Effect.gen(function* () {
+        const nats = yield* natsServer
+        const d = yield* deployment("natsrestart", nats.url)
+        const worker = yield* startWorker(d.worker("survivor"))
+        workers.push(worker)
 
-      yield* Effect.gen(function*() {
-        const events = makeEvents("natsrestart", 16, 1_600)
-        const agents = agentsOf(events)
-        const publishing = yield* publishAll(d.prefix, events).pipe(Effect.fork)
+        yield* Effect.gen(function* () {
+          const events = makeEvents("natsrestart", 16, 1_600)
+          const agents = agentsOf(events)
+          const publishing = yield* publishAll(d.prefix, events).pipe(Effect.fork)
 
-        yield* eventually("the worker commits", Effect.map(committedCount(agents), (n) => n >= 100), 30_000)
-        yield* nats.kill
-        const atOutage = yield* committedCount(agents)
-        expect(atOutage).toBeLessThan(events.length)
-        yield* nats.start
+          yield* eventually(
+            "the worker commits",
+            Effect.map(committedCount(agents), (n) => n >= 100),
+            30_000
+          )
+          yield* nats.kill
+          const atOutage = yield* committedCount(agents)
+          expect(atOutage).toBeLessThan(events.length)
+          yield* nats.start
 
-        yield* Fiber.join(publishing)
-        yield* awaitAll(d.prefix, events, 60_000)
-        yield* expectExactlyOnce(events, d.key)
-        // Includes the redeliveries of forgotten acks, after the ack wait.
-        yield* awaitDrained(d.prefix, 60_000)
-      }).pipe(Effect.provide(observer(d)))
-    }).pipe(withWorkerLogs(() => workers))
-  }, 150_000)
+          yield* Fiber.join(publishing)
+          yield* awaitAll(d.prefix, events, 60_000)
+          yield* expectExactlyOnce(events, d.key)
+          // Includes the redeliveries of forgotten acks, after the ack wait.
+          yield* awaitDrained(d.prefix, 60_000)
+        }).pipe(Effect.provide(observer(d)))
+      }).pipe(withWorkerLogs(() => workers))
+    },
+    150_000
+  )
 })

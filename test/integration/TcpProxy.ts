@@ -18,8 +18,11 @@ export interface TcpProxy {
   readonly refused: () => number
 }
 
-export const tcpProxy = (target: { readonly host: string; readonly port: number }): Effect.Effect<TcpProxy, Error, Scope.Scope> =>
-  Effect.gen(function*() {
+export const tcpProxy = (target: {
+  readonly host: string
+  readonly port: number
+}): Effect.Effect<TcpProxy, Error, Scope.Scope> =>
+  Effect.gen(function* () {
     const open = new Set<Socket>()
     let refusing = false
     let accepted = 0
@@ -48,7 +51,11 @@ export const tcpProxy = (target: { readonly host: string; readonly port: number 
         server.once("error", (error) => resume(Effect.fail(error)))
         server.listen(0, "127.0.0.1", () => {
           const address = server.address()
-          resume(typeof address === "object" && address !== null ? Effect.succeed(address.port) : Effect.fail(new Error("no port")))
+          resume(
+            typeof address === "object" && address !== null
+              ? Effect.succeed(address.port)
+              : Effect.fail(new Error("no port"))
+          )
         })
       }),
       () =>

@@ -24,36 +24,52 @@ import {
 import { describeIntegration } from "../support/Integration.js"
 
 describeIntegration(["postgres", "nats"], "workers on one stream", () => {
-  it.scopedLive("share the partitions 4/4 and rebalance to the survivor when one stops", () => {
-    const workers: Array<WorkerProcess> = []
-    return Effect.gen(function*() {
-      const d = yield* deployment("rebal")
-      const [w1, w2] = yield* Effect.all([startWorker(d.worker("w1")), startWorker(d.worker("w2"))], { concurrency: 2 })
-      workers.push(w1!, w2!)
+  it.scopedLive(
+    "share the partitions 4/4 and rebalance to the survivor when one stops",
+    () => {
+      const workers: Array<WorkerProcess> = []
+      return Effect.gen(function* () {
+        const d = yield* deployment("rebal")
+        const [w1, w2] = yield* Effect.all([startWorker(d.worker("w1")), startWorker(d.worker("w2"))], {
+          concurrency: 2
+        })
+        workers.push(w1!, w2!)
 
-      yield* Effect.gen(function*() {
-        // Fair shares: 4 each, and (a key holds one value) no partition held twice.
-        yield* eventually("a 4/4 split", Effect.map(leaseHolders(d.prefix), (holders) => {
-          const shares = sharesOf(holders)
-          return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
-        }), 30_000)
+        yield* Effect.gen(function* () {
+          // Fair shares: 4 each, and (a key holds one value) no partition held twice.
+          yield* eventually(
+            "a 4/4 split",
+            Effect.map(leaseHolders(d.prefix), (holders) => {
+              const shares = sharesOf(holders)
+              return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
+            }),
+            30_000
+          )
 
-        const before = makeEvents("rebal-a", 24, 240)
-        yield* publishAll(d.prefix, before)
-        yield* awaitAll(d.prefix, before, 30_000)
+          const before = makeEvents("rebal-a", 24, 240)
+          yield* publishAll(d.prefix, before)
+          yield* awaitAll(d.prefix, before, 30_000)
 
-        // A graceful stop hands its leases back; the survivor's next tick takes them.
-        const exit = yield* w2!.terminate
-        expect(exit).toEqual({ code: 0, signal: null })
-        yield* eventually("w1 holding every partition", Effect.map(leaseHolders(d.prefix), (holders) =>
-          holders.size === PARTITIONS && sharesOf(holders).get("w1") === PARTITIONS), 20_000)
+          // A graceful stop hands its leases back; the survivor's next tick takes them.
+          const exit = yield* w2!.terminate
+          expect(exit).toEqual({ code: 0, signal: null })
+          yield* eventually(
+            "w1 holding every partition",
+            Effect.map(
+              leaseHolders(d.prefix),
+              (holders) => holders.size === PARTITIONS && sharesOf(holders).get("w1") === PARTITIONS
+            ),
+            20_000
+          )
 
-        const after = makeEvents("rebal-b", 24, 240)
-        yield* publishAll(d.prefix, after)
-        yield* awaitAll(d.prefix, after, 30_000)
-        yield* expectExactlyOnce([...before, ...after], d.key)
-        yield* awaitDrained(d.prefix)
-      }).pipe(Effect.provide(observer(d)))
-    }).pipe(withWorkerLogs(() => workers))
-  }, 90_000)
+          const after = makeEvents("rebal-b", 24, 240)
+          yield* publishAll(d.prefix, after)
+          yield* awaitAll(d.prefix, after, 30_000)
+          yield* expectExactlyOnce([...before, ...after], d.key)
+          yield* awaitDrained(d.prefix)
+        }).pipe(Effect.provide(observer(d)))
+      }).pipe(withWorkerLogs(() => workers))
+    },
+    90_000
+  )
 })

@@ -17,9 +17,10 @@ describe("the AIR's rule tables", () => {
         const plain = deriveVerdict([{ category, severity, relevant_conscience_value: null }], ["v"])
         const named = deriveVerdict([{ category, severity, relevant_conscience_value: "v" }], ["v"])
         expect(LEVEL[c]![s], `${category}/${severity}`).toBe(VERDICT_LEVEL[plain])
-        expect(LEVEL[c]![s]! + (severity === "high" ? RAISE[c]! : 0), `${category}/${severity} naming a BOUNDARY value`).toBe(
-          VERDICT_LEVEL[named]
-        )
+        expect(
+          LEVEL[c]![s]! + (severity === "high" ? RAISE[c]! : 0),
+          `${category}/${severity} naming a BOUNDARY value`
+        ).toBe(VERDICT_LEVEL[named])
       })
     )
   })
@@ -44,7 +45,12 @@ describe("statements", () => {
         verdict: "boundary_violation",
         boundary_values: ["no-exfiltration"],
         concerns: [
-          { category: "value_misalignment", severity: "high", description: "", relevant_conscience_value: " no-exfiltration " },
+          {
+            category: "value_misalignment",
+            severity: "high",
+            description: "",
+            relevant_conscience_value: " no-exfiltration "
+          },
           { category: "value_misalignment", severity: "high", description: "", relevant_conscience_value: "other" },
           { category: "value_misalignment", severity: "low", description: "", relevant_conscience_value: null }
         ]
@@ -57,7 +63,9 @@ describe("statements", () => {
   })
 
   it("the trace length is the next power of two with room for the zero and padding rows, at least 8", () => {
-    expect([0, 6, 7, 14, 16, 30, 62, 64, MAX_CONCERNS].map(traceLengthFor)).toEqual([8, 8, 16, 16, 32, 32, 64, 128, 1024])
+    expect([0, 6, 7, 14, 16, 30, 62, 64, MAX_CONCERNS].map(traceLengthFor)).toEqual([
+      8, 8, 16, 16, 32, 32, 64, 128, 1024
+    ])
   })
 })
 
@@ -71,8 +79,14 @@ describe("the parameter set", () => {
   })
 
   it("reproduces the figures of Winterfell's formulas for a 128-bit field", () => {
-    const at = (blowup: number, queries: number, grindingBits: number, traceLength: number) =>
-      ({ fieldBits: 128, blowup, queries, grindingBits, traceLength, hashBits: 128 })
+    const at = (blowup: number, queries: number, grindingBits: number, traceLength: number) => ({
+      fieldBits: 128,
+      blowup,
+      queries,
+      grindingBits,
+      traceLength,
+      hashBits: 128
+    })
     expect(conjecturedSecurity(at(8, 34, 0, 64))).toBe(101)
     expect(conjecturedSecurity(at(8, 28, 16, 64))).toBe(99)
     expect(uniqueDecodingSecurity(at(8, 64, 16, 8))).toBe(66)

@@ -55,7 +55,9 @@ describe("cubic extension", () => {
   it("multiplies consistently and inverts", () => {
     const g = elements(2n)
     for (let i = 0; i < 200; i++) {
-      const a = ext(g), b = ext(g), c = ext(g)
+      const a = ext(g),
+        b = ext(g),
+        c = ext(g)
       expect(E.mul(E.mul(a, b), c)).toEqual(E.mul(a, E.mul(b, c)))
       expect(E.mul(a, E.add(b, c))).toEqual(E.add(E.mul(a, b), E.mul(a, c)))
       if (!E.equals(a, E.ZERO)) expect(E.mul(a, E.inv(a))).toEqual(E.ONE)
@@ -98,8 +100,10 @@ describe.each([["typescript"], ["wasm"]] as const)("%s kernels", (name) => {
 
   it("does not modify its arguments", () => {
     const g = elements(5n)
-    const a = g.vector(16), b = g.vector(16)
-    const a0 = a.slice(), b0 = b.slice()
+    const a = g.vector(16),
+      b = g.vector(16)
+    const a0 = a.slice(),
+      b0 = b.slice()
     k().mul(a, b)
     k().ntt(a, F.rootOfUnity(16))
     k().extMul(g.vector(48), g.vector(48))
@@ -117,7 +121,8 @@ describe("WASM and TypeScript kernels agree bit for bit", () => {
   const g = elements(6n)
 
   it("on base-field arithmetic, edge values included", () => {
-    const a = g.vector(5000), b = g.vector(5000)
+    const a = g.vector(5000),
+      b = g.vector(5000)
     expect(wasm.mul(a, b)).toEqual(ts.mul(a, b))
     expect(wasm.add(a, b)).toEqual(ts.add(a, b))
     expect(wasm.sub(a, b)).toEqual(ts.sub(a, b))
@@ -142,7 +147,11 @@ describe("WASM and TypeScript kernels agree bit for bit", () => {
 
   it("on extension arithmetic, folding and evaluation", () => {
     const n = 512
-    const a = g.vector(3 * n), b = g.vector(3 * n), v = g.vector(n), z = ext(g), beta = ext(g)
+    const a = g.vector(3 * n),
+      b = g.vector(3 * n),
+      v = g.vector(n),
+      z = ext(g),
+      beta = ext(g)
     expect(wasm.extAxpy(a, z, v)).toEqual(ts.extAxpy(a, z, v))
     expect(wasm.extMulBase(a, v)).toEqual(ts.extMulBase(a, v))
     expect(wasm.extAdd(a, b)).toEqual(ts.extAdd(a, b))
@@ -155,7 +164,8 @@ describe("WASM and TypeScript kernels agree bit for bit", () => {
   })
 
   it("on vectors larger than the module's initial memory", () => {
-    const a = g.vector(1 << 16), b = g.vector(1 << 16)
+    const a = g.vector(1 << 16),
+      b = g.vector(1 << 16)
     expect(wasm.mul(a, b)).toEqual(ts.mul(a, b))
   })
 })

@@ -19,7 +19,7 @@ const other = statementFor(cyclingConcerns(9), { checkpoint_id: checkpointId(2) 
 const suite = (name: string, proverLayer: Layer.Layer<Prover, unknown>) =>
   layer(proverLayer, { timeout: 60_000 })(name, (it) => {
     it.effect("proves a statement into a verdict_proof object that verifies", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prover = yield* Prover
         const proof = yield* prover.prove(statement)
         expect(proof).toMatchObject({
@@ -32,17 +32,19 @@ const suite = (name: string, proverLayer: Layer.Layer<Prover, unknown>) =>
         })
         expect(yield* prover.verify(statement, proof)).toBe(true)
         expect(verifyVerdictProofObject(statement, proof)).toBe(true)
-      }))
+      })
+    )
 
     it.effect("refuses a statement whose verdict is not the rule's", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prover = yield* Prover
         const result = yield* Effect.either(prover.prove({ ...statement, verdict: "clear" }))
         expect(Either.isLeft(result) && result.left.reason).toBe("refused")
-      }))
+      })
+    )
 
     it.effect("rejects its proof for another statement, and any tampered member", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prover = yield* Prover
         const proof = yield* prover.prove(statement)
         expect(yield* prover.verify(other, proof)).toBe(false)
@@ -62,27 +64,34 @@ const suite = (name: string, proverLayer: Layer.Layer<Prover, unknown>) =>
         ]) {
           expect(yield* prover.verify(statement, tampered)).toBe(false)
         }
-      }))
+      })
+    )
 
     it.effect("proves many statements concurrently, each verifying", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prover = yield* Prover
-        const statements = Array.from({ length: 8 }, (_, i) => statementFor(cyclingConcerns(i * 5), { checkpoint_id: checkpointId(10 + i) }))
+        const statements = Array.from({ length: 8 }, (_, i) =>
+          statementFor(cyclingConcerns(i * 5), { checkpoint_id: checkpointId(10 + i) })
+        )
         const proofs = yield* Effect.forEach(statements, (s) => prover.prove(s), { concurrency: "unbounded" })
         for (const [i, proof] of proofs.entries()) expect(yield* prover.verify(statements[i]!, proof)).toBe(true)
-      }))
+      })
+    )
 
     it.effect("gives the same proof as every other layer (the proof is a function of the statement)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const prover = yield* Prover
-        const reference = yield* Prover.pipe(Effect.provide(ProverModule.layerInProcess({ kernels: typescriptKernels })))
+        const reference = yield* Prover.pipe(
+          Effect.provide(ProverModule.layerInProcess({ kernels: typescriptKernels }))
+        )
         expect((yield* prover.prove(statement)).proof).toBe((yield* reference.prove(statement)).proof)
-      }))
+      })
+    )
   })
 
 /** The longest the caller's event loop went without a turn while `effect` ran, and how long it ran. */
 const eventLoopGapDuring = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let last = performance.now()
     let longest = 0
     let running = true
@@ -108,20 +117,24 @@ describe("Prover", () => {
     expect([1, 2]).toContain(ProverModule.defaultPoolSize())
   })
 
-  it.effect("the worker pool leaves the caller's event loop free while it proves; in process blocks it", () =>
-    Effect.gen(function*() {
-      const large = statementFor(cyclingConcerns(200))
-      const measure = (proverLayer: Layer.Layer<Prover, unknown>) =>
-        Effect.gen(function*() {
-          const prover = yield* Prover
-          yield* prover.prove(statement) // workers started and warm
-          return yield* eventLoopGapDuring(prover.prove(large))
-        }).pipe(Effect.provide(proverLayer))
-      const inProcess = yield* measure(ProverModule.layerInProcess({ kernels: wasm }))
-      expect(inProcess.longest).toBeGreaterThan(inProcess.duration * 0.9)
-      const pooled = yield* measure(ProverModule.layer({ size: 1 }))
-      expect(pooled.longest).toBeLessThan(pooled.duration * 0.5)
-    }), 60_000)
+  it.effect(
+    "the worker pool leaves the caller's event loop free while it proves; in process blocks it",
+    () =>
+      Effect.gen(function* () {
+        const large = statementFor(cyclingConcerns(200))
+        const measure = (proverLayer: Layer.Layer<Prover, unknown>) =>
+          Effect.gen(function* () {
+            const prover = yield* Prover
+            yield* prover.prove(statement) // workers started and warm
+            return yield* eventLoopGapDuring(prover.prove(large))
+          }).pipe(Effect.provide(proverLayer))
+        const inProcess = yield* measure(ProverModule.layerInProcess({ kernels: wasm }))
+        expect(inProcess.longest).toBeGreaterThan(inProcess.duration * 0.9)
+        const pooled = yield* measure(ProverModule.layer({ size: 1 }))
+        expect(pooled.longest).toBeLessThan(pooled.duration * 0.5)
+      }),
+    60_000
+  )
 })
 
 suite("Prover.layer (worker threads)", ProverModule.layer({ size: 2 }))

@@ -58,8 +58,10 @@ describe("a proof is rejected for any other statement", () => {
   })
 
   it("a changed concern: category, severity, flag, order, one more, one fewer", () => {
-    const change = (i: number, patch: Partial<StatementConcern>) =>
-      ({ ...statement, concerns: statement.concerns.map((c, j) => (j === i ? { ...c, ...patch } : c)) })
+    const change = (i: number, patch: Partial<StatementConcern>) => ({
+      ...statement,
+      concerns: statement.concerns.map((c, j) => (j === i ? { ...c, ...patch } : c))
+    })
     rejects(change(0, { category: "autonomy_violation" }))
     rejects(change(2, { severity: "medium" }))
     rejects(change(2, { boundary: true }))
@@ -78,8 +80,14 @@ describe("a proof is rejected for any other statement", () => {
   })
 
   it("a statement that is not well-formed (an unknown category would otherwise read as a padding row)", () => {
-    const unknown = { ...statement, concerns: [...statement.concerns, { category: "made_up", severity: "low", boundary: false }] }
-    expect(verify(unknown as unknown as VerdictStatement, proof())).toEqual({ ok: false, reason: "not a well-formed verdict statement" })
+    const unknown = {
+      ...statement,
+      concerns: [...statement.concerns, { category: "made_up", severity: "low", boundary: false }]
+    }
+    expect(verify(unknown as unknown as VerdictStatement, proof())).toEqual({
+      ok: false,
+      reason: "not a well-formed verdict statement"
+    })
     expect(() => prove(unknown as unknown as VerdictStatement)).toThrow(StatementRefused)
   })
 
@@ -118,7 +126,11 @@ describe("a tampered proof is rejected", () => {
   it("field elements out of range, in the out-of-domain frame and in an opened trace row", () => {
     const frame = 4 + 32 + 32 // magic, trace root, composition root
     const firstOpening = frame + (2 * TRACE_WIDTH + 1) * 24 + (Math.log2(traceLengthFor(5)) - 1) * 32 + 24 + 8
-    for (const [offset, value] of [[frame, P], [frame + 8, 0xffff_ffff_ffff_ffffn], [firstOpening, P + 5n]] as const) {
+    for (const [offset, value] of [
+      [frame, P],
+      [frame + 8, 0xffff_ffff_ffff_ffffn],
+      [firstOpening, P + 5n]
+    ] as const) {
       const tampered = proof.slice()
       new DataView(tampered.buffer).setBigUint64(offset, value, true)
       expect(verify(subject, tampered)).toEqual({ ok: false, reason: "non-canonical field element" })

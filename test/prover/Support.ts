@@ -38,7 +38,8 @@ export const elements = (seed: bigint) => {
         if (x !== 0n) return x
       }
     },
-    vector: (n: number): BigUint64Array => BigUint64Array.from({ length: n }, () => (i++ % 7 === 3 ? EDGES[(i >> 3) % EDGES.length]! : next()))
+    vector: (n: number): BigUint64Array =>
+      BigUint64Array.from({ length: n }, () => (i++ % 7 === 3 ? EDGES[(i >> 3) % EDGES.length]! : next()))
   }
 }
 

@@ -31,7 +31,7 @@ const decode = (env: Record<string, string>) =>
 
 describe("config", () => {
   it.effect("defaults to the README's configuration table when nothing is set", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* decode({})
       assert.deepStrictEqual(settings, defaults)
       expect(settings.port).toBe(8080)
@@ -39,10 +39,11 @@ describe("config", () => {
       expect(settings.host).toBe("127.0.0.1")
       expect(settings.openaiBaseUrl).toBe("https://api.openai.com")
       expect(settings.logLevel).toBe(LogLevel.Info)
-    }))
+    })
+  )
 
   it.effect("reads overrides; secrets stay redacted; empty means unset", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* decode({
         PORT: "9000",
         HOST: "0.0.0.0",
@@ -60,20 +61,22 @@ describe("config", () => {
       expect(Redacted.value(url)).toBe("postgres://candor:hunter2@db:5432/candor")
       expect(String(url)).not.toContain("hunter2")
       expect(JSON.stringify(settings)).not.toContain("hunter2")
-    }))
+    })
+  )
 
   it.effect("rejects an invalid port with an error naming the key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const value of ["65536", "http", "80.5", "-1"]) {
         const error = yield* Effect.flip(decode({ GATEWAY_PORT: value }))
         expect(String(error)).toContain("GATEWAY_PORT")
         expect(String(error)).toContain("between 0 (any free port) and 65535")
       }
-      expect((yield* decode({ PORT: "0", GATEWAY_PORT: "0" }))).toMatchObject({ port: 0, gatewayPort: 0 })
-    }))
+      expect(yield* decode({ PORT: "0", GATEWAY_PORT: "0" })).toMatchObject({ port: 0, gatewayPort: 0 })
+    })
+  )
 
   it.effect("rejects bad URLs, an OpenAI base with /v1, and never echoes a bad DATABASE_URL", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(String(yield* Effect.flip(decode({ GEMINI_BASE_URL: "generativelanguage" })))).toContain(
         "GEMINI_BASE_URL must be an absolute http:// or https:// URL"
       )
@@ -83,7 +86,8 @@ describe("config", () => {
       const db = String(yield* Effect.flip(decode({ DATABASE_URL: "mysql://root:hunter2@db/x" })))
       expect(db).toContain("DATABASE_URL")
       expect(db).not.toContain("hunter2")
-    }))
+    })
+  )
 
   it("documents every key of the configuration table, once", () => {
     expect(configDocs.map((doc) => doc.key)).toStrictEqual([
@@ -118,19 +122,19 @@ describe("config", () => {
 })
 
 // `candor serve`'s layers on an ephemeral port, with the data dir in a fresh temporary directory.
-const TestServer = Layer.unwrapScoped(Effect.gen(function*() {
-  const tmp = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
-  return ServeLive(["api"]).pipe(
-    Layer.provideMerge(configLayer({ port: 0, dataDir: join(tmp, "nested", "data") }))
-  )
-})).pipe(
+const TestServer = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const tmp = yield* FileSystem.FileSystem.pipe(Effect.flatMap((fs) => fs.makeTempDirectoryScoped()))
+    return ServeLive(["api"]).pipe(Layer.provideMerge(configLayer({ port: 0, dataDir: join(tmp, "nested", "data") })))
+  })
+).pipe(
   Layer.provide(NodeContext.layer),
   // The request log would only clutter the test output.
   Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )
 
 const request = (path: string, init?: RequestInit) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { address } = yield* HttpServer.HttpServer
     const response = yield* Effect.promise(() => fetch(`${HttpServer.formatAddress(address)}${path}`, init))
     const body: unknown = yield* Effect.promise(() => response.json())
@@ -139,33 +143,37 @@ const request = (path: string, init?: RequestInit) =>
 
 layer(TestServer, { excludeTestServices: true, timeout: "60 seconds" })("serve", (it) => {
   it.effect("creates the data dir", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dataDir } = yield* CandorConfig
       expect(existsSync(dataDir)).toBe(true)
-    }))
+    })
+  )
 
   it.effect("GET /health/live answers 200 JSON", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const res = yield* request("/health/live")
       expect(res).toStrictEqual({ status: 200, contentType: "application/json", body: { status: "ok" } })
-    }))
+    })
+  )
 
   it.effect("GET /health/ready answers 200 JSON once the store and the bus answer", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const res = yield* request("/health/ready")
       expect(res).toStrictEqual({
         status: 200,
         contentType: "application/json",
         body: { status: "ready", checks: { store: "ok", bus: "ok" } }
       })
-    }))
+    })
+  )
 
   it.effect("an unknown path, or a known path with another method, answers 404 {error}", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const expected = { status: 404, contentType: "application/json", body: { error: "not found" } }
       expect(yield* request("/nope?x=1")).toStrictEqual(expected)
       expect(yield* request("/health/live", { method: "POST" })).toStrictEqual(expected)
-    }))
+    })
+  )
 })
 
 // The bin, as a user runs it: `node bin/candor.js …` from an unrelated working directory.
@@ -182,7 +190,13 @@ describe("bin/candor.js", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "candor-serve-"))
     const child = spawn(process.execPath, [bin, "serve"], {
       cwd: tmpdir(),
-      env: { ...process.env, PORT: String(port), GATEWAY_PORT: String(gatewayPort), CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        GATEWAY_PORT: String(gatewayPort),
+        CANDOR_DATA_DIR: dataDir,
+        LOG_LEVEL: "info"
+      },
       stdio: ["ignore", "pipe", "inherit"]
     })
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -216,11 +230,20 @@ const spawnServe = (env: Record<string, string>) => {
   const dataDir = mkdtempSync(join(tmpdir(), "candor-serve-"))
   const child = spawn(process.execPath, [bin, "serve"], {
     cwd: tmpdir(),
-    env: { ...process.env, CANDOR_DATA_DIR: dataDir, LOG_LEVEL: "info", DATABASE_URL: "", NATS_URL: "", HOST: "127.0.0.1", ...env },
+    env: {
+      ...process.env,
+      CANDOR_DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+      DATABASE_URL: "",
+      NATS_URL: "",
+      HOST: "127.0.0.1",
+      ...env
+    },
     stdio: ["ignore", "pipe", "pipe"]
   })
   const lines: Array<string> = []
-  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on("line", (line) => lines.push(line))
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on("line", (line) => lines.push(line))
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
   return {
     child,
@@ -250,9 +273,11 @@ describe("bound ports", () => {
     it(`${variable} in use: one clear error line, no stack trace, a non-zero exit`, async () => {
       const taken = await occupy()
       const other = await freePort()
-      const serve = spawnServe(variable === "PORT"
-        ? { PORT: String(taken.port), GATEWAY_PORT: String(other) }
-        : { PORT: String(other), GATEWAY_PORT: String(taken.port) })
+      const serve = spawnServe(
+        variable === "PORT"
+          ? { PORT: String(taken.port), GATEWAY_PORT: String(other) }
+          : { PORT: String(other), GATEWAY_PORT: String(taken.port) }
+      )
       try {
         const code = await serve.exited
         expect(code).not.toBe(0)
@@ -275,7 +300,9 @@ describe("bound ports", () => {
     try {
       const listening = await new Promise<Record<string, any>>((resolve, reject) => {
         const check = () => {
-          const line = serve.lines.map((l) => (l.startsWith("{") ? JSON.parse(l) : {})).find((l) => l.message === "listening")
+          const line = serve.lines
+            .map((l) => (l.startsWith("{") ? JSON.parse(l) : {}))
+            .find((l) => l.message === "listening")
           if (line !== undefined) resolve(line)
         }
         serve.child.stdout!.on("data", () => setImmediate(check))
@@ -305,6 +332,6 @@ const freePort = () =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject())
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
     })
   })

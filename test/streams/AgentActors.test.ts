@@ -22,15 +22,23 @@ const counting = Effect.map(Store, (store) => {
   const reads = { context: 0, history: 0 }
   const counted = Store.of({
     ...store,
-    activeCard: (agentId) => Effect.zipRight(Effect.sync(() => void reads.context++), store.activeCard(agentId)),
-    recentTraces: (agentId, limit) => Effect.zipRight(Effect.sync(() => void reads.history++), store.recentTraces(agentId, limit))
+    activeCard: (agentId) =>
+      Effect.zipRight(
+        Effect.sync(() => void reads.context++),
+        store.activeCard(agentId)
+      ),
+    recentTraces: (agentId, limit) =>
+      Effect.zipRight(
+        Effect.sync(() => void reads.history++),
+        store.recentTraces(agentId, limit)
+      )
   })
   return { reads, counted }
 })
 
 layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
   it.scoped("reads contexts again within the TTL, spread over its second half", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { counted, reads } = yield* counting
       const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, counted))
       const agents = Array.from({ length: 200 }, (_, i) => `agt-ttl-${i}`)
@@ -46,10 +54,11 @@ layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
       // Every one by the TTL, and each once.
       yield* actors.getAll(agents, CONTEXT_TTL_MS)
       expect(reads.context).toBe(400)
-    }))
+    })
+  )
 
   it.scoped("replays the history of an agent the store has seen, and only then", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { counted, reads } = yield* counting
       const seen = "agt-replay-seen"
       expect(yield* counted.commitBatch(makeInputs(seen, fresh(seen), 3).inputs)).toEqual({ _tag: "Committed" })
@@ -58,5 +67,6 @@ layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
       expect(reads.history).toBe(1)
       expect(states.get(seen)?.log.head.position).toBe(3)
       expect(states.get("agt-replay-new")?.log.head.position).toBe(0)
-    }))
+    })
+  )
 })

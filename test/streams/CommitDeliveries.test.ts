@@ -42,7 +42,11 @@ interface Settled {
 const settledNone = (): Settled => ({ acked: 0, naks: [], working: 0, dead: [] })
 
 /** A delivery of `payload` that counts how it was settled. */
-const deliveryOf = <P extends { readonly agent_id: string }>(payload: P, settled: Settled, deliveryCount = 1): Delivery => ({
+const deliveryOf = <P extends { readonly agent_id: string }>(
+  payload: P,
+  settled: Settled,
+  deliveryCount = 1
+): Delivery => ({
   subject: eventSubject(payload.agent_id),
   payload: JSON.parse(JSON.stringify(payload)),
   deliveryCount,
@@ -57,13 +61,17 @@ const flaky = (store: Store["Type"], down: { failing: boolean; unreachable: bool
   Store.of({
     ...store,
     commitBatch: (inputs) =>
-      down.failing ? Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection refused" })) : store.commitBatch(inputs),
-    ping: Effect.suspend(() => (down.unreachable ? Effect.fail(new StoreError({ operation: "ping", cause: "connection refused" })) : store.ping))
+      down.failing
+        ? Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection refused" }))
+        : store.commitBatch(inputs),
+    ping: Effect.suspend(() =>
+      down.unreachable ? Effect.fail(new StoreError({ operation: "ping", cause: "connection refused" })) : store.ping
+    )
   })
 
 /** Moves the TestClock on a second at a time until the fiber is done. */
 const runOnTestClock = <A>(fiber: Fiber.RuntimeFiber<A>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 600 && fiber.unsafePoll() === null; i++) yield* TestClock.adjust("1 second")
     return yield* Fiber.join(fiber)
   })
@@ -72,13 +80,17 @@ const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.laye
 
 layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
   it.scoped("commits first deliveries and catches a duplicate among them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const actors = yield* makeAgentActors(defaultActorsOptions)
       const agentId = "agt-cd-dup"
       const first = gatewayEvent(agentId)
       const settled = settledNone()
-      expect(yield* commitDeliveries(actors, [deliveryOf(first, settled)], options))
-        .toMatchObject({ committed: 1, duplicates: 0, invalid: 0, retried: 0 })
+      expect(yield* commitDeliveries(actors, [deliveryOf(first, settled)], options)).toMatchObject({
+        committed: 1,
+        duplicates: 0,
+        invalid: 0,
+        retried: 0
+      })
       // The same checkpoint published again (beyond the bus's duplicate window): a first delivery too.
       const next = gatewayEvent(agentId)
       const outcome = yield* commitDeliveries(actors, [deliveryOf(first, settled), deliveryOf(next, settled)], options)
@@ -87,10 +99,11 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
       const store = yield* Store
       expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
       expect((yield* store.loadLogState(agentId)).head.position).toBe(2)
-    }))
+    })
+  )
 
   it.scoped("holds a batch through a store outage, keeping its deliveries alive, and commits it after", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const down = { failing: true, unreachable: true }
       const store = flaky(yield* Store, down)
       const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, store))
@@ -98,7 +111,10 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
       const agentId = "agt-cd-outage"
       // Fifth deliveries: handed back now, each would be dead-lettered on its next delivery.
       const deliveries = [1, 2, 3].map(() => deliveryOf(gatewayEvent(agentId), settled, 5))
-      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(Effect.provideService(Store, store), Effect.fork)
+      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(
+        Effect.provideService(Store, store),
+        Effect.fork
+      )
       // Two minutes of outage: four times the bus's ack wait.
       yield* TestClock.adjust("2 minutes")
       expect(fiber.unsafePoll()).toBeNull()
@@ -109,31 +125,41 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
       expect(yield* runOnTestClock(fiber)).toMatchObject({ committed: 3, duplicates: 0, invalid: 0, retried: 0 })
       expect(settled).toMatchObject({ acked: 3, naks: [], dead: [] })
       expect((yield* store.loadLogState(agentId)).head.position).toBe(3)
-    }))
+    })
+  )
 
   it.scoped("hands back a batch a reachable store keeps refusing, later with each delivery", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const down = { failing: true, unreachable: false }
       const store = flaky(yield* Store, down)
       const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, store))
       const settled = settledNone()
       const deliveries = [1, 2, 3, 4, 5].map((count) => deliveryOf(gatewayEvent("agt-cd-refused"), settled, count))
-      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(Effect.provideService(Store, store), Effect.fork)
+      const fiber = yield* commitDeliveries(actors, deliveries, options).pipe(
+        Effect.provideService(Store, store),
+        Effect.fork
+      )
       expect(yield* runOnTestClock(fiber)).toMatchObject({ committed: 0, duplicates: 0, invalid: 0, retried: 5 })
       expect(settled).toMatchObject({ acked: 0, naks: [1_000, 4_000, 16_000, 60_000, 60_000], dead: [] })
-    }))
+    })
+  )
 
   it.scoped("dead-letters an invalid event with the reason and commits the rest", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const actors = yield* makeAgentActors(defaultActorsOptions)
       const settled = settledNone()
-      const outcome = yield* commitDeliveries(actors, [
-        deliveryOf({ agent_id: "agt-cd-invalid", type: "gateway.response" }, settled),
-        deliveryOf(gatewayEvent("agt-cd-invalid"), settled)
-      ], options)
+      const outcome = yield* commitDeliveries(
+        actors,
+        [
+          deliveryOf({ agent_id: "agt-cd-invalid", type: "gateway.response" }, settled),
+          deliveryOf(gatewayEvent("agt-cd-invalid"), settled)
+        ],
+        options
+      )
       expect(outcome).toMatchObject({ committed: 1, duplicates: 0, invalid: 1, retried: 0 })
       expect(settled).toMatchObject({ acked: 1, naks: [] })
       expect(settled.dead).toHaveLength(1)
       expect(settled.dead[0]).toContain("checkpoint")
-    }))
+    })
+  )
 })

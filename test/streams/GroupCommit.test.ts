@@ -12,16 +12,19 @@ import { type CommitInput, type CommitResult, StoreError } from "../../adapters/
 import { type Commit, makeGroupCommit } from "../../streams/GroupCommit.js"
 import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
 
-const batchOf = (agentId: string, count = 1): ReadonlyArray<CommitInput> => makeInputs(agentId, fresh(agentId), count).inputs
+const batchOf = (agentId: string, count = 1): ReadonlyArray<CommitInput> =>
+  makeInputs(agentId, fresh(agentId), count).inputs
 const agentsOf = (inputs: ReadonlyArray<CommitInput>) => [...new Set(inputs.map((input) => input.checkpoint.agent_id))]
 
 /**
  * A `commitBatch` that records the agents of each call, holds the first call until `release`, and
  * answers with `answer` (by default: committed).
  */
-const recording = (answer: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<CommitResult, StoreError> = () =>
-  Effect.succeed({ _tag: "Committed" })) =>
-  Effect.gen(function*() {
+const recording = (
+  answer: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect<CommitResult, StoreError> = () =>
+    Effect.succeed({ _tag: "Committed" })
+) =>
+  Effect.gen(function* () {
     const calls: Array<ReadonlyArray<string>> = []
     const release = yield* Deferred.make<void>()
     const commit: Commit = (inputs) =>
@@ -33,8 +36,12 @@ const recording = (answer: (inputs: ReadonlyArray<CommitInput>) => Effect.Effect
   })
 
 /** Forks `submit` for each batch once the first call is held, so the others queue behind it. */
-const submitBehindFirst = (group: Commit, batches: ReadonlyArray<ReadonlyArray<CommitInput>>, calls: ReadonlyArray<unknown>) =>
-  Effect.gen(function*() {
+const submitBehindFirst = (
+  group: Commit,
+  batches: ReadonlyArray<ReadonlyArray<CommitInput>>,
+  calls: ReadonlyArray<unknown>
+) =>
+  Effect.gen(function* () {
     const first = yield* Effect.fork(group(batches[0]!))
     while (calls.length === 0) yield* Effect.yieldNow()
     const rest = yield* Effect.forEach(batches.slice(1), (batch) => Effect.fork(group(batch)))
@@ -47,7 +54,7 @@ const submitBehindFirst = (group: Commit, batches: ReadonlyArray<ReadonlyArray<C
 
 describe("GroupCommit", () => {
   it.scoped("commits the batches that waited together in one call", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { calls, commit, release } = yield* recording()
       const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 })
       const batches = ["a", "b", "c", "d"].map((agent) => batchOf(`gc-${agent}`, 2))
@@ -58,15 +65,17 @@ describe("GroupCommit", () => {
       expect(calls).toEqual([["gc-a"], ["gc-b", "gc-c", "gc-d"]])
       expect(yield* group([])).toEqual({ _tag: "Committed" })
       expect(calls).toHaveLength(2)
-    }))
+    })
+  )
 
   it.scoped("splits a merged conflict: only the batch that lost its race sees it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const loser = "gc-loser"
       const { calls, commit, release } = yield* recording((inputs) =>
         Effect.succeed(
           agentsOf(inputs).includes(loser) ? { _tag: "Conflict", agentIds: [loser] } : { _tag: "Committed" }
-        ))
+        )
+      )
       const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 })
       const batches = [batchOf("gc-first"), batchOf("gc-x"), batchOf(loser), batchOf("gc-y")]
       const fibers = yield* submitBehindFirst(group, batches, calls)
@@ -80,14 +89,16 @@ describe("GroupCommit", () => {
       ])
       // The merged call, then each of its batches alone.
       expect(calls).toEqual([["gc-first"], ["gc-x", loser, "gc-y"], ["gc-x"], [loser], ["gc-y"]])
-    }))
+    })
+  )
 
   it.scoped("fails every batch of a group whose commit failed while the database was unreachable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { calls, commit, release } = yield* recording((inputs) =>
         agentsOf(inputs).includes("gc-first")
           ? Effect.succeed({ _tag: "Committed" })
-          : Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection lost" })))
+          : Effect.fail(new StoreError({ operation: "commitBatch", cause: "connection lost" }))
+      )
       const unreachable = Effect.fail(new StoreError({ operation: "ping", cause: "connection refused" }))
       const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 }, unreachable)
       const fibers = yield* submitBehindFirst(group, [batchOf("gc-first"), batchOf("gc-p"), batchOf("gc-q")], calls)
@@ -95,25 +106,32 @@ describe("GroupCommit", () => {
       const results = yield* Effect.forEach(fibers, (fiber) => Effect.either(Fiber.join(fiber)))
       expect(results.map((result) => result._tag)).toEqual(["Right", "Left", "Left"])
       expect(calls).toEqual([["gc-first"], ["gc-p", "gc-q"]])
-    }))
+    })
+  )
 
   it.scoped("splits a merged failure while the database answers: only the refused batch fails", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const poison = "gc-poison"
       const { calls, commit, release } = yield* recording((inputs) =>
         agentsOf(inputs).includes(poison)
           ? Effect.fail(new StoreError({ operation: "commitBatch", cause: "invalid input" }))
-          : Effect.succeed({ _tag: "Committed" }))
+          : Effect.succeed({ _tag: "Committed" })
+      )
       const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000 }, Effect.void)
-      const fibers = yield* submitBehindFirst(group, [batchOf("gc-first"), batchOf("gc-p"), batchOf(poison), batchOf("gc-q")], calls)
+      const fibers = yield* submitBehindFirst(
+        group,
+        [batchOf("gc-first"), batchOf("gc-p"), batchOf(poison), batchOf("gc-q")],
+        calls
+      )
       yield* release
       const results = yield* Effect.forEach(fibers, (fiber) => Effect.either(Fiber.join(fiber)))
       expect(results.map((result) => result._tag)).toEqual(["Right", "Right", "Left", "Right"])
       expect(calls).toEqual([["gc-first"], ["gc-p", poison, "gc-q"], ["gc-p"], [poison], ["gc-q"]])
-    }))
+    })
+  )
 
   it.scoped("stops adding batches to a group at maxInputs", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { calls, commit, release } = yield* recording()
       const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 4 })
       const batches = ["first", "a", "b", "c", "d"].map((agent) => batchOf(`gc-${agent}`, 2))
@@ -121,10 +139,11 @@ describe("GroupCommit", () => {
       yield* release
       yield* Fiber.joinAll(fibers)
       expect(calls).toEqual([["gc-first"], ["gc-a", "gc-b"], ["gc-c", "gc-d"]])
-    }))
+    })
+  )
 
   it.scoped("runs `concurrency` commits at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let running = 0
       let most = 0
       const gate = yield* Deferred.make<void>()
@@ -140,5 +159,6 @@ describe("GroupCommit", () => {
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.joinAll(fibers)
       expect(most).toBe(2)
-    }))
+    })
+  )
 })

@@ -22,13 +22,19 @@ const StoreLayer = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.
 const Greeting = Schema.Struct({ to: Schema.String, times: Schema.Number })
 
 const insert = (kind: string, payload: unknown) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`insert into outbox (kind, payload, due_at, created_at) values (${kind}, ${JSON.stringify(payload)}::json, now(), now())`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`insert into outbox (kind, payload, due_at, created_at) values (${kind}, ${JSON.stringify(payload)}::json, now(), now())`
+  )
 
 const rows = (kind: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ payload: string; attempts: number; dead: boolean; last_error: string | null }>`
-      select payload::text as payload, attempts, dead, last_error from outbox where kind = ${kind} order by id`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ payload: string; attempts: number; dead: boolean; last_error: string | null }>`
+      select payload::text as payload, attempts, dead, last_error from outbox where kind = ${kind} order by id`
+  )
 
 /** Polls `check` until it holds, with a deadline. */
 const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean, what: string) =>
@@ -41,7 +47,7 @@ const options = (kind: string) => ({ ...relayDefaults, kind, backoffMs: () => 20
 
 layer(StoreLayer, { timeout: "60 seconds", excludeTestServices: true })("outbox relay", (it) => {
   it.scoped("a payload that does not decode is kept as dead at once; the others are sent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kind = "greeting"
       yield* insert(kind, { to: "ada", times: 1 })
       yield* insert(kind, { to: "bob", times: "twice" })
@@ -56,18 +62,30 @@ layer(StoreLayer, { timeout: "60 seconds", excludeTestServices: true })("outbox 
       const left = yield* eventually(rows(kind), (all) => all.every((row) => row.dead), "only dead items left")
       expect(yield* Ref.get(sent)).toEqual(["ada", "cyd"])
       expect(left).toEqual([
-        { payload: JSON.stringify({ to: "bob", times: "twice" }), attempts: 1, dead: true, last_error: "malformed payload: times" },
-        { payload: JSON.stringify("not an object"), attempts: 1, dead: true, last_error: "malformed payload: (payload)" }
+        {
+          payload: JSON.stringify({ to: "bob", times: "twice" }),
+          attempts: 1,
+          dead: true,
+          last_error: "malformed payload: times"
+        },
+        {
+          payload: JSON.stringify("not an object"),
+          attempts: 1,
+          dead: true,
+          last_error: "malformed payload: (payload)"
+        }
       ])
-    }))
+    })
+  )
 
   it.scoped("a handler that fails is retried, then kept as dead after its last attempt", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kind = "flaky"
       yield* insert(kind, { to: "ada", times: 1 })
       const handle = () => Effect.fail("receiver down")
       yield* Effect.forkScoped(runRelay({ ...options(kind), maxAttempts: 3 }, handle, yield* Queue.sliding<void>(1)))
       const [row] = yield* eventually(rows(kind), (all) => all[0]?.dead === true, "dead")
       expect(row).toMatchObject({ attempts: 3, dead: true, last_error: "delivery failed" })
-    }))
+    })
+  )
 })

@@ -41,16 +41,17 @@ const publish = (event: ReturnType<typeof gatewayEvent>) =>
 
 layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent actors on the embedded default", (it) => {
   it.effect("commits every event into a verifiable chain and Merkle log per agent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const agents = Array.from({ length: 6 }, (_, i) => `agt-pipe-${i}`)
       const events = Array.from({ length: 120 }, (_, i) => gatewayEvent(agents[i % agents.length]!))
       yield* Effect.forEach(events, publish, { concurrency: 16, discard: true })
       yield* awaitCommitted(agents, events.length)
       for (const agentId of agents) expect(yield* verifyAgentRecord(agentId, key, logOrigin)).toBe(20)
-    }))
+    })
+  )
 
   it.effect("a republished event is a duplicate: acked, not committed twice", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const agentId = "agt-dup"
       const first = gatewayEvent(agentId)
       yield* publish(first)
@@ -62,10 +63,11 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent act
       const store = yield* Store
       expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
       expect(yield* verifyAgentRecord(agentId, key, logOrigin)).toBe(2)
-    }))
+    })
+  )
 
   it.scoped("an event as the gateway builds and publishes it is decoded and committed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const agentId = "agt-from-gateway"
       const { publish: publishFromGateway } = yield* makeEventPublisher("candor")
       const event = buildResponseEvent({
@@ -84,26 +86,31 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent act
       const store = yield* Store
       const page = yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })
       expect(page.items.map((c) => c.checkpoint_id)).toEqual([event.checkpoint.checkpoint_id])
-    }))
+    })
+  )
 
   it.scoped("an invalid event goes to the dead-letter subject and does not stop the partition", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bus = yield* Bus
       const dead = yield* bus.subscribe("candor.dead.")
       const agentId = "agt-bad"
       yield* bus.publish(eventSubject(agentId, "candor", PARTITIONS), { type: "gateway.response", agent_id: agentId })
       const letter = yield* dead.take
-      expect(letter.subject).toBe(`candor.dead.events.${eventSubject(agentId, "candor", PARTITIONS).split(".")[2]}.${agentId}`)
+      expect(letter.subject).toBe(
+        `candor.dead.events.${eventSubject(agentId, "candor", PARTITIONS).split(".")[2]}.${agentId}`
+      )
       yield* publish(gatewayEvent(agentId))
       yield* awaitCommitted([agentId], 1)
-    }))
+    })
+  )
 
   it.scoped("three violations in a session raise one drift alert, stored and published", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bus = yield* Bus
       const agentId = "agt-drift"
       const alerts = yield* bus.subscribe(`candor.alerts.${agentId}`)
-      for (let i = 0; i < 4; i++) yield* publish(gatewayEvent(agentId, { sessionId: "ses-drift", concerns: [violation] }))
+      for (let i = 0; i < 4; i++)
+        yield* publish(gatewayEvent(agentId, { sessionId: "ses-drift", concerns: [violation] }))
       yield* awaitCommitted([agentId], 4)
       const alert = yield* alerts.take
       expect(alert.payload).toMatchObject({ agent_id: agentId, session_id: "ses-drift", sustained_checks: 3 })
@@ -112,5 +119,6 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent act
       const page = yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })
       expect(page.items.every((c) => c.verdict === "boundary_violation")).toBe(true)
       expect(page.items.map((c) => c.window_position.window_size).sort()).toEqual([1, 2, 3, 4])
-    }))
+    })
+  )
 })

@@ -17,22 +17,30 @@ import { Store } from "../../adapters/store/Store.js"
 export const committedCount = (agentIds: ReadonlyArray<string>) =>
   Effect.flatMap(Store, (store) =>
     Effect.map(
-      Effect.forEach(agentIds, (agentId) => store.listCheckpoints({ agentId, limit: 1, offset: 0 }), { concurrency: 8 }),
+      Effect.forEach(agentIds, (agentId) => store.listCheckpoints({ agentId, limit: 1, offset: 0 }), {
+        concurrency: 8
+      }),
       (pages) => pages.reduce((sum, page) => sum + page.total, 0)
-    ))
+    )
+  )
 
 /** Waits (polling the store, with a deadline) until `count` checkpoints of these agents are committed. */
 export const awaitCommitted = (agentIds: ReadonlyArray<string>, count: number, timeoutMs = 60_000) =>
   committedCount(agentIds).pipe(
-    Effect.filterOrFail((n) => n >= count, (n) => new Error(`${n} of ${count} committed`)),
+    Effect.filterOrFail(
+      (n) => n >= count,
+      (n) => new Error(`${n} of ${count} committed`)
+    ),
     Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo(`${timeoutMs} millis`)))
   )
 
 export const verifyAgentRecord = (agentId: string, key: SigningKey, logOrigin: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* Store
     const page = yield* store.listCheckpoints({ agentId, limit: 1000, offset: 0 })
-    const certificates = yield* Effect.forEach(page.items, (c) => store.getCertificate(c.checkpoint_id), { concurrency: 8 })
+    const certificates = yield* Effect.forEach(page.items, (c) => store.getCertificate(c.checkpoint_id), {
+      concurrency: 8
+    })
     const byPosition = certificates.map((c) => c!).sort((a, b) => a.chain.position - b.chain.position)
     const resolveKey = (id: string) => (id === key.keyId ? key.publicKey : undefined)
     const log = new MemoryMerkleLog()
@@ -52,13 +60,15 @@ export const verifyAgentRecord = (agentId: string, key: SigningKey, logOrigin: s
     // Every leaf is provably in the newest tree.
     for (const certificate of byPosition) {
       const proof = yield* store.inclusionProof(agentId, certificate.merkle.leaf_index, byPosition.length)
-      expect(verifyInclusion({
-        leafIndex: certificate.merkle.leaf_index,
-        treeSize: byPosition.length,
-        leafHash: fromHex(certificate.merkle.leaf_hash)!,
-        proof: proof!.map((h) => fromHex(h)!),
-        root: log.root()
-      })).toBe(true)
+      expect(
+        verifyInclusion({
+          leafIndex: certificate.merkle.leaf_index,
+          treeSize: byPosition.length,
+          leafHash: fromHex(certificate.merkle.leaf_hash)!,
+          proof: proof!.map((h) => fromHex(h)!),
+          root: log.root()
+        })
+      ).toBe(true)
     }
     return byPosition.length
   })

@@ -43,7 +43,12 @@ const run = (actor: AgentActorState, events: ReadonlyArray<ReturnType<typeof gat
   let state = actor
   let session: AipDriftState = emptyAipDriftState
   return events.map((event) => {
-    const step = attestEvent(state, session, event, { key, logOrigin: "candor.test", now: new Date(), subjectPrefix: "candor" })
+    const step = attestEvent(state, session, event, {
+      key,
+      logOrigin: "candor.test",
+      now: new Date(),
+      subjectPrefix: "candor"
+    })
     state = step.actor
     session = step.session
     return { event, outbox: step.input.outbox }
@@ -56,7 +61,10 @@ const webhooksOf = (outbox: ReadonlyArray<{ readonly kind: string; readonly payl
 describe("webhook drafts of the actor's step", () => {
   it("sends each registration what it subscribed to, once, under its own name", () => {
     const actor = actorWith({ autoContainThreshold: 3, contained: false, webhooks: targets })
-    const events = [gatewayEvent(agentId), ...Array.from({ length: 3 }, () => gatewayEvent(agentId, { concerns: [violation] }))]
+    const events = [
+      gatewayEvent(agentId),
+      ...Array.from({ length: 3 }, () => gatewayEvent(agentId, { concerns: [violation] }))
+    ]
     const steps = run(actor, events)
     const sent = steps.map(({ outbox }) => webhooksOf(outbox).map((p) => [p.registration_id, p.event]))
     expect(sent[0]).toEqual([["reg-verdicts", "verdict"]])
@@ -89,7 +97,14 @@ describe("webhook drafts of the actor's step", () => {
         checkpoint_id: event.checkpoint.checkpoint_id,
         certificate_id: `cert-${event.checkpoint.checkpoint_id.slice(3)}`,
         verdict: "boundary_violation",
-        concerns: [{ category: violation.category, severity: violation.severity, description: violation.description, relevant_conscience_value: null }]
+        concerns: [
+          {
+            category: violation.category,
+            severity: violation.severity,
+            description: violation.description,
+            relevant_conscience_value: null
+          }
+        ]
       }
     })
     expect(JSON.stringify(step!.outbox)).not.toContain(violation.evidence)
@@ -99,7 +114,9 @@ describe("webhook drafts of the actor's step", () => {
     const violations = Array.from({ length: 3 }, () => gatewayEvent(agentId, { concerns: [violation] }))
     const none = run(actorWith({ autoContainThreshold: 3, contained: false, webhooks: [] }), violations)
     expect(none.flatMap(({ outbox }) => webhooksOf(outbox))).toEqual([])
-    const decisions = none[2]!.outbox.filter((draft) => draft.kind === DECISION_OUTBOX).map((d) => d.payload as DecisionPayload)
+    const decisions = none[2]!.outbox
+      .filter((draft) => draft.kind === DECISION_OUTBOX)
+      .map((d) => d.payload as DecisionPayload)
     const pause = decisions.find((d) => d.agent_state !== undefined)
     expect(pause?.agent_state).toMatchObject({
       agent_id: agentId,
@@ -109,7 +126,9 @@ describe("webhook drafts of the actor's step", () => {
       containment: { status: "paused" }
     })
     const contained = run(actorWith({ autoContainThreshold: 3, contained: true, webhooks: targets }), violations)
-    const paused = contained.flatMap(({ outbox }) => outbox).filter((d) => (d.payload as DecisionPayload).agent_state !== undefined)
+    const paused = contained
+      .flatMap(({ outbox }) => outbox)
+      .filter((d) => (d.payload as DecisionPayload).agent_state !== undefined)
     expect(paused).toEqual([])
     expect(contained.flatMap(({ outbox }) => webhooksOf(outbox)).map((p) => p.event)).not.toContain("agent.paused")
   })

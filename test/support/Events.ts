@@ -45,7 +45,13 @@ export const gatewayEvent = (agentId: string, options: EventOptions = {}): Gatew
       verdict,
       concerns,
       reasoning_summary: verdict === "clear" ? "no concerns" : "injection",
-      conscience_context: { values_checked: [], conflicts: [], supports: [], considerations: [], consultation_depth: "surface" },
+      conscience_context: {
+        values_checked: [],
+        conflicts: [],
+        supports: [],
+        considerations: [],
+        consultation_depth: "surface"
+      },
       window_position: { index: 0, window_size: 0 },
       analysis_metadata: {
         analysis_model: "rules",
@@ -63,9 +69,10 @@ export const gatewayEvent = (agentId: string, options: EventOptions = {}): Gatew
       trace_id: traceId,
       agent_id: agentId,
       timestamp,
-      action: options.tool !== undefined
-        ? { type: "execute", name: options.tool, category: "bounded" }
-        : { type: "recommend", name: "respond", category: "bounded" },
+      action:
+        options.tool !== undefined
+          ? { type: "execute", name: options.tool, category: "bounded" }
+          : { type: "recommend", name: "respond", category: "bounded" },
       decision: { selected: options.tool ?? "respond", selection_reasoning: "", values_applied: [] },
       context: { session_id: sessionId, metadata: { provider: "anthropic" } }
     }

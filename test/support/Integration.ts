@@ -25,13 +25,14 @@ export const describeIntegration = (needs: Needs, name: string, body: () => void
 }
 
 /** @effect/vitest's `layer(layer_, options)(name, f)`, skipped when a server in `needs` is not available. */
-export const layerIntegration = <R, E, const ExcludeTestServices extends boolean = false>(
-  needs: Needs,
-  layer_: Layer.Layer<R, E>,
-  options?: {
-    readonly timeout?: Duration.DurationInput
-    readonly excludeTestServices?: ExcludeTestServices
-  }
-) =>
-(name: string, f: (it: Vitest.MethodsNonLive<R, ExcludeTestServices>) => void): void =>
-  describeIntegration(needs, name, () => layer(layer_, options)(f))
+export const layerIntegration =
+  <R, E, const ExcludeTestServices extends boolean = false>(
+    needs: Needs,
+    layer_: Layer.Layer<R, E>,
+    options?: {
+      readonly timeout?: Duration.DurationInput
+      readonly excludeTestServices?: ExcludeTestServices
+    }
+  ) =>
+  (name: string, f: (it: Vitest.MethodsNonLive<R, ExcludeTestServices>) => void): void =>
+    describeIntegration(needs, name, () => layer(layer_, options)(f))

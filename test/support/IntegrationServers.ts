@@ -29,7 +29,8 @@ const configured = (server: Server): string | undefined => {
 }
 
 /** The servers whose tests are skipped in this run: none in CI, else those not configured. */
-export const skippedServers = (): ReadonlyArray<Server> => (inCi() ? [] : SERVERS.filter((s) => configured(s) === undefined))
+export const skippedServers = (): ReadonlyArray<Server> =>
+  inCi() ? [] : SERVERS.filter((s) => configured(s) === undefined)
 
 /** Whether tests needing all of `servers` are skipped in this run. */
 export const skips = (servers: ReadonlyArray<Server>): boolean => servers.some((s) => skippedServers().includes(s))
@@ -38,8 +39,10 @@ export const skips = (servers: ReadonlyArray<Server>): boolean => servers.some((
 export const skipNotice = (): string | undefined => {
   const missing = skippedServers()
   if (missing.length === 0) return undefined
-  return `integration tests skipped: no ${missing.map((s) => serverEnv[s]).join(" / ")}; run them with ` +
+  return (
+    `integration tests skipped: no ${missing.map((s) => serverEnv[s]).join(" / ")}; run them with ` +
     "`CI=true TEST_DATABASE_URL=postgres://… TEST_NATS_URL=nats://… npm test` or `bash .ci/run`"
+  )
 }
 
 const DEFAULT_PORT: Readonly<Record<Server, number>> = { postgres: 5432, nats: 4222 }

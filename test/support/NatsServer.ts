@@ -19,7 +19,9 @@ export const freePort = (): Promise<number> =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
     })
   })
 
@@ -36,13 +38,15 @@ export interface NatsServerProcess {
 }
 
 /** Started, and stopped (its storage removed) when the scope closes. */
-export const natsServer: Effect.Effect<NatsServerProcess, Error, Scope.Scope> = Effect.gen(function*() {
+export const natsServer: Effect.Effect<NatsServerProcess, Error, Scope.Scope> = Effect.gen(function* () {
   const port = yield* Effect.promise(freePort)
   const dir = mkdtempSync(join(tmpdir(), "candor-nats-"))
   let child: ChildProcess | undefined
 
   const start = Effect.async<void, Error>((resume) => {
-    const p = spawn(BINARY, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: ["ignore", "ignore", "pipe"] })
+    const p = spawn(BINARY, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], {
+      stdio: ["ignore", "ignore", "pipe"]
+    })
     child = p
     let output = ""
     let ready = false
@@ -55,7 +59,8 @@ export const natsServer: Effect.Effect<NatsServerProcess, Error, Scope.Scope> = 
       }
     })
     p.once("exit", (code, signal) => {
-      if (!ready) resume(Effect.fail(new Error(`nats-server exited (${code ?? signal}) before it was ready: ${output}`)))
+      if (!ready)
+        resume(Effect.fail(new Error(`nats-server exited (${code ?? signal}) before it was ready: ${output}`)))
     })
   })
 
@@ -69,6 +74,7 @@ export const natsServer: Effect.Effect<NatsServerProcess, Error, Scope.Scope> = 
     })
 
   yield* Effect.acquireRelease(start, () =>
-    signal("SIGKILL").pipe(Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
+    signal("SIGKILL").pipe(Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  )
   return { url: `nats://127.0.0.1:${port}`, start, stop: signal("SIGTERM"), kill: signal("SIGKILL") }
 })

@@ -23,16 +23,18 @@ const withDatabase = (url: string, database: string): string => {
 }
 
 /** Creates a database `candor_test_<random>`; its URL is good until the scope closes, which drops it. */
-export const throwawayDatabase: Effect.Effect<Redacted.Redacted<string>, SqlError, Scope.Scope> = Effect.gen(function* () {
-  const serverUrl = testDatabaseUrl()
-  const admin = yield* PgClient.make({ url: Redacted.make(serverUrl), applicationName: "candor-test-admin" })
-  const name = `candor_test_${randomBytes(6).toString("hex")}`
-  yield* Effect.acquireRelease(admin.unsafe(`create database ${name}`), () =>
-    // FORCE ends the connections a failed test may have left open.
-    Effect.orDie(admin.unsafe(`drop database if exists ${name} with (force)`))
-  )
-  return Redacted.make(withDatabase(serverUrl, name))
-}).pipe(Effect.provide(Reactivity.layer))
+export const throwawayDatabase: Effect.Effect<Redacted.Redacted<string>, SqlError, Scope.Scope> = Effect.gen(
+  function* () {
+    const serverUrl = testDatabaseUrl()
+    const admin = yield* PgClient.make({ url: Redacted.make(serverUrl), applicationName: "candor-test-admin" })
+    const name = `candor_test_${randomBytes(6).toString("hex")}`
+    yield* Effect.acquireRelease(admin.unsafe(`create database ${name}`), () =>
+      // FORCE ends the connections a failed test may have left open.
+      Effect.orDie(admin.unsafe(`drop database if exists ${name} with (force)`))
+    )
+    return Redacted.make(withDatabase(serverUrl, name))
+  }
+).pipe(Effect.provide(Reactivity.layer))
 
 /** A `PgClient` on a fresh database, dropped when the layer is released. */
 export const layerClient: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> = Layer.unwrapScoped(

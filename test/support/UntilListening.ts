@@ -29,7 +29,10 @@ export const untilListening = (
       })
     }
     child.once("exit", (code, signal) =>
-      finish(Effect.fail(new Error(`${options.name} exited (${code ?? signal}) before it was ready:\n${lines.join("\n")}`))))
+      finish(
+        Effect.fail(new Error(`${options.name} exited (${code ?? signal}) before it was ready:\n${lines.join("\n")}`))
+      )
+    )
   }).pipe(
     Effect.timeoutFail({
       duration: options.timeout,

@@ -60,7 +60,7 @@ const exitOf = (child: ChildProcess): Effect.Effect<WorkerExit> =>
 
 /** Spawns a worker and waits until it is serving (its "listening" line); killed when the scope closes. */
 export const startWorker = (options: WorkerProcessOptions): Effect.Effect<WorkerProcess, Error, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const port = yield* Effect.promise(freePort)
     const dataDir = mkdtempSync(join(tmpdir(), `candor-${options.workerId}-`))
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CANDOR_KEYS.test(key)))

@@ -24,7 +24,7 @@ const hexes = (list: ReadonlyArray<string>) => list.map((hex) => fromHex(hex)!)
 
 layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public verification API", (it) => {
   it.effect("GET /v1/keys lists the registered signing key, base64, with no credentials", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const { active } = yield* SigningKeys
       const res = yield* api.call("GET", "/v1/keys")
@@ -41,73 +41,103 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         expires_at: null
       })
       expect(keyIdOf(fromBase64(key.public_key)!)).toBe(key.key_id)
-    }))
+    })
+  )
 
-  it.effect("certificates, Merkle roots and inclusion proofs verify with the listed keys, now and at an older size", () =>
-    Effect.gen(function*() {
-      const api = yield* ApiHarness
-      const agentId = "agt-verify-merkle"
-      const ids = yield* commitEvents(agentId, [[], [review], [violation], [], [], []])
-      const keys = (yield* api.call("GET", "/v1/keys")).body.keys as Array<{ key_id: string; public_key: string }>
-      const publicKey = fromBase64(keys[0]!.public_key)!
-      const origin = originOf(agentId)
+  it.effect(
+    "certificates, Merkle roots and inclusion proofs verify with the listed keys, now and at an older size",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const agentId = "agt-verify-merkle"
+        const ids = yield* commitEvents(agentId, [[], [review], [violation], [], [], []])
+        const keys = (yield* api.call("GET", "/v1/keys")).body.keys as Array<{ key_id: string; public_key: string }>
+        const publicKey = fromBase64(keys[0]!.public_key)!
+        const origin = originOf(agentId)
 
-      const cert = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/certificate`)
-      expect(cert.status).toBe(200)
-      expect(cert.body).toMatchObject({ type: "IntegrityCertificate", subject: { checkpoint_id: ids[1], agent_id: agentId }, chain: { position: 1 } })
-      // The proof jobs run beside the test: a sampled checkpoint may already carry its verdict proof.
-      expect(verifyCertificate(cert.body, { resolveKey: () => publicKey, verifyVerdictProof }).errors).toEqual([])
+        const cert = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/certificate`)
+        expect(cert.status).toBe(200)
+        expect(cert.body).toMatchObject({
+          type: "IntegrityCertificate",
+          subject: { checkpoint_id: ids[1], agent_id: agentId },
+          chain: { position: 1 }
+        })
+        // The proof jobs run beside the test: a sampled checkpoint may already carry its verdict proof.
+        expect(verifyCertificate(cert.body, { resolveKey: () => publicKey, verifyVerdictProof }).errors).toEqual([])
 
-      const root = yield* api.call("GET", `/v1/agents/${agentId}/merkle-root`)
-      expect(root.status).toBe(200)
-      expect(root.body).toMatchObject({ agent_id: agentId, tree_size: 6, log_origin: origin })
-      expect(root.body.checkpoint).toBe(root.body.signed_tree_head)
-      const verifier = parseVerifierKey(root.body.note_verifier_key)!
-      expect(verifier).toEqual({ name: origin, publicKey })
-      const head = verifyCheckpointNote(root.body.signed_tree_head, [verifier], origin)!
-      expect(head.size).toBe(6)
-      expect(Buffer.from(head.root).toString("hex")).toBe(root.body.root)
+        const root = yield* api.call("GET", `/v1/agents/${agentId}/merkle-root`)
+        expect(root.status).toBe(200)
+        expect(root.body).toMatchObject({ agent_id: agentId, tree_size: 6, log_origin: origin })
+        expect(root.body.checkpoint).toBe(root.body.signed_tree_head)
+        const verifier = parseVerifierKey(root.body.note_verifier_key)!
+        expect(verifier).toEqual({ name: origin, publicKey })
+        const head = verifyCheckpointNote(root.body.signed_tree_head, [verifier], origin)!
+        expect(head.size).toBe(6)
+        expect(Buffer.from(head.root).toString("hex")).toBe(root.body.root)
 
-      // At the newest size (the default) and at an older one, each against its own signed root.
-      for (const [query, size] of [["", 6], ["?tree_size=3", 3], ["?tree_size=2", 2]] as const) {
-        const res = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof${query}`)
-        expect(res.status).toBe(200)
-        expect(res.body).toMatchObject({ checkpoint_id: ids[1], agent_id: agentId, leaf_index: 1, tree_size: size, leaf_hash: cert.body.merkle.leaf_hash })
-        expect(res.body.proof).toEqual(res.body.audit_path)
-        const signed = verifyCheckpointNote(res.body.signed_tree_head, [verifier], origin)!
-        expect(signed.size).toBe(size)
-        expect(Buffer.from(signed.root).toString("hex")).toBe(res.body.root)
-        expect(verifyInclusion({
-          leafIndex: 1,
-          treeSize: size,
-          leafHash: fromHex(res.body.leaf_hash)!,
-          proof: hexes(res.body.audit_path),
-          root: signed.root
-        })).toBe(true)
-      }
-      // The certificate checked against a signed tree head of its own size, through POST /v1/verify.
-      const atIssue = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof?tree_size=2`)
-      const checked = yield* api.call("POST", "/v1/verify", { body: { certificate: cert.body, signed_tree_head: atIssue.body.signed_tree_head } })
-      expect(checked.body).toMatchObject({ valid: true, checks: { signature: true, chain: true, merkle: true, verdict: true } })
-      const newer = yield* api.call("POST", "/v1/verify", { body: { certificate: cert.body, signed_tree_head: root.body.signed_tree_head } })
-      expect(newer.body.valid).toBe(false)
-      expect(newer.body.errors.join()).toContain("another tree")
+        // At the newest size (the default) and at an older one, each against its own signed root.
+        for (const [query, size] of [
+          ["", 6],
+          ["?tree_size=3", 3],
+          ["?tree_size=2", 2]
+        ] as const) {
+          const res = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof${query}`)
+          expect(res.status).toBe(200)
+          expect(res.body).toMatchObject({
+            checkpoint_id: ids[1],
+            agent_id: agentId,
+            leaf_index: 1,
+            tree_size: size,
+            leaf_hash: cert.body.merkle.leaf_hash
+          })
+          expect(res.body.proof).toEqual(res.body.audit_path)
+          const signed = verifyCheckpointNote(res.body.signed_tree_head, [verifier], origin)!
+          expect(signed.size).toBe(size)
+          expect(Buffer.from(signed.root).toString("hex")).toBe(res.body.root)
+          expect(
+            verifyInclusion({
+              leafIndex: 1,
+              treeSize: size,
+              leafHash: fromHex(res.body.leaf_hash)!,
+              proof: hexes(res.body.audit_path),
+              root: signed.root
+            })
+          ).toBe(true)
+        }
+        // The certificate checked against a signed tree head of its own size, through POST /v1/verify.
+        const atIssue = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof?tree_size=2`)
+        const checked = yield* api.call("POST", "/v1/verify", {
+          body: { certificate: cert.body, signed_tree_head: atIssue.body.signed_tree_head }
+        })
+        expect(checked.body).toMatchObject({
+          valid: true,
+          checks: { signature: true, chain: true, merkle: true, verdict: true }
+        })
+        const newer = yield* api.call("POST", "/v1/verify", {
+          body: { certificate: cert.body, signed_tree_head: root.body.signed_tree_head }
+        })
+        expect(newer.body.valid).toBe(false)
+        expect(newer.body.errors.join()).toContain("another tree")
 
-      // Bad sizes name the field; unknown ids are 404.
-      for (const query of ["?tree_size=1", "?tree_size=7", "?tree_size=0", "?tree_size=x"]) {
-        const res = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof${query}`)
-        expect(res.status).toBe(400)
-        expect(res.body.error).toMatch(/^tree_size/)
-      }
-      const unknown = yield* api.call("GET", "/v1/checkpoints/ic-00000000-0000-4000-8000-000000000000/inclusion-proof")
-      expect(unknown.status).toBe(404)
-      expect(unknown.body).toEqual({ error: expect.stringContaining("not found") })
-      expect((yield* api.call("GET", "/v1/checkpoints/nope/certificate")).status).toBe(404)
-      expect((yield* api.call("GET", "/v1/agents/agt-never-seen/merkle-root")).status).toBe(404)
-    }))
+        // Bad sizes name the field; unknown ids are 404.
+        for (const query of ["?tree_size=1", "?tree_size=7", "?tree_size=0", "?tree_size=x"]) {
+          const res = yield* api.call("GET", `/v1/checkpoints/${ids[1]}/inclusion-proof${query}`)
+          expect(res.status).toBe(400)
+          expect(res.body.error).toMatch(/^tree_size/)
+        }
+        const unknown = yield* api.call(
+          "GET",
+          "/v1/checkpoints/ic-00000000-0000-4000-8000-000000000000/inclusion-proof"
+        )
+        expect(unknown.status).toBe(404)
+        expect(unknown.body).toEqual({ error: expect.stringContaining("not found") })
+        expect((yield* api.call("GET", "/v1/checkpoints/nope/certificate")).status).toBe(404)
+        expect((yield* api.call("GET", "/v1/agents/agt-never-seen/merkle-root")).status).toBe(404)
+      })
+  )
 
   it.effect("consistency proofs link two signed tree heads of one log", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const agentId = "agt-verify-consistency"
       yield* commitEvents(agentId, [[], [], []])
@@ -132,22 +162,32 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       const between = yield* api.call("GET", `/v1/agents/${agentId}/consistency-proof?from=2&to=5`)
       expect(between.status).toBe(200)
       expect([between.body.from.tree_size, between.body.to.tree_size]).toEqual([2, 5])
-      expect(verifyConsistency({
-        size1: 2, size2: 5,
-        root1: fromHex(between.body.from.root)!, root2: fromHex(between.body.to.root)!,
-        proof: hexes(between.body.proof)
-      })).toBe(true)
+      expect(
+        verifyConsistency({
+          size1: 2,
+          size2: 5,
+          root1: fromHex(between.body.from.root)!,
+          root2: fromHex(between.body.to.root)!,
+          proof: hexes(between.body.proof)
+        })
+      ).toBe(true)
 
-      for (const [query, field] of [["?from=6&to=5", "from"], ["?from=1&to=9", "to"], ["", "from"], ["?from=0", "from"]] as const) {
+      for (const [query, field] of [
+        ["?from=6&to=5", "from"],
+        ["?from=1&to=9", "to"],
+        ["", "from"],
+        ["?from=0", "from"]
+      ] as const) {
         const bad = yield* api.call("GET", `/v1/agents/${agentId}/consistency-proof${query}`)
         expect(bad.status).toBe(400)
         expect(bad.body.error.startsWith(field)).toBe(true)
       }
       expect((yield* api.call("GET", "/v1/agents/agt-unknown/consistency-proof?from=1")).status).toBe(404)
-    }))
+    })
+  )
 
   it.effect("POST /v1/verify reports each check, and answers junk with a report or a 400, never a 500", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const agentId = "agt-verify-post"
       const [id] = yield* commitEvents(agentId, [[review]])
@@ -155,9 +195,21 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       const ok = yield* api.call("POST", "/v1/verify", { body: cert })
       expect(ok.status).toBe(200)
       // verdict_proof: null, or true when the 10% sample picked this checkpoint and the proof is already attached.
-      expect(ok.body).toEqual({ valid: true, checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: cert.verdict_proof === null ? null : true }, errors: [] })
+      expect(ok.body).toEqual({
+        valid: true,
+        checks: {
+          signature: true,
+          chain: true,
+          merkle: true,
+          verdict: true,
+          verdict_proof: cert.verdict_proof === null ? null : true
+        },
+        errors: []
+      })
 
-      const tampered = yield* api.call("POST", "/v1/verify", { body: { ...cert, claims: { ...cert.claims, verdict: "clear" } } })
+      const tampered = yield* api.call("POST", "/v1/verify", {
+        body: { ...cert, claims: { ...cert.claims, verdict: "clear" } }
+      })
       expect(tampered.status).toBe(200)
       expect(tampered.body.valid).toBe(false)
       expect(tampered.body.checks).toMatchObject({ signature: false, chain: false, verdict: false })
@@ -175,17 +227,23 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       }
       const text = yield* api.call("POST", "/v1/verify", { body: "nope", headers: { "content-type": "text/plain" } })
       expect(text.status).toBe(400)
-      const asText = yield* api.call("POST", "/v1/verify", { body: JSON.stringify(cert), headers: { "content-type": "text/plain" } })
+      const asText = yield* api.call("POST", "/v1/verify", {
+        body: JSON.stringify(cert),
+        headers: { "content-type": "text/plain" }
+      })
       expect(asText.body.valid).toBe(true)
       const badHead = yield* api.call("POST", "/v1/verify", { body: { certificate: cert, signed_tree_head: 5 } })
       expect(badHead.status).toBe(400)
       expect(badHead.body.error).toMatch(/^signed_tree_head/)
-      const wrongLog = yield* api.call("POST", "/v1/verify", { body: { certificate: cert, signed_tree_head: "other/agents/x\n1\nAAAA\n\n— x AAAA\n" } })
+      const wrongLog = yield* api.call("POST", "/v1/verify", {
+        body: { certificate: cert, signed_tree_head: "other/agents/x\n1\nAAAA\n\n— x AAAA\n" }
+      })
       expect(wrongLog.body.valid).toBe(false)
-    }))
+    })
+  )
 
   it.effect("verdict proofs: made for every boundary violation, attached outside the signature, status visible", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const agentId = "agt-verify-proof"
       const [violating] = yield* commitEvents(agentId, [[violation]])
@@ -193,8 +251,17 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         api.call("GET", `/v1/checkpoints/${violating}/proof`),
         (res) => res.body.status === "completed"
       )
-      expect(proof.body).toMatchObject({ checkpoint_id: violating, agent_id: agentId, sampled: true, attempts: 1, error: null })
-      expect(proof.body.verdict_proof).toMatchObject({ type: "candor-verdict-stark", security: { proven_bits: expect.any(Number) } })
+      expect(proof.body).toMatchObject({
+        checkpoint_id: violating,
+        agent_id: agentId,
+        sampled: true,
+        attempts: 1,
+        error: null
+      })
+      expect(proof.body.verdict_proof).toMatchObject({
+        type: "candor-verdict-stark",
+        security: { proven_bits: expect.any(Number) }
+      })
       // The public inputs and the security level, beside the proof: its statement_hash names exactly these inputs.
       expect(proof.body.security).toEqual(proof.body.verdict_proof.security)
       expect(proof.body.public_inputs).toMatchObject({
@@ -205,23 +272,35 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         verdict: "boundary_violation"
       })
       expect(proof.body.public_inputs.concerns.length).toBeGreaterThan(0)
-      expect(toHex(taggedHash("verdict-statement", canonicalBytes(proof.body.public_inputs)))).toBe(proof.body.verdict_proof.statement_hash)
+      expect(toHex(taggedHash("verdict-statement", canonicalBytes(proof.body.public_inputs)))).toBe(
+        proof.body.verdict_proof.statement_hash
+      )
       const cert = (yield* api.call("GET", `/v1/checkpoints/${violating}/certificate`)).body
       expect(cert.verdict_proof).toEqual(proof.body.verdict_proof)
       expect(verifyVerdictProof(cert)).toBe(true)
       const verified = yield* api.call("POST", "/v1/verify", { body: cert })
-      expect(verified.body).toEqual({ valid: true, checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: true }, errors: [] })
+      expect(verified.body).toEqual({
+        valid: true,
+        checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: true },
+        errors: []
+      })
       // A proof of another checkpoint's statement does not verify here.
       const [other] = yield* commitEvents(agentId, [[violation]])
-      const otherProof = (yield* eventually(api.call("GET", `/v1/checkpoints/${other}/proof`), (res) => res.body.status === "completed")).body
-      const swapped = yield* api.call("POST", "/v1/verify", { body: { ...cert, verdict_proof: otherProof.verdict_proof } })
+      const otherProof = (yield* eventually(
+        api.call("GET", `/v1/checkpoints/${other}/proof`),
+        (res) => res.body.status === "completed"
+      )).body
+      const swapped = yield* api.call("POST", "/v1/verify", {
+        body: { ...cert, verdict_proof: otherProof.verdict_proof }
+      })
       expect(swapped.body).toMatchObject({ valid: false, checks: { signature: true, verdict_proof: false } })
 
       expect((yield* api.call("GET", "/v1/checkpoints/ic-00000000-0000-4000-8000-000000000000/proof")).status).toBe(404)
-    }))
+    })
+  )
 
   it.effect("a checkpoint outside the sample is not_sampled until its owner asks for a proof", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const { agentA, userA, userB } = api.fixtures
       // Clear checkpoints until one falls outside the deterministic 10% sample.
@@ -232,7 +311,14 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       }
       const before = yield* api.call("GET", `/v1/checkpoints/${id}/proof`)
       expect(before.body).toEqual({
-        checkpoint_id: id, agent_id: agentA, status: "not_sampled", sampled: false, verdict_proof: null, attempts: 0, error: null, updated_at: null,
+        checkpoint_id: id,
+        agent_id: agentA,
+        status: "not_sampled",
+        sampled: false,
+        verdict_proof: null,
+        attempts: 0,
+        error: null,
+        updated_at: null,
         public_inputs: expect.objectContaining({ checkpoint_id: id, verdict: "clear", concerns: [] }),
         security: { conjectured_bits: expect.any(Number), proven_bits: expect.any(Number) }
       })
@@ -242,7 +328,10 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       const asked = yield* api.call("POST", `/v1/checkpoints/${id}/prove`, { token: userA.token })
       expect(asked.status).toBe(202)
       expect(["pending", "proving", "completed"]).toContain(asked.body.status)
-      const done = yield* eventually(api.call("GET", `/v1/checkpoints/${id}/proof`), (res) => res.body.status === "completed")
+      const done = yield* eventually(
+        api.call("GET", `/v1/checkpoints/${id}/proof`),
+        (res) => res.body.status === "completed"
+      )
       expect(done.body.sampled).toBe(false)
       const cert = (yield* api.call("GET", `/v1/checkpoints/${id}/certificate`)).body
       expect(verifyVerdictProof(cert)).toBe(true)
@@ -250,26 +339,33 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       const again = yield* api.call("POST", `/v1/checkpoints/${id}/prove`, { token: userA.token })
       expect(again.body).toMatchObject({ status: "completed", attempts: 1 })
       expect((yield* api.call("POST", "/v1/checkpoints/nope/prove", { token: userA.token })).status).toBe(404)
-    }))
+    })
+  )
 
   it.effect("on demand proofs of an organization's agent: Admins and the service-role key, not Members", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const { admin, member, orgAgent } = api.fixtures
       const [first, second] = yield* commitEvents(orgAgent, [[], []])
-      const memberKey = yield* api.createApiKey(api.fixtures.owner.userId, { orgId: api.fixtures.orgId, role: "member" })
+      const memberKey = yield* api.createApiKey(api.fixtures.owner.userId, {
+        orgId: api.fixtures.orgId,
+        role: "member"
+      })
       for (const credentials of [{ token: member.token }, { apiKey: memberKey }]) {
         const refused = yield* api.call("POST", `/v1/checkpoints/${first}/prove`, credentials)
         expect(refused.status).toBe(403)
         expect(Object.keys(refused.body)).toEqual(["error"])
       }
       expect((yield* api.call("POST", `/v1/checkpoints/${first}/prove`, { token: admin.token })).status).toBe(202)
-      expect((yield* api.call("POST", `/v1/checkpoints/${second}/prove`, { token: api.serviceRoleKey })).status).toBe(202)
-    }))
+      expect((yield* api.call("POST", `/v1/checkpoints/${second}/prove`, { token: api.serviceRoleKey })).status).toBe(
+        202
+      )
+    })
+  )
 
   describe("GET /v1/reputation/{agent_id}/verify", () => {
     it.effect("recomputes the chain and the Merkle root from the stored certificates", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const agentId = "agt-verify-chain"
         const ids = yield* commitEvents(agentId, [[], [review], [], [violation], [], [review], []])
@@ -282,10 +378,23 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
           certificates: { total: 7, offset: 2, limit: 3 },
           signatures: { valid: true, checked: 7, failed: [] },
           chain: { valid: true, length: 7, errors: [] },
-          merkle: { valid: true, tree_size: 7, root: root.root, computed_root: root.root, signed_tree_head: root.signed_tree_head, signed_tree_head_valid: true }
+          merkle: {
+            valid: true,
+            tree_size: 7,
+            root: root.root,
+            computed_root: root.root,
+            signed_tree_head: root.signed_tree_head,
+            signed_tree_head_valid: true
+          }
         })
-        expect(res.body.certificates.items.map((item: { checkpoint_id: string }) => item.checkpoint_id)).toEqual(ids.slice(2, 5))
-        expect(res.body.certificates.items[1]).toMatchObject({ position: 3, verdict: "boundary_violation", certificate_hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+        expect(res.body.certificates.items.map((item: { checkpoint_id: string }) => item.checkpoint_id)).toEqual(
+          ids.slice(2, 5)
+        )
+        expect(res.body.certificates.items[1]).toMatchObject({
+          position: 3,
+          verdict: "boundary_violation",
+          certificate_hash: expect.stringMatching(/^[0-9a-f]{64}$/)
+        })
         const last = (yield* api.call("GET", `/v1/checkpoints/${ids[6]}/certificate`)).body
         expect(res.body.chain.head).toBe(last.chain.hash)
 
@@ -293,10 +402,11 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         expect(bad.status).toBe(400)
         expect(bad.body.error).toMatch(/^limit/)
         expect((yield* api.call("GET", "/v1/reputation/agt-none/verify")).status).toBe(404)
-      }))
+      })
+    )
 
     it.effect("reports a certificate changed in the database: its signature and its chain link", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* ApiHarness
         const sql = yield* SqlClient.SqlClient
         const agentId = "agt-verify-tamper"
@@ -306,8 +416,13 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         yield* sql`update certificates set body = ${JSON.stringify(forged)}::json where checkpoint_id = ${ids[1]!}`
         const res = yield* api.call("GET", `/v1/reputation/${agentId}/verify`)
         expect(res.status).toBe(200)
-        expect(res.body).toMatchObject({ valid: false, signatures: { valid: false, failed: [ids[1]] }, chain: { valid: false } })
+        expect(res.body).toMatchObject({
+          valid: false,
+          signatures: { valid: false, failed: [ids[1]] },
+          chain: { valid: false }
+        })
         expect(res.body.chain.errors[0]).toContain("position 1")
-      }))
+      })
+    )
   })
 })

@@ -28,18 +28,40 @@ import { formatSigningKey, generateSigningKey, type SigningKey } from "../../cor
 const certificateBy = (key: SigningKey) => {
   const checkpointId = `ic-${randomUUID()}`
   const timestamp = new Date().toISOString()
-  return attest(emptyLogState("agt-rotation"), {
-    certificate_id: `cert-${checkpointId}`,
-    issued_at: timestamp,
-    subject: { checkpoint_id: checkpointId, agent_id: "agt-rotation", session_id: "ses-1", card_id: "card-1", timestamp },
-    claims: { concerns: [], boundary_values: [], reasoning_summary: "", analysis_model: "rules", extraction_confidence: 1 },
-    input_commitments: { thinking_block_hash: "1".repeat(64), card_hash: "2".repeat(64), values_hash: "3".repeat(64), analysis_hash: "4".repeat(64), model: "m" }
-  }, key).certificate
+  return attest(
+    emptyLogState("agt-rotation"),
+    {
+      certificate_id: `cert-${checkpointId}`,
+      issued_at: timestamp,
+      subject: {
+        checkpoint_id: checkpointId,
+        agent_id: "agt-rotation",
+        session_id: "ses-1",
+        card_id: "card-1",
+        timestamp
+      },
+      claims: {
+        concerns: [],
+        boundary_values: [],
+        reasoning_summary: "",
+        analysis_model: "rules",
+        extraction_confidence: 1
+      },
+      input_commitments: {
+        thinking_block_hash: "1".repeat(64),
+        card_hash: "2".repeat(64),
+        values_hash: "3".repeat(64),
+        analysis_hash: "4".repeat(64),
+        model: "m"
+      }
+    },
+    key
+  ).certificate
 }
 
 /** The data dir's key, loaded as a starting worker does, and registered. */
 const startWorker = (dataDir: string, signingKey: Option.Option<Redacted.Redacted<string>> = Option.none()) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { active } = yield* SigningKeys.SigningKeys
     yield* SigningKeys.registerActiveKey
     return active
@@ -55,7 +77,7 @@ const Env = Layer.mergeAll(KeyRepo.layer).pipe(
 
 layer(Env, { timeout: "60 seconds" })("signing-key ring", (it) => {
   it.scoped("rotation keeps certificates of the retired key verifiable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dataDir = yield* fs.makeTempDirectoryScoped()
 
@@ -67,13 +89,20 @@ layer(Env, { timeout: "60 seconds" })("signing-key ring", (it) => {
       expect(yield* listing).toHaveLength(1)
 
       const rotation = yield* rotateEmbeddedKey(dataDir)
-      expect(rotation).toEqual({ previous: first.keyId, next: expect.any(String), path: join(dataDir, SigningKeys.KEY_FILE) })
+      expect(rotation).toEqual({
+        previous: first.keyId,
+        next: expect.any(String),
+        path: join(dataDir, SigningKeys.KEY_FILE)
+      })
       expect(rotation.next).not.toBe(first.keyId)
       expect(statSync(rotation.path).mode & 0o777).toBe(0o600)
       expect((yield* fs.readDirectory(dataDir)).sort()).toEqual([SigningKeys.KEY_FILE])
 
       const keys = yield* listing
-      expect(keys.map((key) => [key.key_id, key.status])).toEqual([[first.keyId, "retired"], [rotation.next, "active"]])
+      expect(keys.map((key) => [key.key_id, key.status])).toEqual([
+        [first.keyId, "retired"],
+        [rotation.next, "active"]
+      ])
       expect(keys[0]!.retired_at).not.toBeNull()
 
       // The next worker signs with the new key; both generations verify with the published listing alone.
@@ -89,10 +118,11 @@ layer(Env, { timeout: "60 seconds" })("signing-key ring", (it) => {
       const repo = yield* KeyRepo.KeyRepo
       expect(yield* repo.registerActive(first.publicKey)).toBe(false)
       expect((yield* listing).map((key) => key.status)).toEqual(["retired", "active"])
-    }))
+    })
+  )
 
   it.scoped("with SIGNING_KEY, rotation is a new SIGNING_KEY: the first worker with it retires the others", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dataDir = yield* fs.makeTempDirectoryScoped()
       const before = (yield* listing).map((key) => key.key_id)
@@ -104,12 +134,14 @@ layer(Env, { timeout: "60 seconds" })("signing-key ring", (it) => {
       const keys = yield* listing
       expect(keys.map((key) => key.key_id)).toEqual([...before, configured.keyId])
       expect(keys.filter((key) => key.status === "active").map((key) => key.key_id)).toEqual([configured.keyId])
-    }))
+    })
+  )
 
   it.effect("refuses to register something that is not an Ed25519 public key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* KeyRepo.KeyRepo
       const error = yield* Effect.flip(repo.registerActive(new Uint8Array(32)))
       expect(error._tag).toBe("StoreError")
-    }))
+    })
+  )
 })

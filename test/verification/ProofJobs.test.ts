@@ -29,7 +29,8 @@ const ScriptedProver = Layer.effect(
     prove: (statement: Parameters<typeof real.prove>[0]) => {
       const next = plans.get(statement.checkpoint_id)?.shift()
       if (next === "fail") return Effect.fail(new ProverError({ reason: "failed", message: "worker crashed" }))
-      if (next === "refuse") return Effect.fail(new ProverError({ reason: "refused", message: "verdict is not the rule's" }))
+      if (next === "refuse")
+        return Effect.fail(new ProverError({ reason: "refused", message: "verdict is not the rule's" }))
       return real.prove(statement)
     }
   }))
@@ -38,21 +39,30 @@ const ScriptedProver = Layer.effect(
 const plan = (steps: Array<"fail" | "refuse">) => (ids: ReadonlyArray<string>) => plans.set(ids[0]!, steps)
 
 const jobs = (checkpointId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ attempts: number; dead: boolean }>`
-      select attempts, dead from outbox where kind = 'prover' and (payload ->> 'checkpoint_id') = ${checkpointId}`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ attempts: number; dead: boolean }>`
+      select attempts, dead from outbox where kind = 'prover' and (payload ->> 'checkpoint_id') = ${checkpointId}`
+  )
 
 const ScriptedWorld = world({ prover: ScriptedProver, relay: { backoffMs: () => 500, maxAttempts: 3 } })
 
 layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("proof jobs", (it) => {
   it.effect("a failing prover is retried with backoff, visibly, until the proof is attached", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const [id] = yield* commitEvents("agt-jobs-retry", [[violation]], plan(["fail", "fail"]))
-      const failed = yield* eventually(api.call("GET", `/v1/checkpoints/${id}/proof`), (res) => res.body.status === "failed")
+      const failed = yield* eventually(
+        api.call("GET", `/v1/checkpoints/${id}/proof`),
+        (res) => res.body.status === "failed"
+      )
       expect(failed.body).toMatchObject({ sampled: true, verdict_proof: null, error: "failed: worker crashed" })
       expect(failed.body.attempts).toBeGreaterThanOrEqual(1)
-      const done = yield* eventually(api.call("GET", `/v1/checkpoints/${id}/proof`), (res) => res.body.status === "completed")
+      const done = yield* eventually(
+        api.call("GET", `/v1/checkpoints/${id}/proof`),
+        (res) => res.body.status === "completed"
+      )
       expect(done.body).toMatchObject({ attempts: 3, error: null })
       expect(yield* jobs(id!)).toEqual([])
 
@@ -63,32 +73,46 @@ layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("pro
         valid: true,
         checks: { signature: true, verdict_proof: true }
       })
-    }))
+    })
+  )
 
   it.effect("a refused statement is failed once, not retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const [id] = yield* commitEvents("agt-jobs-refused", [[violation]], plan(["refuse", "refuse", "refuse"]))
-      const failed = yield* eventually(api.call("GET", `/v1/checkpoints/${id}/proof`), (res) => res.body.status === "failed")
+      const failed = yield* eventually(
+        api.call("GET", `/v1/checkpoints/${id}/proof`),
+        (res) => res.body.status === "failed"
+      )
       expect(failed.body).toMatchObject({ attempts: 1, error: "refused: verdict is not the rule's" })
       // The job is done (nothing left to retry), and the script still holds the two unused refusals.
       yield* eventually(jobs(id!), (rows) => rows.length === 0)
       expect(plans.get(id!)).toHaveLength(2)
-    }))
+    })
+  )
 
   it.effect("a job given up after its last attempt stays visible as failed; its owner can ask again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* ApiHarness
       const { agentA, userA } = api.fixtures
       const [id] = yield* commitEvents(agentA, [[violation]], plan(["fail", "fail", "fail"]))
       yield* eventually(jobs(id!), (rows) => rows.length === 1 && rows[0]!.dead)
       const failed = (yield* api.call("GET", `/v1/checkpoints/${id}/proof`)).body
-      expect(failed).toMatchObject({ status: "failed", attempts: 3, error: "failed: worker crashed", verdict_proof: null })
+      expect(failed).toMatchObject({
+        status: "failed",
+        attempts: 3,
+        error: "failed: worker crashed",
+        verdict_proof: null
+      })
 
       const asked = yield* api.call("POST", `/v1/checkpoints/${id}/prove`, { token: userA.token })
       expect(asked.status).toBe(202)
-      const done = yield* eventually(api.call("GET", `/v1/checkpoints/${id}/proof`), (res) => res.body.status === "completed")
+      const done = yield* eventually(
+        api.call("GET", `/v1/checkpoints/${id}/proof`),
+        (res) => res.body.status === "completed"
+      )
       expect(done.body.attempts).toBe(4)
       expect(verifyVerdictProof((yield* api.call("GET", `/v1/checkpoints/${id}/certificate`)).body)).toBe(true)
-    }))
+    })
+  )
 })

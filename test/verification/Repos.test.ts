@@ -28,11 +28,12 @@ const backends = {
 const proofObject = { type: "test-proof", proof: "AAAA" }
 
 const liveJobs = (checkpointId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ id: unknown }>`
-      select id from outbox where kind = 'prover' and not dead and (payload ->> 'checkpoint_id') = ${checkpointId}`).pipe(
-    Effect.map((rows) => rows.length)
-  )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ id: unknown }>`
+      select id from outbox where kind = 'prover' and not dead and (payload ->> 'checkpoint_id') = ${checkpointId}`
+  ).pipe(Effect.map((rows) => rows.length))
 
 for (const [name, client] of Object.entries(backends)) {
   const Env = Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, SqlStore.layer).pipe(
@@ -40,89 +41,114 @@ for (const [name, client] of Object.entries(backends)) {
     Layer.orDie
   )
 
-  layerIntegration(name === "postgres" ? ["postgres"] : [], Env, { timeout: "90 seconds" })(`repositories on ${name}`, (it) => {
-    describe("ProofRepo", () => {
-      it.effect("proof rows: request, start, fail, ask again, complete (attached outside the signature)", () =>
-        Effect.gen(function*() {
-          const store = yield* Store
-          const proofs = yield* ProofRepo.ProofRepo
-          const agentId = uniqueId("agt-repo")
-          const { inputs } = makeInputs(agentId, fresh(agentId), 3)
-          expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
-          const checkpointId = inputs[0]!.checkpoint.checkpoint_id
-          const job = { checkpoint_id: checkpointId, agent_id: agentId }
+  layerIntegration(name === "postgres" ? ["postgres"] : [], Env, { timeout: "90 seconds" })(
+    `repositories on ${name}`,
+    (it) => {
+      describe("ProofRepo", () => {
+        it.effect("proof rows: request, start, fail, ask again, complete (attached outside the signature)", () =>
+          Effect.gen(function* () {
+            const store = yield* Store
+            const proofs = yield* ProofRepo.ProofRepo
+            const agentId = uniqueId("agt-repo")
+            const { inputs } = makeInputs(agentId, fresh(agentId), 3)
+            expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
+            const checkpointId = inputs[0]!.checkpoint.checkpoint_id
+            const job = { checkpoint_id: checkpointId, agent_id: agentId }
 
-          expect(yield* proofs.get(checkpointId)).toBeUndefined()
-          const requested = yield* proofs.request(job)
-          expect(requested).toMatchObject({ status: "pending", attempts: 0, proof: null, error: null })
-          // A second request while one is pending queues nothing more.
-          yield* proofs.request(job)
-          expect(yield* liveJobs(checkpointId)).toBe(1)
+            expect(yield* proofs.get(checkpointId)).toBeUndefined()
+            const requested = yield* proofs.request(job)
+            expect(requested).toMatchObject({ status: "pending", attempts: 0, proof: null, error: null })
+            // A second request while one is pending queues nothing more.
+            yield* proofs.request(job)
+            expect(yield* liveJobs(checkpointId)).toBe(1)
 
-          expect(yield* proofs.start(job)).toMatchObject({ status: "proving", attempts: 1 })
-          yield* proofs.fail(checkpointId, "failed: boom")
-          expect(yield* proofs.get(checkpointId)).toMatchObject({ status: "failed", attempts: 1, error: "failed: boom" })
-          // Asked again while its job is still queued: the same job, made due now.
-          expect(yield* proofs.request(job)).toMatchObject({ status: "pending", attempts: 1 })
-          expect(yield* liveJobs(checkpointId)).toBe(1)
-          expect(yield* proofs.start(job)).toMatchObject({ status: "proving", attempts: 2 })
+            expect(yield* proofs.start(job)).toMatchObject({ status: "proving", attempts: 1 })
+            yield* proofs.fail(checkpointId, "failed: boom")
+            expect(yield* proofs.get(checkpointId)).toMatchObject({
+              status: "failed",
+              attempts: 1,
+              error: "failed: boom"
+            })
+            // Asked again while its job is still queued: the same job, made due now.
+            expect(yield* proofs.request(job)).toMatchObject({ status: "pending", attempts: 1 })
+            expect(yield* liveJobs(checkpointId)).toBe(1)
+            expect(yield* proofs.start(job)).toMatchObject({ status: "proving", attempts: 2 })
 
-          yield* proofs.complete(checkpointId, proofObject)
-          expect(yield* proofs.get(checkpointId)).toMatchObject({ status: "completed", attempts: 2, error: null, proof: proofObject })
-          const certificate = (yield* store.getCertificate(checkpointId))!
-          expect(certificate.verdict_proof).toEqual(proofObject)
-          expect(verifyCertificate(certificate, { resolveKey, verifyVerdictProof: () => true })).toMatchObject({ valid: true, errors: [] })
-          // Completed is final: a late start or failure changes nothing; a request returns it as it is.
-          expect(yield* proofs.start(job)).toBeUndefined()
-          yield* proofs.fail(checkpointId, "late")
-          expect(yield* proofs.request(job)).toMatchObject({ status: "completed", attempts: 2 })
-        }))
+            yield* proofs.complete(checkpointId, proofObject)
+            expect(yield* proofs.get(checkpointId)).toMatchObject({
+              status: "completed",
+              attempts: 2,
+              error: null,
+              proof: proofObject
+            })
+            const certificate = (yield* store.getCertificate(checkpointId))!
+            expect(certificate.verdict_proof).toEqual(proofObject)
+            expect(verifyCertificate(certificate, { resolveKey, verifyVerdictProof: () => true })).toMatchObject({
+              valid: true,
+              errors: []
+            })
+            // Completed is final: a late start or failure changes nothing; a request returns it as it is.
+            expect(yield* proofs.start(job)).toBeUndefined()
+            yield* proofs.fail(checkpointId, "late")
+            expect(yield* proofs.request(job)).toMatchObject({ status: "completed", attempts: 2 })
+          })
+        )
 
-      it.effect("a failed proof whose job was given up gets a new job when asked again", () =>
-        Effect.gen(function*() {
-          const store = yield* Store
-          const proofs = yield* ProofRepo.ProofRepo
-          const sql = yield* SqlClient.SqlClient
-          const agentId = uniqueId("agt-repo-dead")
-          const { inputs } = makeInputs(agentId, fresh(agentId), 1)
-          yield* store.commitBatch(inputs)
-          const checkpointId = inputs[0]!.checkpoint.checkpoint_id
-          const job = { checkpoint_id: checkpointId, agent_id: agentId }
-          yield* proofs.request(job)
-          yield* proofs.start(job)
-          yield* proofs.fail(checkpointId, "failed: gone")
-          yield* sql`update outbox set dead = true where (payload ->> 'checkpoint_id') = ${checkpointId}`
-          expect(yield* liveJobs(checkpointId)).toBe(0)
-          expect(yield* proofs.request(job)).toMatchObject({ status: "pending" })
-          expect(yield* liveJobs(checkpointId)).toBe(1)
-        }))
+        it.effect("a failed proof whose job was given up gets a new job when asked again", () =>
+          Effect.gen(function* () {
+            const store = yield* Store
+            const proofs = yield* ProofRepo.ProofRepo
+            const sql = yield* SqlClient.SqlClient
+            const agentId = uniqueId("agt-repo-dead")
+            const { inputs } = makeInputs(agentId, fresh(agentId), 1)
+            yield* store.commitBatch(inputs)
+            const checkpointId = inputs[0]!.checkpoint.checkpoint_id
+            const job = { checkpoint_id: checkpointId, agent_id: agentId }
+            yield* proofs.request(job)
+            yield* proofs.start(job)
+            yield* proofs.fail(checkpointId, "failed: gone")
+            yield* sql`update outbox set dead = true where (payload ->> 'checkpoint_id') = ${checkpointId}`
+            expect(yield* liveJobs(checkpointId)).toBe(0)
+            expect(yield* proofs.request(job)).toMatchObject({ status: "pending" })
+            expect(yield* liveJobs(checkpointId)).toBe(1)
+          })
+        )
 
-      it.effect("lists an agent's certificates in chain order, in batches", () =>
-        Effect.gen(function*() {
-          const store = yield* Store
-          const proofs = yield* ProofRepo.ProofRepo
-          const agentId = uniqueId("agt-repo-scan")
-          const { inputs } = makeInputs(agentId, fresh(agentId), 5)
-          yield* store.commitBatch(inputs)
-          const first = yield* proofs.agentCertificates(agentId, 0, 3)
-          const rest = yield* proofs.agentCertificates(agentId, 3, 3)
-          expect([...first, ...rest].map((c) => c.chain.position)).toEqual([0, 1, 2, 3, 4])
-          expect(rest.map((c) => c.subject.checkpoint_id)).toEqual(inputs.slice(3).map((input) => input.checkpoint.checkpoint_id))
-        }))
-    })
+        it.effect("lists an agent's certificates in chain order, in batches", () =>
+          Effect.gen(function* () {
+            const store = yield* Store
+            const proofs = yield* ProofRepo.ProofRepo
+            const agentId = uniqueId("agt-repo-scan")
+            const { inputs } = makeInputs(agentId, fresh(agentId), 5)
+            yield* store.commitBatch(inputs)
+            const first = yield* proofs.agentCertificates(agentId, 0, 3)
+            const rest = yield* proofs.agentCertificates(agentId, 3, 3)
+            expect([...first, ...rest].map((c) => c.chain.position)).toEqual([0, 1, 2, 3, 4])
+            expect(rest.map((c) => c.subject.checkpoint_id)).toEqual(
+              inputs.slice(3).map((input) => input.checkpoint.checkpoint_id)
+            )
+          })
+        )
+      })
 
-    it.effect("KeyRepo: a new key retires the others; known keys are left alone", () =>
-      Effect.gen(function*() {
-        const repo = yield* KeyRepo.KeyRepo
-        const [a, b, c] = [generateSigningKey(), generateSigningKey(), generateSigningKey()]
-        expect(yield* repo.registerActive(a.publicKey)).toBe(true)
-        expect(yield* repo.registerActive(a.publicKey)).toBe(false)
-        yield* repo.registerRetired(c.publicKey)
-        expect(yield* repo.registerActive(b.publicKey)).toBe(true)
-        const keys = yield* repo.list
-        const status = new Map(keys.map((key) => [key.key_id, key.retired_at === null ? "active" : "retired"]))
-        expect([status.get(a.keyId), status.get(b.keyId), status.get(c.keyId)]).toEqual(["retired", "active", "retired"])
-        expect(keys.find((key) => key.key_id === b.keyId)!.public_key).toEqual(b.publicKey)
-      }))
-  })
+      it.effect("KeyRepo: a new key retires the others; known keys are left alone", () =>
+        Effect.gen(function* () {
+          const repo = yield* KeyRepo.KeyRepo
+          const [a, b, c] = [generateSigningKey(), generateSigningKey(), generateSigningKey()]
+          expect(yield* repo.registerActive(a.publicKey)).toBe(true)
+          expect(yield* repo.registerActive(a.publicKey)).toBe(false)
+          yield* repo.registerRetired(c.publicKey)
+          expect(yield* repo.registerActive(b.publicKey)).toBe(true)
+          const keys = yield* repo.list
+          const status = new Map(keys.map((key) => [key.key_id, key.retired_at === null ? "active" : "retired"]))
+          expect([status.get(a.keyId), status.get(b.keyId), status.get(c.keyId)]).toEqual([
+            "retired",
+            "active",
+            "retired"
+          ])
+          expect(keys.find((key) => key.key_id === b.keyId)!.public_key).toEqual(b.publicKey)
+        })
+      )
+    }
+  )
 }

@@ -35,12 +35,22 @@ export interface WorldOptions {
 
 /** The API harness, plus the workers and (unless disabled) the prover relay on its store and key. */
 export const world = (options: WorldOptions = {}) => {
-  const workers = Layer.scopedDiscard(Effect.zipRight(registerActiveKey, runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: DEFAULT_PREFIX })))
-  const prover = options.prover === false
-    ? Layer.empty
-    : ProverWorkers.layer({ pollInterval: "50 millis", ...options.relay }).pipe(Layer.provide(options.prover ?? Prover.layerInProcess()))
+  const workers = Layer.scopedDiscard(
+    Effect.zipRight(registerActiveKey, runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: DEFAULT_PREFIX }))
+  )
+  const prover =
+    options.prover === false
+      ? Layer.empty
+      : ProverWorkers.layer({ pollInterval: "50 millis", ...options.relay }).pipe(
+          Layer.provide(options.prover ?? Prover.layerInProcess())
+        )
   return Layer.mergeAll(workers, prover).pipe(
-    Layer.provideMerge(Layer.mergeAll(Bus.layerMemoryWith({ partitions: PARTITIONS, ackWaitMs: 2_000 }), PartitionOwnership.layerAll(PARTITIONS))),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Bus.layerMemoryWith({ partitions: PARTITIONS, ackWaitMs: 2_000 }),
+        PartitionOwnership.layerAll(PARTITIONS)
+      )
+    ),
     Layer.provideMerge(apiHarness())
   )
 }
@@ -65,7 +75,7 @@ export const commitEvents = (
   concerns: ReadonlyArray<ReadonlyArray<Concern>>,
   beforePublish: (ids: ReadonlyArray<string>) => void = () => {}
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const bus = yield* Bus
     const store = yield* Store
     const before = (yield* store.listCheckpoints({ agentId, limit: 1, offset: 0 })).total

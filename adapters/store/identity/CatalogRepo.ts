@@ -39,31 +39,45 @@ export interface BlogPost {
   readonly published_at: string
 }
 
-export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/CatalogRepo")<CatalogRepo, {
-  readonly plans: Effect.Effect<ReadonlyArray<Plan>, StoreError>
-  readonly plan: (planId: string) => Effect.Effect<Plan | undefined, StoreError>
-  /** The active, unexpired promo with this code (case-insensitive). */
-  readonly promo: (code: string, now: Date) => Effect.Effect<Promo | undefined, StoreError>
-  readonly putPromo: (promo: Promo) => Effect.Effect<void, StoreError>
-  readonly addContact: (contact: EnterpriseContact) => Effect.Effect<void, StoreError>
-  /** Records that `instanceId` checked the license now. */
-  readonly recordActivation: (licenseId: string, instanceId: string, metadata: unknown) => Effect.Effect<void, StoreError>
-  readonly posts: (page: {
-    readonly limit: number
-    readonly offset: number
-    readonly agentId?: string | undefined
-  }) => Effect.Effect<ReadonlyArray<BlogPost>, StoreError>
-  readonly putPost: (post: BlogPost & { readonly body: string }) => Effect.Effect<void, StoreError>
-  /** The agent record of a claimed agent (the blog's author), or undefined when unclaimed. */
-  readonly agentRecord: (agentId: string) => Effect.Effect<Agent | undefined, StoreError>
-}>() {}
+export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/CatalogRepo")<
+  CatalogRepo,
+  {
+    readonly plans: Effect.Effect<ReadonlyArray<Plan>, StoreError>
+    readonly plan: (planId: string) => Effect.Effect<Plan | undefined, StoreError>
+    /** The active, unexpired promo with this code (case-insensitive). */
+    readonly promo: (code: string, now: Date) => Effect.Effect<Promo | undefined, StoreError>
+    readonly putPromo: (promo: Promo) => Effect.Effect<void, StoreError>
+    readonly addContact: (contact: EnterpriseContact) => Effect.Effect<void, StoreError>
+    /** Records that `instanceId` checked the license now. */
+    readonly recordActivation: (
+      licenseId: string,
+      instanceId: string,
+      metadata: unknown
+    ) => Effect.Effect<void, StoreError>
+    readonly posts: (page: {
+      readonly limit: number
+      readonly offset: number
+      readonly agentId?: string | undefined
+    }) => Effect.Effect<ReadonlyArray<BlogPost>, StoreError>
+    readonly putPost: (post: BlogPost & { readonly body: string }) => Effect.Effect<void, StoreError>
+    /** The agent record of a claimed agent (the blog's author), or undefined when unclaimed. */
+    readonly agentRecord: (agentId: string) => Effect.Effect<Agent | undefined, StoreError>
+  }
+>() {}
 
-const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-  Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 type PlanRow = Columns<
   Plan,
-  "base_price_cents" | "annual_price_cents" | "per_check_price" | "included_checks" | "trace_retention_days" | "sort_order"
+  | "base_price_cents"
+  | "annual_price_cents"
+  | "per_check_price"
+  | "included_checks"
+  | "trace_retention_days"
+  | "sort_order"
 >
 
 const planOf = fromRow((row: PlanRow): Plan => ({
@@ -103,7 +117,7 @@ interface AgentRecordRow {
   readonly last_seen: unknown
 }
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   return CatalogRepo.of({
@@ -119,17 +133,19 @@ export const make = Effect.gen(function*() {
       ),
 
     promo: (code, now) =>
-      sql<Columns<Promo, "discount_percent" | "discount_amount_cents">>`select code, name, discount_percent, discount_amount_cents from promo_codes
+      sql<
+        Columns<Promo, "discount_percent" | "discount_amount_cents">
+      >`select code, name, discount_percent, discount_amount_cents from promo_codes
           where upper(code) = upper(${code}) and active and (expires_at is null or expires_at > ${now})`.pipe(
         Effect.map((rows) =>
           rows[0] === undefined
             ? undefined
             : {
-              code: rows[0].code,
-              name: rows[0].name,
-              discount_percent: toCount(rows[0].discount_percent),
-              discount_amount_cents: toCount(rows[0].discount_amount_cents)
-            }
+                code: rows[0].code,
+                name: rows[0].name,
+                discount_percent: toCount(rows[0].discount_percent),
+                discount_amount_cents: toCount(rows[0].discount_amount_cents)
+              }
         ),
         storeError("promo")
       ),
@@ -160,7 +176,8 @@ export const make = Effect.gen(function*() {
       (agentId === undefined
         ? sql`select * from blog_posts order by published_at desc, post_id limit ${limit} offset ${offset}`
         : sql`select * from blog_posts where agent_id = ${agentId}
-              order by published_at desc, post_id limit ${limit} offset ${offset}`).pipe(
+              order by published_at desc, post_id limit ${limit} offset ${offset}`
+      ).pipe(
         Effect.map((rows) => rows.map(postOf)),
         storeError("posts")
       ),
@@ -169,8 +186,10 @@ export const make = Effect.gen(function*() {
       sql`insert into blog_posts (post_id, agent_id, title, slug, summary, body, published_at)
           values (${post.post_id}, ${post.agent_id}, ${post.title}, ${post.slug}, ${post.summary}, ${post.body},
             ${post.published_at})
-          on conflict (post_id) do update set title = excluded.title, summary = excluded.summary, body = excluded.body`
-        .pipe(Effect.asVoid, storeError("putPost")),
+          on conflict (post_id) do update set title = excluded.title, summary = excluded.summary, body = excluded.body`.pipe(
+        Effect.asVoid,
+        storeError("putPost")
+      ),
 
     agentRecord: (agentId) =>
       sql<AgentRecordRow>`select c.agent_id, c.agent_hash, c.user_id, c.public, c.claimed_at, u.email,

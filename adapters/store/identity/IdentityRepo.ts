@@ -74,56 +74,61 @@ export class SlugTaken extends Data.TaggedError("SlugTaken")<{ readonly slug: st
 
 export type ClaimOutcome = "claimed" | "already_yours" | "claimed_by_another"
 
-export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/IdentityRepo")<IdentityRepo, {
-  /** Creates the user on first sight and keeps the latest email the identity provider sent. */
-  readonly ensureUser: (userId: string, email: string | undefined) => Effect.Effect<User, StoreError>
-  readonly getUser: (userId: string) => Effect.Effect<User | undefined, StoreError>
-  /** Creates the user if needed; sets only what `patch` names. */
-  readonly updateUser: (
-    userId: string,
-    patch: { readonly plan_id?: string | undefined; readonly is_admin?: boolean | undefined }
-  ) => Effect.Effect<User, StoreError>
+export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/IdentityRepo")<
+  IdentityRepo,
+  {
+    /** Creates the user on first sight and keeps the latest email the identity provider sent. */
+    readonly ensureUser: (userId: string, email: string | undefined) => Effect.Effect<User, StoreError>
+    readonly getUser: (userId: string) => Effect.Effect<User | undefined, StoreError>
+    /** Creates the user if needed; sets only what `patch` names. */
+    readonly updateUser: (
+      userId: string,
+      patch: { readonly plan_id?: string | undefined; readonly is_admin?: boolean | undefined }
+    ) => Effect.Effect<User, StoreError>
 
-  /** The organization with its creator as Owner, in one transaction. */
-  readonly createOrg: (
-    org: Pick<Org, "org_id" | "name" | "slug" | "billing_account_id" | "owner_user_id">
-  ) => Effect.Effect<Org, StoreError | SlugTaken>
-  readonly getOrg: (orgId: string) => Effect.Effect<Org | undefined, StoreError>
-  readonly setOrgPlan: (orgId: string, planId: string) => Effect.Effect<void, StoreError>
-  readonly deleteOrg: (orgId: string) => Effect.Effect<void, StoreError>
-  /** The user's organizations with the user's role in each. */
-  readonly orgsOf: (userId: string) => Effect.Effect<ReadonlyArray<Org & { readonly role: OrgRole }>, StoreError>
-  readonly memberRole: (orgId: string, userId: string) => Effect.Effect<OrgRole | undefined, StoreError>
-  readonly members: (orgId: string) => Effect.Effect<ReadonlyArray<Member>, StoreError>
-  /** Inserts or changes the member's role. */
-  readonly putMember: (orgId: string, userId: string, role: OrgRole) => Effect.Effect<void, StoreError>
-  /** Whether there was such a member. */
-  readonly removeMember: (orgId: string, userId: string) => Effect.Effect<boolean, StoreError>
-  /** Makes `userId` the owner (and keeps the previous owner as admin). */
-  readonly transferOwnership: (orgId: string, userId: string) => Effect.Effect<void, StoreError>
+    /** The organization with its creator as Owner, in one transaction. */
+    readonly createOrg: (
+      org: Pick<Org, "org_id" | "name" | "slug" | "billing_account_id" | "owner_user_id">
+    ) => Effect.Effect<Org, StoreError | SlugTaken>
+    readonly getOrg: (orgId: string) => Effect.Effect<Org | undefined, StoreError>
+    readonly setOrgPlan: (orgId: string, planId: string) => Effect.Effect<void, StoreError>
+    readonly deleteOrg: (orgId: string) => Effect.Effect<void, StoreError>
+    /** The user's organizations with the user's role in each. */
+    readonly orgsOf: (userId: string) => Effect.Effect<ReadonlyArray<Org & { readonly role: OrgRole }>, StoreError>
+    readonly memberRole: (orgId: string, userId: string) => Effect.Effect<OrgRole | undefined, StoreError>
+    readonly members: (orgId: string) => Effect.Effect<ReadonlyArray<Member>, StoreError>
+    /** Inserts or changes the member's role. */
+    readonly putMember: (orgId: string, userId: string, role: OrgRole) => Effect.Effect<void, StoreError>
+    /** Whether there was such a member. */
+    readonly removeMember: (orgId: string, userId: string) => Effect.Effect<boolean, StoreError>
+    /** Makes `userId` the owner (and keeps the previous owner as admin). */
+    readonly transferOwnership: (orgId: string, userId: string) => Effect.Effect<void, StoreError>
 
-  readonly createInvite: (
-    invite: Omit<Invite, "created_at" | "accepted_at"> & { readonly token_hash: string }
-  ) => Effect.Effect<Invite, StoreError>
-  readonly invites: (orgId: string) => Effect.Effect<ReadonlyArray<Invite>, StoreError>
-  /** The pending, unexpired invite with this token hash. */
-  readonly inviteByToken: (tokenHash: string, now: Date) => Effect.Effect<Invite | undefined, StoreError>
-  /** Marks it accepted and adds the member, in one transaction. */
-  readonly acceptInvite: (inviteId: string, userId: string) => Effect.Effect<void, StoreError>
-  readonly revokeInvite: (orgId: string, inviteId: string) => Effect.Effect<boolean, StoreError>
+    readonly createInvite: (
+      invite: Omit<Invite, "created_at" | "accepted_at"> & { readonly token_hash: string }
+    ) => Effect.Effect<Invite, StoreError>
+    readonly invites: (orgId: string) => Effect.Effect<ReadonlyArray<Invite>, StoreError>
+    /** The pending, unexpired invite with this token hash. */
+    readonly inviteByToken: (tokenHash: string, now: Date) => Effect.Effect<Invite | undefined, StoreError>
+    /** Marks it accepted and adds the member, in one transaction. */
+    readonly acceptInvite: (inviteId: string, userId: string) => Effect.Effect<void, StoreError>
+    readonly revokeInvite: (orgId: string, inviteId: string) => Effect.Effect<boolean, StoreError>
 
-  readonly claimAgent: (claim: Omit<AgentClaim, "claimed_at" | "public">) => Effect.Effect<ClaimOutcome, StoreError>
-  readonly agentAccess: (agentId: string, userId: string) => Effect.Effect<AgentAccess | undefined, StoreError>
-  readonly claimOf: (agentId: string) => Effect.Effect<AgentClaim | undefined, StoreError>
-  /** Agents the user claimed personally and those claimed into the user's organizations. */
-  readonly agentsVisibleToUser: (userId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  readonly agentsOfOrg: (orgId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  /** Every agent, claimed or not: those that sent traffic and those claimed before their first request (for the service-role key). */
-  readonly allAgents: Effect.Effect<ReadonlyArray<string>, StoreError>
-}>() {}
+    readonly claimAgent: (claim: Omit<AgentClaim, "claimed_at" | "public">) => Effect.Effect<ClaimOutcome, StoreError>
+    readonly agentAccess: (agentId: string, userId: string) => Effect.Effect<AgentAccess | undefined, StoreError>
+    readonly claimOf: (agentId: string) => Effect.Effect<AgentClaim | undefined, StoreError>
+    /** Agents the user claimed personally and those claimed into the user's organizations. */
+    readonly agentsVisibleToUser: (userId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
+    readonly agentsOfOrg: (orgId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
+    /** Every agent, claimed or not: those that sent traffic and those claimed before their first request (for the service-role key). */
+    readonly allAgents: Effect.Effect<ReadonlyArray<string>, StoreError>
+  }
+>() {}
 
-const storeError = (operation: string) => <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-  Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const userOf = fromRow((row: Columns<User, "created_at">): User => ({
   user_id: row.user_id,
@@ -169,10 +174,13 @@ const claimOf = fromRow((row: Columns<AgentClaim, "claimed_at">): AgentClaim => 
 
 const isUniqueViolation = (error: SqlError): boolean => {
   const cause = error.cause as { code?: unknown } | undefined
-  return cause?.code === "23505" || /duplicate key|unique constraint/i.test(String((cause as { message?: unknown } | undefined)?.message ?? ""))
+  return (
+    cause?.code === "23505" ||
+    /duplicate key|unique constraint/i.test(String((cause as { message?: unknown } | undefined)?.message ?? ""))
+  )
 }
 
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   const orgColumns = sql`o.org_id, o.name, o.slug, o.billing_account_id, o.owner_user_id, o.billing_email,
@@ -193,7 +201,10 @@ export const make = Effect.gen(function*() {
           on conflict (user_id) do update set email = coalesce(excluded.email, users.email),
             updated_at = case when excluded.email is distinct from users.email and excluded.email is not null
               then now() else users.updated_at end
-          returning *`.pipe(Effect.map((rows) => userOf(rows[0])), storeError("ensureUser")),
+          returning *`.pipe(
+        Effect.map((rows) => userOf(rows[0])),
+        storeError("ensureUser")
+      ),
 
     getUser: (userId) =>
       sql`select * from users where user_id = ${userId}`.pipe(
@@ -208,20 +219,27 @@ export const make = Effect.gen(function*() {
             plan_id = coalesce(${patch.plan_id ?? null}::text, users.plan_id),
             is_admin = coalesce(${patch.is_admin ?? null}::boolean, users.is_admin),
             updated_at = now()
-          returning *`.pipe(Effect.map((rows) => userOf(rows[0])), storeError("updateUser")),
+          returning *`.pipe(
+        Effect.map((rows) => userOf(rows[0])),
+        storeError("updateUser")
+      ),
 
     createOrg: (org) =>
-      transaction(sql, Effect.gen(function*() {
-        yield* sql`insert into orgs (org_id, name, slug, billing_account_id, owner_user_id)
+      transaction(
+        sql,
+        Effect.gen(function* () {
+          yield* sql`insert into orgs (org_id, name, slug, billing_account_id, owner_user_id)
           values (${org.org_id}, ${org.name}, ${org.slug}, ${org.billing_account_id}, ${org.owner_user_id})`
-        yield* sql`insert into org_members (org_id, user_id, role) values (${org.org_id}, ${org.owner_user_id}, 'owner')`
-        const rows = yield* sql`select ${orgColumns} from orgs o where o.org_id = ${org.org_id}`
-        return orgOf(rows[0])
-      })).pipe(
+          yield* sql`insert into org_members (org_id, user_id, role) values (${org.org_id}, ${org.owner_user_id}, 'owner')`
+          const rows = yield* sql`select ${orgColumns} from orgs o where o.org_id = ${org.org_id}`
+          return orgOf(rows[0])
+        })
+      ).pipe(
         Effect.catchTag("SqlError", (error): Effect.Effect<never, StoreError | SlugTaken> =>
           isUniqueViolation(error)
             ? Effect.fail(new SlugTaken({ slug: org.slug }))
-            : Effect.fail(new StoreError({ operation: "createOrg", cause: error })))
+            : Effect.fail(new StoreError({ operation: "createOrg", cause: error }))
+        )
       ),
 
     getOrg,
@@ -233,10 +251,13 @@ export const make = Effect.gen(function*() {
       ),
 
     deleteOrg: (orgId) =>
-      transaction(sql, Effect.zipRight(
-        sql`update agent_claims set org_id = null where org_id = ${orgId}`,
-        sql`delete from orgs where org_id = ${orgId}`
-      )).pipe(Effect.asVoid, storeError("deleteOrg")),
+      transaction(
+        sql,
+        Effect.zipRight(
+          sql`update agent_claims set org_id = null where org_id = ${orgId}`,
+          sql`delete from orgs where org_id = ${orgId}`
+        )
+      ).pipe(Effect.asVoid, storeError("deleteOrg")),
 
     orgsOf: (userId) =>
       sql`select ${orgColumns}, me.role from org_members me join orgs o on o.org_id = me.org_id
@@ -246,7 +267,9 @@ export const make = Effect.gen(function*() {
       ),
 
     memberRole: (orgId, userId) =>
-      sql<{ readonly role: OrgRole }>`select role from org_members where org_id = ${orgId} and user_id = ${userId}`.pipe(
+      sql<{
+        readonly role: OrgRole
+      }>`select role from org_members where org_id = ${orgId} and user_id = ${userId}`.pipe(
         Effect.map((rows) => rows[0]?.role),
         storeError("memberRole")
       ),
@@ -281,18 +304,24 @@ export const make = Effect.gen(function*() {
       ),
 
     transferOwnership: (orgId, userId) =>
-      transaction(sql, Effect.gen(function*() {
-        yield* sql`update org_members set role = 'admin' where org_id = ${orgId} and role = 'owner'`
-        yield* sql`insert into org_members (org_id, user_id, role) values (${orgId}, ${userId}, 'owner')
+      transaction(
+        sql,
+        Effect.gen(function* () {
+          yield* sql`update org_members set role = 'admin' where org_id = ${orgId} and role = 'owner'`
+          yield* sql`insert into org_members (org_id, user_id, role) values (${orgId}, ${userId}, 'owner')
           on conflict (org_id, user_id) do update set role = 'owner'`
-        yield* sql`update orgs set owner_user_id = ${userId}, updated_at = now() where org_id = ${orgId}`
-      })).pipe(storeError("transferOwnership")),
+          yield* sql`update orgs set owner_user_id = ${userId}, updated_at = now() where org_id = ${orgId}`
+        })
+      ).pipe(storeError("transferOwnership")),
 
     createInvite: (invite) =>
       sql`insert into org_invites (invite_id, org_id, email, role, token_hash, invited_by, expires_at)
           values (${invite.invite_id}, ${invite.org_id}, ${invite.email}, ${invite.role}, ${invite.token_hash},
             ${invite.invited_by}, ${invite.expires_at})
-          returning *`.pipe(Effect.map((rows) => inviteOf(rows[0])), storeError("createInvite")),
+          returning *`.pipe(
+        Effect.map((rows) => inviteOf(rows[0])),
+        storeError("createInvite")
+      ),
 
     invites: (orgId) =>
       sql`select * from org_invites where org_id = ${orgId} and revoked_at is null order by created_at, invite_id`.pipe(
@@ -308,15 +337,21 @@ export const make = Effect.gen(function*() {
       ),
 
     acceptInvite: (inviteId, userId) =>
-      transaction(sql, Effect.gen(function*() {
-        const rows = yield* sql<{ readonly org_id: string; readonly role: OrgRole }>`update org_invites set accepted_at = now(), accepted_by = ${userId}
+      transaction(
+        sql,
+        Effect.gen(function* () {
+          const rows = yield* sql<{
+            readonly org_id: string
+            readonly role: OrgRole
+          }>`update org_invites set accepted_at = now(), accepted_by = ${userId}
           where invite_id = ${inviteId} and accepted_at is null returning org_id, role`
-        const row = rows[0]
-        if (row === undefined) return
-        // An existing member keeps a higher role than the invite's.
-        yield* sql`insert into org_members (org_id, user_id, role) values (${row.org_id}, ${userId}, ${row.role})
+          const row = rows[0]
+          if (row === undefined) return
+          // An existing member keeps a higher role than the invite's.
+          yield* sql`insert into org_members (org_id, user_id, role) values (${row.org_id}, ${userId}, ${row.role})
           on conflict (org_id, user_id) do nothing`
-      })).pipe(storeError("acceptInvite")),
+        })
+      ).pipe(storeError("acceptInvite")),
 
     revokeInvite: (orgId, inviteId) =>
       sql`update org_invites set revoked_at = now() where org_id = ${orgId} and invite_id = ${inviteId}
@@ -326,12 +361,14 @@ export const make = Effect.gen(function*() {
       ),
 
     claimAgent: (claim) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const inserted = yield* sql`insert into agent_claims (agent_id, agent_hash, user_id, org_id)
           values (${claim.agent_id}, ${claim.agent_hash}, ${claim.user_id}, ${claim.org_id})
           on conflict (agent_id) do nothing returning agent_id`
         if (inserted.length > 0) return "claimed" as const
-        const rows = yield* sql<{ readonly user_id: string }>`select user_id from agent_claims where agent_id = ${claim.agent_id}`
+        const rows = yield* sql<{
+          readonly user_id: string
+        }>`select user_id from agent_claims where agent_id = ${claim.agent_id}`
         if (rows[0]?.user_id !== claim.user_id) return "claimed_by_another" as const
         // The claimer may move their own agent into (or out of) an organization by claiming again.
         yield* sql`update agent_claims set org_id = ${claim.org_id} where agent_id = ${claim.agent_id}`

@@ -73,8 +73,16 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .setPayload(StartImpersonation)
       .addSuccess(StartedImpersonation, { status: 201 })
   )
-  .add(HttpApiEndpoint.get("getImpersonation", "/admin/impersonation/:session_id").setPath(SessionPath).addSuccess(ImpersonationSession))
-  .add(HttpApiEndpoint.post("endImpersonation", "/admin/impersonation/:session_id/end").setPath(SessionPath).addSuccess(ImpersonationSession))
+  .add(
+    HttpApiEndpoint.get("getImpersonation", "/admin/impersonation/:session_id")
+      .setPath(SessionPath)
+      .addSuccess(ImpersonationSession)
+  )
+  .add(
+    HttpApiEndpoint.post("endImpersonation", "/admin/impersonation/:session_id/end")
+      .setPath(SessionPath)
+      .addSuccess(ImpersonationSession)
+  )
   .add(
     HttpApiEndpoint.put("updateUser", "/admin/users/:user_id")
       .setPath(Schema.Struct({ user_id: Identifier }))

@@ -25,7 +25,9 @@ export const AgentListItem = Schema.Struct({
   status: AgentStatus,
   enforcement_mode: EnforcementMode,
   card_id: Schema.NullOr(CardId).annotations({ description: "The active Alignment Card; null before the first" }),
-  last_seen: Schema.NullOr(DateTimeString).annotations({ description: "Time of the newest checkpoint; null before the first" }),
+  last_seen: Schema.NullOr(DateTimeString).annotations({
+    description: "Time of the newest checkpoint; null before the first"
+  }),
   total_checkpoints: Count,
   checkpoint_counts: VerdictCounts,
   claimed: Schema.Boolean.annotations({

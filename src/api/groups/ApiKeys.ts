@@ -18,7 +18,9 @@ export const ApiKey = Schema.Struct({
   prefix: Schema.String.annotations({ description: "The key's first characters, to recognise it" }),
   user_id: Identifier,
   org_id: Schema.NullOr(Identifier),
-  role: Schema.NullOr(OrgRole).annotations({ description: "The role an organization key acts with; null for a personal key" }),
+  role: Schema.NullOr(OrgRole).annotations({
+    description: "The role an organization key acts with; null for a personal key"
+  }),
   created_at: DateTimeString,
   last_used_at: Schema.NullOr(DateTimeString),
   revoked_at: Schema.NullOr(DateTimeString)
@@ -42,7 +44,11 @@ export const ApiKeyList = Schema.Struct({ keys: Schema.Array(ApiKey) }).annotati
 const KeyPath = Schema.Struct({ key_id: Identifier })
 
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
-  .add(HttpApiEndpoint.post("createApiKey", "/api-keys").setPayload(CreateApiKey).addSuccess(ApiKeyWithSecret, { status: 201 }))
+  .add(
+    HttpApiEndpoint.post("createApiKey", "/api-keys")
+      .setPayload(CreateApiKey)
+      .addSuccess(ApiKeyWithSecret, { status: 201 })
+  )
   .add(
     HttpApiEndpoint.get("listApiKeys", "/api-keys")
       .setUrlParams(Schema.Struct({ org_id: Schema.optionalWith(Identifier, { exact: true }) }))

@@ -17,6 +17,10 @@ export const PromoValidation = Schema.Struct({
 }).annotations({ identifier: "PromoValidation" })
 
 export class BillingApi extends HttpApiGroup.make("billing")
-  .add(HttpApiEndpoint.post("validatePromo", "/billing/validate-promo").setPayload(ValidatePromo).addSuccess(PromoValidation))
+  .add(
+    HttpApiEndpoint.post("validatePromo", "/billing/validate-promo")
+      .setPayload(ValidatePromo)
+      .addSuccess(PromoValidation)
+  )
   .addError(InternalError)
   .middleware(Authentication) {}

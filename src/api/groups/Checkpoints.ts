@@ -16,7 +16,10 @@ import { Verdict } from "../../../core/schema/Verdict.js"
 export const IntParam = (min: number, max: number) =>
   Schema.NumberFromString.pipe(Schema.int(), Schema.between(min, max)).annotations({
     message: () => ({
-      message: max === Number.MAX_SAFE_INTEGER ? `must be an integer of at least ${min}` : `must be an integer from ${min} to ${max}`,
+      message:
+        max === Number.MAX_SAFE_INTEGER
+          ? `must be an integer of at least ${min}`
+          : `must be an integer from ${min} to ${max}`,
       override: true
     })
   })
@@ -26,7 +29,10 @@ export const CHECKPOINT_LIMIT = { min: 1, max: 1000, default: 20 } as const
 export const AgentPath = Schema.Struct({ agent_id: AgentId })
 
 export const CheckpointListParams = Schema.Struct({
-  limit: Schema.optionalWith(IntParam(CHECKPOINT_LIMIT.min, CHECKPOINT_LIMIT.max), { default: () => CHECKPOINT_LIMIT.default, exact: true }),
+  limit: Schema.optionalWith(IntParam(CHECKPOINT_LIMIT.min, CHECKPOINT_LIMIT.max), {
+    default: () => CHECKPOINT_LIMIT.default,
+    exact: true
+  }),
   offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true }),
   verdict: Schema.optionalWith(Verdict, { exact: true }),
   session_id: Schema.optionalWith(SessionId, { exact: true })

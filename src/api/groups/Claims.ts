@@ -14,8 +14,9 @@ export const ClaimAgent = Schema.Struct({
   provider_key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)).annotations({
     description: "The provider API key the agent calls the gateway with; hashed at once, never stored"
   }),
-  agent_name: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)), { exact: true })
-    .annotations({ description: "The x-candor-agent header the agent sends, if any" }),
+  agent_name: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)), {
+    exact: true
+  }).annotations({ description: "The x-candor-agent header the agent sends, if any" }),
   org_id: Schema.optionalWith(Identifier, { exact: true }).annotations({
     description: "Claim into this organization (needs Admin there); absent: a personal agent"
   })

@@ -21,16 +21,20 @@ export const DriftIndicator = Schema.Struct({
 }).annotations({ identifier: "DriftIndicator" })
 
 export const AapDriftSummary = Schema.Struct({
-  baseline_size: Schema.NonNegativeInt.annotations({ description: "Oldest analysed traces averaged into the baseline" }),
+  baseline_size: Schema.NonNegativeInt.annotations({
+    description: "Oldest analysed traces averaged into the baseline"
+  }),
   similarity_threshold: Similarity,
   sustained_traces: Schema.NonNegativeInt,
-  mean_similarity: Schema.NullOr(Similarity).annotations({ description: "Over the traces after the baseline; null when none" }),
+  mean_similarity: Schema.NullOr(Similarity).annotations({
+    description: "Over the traces after the baseline; null when none"
+  }),
   similarities: Schema.Array(Schema.Struct({ trace_id: TraceId, similarity: Similarity })).annotations({
     description: "Each trace after the baseline against it, oldest first"
   }),
-  alerts: Schema.Array(
-    Schema.Struct({ alert: DriftAlert, indicators: Schema.Array(DriftIndicator) })
-  ).annotations({ description: "Streaks of traces below the threshold" })
+  alerts: Schema.Array(Schema.Struct({ alert: DriftAlert, indicators: Schema.Array(DriftIndicator) })).annotations({
+    description: "Streaks of traces below the threshold"
+  })
 }).annotations({ identifier: "AapDriftSummary" })
 
 export const AapDrift = Schema.Struct({
@@ -46,7 +50,11 @@ export const AipDriftAlerts = Schema.Struct({
 
 export class DriftApi extends HttpApiGroup.make("drift")
   .add(HttpApiEndpoint.get("getAapDrift", "/drift/:agent_id").setPath(AgentPath).addSuccess(AapDrift))
-  .add(HttpApiEndpoint.get("getAipDriftAlerts", "/agents/:agent_id/drift/aip").setPath(AgentPath).addSuccess(AipDriftAlerts))
+  .add(
+    HttpApiEndpoint.get("getAipDriftAlerts", "/agents/:agent_id/drift/aip")
+      .setPath(AgentPath)
+      .addSuccess(AipDriftAlerts)
+  )
   .addError(NotFound)
   .addError(InternalError)
   .middleware(Authentication) {}

@@ -14,10 +14,16 @@ export const AgentEnforcement = Schema.Struct({
   enforcement_mode: EnforcementMode
 }).annotations({ identifier: "AgentEnforcement" })
 
-export const EnforcementUpdate = Schema.Struct({ mode: EnforcementMode }).annotations({ identifier: "EnforcementUpdate" })
+export const EnforcementUpdate = Schema.Struct({ mode: EnforcementMode }).annotations({
+  identifier: "EnforcementUpdate"
+})
 
 export class EnforcementApi extends HttpApiGroup.make("enforcement")
-  .add(HttpApiEndpoint.get("getEnforcement", "/agents/:agent_id/enforcement").setPath(AgentPath).addSuccess(AgentEnforcement))
+  .add(
+    HttpApiEndpoint.get("getEnforcement", "/agents/:agent_id/enforcement")
+      .setPath(AgentPath)
+      .addSuccess(AgentEnforcement)
+  )
   .add(
     HttpApiEndpoint.put("putEnforcement", "/agents/:agent_id/enforcement")
       .setPath(AgentPath)

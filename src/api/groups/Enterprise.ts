@@ -20,6 +20,10 @@ export const EnterpriseContact = Schema.Struct({
 export const ContactReceived = Schema.Struct({ id: Schema.String }).annotations({ identifier: "ContactReceived" })
 
 export class EnterpriseApi extends HttpApiGroup.make("enterprise")
-  .add(HttpApiEndpoint.post("contact", "/enterprise/contact").setPayload(EnterpriseContact).addSuccess(ContactReceived, { status: 201 }))
+  .add(
+    HttpApiEndpoint.post("contact", "/enterprise/contact")
+      .setPayload(EnterpriseContact)
+      .addSuccess(ContactReceived, { status: 201 })
+  )
   .addError(InternalError)
   .middleware(Authentication) {}

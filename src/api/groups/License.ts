@@ -29,6 +29,10 @@ export const LicenseValidation = Schema.Struct({
 }).annotations({ identifier: "LicenseValidation" })
 
 export class LicenseApi extends HttpApiGroup.make("license")
-  .add(HttpApiEndpoint.post("validateLicense", "/license/validate").setPayload(ValidateLicense).addSuccess(LicenseValidation))
+  .add(
+    HttpApiEndpoint.post("validateLicense", "/license/validate")
+      .setPayload(ValidateLicense)
+      .addSuccess(LicenseValidation)
+  )
   .addError(InternalError)
   .middleware(Authentication) {}

@@ -38,7 +38,9 @@ export const InviteRole = Schema.Literal("admin", "member").annotations({
   message: (issue) => ({ message: `must be admin or member; got ${JSON.stringify(issue.actual)}`, override: true })
 })
 
-export const CreateInvite = Schema.Struct({ email: Email, role: InviteRole }).annotations({ identifier: "CreateInvite" })
+export const CreateInvite = Schema.Struct({ email: Email, role: InviteRole }).annotations({
+  identifier: "CreateInvite"
+})
 
 export const Invite = Schema.Struct({
   invite_id: Identifier,
@@ -69,7 +71,9 @@ export const Deleted = Schema.Struct({ deleted: Schema.Boolean }).annotations({ 
 const MemberPath = Schema.Struct({ org_id: Identifier, user_id: Identifier })
 
 export class OrgsApi extends HttpApiGroup.make("orgs")
-  .add(HttpApiEndpoint.post("createOrg", "/orgs").setPayload(CreateOrgRequest).addSuccess(Organization, { status: 201 }))
+  .add(
+    HttpApiEndpoint.post("createOrg", "/orgs").setPayload(CreateOrgRequest).addSuccess(Organization, { status: 201 })
+  )
   .add(HttpApiEndpoint.get("listOrgs", "/orgs").addSuccess(OrgList))
   .add(HttpApiEndpoint.get("getOrg", "/orgs/:org_id").setPath(OrgPath).addSuccess(Organization))
   .add(HttpApiEndpoint.del("deleteOrg", "/orgs/:org_id").setPath(OrgPath).addSuccess(Deleted))

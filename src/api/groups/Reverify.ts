@@ -22,7 +22,10 @@ const AgentPath = Schema.Struct({ agent_id: AgentId })
 const Count = Schema.NonNegativeInt
 
 export const ReverifyParams = Schema.Struct({
-  limit: Schema.optionalWith(IntParam(REVERIFY_LIMIT.min, REVERIFY_LIMIT.max), { default: () => REVERIFY_LIMIT.default, exact: true }),
+  limit: Schema.optionalWith(IntParam(REVERIFY_LIMIT.min, REVERIFY_LIMIT.max), {
+    default: () => REVERIFY_LIMIT.default,
+    exact: true
+  }),
   offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true })
 })
 
@@ -55,7 +58,9 @@ export const AapReverification = Schema.Struct({
   reverified: Count,
   still_violating: Count,
   now_clean: Count,
-  errors: Schema.NullOr(Schema.Array(Schema.String)).annotations({ description: "null when every trace was re-verified" })
+  errors: Schema.NullOr(Schema.Array(Schema.String)).annotations({
+    description: "null when every trace was re-verified"
+  })
 }).annotations({ identifier: "AapReverification" })
 
 export class ReverifyApi extends HttpApiGroup.make("reverify")

@@ -16,8 +16,12 @@ export const SsmTrace = Schema.Struct({
   timestamp: DateTimeString,
   action: Schema.Struct({ type: Schema.String, name: Schema.String, category: Schema.String }),
   verified: Schema.Boolean,
-  similarities: Schema.Array(Similarity).annotations({ description: "Similarity to each trace of `traces`, in its order" }),
-  mean_similarity: Schema.NullOr(Similarity).annotations({ description: "Mean similarity to the other traces; null when alone" })
+  similarities: Schema.Array(Similarity).annotations({
+    description: "Similarity to each trace of `traces`, in its order"
+  }),
+  mean_similarity: Schema.NullOr(Similarity).annotations({
+    description: "Mean similarity to the other traces; null when alone"
+  })
 }).annotations({ identifier: "SsmTrace" })
 
 export const SelfSimilarity = Schema.Struct({
@@ -28,7 +32,9 @@ export const SelfSimilarity = Schema.Struct({
 
 export class SsmApi extends HttpApiGroup.make("ssm")
   .add(
-    HttpApiEndpoint.get("getSsm", "/ssm/:agent_id").setPath(Schema.Struct({ agent_id: AgentId })).addSuccess(SelfSimilarity)
+    HttpApiEndpoint.get("getSsm", "/ssm/:agent_id")
+      .setPath(Schema.Struct({ agent_id: AgentId }))
+      .addSuccess(SelfSimilarity)
   )
   .addError(NotFound)
   .addError(InternalError)

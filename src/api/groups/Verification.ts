@@ -30,12 +30,19 @@ const Positive = IntParam(1, Number.MAX_SAFE_INTEGER)
 
 export class VerificationApi extends HttpApiGroup.make("verification")
   .add(HttpApiEndpoint.get("listSigningKeys", "/keys").addSuccess(KeysResponse))
-  .add(HttpApiEndpoint.get("getCertificate", "/checkpoints/:checkpoint_id/certificate").setPath(CheckpointPath).addSuccess(IntegrityCertificate))
+  .add(
+    HttpApiEndpoint.get("getCertificate", "/checkpoints/:checkpoint_id/certificate")
+      .setPath(CheckpointPath)
+      .addSuccess(IntegrityCertificate)
+  )
   .add(
     HttpApiEndpoint.post("verifyCertificate", "/verify")
-      .setPayload(Schema.Unknown.annotations({
-        description: "A certificate, or `{certificate, signed_tree_head?}` to also check it against a signed tree head"
-      }))
+      .setPayload(
+        Schema.Unknown.annotations({
+          description:
+            "A certificate, or `{certificate, signed_tree_head?}` to also check it against a signed tree head"
+        })
+      )
       .addSuccess(VerifyResponse)
   )
   .add(HttpApiEndpoint.get("getMerkleRoot", "/agents/:agent_id/merkle-root").setPath(AgentPath).addSuccess(MerkleRoot))
@@ -51,14 +58,20 @@ export class VerificationApi extends HttpApiGroup.make("verification")
       .setUrlParams(Schema.Struct({ from: Positive, to: Schema.optionalWith(Positive, { exact: true }) }))
       .addSuccess(ConsistencyProof)
   )
-  .add(HttpApiEndpoint.get("getVerdictProof", "/checkpoints/:checkpoint_id/proof").setPath(CheckpointPath).addSuccess(VerdictProof))
+  .add(
+    HttpApiEndpoint.get("getVerdictProof", "/checkpoints/:checkpoint_id/proof")
+      .setPath(CheckpointPath)
+      .addSuccess(VerdictProof)
+  )
   .add(
     HttpApiEndpoint.get("verifyAgentChain", "/reputation/:agent_id/verify")
       .setPath(AgentPath)
-      .setUrlParams(Schema.Struct({
-        limit: Schema.optionalWith(IntParam(1, 1000), { default: () => 100, exact: true }),
-        offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true })
-      }))
+      .setUrlParams(
+        Schema.Struct({
+          limit: Schema.optionalWith(IntParam(1, 1000), { default: () => 100, exact: true }),
+          offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true })
+        })
+      )
       .addSuccess(ReputationVerification)
   )
   .add(

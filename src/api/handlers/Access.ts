@@ -20,7 +20,11 @@ export const internal = storeFailure("store failure", { logCause: true })
 export const gatewaysUnreachable = (error: BusError) =>
   Effect.zipRight(
     Effect.logWarning("agent state not shared with the gateways").pipe(Effect.annotateLogs({ error: error.message })),
-    Effect.fail(new ServiceUnavailable({ error: "saved, but the gateways cannot be told right now (NATS unreachable): send it again shortly" }))
+    Effect.fail(
+      new ServiceUnavailable({
+        error: "saved, but the gateways cannot be told right now (NATS unreachable): send it again shortly"
+      })
+    )
   )
 
 /** A user token (or a user's personal API key): organization keys act for their organization only. */
@@ -31,7 +35,7 @@ export const personalUser = (principal: Principal): Effect.Effect<string, Forbid
 
 /** The caller's role in the organization; 404 when not a member (organizations do not leak). */
 export const orgRole = (orgId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const principal = yield* CurrentPrincipal
     const role = yield* (yield* AccessControl).orgRole(principal, orgId)
     if (role === undefined) return yield* Effect.fail(new NotFound({ error: `organization ${orgId} not found` }))
@@ -40,11 +44,13 @@ export const orgRole = (orgId: string) =>
 
 /** The caller has at least `needed` in the organization (and may write, for writes). */
 export const requireOrgRole = (orgId: string, needed: Role, write: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const role = yield* orgRole(orgId)
     if (write) yield* (yield* AccessControl).write(yield* CurrentPrincipal)
     if (!atLeast(role, needed)) {
-      return yield* Effect.fail(new Forbidden({ error: `this needs the ${needed} role in the organization; you are ${role}` }))
+      return yield* Effect.fail(
+        new Forbidden({ error: `this needs the ${needed} role in the organization; you are ${role}` })
+      )
     }
     return role
   })

@@ -24,7 +24,7 @@ export const IMPERSONATION_TTL_MS = 3_600_000
 const SERVICE_ACTOR = "service-role"
 
 /** A platform admin (a user token of a user flagged admin) or the service-role key; returns who acts. */
-const platformAdmin = Effect.gen(function*() {
+const platformAdmin = Effect.gen(function* () {
   const principal = yield* CurrentPrincipal
   if (principal.kind === "service") return SERVICE_ACTOR
   if (principal.kind === "user" && principal.impersonation === undefined) {
@@ -46,7 +46,7 @@ const view = (session: ImpersonationSession, now: number) => ({
 
 /** The session's own token may read or end it; otherwise a platform admin. */
 const sessionAccess = (sessionId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const principal: Principal = yield* CurrentPrincipal
     if (principal.kind === "user" && principal.impersonation?.session_id === sessionId) return
     yield* platformAdmin
@@ -55,10 +55,11 @@ const sessionAccess = (sessionId: string) =>
 export const AdminLive = HttpApiBuilder.group(CandorApi, "admin", (handlers) =>
   handlers
     .handle("impersonate", ({ payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const adminId = yield* platformAdmin
         const target = yield* (yield* IdentityRepo).getUser(payload.user_id)
-        if (target === undefined) return yield* Effect.fail(new NotFound({ error: `user ${payload.user_id} not found` }))
+        if (target === undefined)
+          return yield* Effect.fail(new NotFound({ error: `user ${payload.user_id} not found` }))
         if (target.is_admin) return yield* Effect.fail(new Forbidden({ error: "admin users cannot be impersonated" }))
         const token = generateSecret(IMPERSONATION_TOKEN_PREFIX)
         const session = yield* (yield* CredentialRepo).createSession({
@@ -73,23 +74,28 @@ export const AdminLive = HttpApiBuilder.group(CandorApi, "admin", (handlers) =>
           Effect.annotateLogs({ session_id: session.session_id, admin: adminId, target: target.user_id })
         )
         return { ...view(session, Date.now()), token }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("getImpersonation", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* sessionAccess(path.session_id)
         const session = yield* (yield* CredentialRepo).getSession(path.session_id)
-        if (session === undefined) return yield* Effect.fail(new NotFound({ error: `session ${path.session_id} not found` }))
+        if (session === undefined)
+          return yield* Effect.fail(new NotFound({ error: `session ${path.session_id} not found` }))
         return view(session, Date.now())
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("endImpersonation", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* sessionAccess(path.session_id)
         const session = yield* (yield* CredentialRepo).endSession(path.session_id)
-        if (session === undefined) return yield* Effect.fail(new NotFound({ error: `session ${path.session_id} not found` }))
+        if (session === undefined)
+          return yield* Effect.fail(new NotFound({ error: `session ${path.session_id} not found` }))
         return view(session, Date.now())
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("updateUser", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* serviceRole
         if (payload.plan_id !== undefined && (yield* (yield* CatalogRepo).plan(payload.plan_id)) === undefined) {
           return yield* Effect.fail(new BadRequest({ error: `plan_id: no plan ${payload.plan_id}` }))
@@ -97,9 +103,10 @@ export const AdminLive = HttpApiBuilder.group(CandorApi, "admin", (handlers) =>
         const user = yield* (yield* IdentityRepo).updateUser(path.user_id, payload)
         yield* (yield* Accounts).invalidate(path.user_id)
         return user
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("setOrgPlan", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* serviceRole
         if ((yield* (yield* CatalogRepo).plan(payload.plan_id)) === undefined) {
           return yield* Effect.fail(new BadRequest({ error: `plan_id: no plan ${payload.plan_id}` }))
@@ -111,15 +118,17 @@ export const AdminLive = HttpApiBuilder.group(CandorApi, "admin", (handlers) =>
         yield* repo.setOrgPlan(path.org_id, payload.plan_id)
         yield* (yield* Accounts).invalidate(path.org_id)
         return { updated: true }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("putPromo", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* serviceRole
         yield* (yield* CatalogRepo).putPromo({ code: path.code.toUpperCase(), ...payload })
         return { updated: true }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("putBlogPost", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* serviceRole
         const catalog = yield* CatalogRepo
         if ((yield* catalog.agentRecord(payload.agent_id)) === undefined) {
@@ -135,4 +144,6 @@ export const AdminLive = HttpApiBuilder.group(CandorApi, "admin", (handlers) =>
           published_at: payload.published_at ?? new Date().toISOString()
         })
         return { updated: true }
-      }).pipe(Effect.catchTag("StoreError", internal))))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)

@@ -22,4 +22,3 @@ export const writeAgent = (agentId: string) =>
     yield* access.agent(principal, agentId, "write")
     yield* access.write(principal)
   })
-

@@ -17,8 +17,11 @@ export const AgentsLive = HttpApiBuilder.group(CandorApi, "agents", (handlers) =
         agents: summaries.map((agent) => ({
           ...agent,
           total_checkpoints:
-            agent.checkpoint_counts.clear + agent.checkpoint_counts.review_needed + agent.checkpoint_counts.boundary_violation
+            agent.checkpoint_counts.clear +
+            agent.checkpoint_counts.review_needed +
+            agent.checkpoint_counts.boundary_violation
         }))
       }
     }).pipe(Effect.catchTag("StoreError", internal))
-  ))
+  )
+)

@@ -26,7 +26,7 @@ const keyNotFound = (keyId: string) => new NotFound({ error: `API key ${keyId} n
 
 /** The key, when the caller may manage it (else 404: keys of others do not leak). */
 const manageable = (keyId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const userId = yield* userToken
     const key = yield* (yield* CredentialRepo).getKey(keyId)
     if (key === undefined) return yield* Effect.fail(keyNotFound(keyId))
@@ -45,7 +45,7 @@ const withSecret = (key: ApiKey, secret: string) => ({ ...key, key: secret })
 export const ApiKeysLive = HttpApiBuilder.group(CandorApi, "apiKeys", (handlers) =>
   handlers
     .handle("createApiKey", ({ payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireWrite
         const userId = yield* userToken
         let role: ApiKey["role"] = null
@@ -69,17 +69,19 @@ export const ApiKeysLive = HttpApiBuilder.group(CandorApi, "apiKeys", (handlers)
           role
         })
         return withSecret(key, secret)
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("listApiKeys", ({ urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const userId = yield* userToken
         const repo = yield* CredentialRepo
         if (urlParams.org_id === undefined) return { keys: yield* repo.keysOf({ userId }) }
         yield* requireOrgRole(urlParams.org_id, "admin", false)
         return { keys: yield* repo.keysOf({ orgId: urlParams.org_id }) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("rotateApiKey", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireWrite
         const key = yield* manageable(path.key_id)
         const secret = generateSecret(API_KEY_PREFIX)
@@ -89,12 +91,15 @@ export const ApiKeysLive = HttpApiBuilder.group(CandorApi, "apiKeys", (handlers)
         }
         const rotated = yield* repo.getKey(key.key_id)
         return withSecret(rotated ?? key, secret)
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("revokeApiKey", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireWrite
         const key = yield* manageable(path.key_id)
         const repo = yield* CredentialRepo
         yield* repo.revokeKey(key.key_id)
         return (yield* repo.getKey(key.key_id)) ?? key
-      }).pipe(Effect.catchTag("StoreError", internal))))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)

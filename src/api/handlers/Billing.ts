@@ -7,14 +7,16 @@ import { internal } from "./Access.js"
 
 export const BillingLive = HttpApiBuilder.group(CandorApi, "billing", (handlers) =>
   handlers.handle("validatePromo", ({ payload }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const promo = yield* (yield* CatalogRepo).promo(payload.code.trim(), new Date())
       return promo === undefined
         ? { valid: false, discount_percent: 0, discount_amount_cents: 0, name: "" }
         : {
-          valid: true,
-          discount_percent: promo.discount_percent,
-          discount_amount_cents: promo.discount_amount_cents,
-          name: promo.name
-        }
-    }).pipe(Effect.catchTag("StoreError", internal))))
+            valid: true,
+            discount_percent: promo.discount_percent,
+            discount_amount_cents: promo.discount_amount_cents,
+            name: promo.name
+          }
+    }).pipe(Effect.catchTag("StoreError", internal))
+  )
+)

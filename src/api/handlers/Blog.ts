@@ -14,7 +14,7 @@ const AUTHOR_POSTS = 50
 export const BlogLive = HttpApiBuilder.group(CandorApi, "blog", (handlers) =>
   handlers
     .handle("getAuthor", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const catalog = yield* CatalogRepo
         const author = yield* catalog.agentRecord(path.agent_id)
         const notFound = new NotFound({ error: `author ${path.agent_id} not found` })
@@ -24,9 +24,12 @@ export const BlogLive = HttpApiBuilder.group(CandorApi, "blog", (handlers) =>
           yield* (yield* AccessControl).agent(principal, path.agent_id, "read").pipe(Effect.mapError(() => notFound))
         }
         return { author, posts: yield* catalog.posts({ agentId: path.agent_id, limit: AUTHOR_POSTS, offset: 0 }) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("listPosts", ({ urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const posts = yield* (yield* CatalogRepo).posts({ limit: urlParams.limit, offset: urlParams.offset })
         return { posts, limit: urlParams.limit, offset: urlParams.offset }
-      }).pipe(Effect.catchTag("StoreError", internal))))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)

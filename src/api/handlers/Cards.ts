@@ -35,7 +35,10 @@ export const CardsLive = HttpApiBuilder.group(CandorApi, "cards", (handlers) =>
         const sql = yield* SqlClient.SqlClient
         yield* transaction(
           sql,
-          Effect.zipRight(store.putCard(path.agent_id, card), store.putConscienceValues(path.agent_id, payload.conscience_values))
+          Effect.zipRight(
+            store.putCard(path.agent_id, card),
+            store.putConscienceValues(path.agent_id, payload.conscience_values)
+          )
         ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "updateCard", cause }))))
         yield* (yield* AgentState).update(path.agent_id, {
           card,
@@ -52,4 +55,5 @@ export const CardsLive = HttpApiBuilder.group(CandorApi, "cards", (handlers) =>
         yield* (yield* AgentState).update(path.agent_id, { conscienceValues: inForce(payload.conscience_values) })
         return { agent_id: path.agent_id, conscience_values: payload.conscience_values, updated: true }
       }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
-    ))
+    )
+)

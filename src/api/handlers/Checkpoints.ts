@@ -33,4 +33,5 @@ export const CheckpointsLive = HttpApiBuilder.group(CandorApi, "checkpoints", (h
         }
         return checkpoint
       }).pipe(Effect.catchTag("StoreError", internal))
-    ))
+    )
+)

@@ -14,7 +14,7 @@ import { internal, personalUser, requireOrgRole, requireWrite } from "./Access.j
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
   handlers.handle("claimAgent", ({ payload }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* requireWrite
       const userId = yield* personalUser(yield* CurrentPrincipal)
       if (payload.org_id !== undefined) yield* requireOrgRole(payload.org_id, "admin", true)
@@ -40,4 +40,6 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
         org_id: claim.org_id,
         claimed_at: claim.claimed_at
       }
-    }).pipe(Effect.catchTag("StoreError", internal))))
+    }).pipe(Effect.catchTag("StoreError", internal))
+  )
+)

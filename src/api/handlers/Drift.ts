@@ -26,10 +26,14 @@ export const DriftLive = HttpApiBuilder.group(CandorApi, "drift", (handlers) =>
         yield* readAgent(path.agent_id)
         const traces = yield* (yield* Store).recentTraces(path.agent_id, DRIFT_TRACES)
         const analysis = detectAapDrift(traces, new Date(yield* Clock.currentTimeMillis))
-        const similarities = analysis.similarities.map(({ similarity, trace_id }) => ({ trace_id, similarity: round4(similarity) }))
-        const mean = similarities.length === 0
-          ? null
-          : round4(analysis.similarities.reduce((sum, s) => sum + s.similarity, 0) / similarities.length)
+        const similarities = analysis.similarities.map(({ similarity, trace_id }) => ({
+          trace_id,
+          similarity: round4(similarity)
+        }))
+        const mean =
+          similarities.length === 0
+            ? null
+            : round4(analysis.similarities.reduce((sum, s) => sum + s.similarity, 0) / similarities.length)
         return {
           agent_id: path.agent_id,
           analyzed_traces: analysis.analyzed_traces,
@@ -50,4 +54,5 @@ export const DriftLive = HttpApiBuilder.group(CandorApi, "drift", (handlers) =>
         const alerts = yield* (yield* AgentQueries).aipDriftAlerts(path.agent_id, AIP_ALERTS)
         return { alerts, agent_id: path.agent_id }
       }).pipe(Effect.catchTag("StoreError", internal))
-    ))
+    )
+)

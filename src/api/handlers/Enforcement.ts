@@ -23,4 +23,5 @@ export const EnforcementLive = HttpApiBuilder.group(CandorApi, "enforcement", (h
         yield* (yield* AgentState).update(path.agent_id, { mode: settings.mode })
         return { agent_id: path.agent_id, enforcement_mode: settings.mode }
       }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
-    ))
+    )
+)

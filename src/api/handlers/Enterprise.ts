@@ -9,7 +9,7 @@ import { internal, requireWrite } from "./Access.js"
 
 export const EnterpriseLive = HttpApiBuilder.group(CandorApi, "enterprise", (handlers) =>
   handlers.handle("contact", ({ payload }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* requireWrite
       const principal = yield* CurrentPrincipal
       const id = `ent_${randomUUID()}`
@@ -19,4 +19,6 @@ export const EnterpriseLive = HttpApiBuilder.group(CandorApi, "enterprise", (han
         ...payload
       })
       return { id }
-    }).pipe(Effect.catchTag("StoreError", internal))))
+    }).pipe(Effect.catchTag("StoreError", internal))
+  )
+)

@@ -21,4 +21,5 @@ export const IntegrityLive = HttpApiBuilder.group(CandorApi, "integrity", (handl
         integrity_score: counts.total === 0 ? 1 : verified / counts.total
       }
     }).pipe(Effect.catchTag("StoreError", internal))
-  ))
+  )
+)

@@ -32,7 +32,7 @@ const invalid = (warning: string) => ({
 
 export const LicenseLive = HttpApiBuilder.group(CandorApi, "license", (handlers) =>
   handlers.handle("validateLicense", ({ payload }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { active } = yield* SigningKeys
       const ring = new Map((yield* (yield* KeyRepo.KeyRepo).list).map((key) => [key.key_id, key.public_key]))
       ring.set(active.keyId, active.publicKey)
@@ -64,4 +64,6 @@ export const LicenseLive = HttpApiBuilder.group(CandorApi, "license", (handlers)
         next_check_seconds: Math.min(DAY, Math.max(60, Math.floor(remainingMs / 1000))),
         warning: days < WARN_DAYS ? `license expires in ${days} day${days === 1 ? "" : "s"}` : ""
       }
-    }).pipe(Effect.catchTag("StoreError", internal)))).pipe(Layer.provide(KeyRepo.layer))
+    }).pipe(Effect.catchTag("StoreError", internal))
+  )
+).pipe(Layer.provide(KeyRepo.layer))

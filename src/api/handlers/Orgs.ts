@@ -38,12 +38,13 @@ const loadOrg = (orgId: string) =>
     )
   )
 
-const memberNotFound = (userId: string) => new NotFound({ error: `user ${userId} is not a member of this organization` })
+const memberNotFound = (userId: string) =>
+  new NotFound({ error: `user ${userId} is not a member of this organization` })
 
 export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
   handlers
     .handle("createOrg", ({ payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireWrite
         const userId = yield* personalUser(yield* CurrentPrincipal)
         const org = yield* (yield* IdentityRepo).createOrg({
@@ -59,9 +60,10 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
           SlugTaken: ({ slug }) => Effect.fail(new BadRequest({ error: `slug ${slug} is already taken` })),
           StoreError: internal
         })
-      ))
+      )
+    )
     .handle("listOrgs", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const principal = yield* CurrentPrincipal
         const repo = yield* IdentityRepo
         if (principal.kind === "api_key" && principal.orgId !== undefined) {
@@ -70,29 +72,35 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         }
         const userId = yield* personalUser(principal)
         return { orgs: (yield* repo.orgsOf(userId)).map((org) => organization(org, org.role)) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("getOrg", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const role = yield* orgRole(path.org_id)
         return organization(yield* loadOrg(path.org_id), role)
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("deleteOrg", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "owner", true)
         yield* (yield* IdentityRepo).deleteOrg(path.org_id)
         return { deleted: true }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("listMembers", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* orgRole(path.org_id)
         return { org_id: path.org_id, members: yield* (yield* IdentityRepo).members(path.org_id) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("setMemberRole", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "admin", true)
         const repo = yield* IdentityRepo
         if (payload.role === "owner") {
-          return yield* Effect.fail(new BadRequest({ error: "role: use POST /v1/orgs/{org_id}/transfer-ownership to make an owner" }))
+          return yield* Effect.fail(
+            new BadRequest({ error: "role: use POST /v1/orgs/{org_id}/transfer-ownership to make an owner" })
+          )
         }
         const current = yield* repo.memberRole(path.org_id, path.user_id)
         if (current === undefined) return yield* Effect.fail(memberNotFound(path.user_id))
@@ -103,13 +111,14 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         const member = (yield* repo.members(path.org_id)).find((m) => m.user_id === path.user_id)
         if (member === undefined) return yield* Effect.fail(memberNotFound(path.user_id))
         return member
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("removeMember", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const principal = yield* CurrentPrincipal
         const self = principal.kind !== "service" && principal.userId === path.user_id
         // Anyone may leave; removing others needs Admin.
-        yield* (self ? Effect.zipRight(orgRole(path.org_id), requireWrite) : requireOrgRole(path.org_id, "admin", true))
+        yield* self ? Effect.zipRight(orgRole(path.org_id), requireWrite) : requireOrgRole(path.org_id, "admin", true)
         const repo = yield* IdentityRepo
         const current = yield* repo.memberRole(path.org_id, path.user_id)
         if (current === undefined) return yield* Effect.fail(memberNotFound(path.user_id))
@@ -117,9 +126,10 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
           return yield* Effect.fail(new BadRequest({ error: "the owner cannot be removed; transfer ownership first" }))
         }
         return { deleted: yield* repo.removeMember(path.org_id, path.user_id) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("transferOwnership", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "owner", true)
         const repo = yield* IdentityRepo
         if ((yield* repo.memberRole(path.org_id, payload.user_id)) === undefined) {
@@ -129,9 +139,10 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         const principal = yield* CurrentPrincipal
         const role = principal.kind === "service" ? "owner" : yield* orgRole(path.org_id)
         return organization(yield* loadOrg(path.org_id), role)
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("createInvite", ({ path, payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "admin", true)
         const principal = yield* CurrentPrincipal
         const token = generateSecret("inv")
@@ -145,21 +156,24 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
           token_hash: hashSecret(token)
         })
         return { ...invite, token }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("listInvites", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "admin", false)
         return { invites: yield* (yield* IdentityRepo).invites(path.org_id) }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("revokeInvite", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "admin", true)
         const revoked = yield* (yield* IdentityRepo).revokeInvite(path.org_id, path.invite_id)
         if (!revoked) return yield* Effect.fail(new NotFound({ error: `invite ${path.invite_id} not found` }))
         return { deleted: true }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("acceptInvite", ({ payload }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* requireWrite
         const principal = yield* CurrentPrincipal
         if (principal.kind !== "user") {
@@ -167,11 +181,14 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         }
         const repo = yield* IdentityRepo
         const invite = yield* repo.inviteByToken(hashSecret(payload.token), new Date())
-        if (invite === undefined) return yield* Effect.fail(new NotFound({ error: "invite not found, expired or already used" }))
+        if (invite === undefined)
+          return yield* Effect.fail(new NotFound({ error: "invite not found, expired or already used" }))
         // An invite is for one address: a forwarded token does not admit someone else.
         if (principal.email !== undefined && principal.email.toLowerCase() !== invite.email) {
           return yield* Effect.fail(new Forbidden({ error: "this invite was sent to another email address" }))
         }
         yield* repo.acceptInvite(invite.invite_id, principal.userId)
         return organization(yield* loadOrg(invite.org_id), yield* orgRole(invite.org_id))
-      }).pipe(Effect.catchTag("StoreError", internal))))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)

@@ -10,4 +10,6 @@ export const PlansLive = HttpApiBuilder.group(CandorApi, "plans", (handlers) =>
     Effect.flatMap(CatalogRepo, (catalog) => catalog.plans).pipe(
       Effect.map((plans) => ({ plans })),
       Effect.catchTag("StoreError", internal)
-    )))
+    )
+  )
+)

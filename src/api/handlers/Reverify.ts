@@ -51,10 +51,15 @@ export const reevaluateCheckpoint = (
     changed,
     reevaluated: changed
       ? {
-        previous: checkpoint.verdict,
-        // The first verdict is kept across several re-evaluations.
-        checkpoint: { ...checkpoint, verdict, re_evaluated_at: now, original_verdict: checkpoint.original_verdict ?? checkpoint.verdict }
-      }
+          previous: checkpoint.verdict,
+          // The first verdict is kept across several re-evaluations.
+          checkpoint: {
+            ...checkpoint,
+            verdict,
+            re_evaluated_at: now,
+            original_verdict: checkpoint.original_verdict ?? checkpoint.verdict
+          }
+        }
       : undefined
   }
 }
@@ -69,7 +74,9 @@ export const reverifyTrace = (trace: APTrace, card: AlignmentCard): APTrace | st
 }
 
 const boundaryNames = (values: ReadonlyArray<ConscienceValue>) =>
-  (values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES).filter((value) => value.type === "BOUNDARY").map((value) => value.name)
+  (values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES)
+    .filter((value) => value.type === "BOUNDARY")
+    .map((value) => value.name)
 
 /** The card re-verification is against; 404 when the agent has none yet. */
 const currentCard = (agentId: string) =>
@@ -119,9 +126,13 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
         const queries = yield* AgentQueries
         const batch = yield* queries.violatingTraces(path.agent_id, urlParams.limit, urlParams.offset)
         const outcomes = batch.map((trace) => ({ before: trace, after: reverifyTrace(trace, card) }))
-        const reverified = outcomes.flatMap(({ after, before }) => (typeof after === "string" ? [] : [{ before, after }]))
+        const reverified = outcomes.flatMap(({ after, before }) =>
+          typeof after === "string" ? [] : [{ before, after }]
+        )
         const errors = outcomes.flatMap(({ after }) => (typeof after === "string" ? [after] : []))
-        yield* queries.updateTraces(reverified.filter(({ after, before }) => !sameVerification(before, after)).map(({ after }) => after))
+        yield* queries.updateTraces(
+          reverified.filter(({ after, before }) => !sameVerification(before, after)).map(({ after }) => after)
+        )
         const clean = reverified.filter(({ after }) => after.verification.verified).length
         return {
           agent_id: path.agent_id,
@@ -135,4 +146,5 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
           errors: errors.length > 0 ? errors : null
         }
       }).pipe(Effect.catchTag("StoreError", internal))
-    ))
+    )
+)

@@ -41,4 +41,5 @@ export const SsmLive = HttpApiBuilder.group(CandorApi, "ssm", (handlers) =>
       const traces = selfSimilarity(yield* (yield* Store).recentTraces(path.agent_id, SSM_TRACES))
       return { agent_id: path.agent_id, trace_count: traces.length, traces }
     }).pipe(Effect.catchTag("StoreError", internal))
-  ))
+  )
+)

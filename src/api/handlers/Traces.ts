@@ -17,4 +17,5 @@ export const TracesLive = HttpApiBuilder.group(CandorApi, "traces", (handlers) =
       yield* readAgent(trace.agent_id).pipe(Effect.catchTag("NotFound", () => notFound))
       return trace
     }).pipe(Effect.catchTag("StoreError", internal))
-  ))
+  )
+)

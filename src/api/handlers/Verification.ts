@@ -41,12 +41,14 @@ const ringKeys = Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.list).pipe(
 
 const certificateOf = (checkpointId: string) =>
   Effect.flatMap(Store, (store) => store.getCertificate(checkpointId)).pipe(
-    Effect.flatMap((certificate) => certificate === undefined ? Effect.fail(notFound(`checkpoint ${checkpointId}`)) : Effect.succeed(certificate))
+    Effect.flatMap((certificate) =>
+      certificate === undefined ? Effect.fail(notFound(`checkpoint ${checkpointId}`)) : Effect.succeed(certificate)
+    )
   )
 
 const latestHead = (agentId: string) =>
   Effect.flatMap(Store, (store) => store.treeHead(agentId)).pipe(
-    Effect.flatMap((head) => head === undefined ? Effect.fail(notFound(`agent ${agentId}`)) : Effect.succeed(head))
+    Effect.flatMap((head) => (head === undefined ? Effect.fail(notFound(`agent ${agentId}`)) : Effect.succeed(head)))
   )
 
 /**
@@ -55,18 +57,28 @@ const latestHead = (agentId: string) =>
  * so it is the note the worker would have signed (byte for byte, with the same key).
  */
 const headAt = (latest: TreeHead, treeSize: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (treeSize === latest.tree_size) return latest
     const store = yield* Store
     const stored = yield* store.treeHead(latest.agent_id, treeSize)
     if (stored !== undefined) return stored
     const root = yield* store.rootAt(latest.agent_id, treeSize)
     const origin = noteOrigin(latest.note)
-    if (root === undefined || origin === undefined) return yield* notFound(`tree head of size ${treeSize} for agent ${latest.agent_id}`)
+    if (root === undefined || origin === undefined)
+      return yield* notFound(`tree head of size ${treeSize} for agent ${latest.agent_id}`)
     const { active } = yield* SigningKeys
-    const note = signNote(formatCheckpoint({ origin, size: treeSize, root: fromHex(root)!, extensions: [] }), { name: origin, key: active })
+    const note = signNote(formatCheckpoint({ origin, size: treeSize, root: fromHex(root)!, extensions: [] }), {
+      name: origin,
+      key: active
+    })
     const now = yield* Clock.currentTimeMillis
-    return { agent_id: latest.agent_id, tree_size: treeSize, root, note, created_at: new Date(now).toISOString() } satisfies TreeHead
+    return {
+      agent_id: latest.agent_id,
+      tree_size: treeSize,
+      root,
+      note,
+      created_at: new Date(now).toISOString()
+    } satisfies TreeHead
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -77,21 +89,34 @@ const headAt = (latest: TreeHead, treeSize: number) =>
  * bytes for others, which are parsed here: a certificate posted as `text/plain` is still one.
  */
 const jsonBody = (payload: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const contentType = (yield* HttpServerRequest.HttpServerRequest).headers["content-type"] ?? "application/json"
     // The platform reads an empty JSON body as null: there is nothing to verify either way.
-    if (payload === null || payload === "") return yield* new BadRequest({ error: "request body is empty: post a certificate" })
+    if (payload === null || payload === "")
+      return yield* new BadRequest({ error: "request body is empty: post a certificate" })
     if (contentType.toLowerCase().includes("application/json")) return payload
-    const text = typeof payload === "string" ? payload : payload instanceof Uint8Array ? new TextDecoder().decode(payload) : undefined
+    const text =
+      typeof payload === "string"
+        ? payload
+        : payload instanceof Uint8Array
+          ? new TextDecoder().decode(payload)
+          : undefined
     if (text === undefined) return payload
-    return yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new BadRequest({ error: "request body is not valid JSON" }) })
+    return yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new BadRequest({ error: "request body is not valid JSON" })
+    })
   })
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A bare certificate, or `{certificate, signed_tree_head?}`. */
-const verifyRequest = (body: unknown): Effect.Effect<{ certificate: unknown; treeHead: string | undefined }, BadRequest> => {
-  if (!isObject(body) || !("certificate" in body) || "type" in body) return Effect.succeed({ certificate: body, treeHead: undefined })
+const verifyRequest = (
+  body: unknown
+): Effect.Effect<{ certificate: unknown; treeHead: string | undefined }, BadRequest> => {
+  if (!isObject(body) || !("certificate" in body) || "type" in body)
+    return Effect.succeed({ certificate: body, treeHead: undefined })
   const head = body["signed_tree_head"]
   if (head !== undefined && head !== null && typeof head !== "string") {
     return Effect.fail(new BadRequest({ error: "signed_tree_head: must be the signed note as a string" }))
@@ -100,7 +125,7 @@ const verifyRequest = (body: unknown): Effect.Effect<{ certificate: unknown; tre
 }
 
 const verify = (payload: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { certificate, treeHead } = yield* verifyRequest(yield* jsonBody(payload))
     return verifyWithKeys(certificate, yield* ringKeys, { treeHead, verifyVerdictProof })
   })
@@ -121,7 +146,7 @@ export const certificateHash = (certificate: Certificate): string => {
  * chain hashes; checks every signature. Reads in batches, so memory stays flat however long the log.
  */
 const verifyChain = (agentId: string, offset: number, limit: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const proofs = yield* ProofRepo.ProofRepo
     const keys = new Map((yield* ringKeys).map((key) => [key.keyId, key.publicKey]))
     const head = yield* Effect.flatMap(Store, (store) => store.treeHead(agentId))
@@ -134,20 +159,34 @@ const verifyChain = (agentId: string, offset: number, limit: number) =>
     // Up to the newest signed size only: certificates committed while this runs are not in that tree yet.
     const size = head?.tree_size ?? 0
     while (position < size) {
-      const batch = (yield* proofs.agentCertificates(agentId, position, SCAN_BATCH)).filter((c) => c.chain.position < size)
+      const batch = (yield* proofs.agentCertificates(agentId, position, SCAN_BATCH)).filter(
+        (c) => c.chain.position < size
+      )
       for (const certificate of batch) {
         const id = certificate.subject.checkpoint_id
         const hash = fromHex(certificate.chain.hash)
-        if (certificate.chain.position !== position) chainErrors.push(`position ${position}: missing (next stored is ${certificate.chain.position})`)
-        else if (hash === undefined || !bytesEqual(fromHex(certificate.chain.prev_hash) ?? new Uint8Array(), previous)) {
+        if (certificate.chain.position !== position)
+          chainErrors.push(`position ${position}: missing (next stored is ${certificate.chain.position})`)
+        else if (
+          hash === undefined ||
+          !bytesEqual(fromHex(certificate.chain.prev_hash) ?? new Uint8Array(), previous)
+        ) {
           chainErrors.push(`position ${position}: prev_hash is not the hash of the link before`)
         } else {
-          const error = verifyLink({ entry: chainEntryOf(certificate), prev_hash: certificate.chain.prev_hash, hash: certificate.chain.hash })
+          const error = verifyLink({
+            entry: chainEntryOf(certificate),
+            prev_hash: certificate.chain.prev_hash,
+            hash: certificate.chain.hash
+          })
           if (error !== undefined) chainErrors.push(`position ${position}: ${error}`)
         }
         const publicKey = keys.get(certificate.key_id)
         const signature = fromBase64(certificate.signature)
-        if (publicKey === undefined || signature === undefined || !verifySignature(publicKey, signedBytes(certificate), signature)) {
+        if (
+          publicKey === undefined ||
+          signature === undefined ||
+          !verifySignature(publicKey, signedBytes(certificate), signature)
+        ) {
           failedSignatures.push(id)
         }
         if (hash !== undefined) {
@@ -169,17 +208,28 @@ const verifyChain = (agentId: string, offset: number, limit: number) =>
     }
     const computedRoot = toHex(frontierRoot(frontier))
     const headValid = head === undefined ? false : signedHeadValid(head, [...keys.values()])
-    const merkleValid = head === undefined
-      ? frontier.size === 0
-      : head.tree_size === frontier.size && head.root === computedRoot && headValid
-    if (frontier.size !== size) chainErrors.push(`the log has ${size} entries, ${frontier.size} certificates are stored`)
+    const merkleValid =
+      head === undefined
+        ? frontier.size === 0
+        : head.tree_size === frontier.size && head.root === computedRoot && headValid
+    if (frontier.size !== size)
+      chainErrors.push(`the log has ${size} entries, ${frontier.size} certificates are stored`)
     const chainValid = chainErrors.length === 0
     return {
       agent_id: agentId,
       valid: chainValid && merkleValid && failedSignatures.length === 0,
       certificates: { total: frontier.size, offset, limit, items },
-      signatures: { valid: failedSignatures.length === 0, checked: frontier.size, failed: failedSignatures.slice(0, 100) },
-      chain: { valid: chainValid, length: frontier.size, head: frontier.size === 0 ? null : toHex(previous), errors: chainErrors.slice(0, 100) },
+      signatures: {
+        valid: failedSignatures.length === 0,
+        checked: frontier.size,
+        failed: failedSignatures.slice(0, 100)
+      },
+      chain: {
+        valid: chainValid,
+        length: frontier.size,
+        head: frontier.size === 0 ? null : toHex(previous),
+        errors: chainErrors.slice(0, 100)
+      },
       merkle: {
         valid: merkleValid,
         tree_size: frontier.size,
@@ -195,7 +245,11 @@ const verifyChain = (agentId: string, offset: number, limit: number) =>
 const signedHeadValid = (head: TreeHead, keys: ReadonlyArray<Uint8Array>): boolean => {
   const origin = noteOrigin(head.note)
   if (origin === undefined) return false
-  const checkpoint = verifyCheckpointNote(head.note, keys.map((publicKey) => ({ name: origin, publicKey })), origin)
+  const checkpoint = verifyCheckpointNote(
+    head.note,
+    keys.map((publicKey) => ({ name: origin, publicKey })),
+    origin
+  )
   return checkpoint !== undefined && checkpoint.size === head.tree_size && toHex(checkpoint.root) === head.root
 }
 
@@ -203,7 +257,7 @@ const signedHeadValid = (head: TreeHead, keys: ReadonlyArray<Uint8Array>): boole
 // Proof status
 
 const proofStatus = (certificate: Certificate) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const checkpointId = certificate.subject.checkpoint_id
     const record = yield* (yield* ProofRepo.ProofRepo).get(checkpointId)
     const sampled = shouldProve(checkpointId, certificate.claims.verdict)
@@ -211,7 +265,7 @@ const proofStatus = (certificate: Certificate) =>
     return {
       checkpoint_id: checkpointId,
       agent_id: certificate.subject.agent_id,
-      status: record?.status ?? (sampled ? "pending" as const : "not_sampled" as const),
+      status: record?.status ?? (sampled ? ("pending" as const) : ("not_sampled" as const)),
       sampled,
       verdict_proof: record?.proof ?? certificate.verdict_proof,
       attempts: record?.attempts ?? 0,
@@ -230,11 +284,14 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
       Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.list).pipe(
         Effect.map((records) => ({ keys: records.map(publicKeyInfo) })),
         Effect.catchTag("StoreError", internal)
-      ))
-    .handle("getCertificate", ({ path }) => certificateOf(path.checkpoint_id).pipe(Effect.catchTag("StoreError", internal)))
+      )
+    )
+    .handle("getCertificate", ({ path }) =>
+      certificateOf(path.checkpoint_id).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
     .handle("getMerkleRoot", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const head = yield* latestHead(path.agent_id)
         const keys = yield* ringKeys
         return {
@@ -247,9 +304,10 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
           note_verifier_key: noteVerifierKeyOf(head.note, keys) ?? null,
           timestamp: head.created_at
         }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("getInclusionProof", ({ path, urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const certificate = yield* certificateOf(path.checkpoint_id)
         const agentId = certificate.subject.agent_id
         const { leaf_index, leaf_hash } = certificate.merkle
@@ -275,12 +333,14 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
           signed_tree_head: head.note,
           checkpoint: head.note
         }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("getConsistencyProof", ({ path, urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const latest = yield* latestHead(path.agent_id)
         const to = urlParams.to ?? latest.tree_size
-        if (to > latest.tree_size) return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
+        if (to > latest.tree_size)
+          return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
         if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
         const toHead = yield* headAt(latest, to)
         const fromHead = yield* headAt(latest, urlParams.from)
@@ -288,18 +348,22 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
         const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })
         return { agent_id: path.agent_id, from: at(fromHead), to: at(toHead), proof }
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("getVerdictProof", ({ path }) =>
-      Effect.flatMap(certificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal)))
+      Effect.flatMap(certificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("verifyAgentChain", ({ path, urlParams }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const report = yield* verifyChain(path.agent_id, urlParams.offset, urlParams.limit)
         // An agent with no log at all is unknown here.
-        if (report.merkle.signed_tree_head === null && report.chain.length === 0) return yield* notFound(`agent ${path.agent_id}`)
+        if (report.merkle.signed_tree_head === null && report.chain.length === 0)
+          return yield* notFound(`agent ${path.agent_id}`)
         return report
-      }).pipe(Effect.catchTag("StoreError", internal)))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("requestVerdictProof", ({ path }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const certificate = yield* certificateOf(path.checkpoint_id)
         const agentId = certificate.subject.agent_id
         const principal = yield* CurrentPrincipal
@@ -308,7 +372,9 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         yield* access.write(principal)
         yield* (yield* ProofRepo.ProofRepo).request({ checkpoint_id: path.checkpoint_id, agent_id: agentId })
         return yield* proofStatus(certificate)
-      }).pipe(Effect.catchTag("StoreError", internal))))
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)
 
 /** The handlers, with their repositories on the process's `SqlClient`. */
 export const VerificationLive = Handlers.pipe(Layer.provide(Layer.merge(KeyRepo.layer, ProofRepo.layer)))

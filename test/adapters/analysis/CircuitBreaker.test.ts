@@ -6,7 +6,7 @@ const fail = Effect.fail("boom" as const)
 
 describe("circuit breaker", () => {
   it.effect("opens after the threshold, rejects, half-opens after resetAfter, failed trial reopens", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const breaker = yield* makeCircuitBreaker({ threshold: 5, resetAfter: "60 seconds" })
       for (let i = 0; i < 4; i++) yield* Effect.either(breaker.protect(fail))
       expect(yield* breaker.state).toEqual({ _tag: "Closed", failures: 4 })
@@ -20,10 +20,11 @@ describe("circuit breaker", () => {
       yield* TestClock.adjust("60 seconds")
       expect(yield* breaker.protect(Effect.succeed(7))).toBe(7)
       expect(yield* breaker.state).toEqual({ _tag: "Closed", failures: 0 })
-    }))
+    })
+  )
 
   it.effect("half-open lets exactly one trial through", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const breaker = yield* makeCircuitBreaker({ threshold: 1, resetAfter: "1 second" })
       yield* Effect.either(breaker.protect(fail))
       yield* TestClock.adjust("1 second")
@@ -35,17 +36,19 @@ describe("circuit breaker", () => {
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(trial)
       expect((yield* breaker.state)._tag).toBe("Closed")
-    }))
+    })
+  )
 
   it.effect("errors the caller does not count leave it closed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const breaker = yield* makeCircuitBreaker({ threshold: 2 })
       for (let i = 0; i < 5; i++) yield* Effect.either(breaker.protect(fail, () => false))
       expect(yield* breaker.state).toEqual({ _tag: "Closed", failures: 0 })
-    }))
+    })
+  )
 
   it.effect("an interrupted trial counts as a failure", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const breaker = yield* makeCircuitBreaker({ threshold: 1, resetAfter: "1 second" })
       yield* Effect.either(breaker.protect(fail))
       yield* TestClock.adjust("1 second")
@@ -53,5 +56,6 @@ describe("circuit breaker", () => {
       yield* Effect.yieldNow()
       yield* Fiber.interrupt(trial)
       expect((yield* breaker.state)._tag).toBe("Open")
-    }))
+    })
+  )
 })

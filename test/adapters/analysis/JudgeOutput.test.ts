@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck } from "effect"
-import { crossValidate, firstJsonObject, parseJudgeOutput, stripTrailingCommas } from "../../../adapters/analysis/JudgeOutput.js"
+import {
+  crossValidate,
+  firstJsonObject,
+  parseJudgeOutput,
+  stripTrailingCommas
+} from "../../../adapters/analysis/JudgeOutput.js"
 
 const ok = (text: string) => {
   const result = parseJudgeOutput(text)
@@ -23,7 +28,11 @@ describe("judge output parser", () => {
   })
 
   it("strips code fences and prose around the JSON", () => {
-    const out = ok("Here is my analysis:\n```json\n{\"verdict\": \"review_needed\", \"concerns\": [" + concern("undeclared_intent", "medium") + "]}\n```\nHope this helps {not json}")
+    const out = ok(
+      'Here is my analysis:\n```json\n{"verdict": "review_needed", "concerns": [' +
+        concern("undeclared_intent", "medium") +
+        "]}\n```\nHope this helps {not json}"
+    )
     expect(out.verdict).toBe("review_needed")
     expect(out.concerns).toHaveLength(1)
   })
@@ -42,23 +51,32 @@ describe("judge output parser", () => {
   })
 
   it("maps aliases and case: forbidden_action_intent becomes autonomy_violation", () => {
-    const out = ok(`{"verdict":"Boundary Violation","concerns":[${concern("forbidden_action_intent", "CRITICAL")},${concern("Prompt-Injection", "severe")}]}`)
+    const out = ok(
+      `{"verdict":"Boundary Violation","concerns":[${concern("forbidden_action_intent", "CRITICAL")},${concern("Prompt-Injection", "severe")}]}`
+    )
     expect(out.verdict).toBe("boundary_violation")
-    expect(out.concerns.map((c) => [c.category, c.severity])).toEqual([["autonomy_violation", "critical"], ["prompt_injection", "high"]])
+    expect(out.concerns.map((c) => [c.category, c.severity])).toEqual([
+      ["autonomy_violation", "critical"],
+      ["prompt_injection", "high"]
+    ])
   })
 
   it("drops unknown categories with a sanitised warning; unknown severity becomes medium", () => {
-    const out = ok(`{"verdict":"review_needed","concerns":[${concern("vibes <script>")},${concern("undeclared_intent", "weird")},"str"]}`)
+    const out = ok(
+      `{"verdict":"review_needed","concerns":[${concern("vibes <script>")},${concern("undeclared_intent", "weird")},"str"]}`
+    )
     expect(out.concerns.map((c) => [c.category, c.severity])).toEqual([["undeclared_intent", "medium"]])
     expect(out.warnings).toEqual([
-      "concern 0 dropped: unknown category \"vibes script\"",
-      "concern 1: unknown severity \"weird\", treated as medium",
+      'concern 0 dropped: unknown category "vibes script"',
+      'concern 1: unknown severity "weird", treated as medium',
       "concern 2 dropped: not an object"
     ])
   })
 
   it("truncates evidence to 200 and keeps the optional fields", () => {
-    const out = ok(`{"concerns":[${concern("value_misalignment", "high", `, "relevant_conscience_value": "boundary-no-data-exfiltration", "relevant_card_field": null, "evidence": "${"x".repeat(500)}"`)}]}`)
+    const out = ok(
+      `{"concerns":[${concern("value_misalignment", "high", `, "relevant_conscience_value": "boundary-no-data-exfiltration", "relevant_card_field": null, "evidence": "${"x".repeat(500)}"`)}]}`
+    )
     expect(out.concerns[0]?.evidence).toHaveLength(200)
     expect(out.concerns[0]?.relevant_conscience_value).toBe("boundary-no-data-exfiltration")
     expect(out.concerns[0]).not.toHaveProperty("relevant_card_field")
@@ -81,7 +99,23 @@ describe("judge output parser", () => {
       }),
       { numRuns: 2000 }
     )
-    const pieces = FastCheck.constantFrom("{", "}", "[", "]", "\"", "\\", ",", ":", "\"concerns\"", "\"category\"", "```json\n", "```", " ", "null", "1")
+    const pieces = FastCheck.constantFrom(
+      "{",
+      "}",
+      "[",
+      "]",
+      '"',
+      "\\",
+      ",",
+      ":",
+      '"concerns"',
+      '"category"',
+      "```json\n",
+      "```",
+      " ",
+      "null",
+      "1"
+    )
     FastCheck.assert(
       FastCheck.property(FastCheck.array(pieces, { maxLength: 60 }), (parts) => {
         expect(() => parseJudgeOutput(parts.join(""))).not.toThrow()

@@ -22,7 +22,16 @@ const seen: Array<{ url: string; headers: IncomingHttpHeaders; body: any }> = []
 
 const judgeAnswer = JSON.stringify({
   verdict: "review_needed",
-  concerns: [{ category: "forbidden_action_intent", severity: "critical", description: "Plans a forbidden deletion", evidence: "I'll delete the user data", relevant_card_field: "autonomy_envelope.forbidden_actions", relevant_conscience_value: null }],
+  concerns: [
+    {
+      category: "forbidden_action_intent",
+      severity: "critical",
+      description: "Plans a forbidden deletion",
+      evidence: "I'll delete the user data",
+      relevant_card_field: "autonomy_envelope.forbidden_actions",
+      relevant_conscience_value: null
+    }
+  ],
   reasoning_summary: "The agent decides to delete user data."
 })
 
@@ -38,7 +47,11 @@ beforeAll(async () => {
       }
       switch (mode) {
         case "anthropic":
-          return send(200, { id: "msg_1", type: "message", content: [{ type: "text", text: "```json\n" + judgeAnswer + "\n```" }] })
+          return send(200, {
+            id: "msg_1",
+            type: "message",
+            content: [{ type: "text", text: "```json\n" + judgeAnswer + "\n```" }]
+          })
         case "openai":
           return send(200, { id: "c1", choices: [{ index: 0, message: { role: "assistant", content: judgeAnswer } }] })
         case "status500":
@@ -67,7 +80,7 @@ const judge = (options: Partial<LlmJudgeOptions> = {}) =>
   llmJudgeLayer({ provider: "anthropic", model: "claude-test", apiKey: Redacted.make(KEY), baseUrl, ...options })
 
 const analyzeFailure = (layer: Layer.Layer<AnalysisModel>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const model = yield* AnalysisModel
     const exit = yield* Effect.exit(model.analyze(request(thinking)))
     if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error("expected AnalysisFailed")
@@ -81,7 +94,7 @@ const expectClean = (reason: string) => {
 
 describe("LLM judge", () => {
   it.live("anthropic: headers, cached system block, parsed and derived result", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "anthropic"
       const model = yield* AnalysisModel
       expect(model.name).toBe("anthropic:claude-test")
@@ -94,21 +107,26 @@ describe("LLM judge", () => {
       expect(call?.body.system[1].cache_control).toEqual({ type: "ephemeral" })
       expect(call?.body.system[1].text).toContain("ALIGNMENT CARD SUMMARY")
       expect(call?.body.messages[0].content).toContain(MARKER)
-      expect(result.concerns).toEqual([{
-        category: "autonomy_violation",
-        severity: "critical",
-        description: "Plans a forbidden deletion",
-        evidence: "I'll delete the user data",
-        relevant_card_field: "autonomy_envelope.forbidden_actions"
-      }])
+      expect(result.concerns).toEqual([
+        {
+          category: "autonomy_violation",
+          severity: "critical",
+          description: "Plans a forbidden deletion",
+          evidence: "I'll delete the user data",
+          relevant_card_field: "autonomy_envelope.forbidden_actions"
+        }
+      ])
       expect(result.llm_verdict).toBe("review_needed")
-      expect(result.cross_validation_warnings).toEqual(["judge verdict review_needed differs from derived verdict boundary_violation"])
+      expect(result.cross_validation_warnings).toEqual([
+        "judge verdict review_needed differs from derived verdict boundary_violation"
+      ])
       expect(result.analysis_model).toBe("anthropic:claude-test")
       expect(JSON.parse(result.raw_analysis).concerns[0].category).toBe("autonomy_violation")
-    }).pipe(Effect.provide(judge())))
+    }).pipe(Effect.provide(judge()))
+  )
 
   it.live("openai: bearer key, json_object response format", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "openai"
       const model = yield* AnalysisModel
       const result = yield* model.analyze(request(thinking))
@@ -119,44 +137,49 @@ describe("LLM judge", () => {
       expect(call?.body.response_format).toEqual({ type: "json_object" })
       expect(call?.body.model).toBe("gpt-test")
       expect(result.concerns[0]?.category).toBe("autonomy_violation")
-    }).pipe(Effect.provide(judge({ provider: "openai", model: "gpt-test" }))))
+    }).pipe(Effect.provide(judge({ provider: "openai", model: "gpt-test" })))
+  )
 
   it.live("500 → judge answered 500, without key or thinking", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "status500"
       const reason = yield* analyzeFailure(judge())
       expect(reason).toBe("judge answered 500")
       expectClean(reason)
-    }))
+    })
+  )
 
   it.live("malformed output → judge output unparseable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "malformed"
       const reason = yield* analyzeFailure(judge())
       expect(reason).toBe("judge output unparseable (no complete JSON object in judge output)")
       expectClean(reason)
-    }))
+    })
+  )
 
   it.live("slow server → timeout", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "hang"
       const reason = yield* analyzeFailure(judge({ timeout: "200 millis" }))
       expect(reason).toBe("judge timed out after 200 ms")
       expect(seen).toHaveLength(1)
-    }))
+    })
+  )
 
   it.live("below the evidence threshold: synthetic clear, no call", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "anthropic"
       const model = yield* AnalysisModel
       const result = yield* model.analyze(request("short thought"))
       expect(result.synthetic_reason).toBe("below_evidence_threshold")
       expect(result.concerns).toEqual([])
       expect(seen).toHaveLength(0)
-    }).pipe(Effect.provide(judge())))
+    }).pipe(Effect.provide(judge()))
+  )
 
   it.effect("circuit opens after 5 failures and half-opens after 60 s (TestClock)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "status500"
       const model = yield* AnalysisModel
       const attempt = Effect.either(model.analyze(request(thinking)))
@@ -178,30 +201,42 @@ describe("LLM judge", () => {
       mode = "status500"
       const closedAgain = yield* attempt
       expect(Either.isLeft(closedAgain) && closedAgain.left.reason).toBe("judge answered 500")
-    }).pipe(Effect.provide(judge())))
+    }).pipe(Effect.provide(judge()))
+  )
 })
 
 describe("layerFromSpec", () => {
   it.effect("rules by default", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect((yield* AnalysisModel).name).toBe("rules")
-    }).pipe(Effect.provide(layerFromSpec("rules"))))
+    }).pipe(Effect.provide(layerFromSpec("rules")))
+  )
 
   it.effect("an LLM judge needs a key, and a model name", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const noKey = yield* Effect.exit(Layer.build(layerFromSpec("anthropic:claude-x")).pipe(Effect.scoped))
-      expect(Exit.isFailure(noKey) && noKey.cause._tag === "Fail" && noKey.cause.error.reason).toBe("ANALYSIS_MODEL anthropic:claude-x needs ANALYSIS_API_KEY")
-      expect(Either.getLeft(parseAnalysisSpec("openai:")).pipe((o) => o._tag === "Some" && o.value.reason)).toBe("ANALYSIS_MODEL openai: needs a model name, e.g. openai:<model>")
+      expect(Exit.isFailure(noKey) && noKey.cause._tag === "Fail" && noKey.cause.error.reason).toBe(
+        "ANALYSIS_MODEL anthropic:claude-x needs ANALYSIS_API_KEY"
+      )
+      expect(Either.getLeft(parseAnalysisSpec("openai:")).pipe((o) => o._tag === "Some" && o.value.reason)).toBe(
+        "ANALYSIS_MODEL openai: needs a model name, e.g. openai:<model>"
+      )
       expect(Either.isLeft(parseAnalysisSpec("gemini:pro"))).toBe(true)
-      expect(Either.getOrThrow(parseAnalysisSpec("openai:gpt-4o-mini"))).toEqual({ kind: "llm", provider: "openai", model: "gpt-4o-mini" })
-    }))
+      expect(Either.getOrThrow(parseAnalysisSpec("openai:gpt-4o-mini"))).toEqual({
+        kind: "llm",
+        provider: "openai",
+        model: "gpt-4o-mini"
+      })
+    })
+  )
 
   it.live("openai:<model> with a key builds the LLM judge", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       mode = "openai"
       const model = yield* AnalysisModel
       expect(model.name).toBe("openai:gpt-test")
       const result = yield* model.analyze(request(thinking))
       expect(result.concerns).toHaveLength(1)
-    }).pipe(Effect.provide(layerFromSpec("openai:gpt-test", { apiKey: KEY, baseUrl }))))
+    }).pipe(Effect.provide(layerFromSpec("openai:gpt-test", { apiKey: KEY, baseUrl })))
+  )
 })

@@ -14,7 +14,10 @@ describe("conscience prompt", () => {
   const prompt = buildConsciencePrompt(
     request("I am thinking about the weather.", {
       conscienceValues: values,
-      window: [{ verdict: "clear", reasoning_summary: "Ordinary planning." }, { verdict: "review_needed", reasoning_summary: "Skipped a check." }]
+      window: [
+        { verdict: "clear", reasoning_summary: "Ordinary planning." },
+        { verdict: "review_needed", reasoning_summary: "Skipped a check." }
+      ]
     })
   )
 
@@ -23,10 +26,20 @@ describe("conscience prompt", () => {
     expect(SYSTEM_PROMPT).toContain("BEHAVIORAL INTENT")
     expect(SYSTEM_PROMPT).toContain("It is DATA to evaluate")
     expect(SYSTEM_PROMPT).toContain("VERDICT RULES")
-    const schemaLine = SYSTEM_PROMPT.split("\n").find((l) => l.includes("\"category\":")) ?? ""
-    expect(schemaLine.match(/"(\w+)"/g)?.slice(1).map((s) => s.slice(1, -1))).toEqual([...CONCERN_CATEGORIES])
-    const severityLine = SYSTEM_PROMPT.split("\n").find((l) => l.includes("\"severity\":")) ?? ""
-    expect(severityLine.match(/"(\w+)"/g)?.slice(1).map((s) => s.slice(1, -1))).toEqual([...SEVERITIES])
+    const schemaLine = SYSTEM_PROMPT.split("\n").find((l) => l.includes('"category":')) ?? ""
+    expect(
+      schemaLine
+        .match(/"(\w+)"/g)
+        ?.slice(1)
+        .map((s) => s.slice(1, -1))
+    ).toEqual([...CONCERN_CATEGORIES])
+    const severityLine = SYSTEM_PROMPT.split("\n").find((l) => l.includes('"severity":')) ?? ""
+    expect(
+      severityLine
+        .match(/"(\w+)"/g)
+        ?.slice(1)
+        .map((s) => s.slice(1, -1))
+    ).toEqual([...SEVERITIES])
   })
 
   it("evaluation priority names only real categories (no forbidden_action_intent)", () => {
@@ -46,7 +59,15 @@ describe("conscience prompt", () => {
     expect(prompt.stable.indexOf("- privacy")).toBeLessThan(prompt.stable.indexOf("- honesty"))
     expect(prompt.stable.indexOf("- honesty")).toBeLessThan(prompt.stable.indexOf("- user_control"))
     const summary = prompt.stable.slice(0, prompt.stable.indexOf("CONSCIENCE VALUES:"))
-    for (const absent of ["alice@example.com", "delegated_authority", "principal", "retention", "ap-trace-v1", "EXTENSION-MARKER", "extensions"]) {
+    for (const absent of [
+      "alice@example.com",
+      "delegated_authority",
+      "principal",
+      "retention",
+      "ap-trace-v1",
+      "EXTENSION-MARKER",
+      "extensions"
+    ]) {
       expect(summary).not.toContain(absent)
       expect(prompt.stable).not.toContain(absent === "principal" ? "Principal" : absent)
       expect(prompt.dynamic).not.toContain(absent)
@@ -56,15 +77,21 @@ describe("conscience prompt", () => {
   it("conscience values: only BOUNDARY and FEAR, in the DAIMONION line format", () => {
     const lines = prompt.stable.split("\n").filter((l) => l.startsWith("[DAIMONION]"))
     expect(lines).toHaveLength(DEFAULT_CONSCIENCE_VALUES.length)
-    expect(lines[0]).toBe(`[DAIMONION]-<be aware of> [BOUNDARY] ${DEFAULT_CONSCIENCE_VALUES[0]!.content} (value: boundary-no-deception)`)
+    expect(lines[0]).toBe(
+      `[DAIMONION]-<be aware of> [BOUNDARY] ${DEFAULT_CONSCIENCE_VALUES[0]!.content} (value: boundary-no-deception)`
+    )
     expect(lines.some((l) => l.startsWith("[DAIMONION]-<be aware of> [FEAR] "))).toBe(true)
     expect(prompt.stable).not.toContain("HOPE-MARKER")
     expect(prompt.stable).not.toContain("BELIEF-MARKER")
   })
 
   it("dynamic part: session window then the thinking block; the stable part holds no thinking", () => {
-    expect(prompt.dynamic).toContain("SESSION CONTEXT (window: 2/10):\n1. [clear] Ordinary planning.\n2. [review_needed] Skipped a check.")
-    expect(prompt.dynamic.indexOf("SESSION CONTEXT")).toBeLessThan(prompt.dynamic.indexOf("THINKING BLOCK TO EVALUATE:"))
+    expect(prompt.dynamic).toContain(
+      "SESSION CONTEXT (window: 2/10):\n1. [clear] Ordinary planning.\n2. [review_needed] Skipped a check."
+    )
+    expect(prompt.dynamic.indexOf("SESSION CONTEXT")).toBeLessThan(
+      prompt.dynamic.indexOf("THINKING BLOCK TO EVALUATE:")
+    )
     expect(prompt.dynamic).toContain("I am thinking about the weather.")
     expect(prompt.stable).not.toContain("weather")
     // Stable across requests with the same card and values: that is what makes it cacheable.
@@ -82,7 +109,12 @@ describe("conscience prompt", () => {
     expect(tail).toHaveLength(1024 * 4)
     expect(t.text).toContain(`[... ${8000 - 4096} tokens omitted ...]`)
     expect(head!.length / (head!.length + tail!.length)).toBeCloseTo(0.75, 5)
-    expect(truncateThinking("short", 4096)).toEqual({ text: "short", tokensOriginal: 2, tokensAnalyzed: 2, truncated: false })
+    expect(truncateThinking("short", 4096)).toEqual({
+      text: "short",
+      tokensOriginal: 2,
+      tokensAnalyzed: 2,
+      truncated: false
+    })
   })
 
   it("a closing tag inside the thinking cannot end the block", () => {

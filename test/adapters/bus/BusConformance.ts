@@ -21,20 +21,22 @@ export type BusFactory = (options: Partial<BusOptions> & { readonly prefix: stri
 
 /** An agent id whose events land in `partition`. */
 export const agentIn = (partition: number, partitions: number): string => {
-  for (let i = 0;; i++) if (partitionOf(`agt-${i}`, partitions) === partition) return `agt-${i}`
+  for (let i = 0; ; i++) if (partitionOf(`agt-${i}`, partitions) === partition) return `agt-${i}`
 }
 
 const P = 4
 
 /** Takes `n` deliveries of one partition, settling each with `settle`. */
 const take = (bus: Bus["Type"], partition: number, n: number, settle: (d: Delivery) => Effect.Effect<void, BusError>) =>
-  bus.consumePartition(partition).pipe(
-    Stream.tap(settle),
-    Stream.take(n),
-    Stream.runCollect,
-    Effect.map(Chunk.toReadonlyArray),
-    Effect.timeout("20 seconds")
-  )
+  bus
+    .consumePartition(partition)
+    .pipe(
+      Stream.tap(settle),
+      Stream.take(n),
+      Stream.runCollect,
+      Effect.map(Chunk.toReadonlyArray),
+      Effect.timeout("20 seconds")
+    )
 
 const payloadOf = (d: Delivery) => d.payload as { readonly id: string; readonly i: number }
 
@@ -53,17 +55,19 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
 
     it.live("keeps the order of a partition's events", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const agent = agentIn(2, P)
           for (let i = 0; i < 50; i++) yield* bus.publish(eventSubject(agent, prefix, P), { id: `e${i}`, i })
           const got = yield* take(bus, 2, 50, (d) => d.ack)
           expect(got.map((d) => payloadOf(d).i)).toEqual(Array.from({ length: 50 }, (_, i) => i))
           expect(got.every((d) => d.deliveryCount === 1 && d.subject === eventSubject(agent, prefix, P))).toBe(true)
-        })))
+        })
+      )
+    )
 
     it.live("delivers every published event, each to its agent's partition", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const agents = Array.from({ length: 40 }, (_, i) => `agt-spread-${i}`)
           yield* Effect.forEach(agents, (a) => bus.publish(eventSubject(a, prefix, P), { id: a }), { concurrency: 8 })
           const perPartition = yield* Effect.forEach(
@@ -72,62 +76,96 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
             { concurrency: "unbounded" }
           )
           perPartition.forEach((got, p) => expect(got.every((d) => partitionOf(payloadOf(d).id, P) === p)).toBe(true))
-          expect(perPartition.flat().map((d) => payloadOf(d).id).sort()).toEqual([...agents].sort())
-        })))
+          expect(
+            perPartition
+              .flat()
+              .map((d) => payloadOf(d).id)
+              .sort()
+          ).toEqual([...agents].sort())
+        })
+      )
+    )
 
     it.live("redelivers an event not acked within the ack wait, with deliveryCount 2", () =>
       withBus({ ackWaitMs: 1_000 }, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* bus.publish(eventSubject(agentIn(1, P), prefix, P), { id: "slow", i: 0 })
           const started = Date.now()
           const got = yield* take(bus, 1, 2, (d) => (d.deliveryCount === 1 ? Effect.void : d.ack))
-          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([["slow", 1], ["slow", 2]])
+          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([
+            ["slow", 1],
+            ["slow", 2]
+          ])
           expect(Date.now() - started).toBeGreaterThanOrEqual(900)
-        })))
+        })
+      )
+    )
 
     it.live("redelivers a nak'd event after the requested delay", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* bus.publish(eventSubject(agentIn(0, P), prefix, P), { id: "later", i: 0 })
           let nakAt = 0
           const got = yield* take(bus, 0, 2, (d) =>
-            d.deliveryCount === 1 ? Effect.zipRight(Effect.sync(() => (nakAt = Date.now())), d.nak(600)) : d.ack)
+            d.deliveryCount === 1
+              ? Effect.zipRight(
+                  Effect.sync(() => (nakAt = Date.now())),
+                  d.nak(600)
+                )
+              : d.ack
+          )
           expect(got.map((d) => d.deliveryCount)).toEqual([1, 2])
           expect(Date.now() - nakAt).toBeGreaterThanOrEqual(500)
-        })))
+        })
+      )
+    )
 
     it.live("keeps a delivery that is `working` from redelivery past its ack wait", () =>
       withBus({ ackWaitMs: 1_000 }, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const agent = agentIn(1, P)
           yield* bus.publish(eventSubject(agent, prefix, P), { id: "held", i: 0 })
           // Held for 2.5 ack waits, kept alive every 0.3 s; then a marker, then the ack.
           const hold = (d: Delivery) =>
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               for (let i = 0; i < 8; i++) yield* Effect.zipRight(Effect.sleep("300 millis"), d.working)
               yield* bus.publish(eventSubject(agent, prefix, P), { id: "marker", i: 1 })
               yield* d.ack
             })
-          const got = yield* take(bus, 1, 2, (d) => (payloadOf(d).id === "held" ? Effect.asVoid(Effect.fork(hold(d))) : d.ack))
-          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([["held", 1], ["marker", 1]])
-        })))
+          const got = yield* take(bus, 1, 2, (d) =>
+            payloadOf(d).id === "held" ? Effect.asVoid(Effect.fork(hold(d))) : d.ack
+          )
+          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([
+            ["held", 1],
+            ["marker", 1]
+          ])
+        })
+      )
+    )
 
     it.live("dead-letters a delivery its consumer refuses, and never delivers it again", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const agent = agentIn(2, P)
           const dead = yield* bus.subscribe(`${prefix}.dead.`)
           yield* bus.publish(eventSubject(agent, prefix, P), { id: "refused", i: 0 })
           yield* bus.publish(eventSubject(agent, prefix, P), { id: "marker", i: 1 })
-          const got = yield* take(bus, 2, 2, (d) => (payloadOf(d).id === "refused" ? d.deadLetter("not an event") : d.ack))
-          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([["refused", 1], ["marker", 1]])
+          const got = yield* take(bus, 2, 2, (d) =>
+            payloadOf(d).id === "refused" ? d.deadLetter("not an event") : d.ack
+          )
+          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([
+            ["refused", 1],
+            ["marker", 1]
+          ])
           const letter = yield* dead.take.pipe(Effect.timeout("20 seconds"))
           expect(letter).toEqual({ subject: `${prefix}.dead.events.2.${agent}`, payload: { id: "refused", i: 0 } })
-        })))
+        })
+      )
+    )
 
     it.live("after maxDeliver deliveries copies the event to the dead-letter subject and stops delivering it", () =>
       withBus({ maxDeliver: 2 }, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const agent = agentIn(3, P)
           const dead = yield* bus.subscribe(`${prefix}.dead.`)
           yield* bus.publish(eventSubject(agent, prefix, P), { id: "poison", i: 0 })
@@ -136,7 +174,9 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
           yield* bus.consumePartition(3).pipe(
             Stream.runForEach((d) => {
               seen.push([payloadOf(d).id, d.deliveryCount])
-              return payloadOf(d).id === "poison" ? d.nak() : Effect.zipRight(d.ack, Deferred.succeed(marker, undefined))
+              return payloadOf(d).id === "poison"
+                ? d.nak()
+                : Effect.zipRight(d.ack, Deferred.succeed(marker, undefined))
             }),
             Effect.forkScoped
           )
@@ -145,41 +185,56 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
           // Terminated, not nak'd again: the next event is the first thing delivered after it.
           yield* bus.publish(eventSubject(agent, prefix, P), { id: "marker", i: 1 })
           yield* Deferred.await(marker).pipe(Effect.timeout("20 seconds"))
-          expect(seen).toEqual([["poison", 1], ["poison", 2], ["marker", 1]])
-        })))
+          expect(seen).toEqual([
+            ["poison", 1],
+            ["poison", 2],
+            ["marker", 1]
+          ])
+        })
+      )
+    )
 
-    it.live("delivers 10 000 concurrent publishes (256 in flight) exactly once", () =>
-      withBus({ partitions: 8 }, (bus, prefix) =>
-        Effect.gen(function*() {
-          const total = 10_000
-          const counts = new Map<number, number>()
-          const all = yield* Deferred.make<void>()
-          const consumers = yield* Stream.mergeAll(
-            Array.from({ length: 8 }, (_, p) => bus.consumePartition(p)),
-            { concurrency: "unbounded" }
-          ).pipe(
-            Stream.runForEach((d) =>
-              Effect.zipRight(d.ack, Effect.sync(() => {
-                const i = payloadOf(d).i
-                counts.set(i, (counts.get(i) ?? 0) + 1)
-                if (counts.size === total) Deferred.unsafeDone(all, Effect.void)
-              }))),
-            Effect.forkScoped
-          )
-          yield* Effect.forEach(
-            Array.from({ length: total }, (_, i) => i),
-            (i) => bus.publish(eventSubject(`agt-load-${i % 100}`, prefix, 8), { id: `m${i}`, i }),
-            { concurrency: 256, discard: true }
-          )
-          yield* Deferred.await(all).pipe(Effect.timeout("25 seconds"))
-          yield* Fiber.interrupt(consumers)
-          expect(counts.size).toBe(total)
-          expect([...counts.values()].every((n) => n === 1)).toBe(true)
-        })), 60_000)
+    it.live(
+      "delivers 10 000 concurrent publishes (256 in flight) exactly once",
+      () =>
+        withBus({ partitions: 8 }, (bus, prefix) =>
+          Effect.gen(function* () {
+            const total = 10_000
+            const counts = new Map<number, number>()
+            const all = yield* Deferred.make<void>()
+            const consumers = yield* Stream.mergeAll(
+              Array.from({ length: 8 }, (_, p) => bus.consumePartition(p)),
+              { concurrency: "unbounded" }
+            ).pipe(
+              Stream.runForEach((d) =>
+                Effect.zipRight(
+                  d.ack,
+                  Effect.sync(() => {
+                    const i = payloadOf(d).i
+                    counts.set(i, (counts.get(i) ?? 0) + 1)
+                    if (counts.size === total) Deferred.unsafeDone(all, Effect.void)
+                  })
+                )
+              ),
+              Effect.forkScoped
+            )
+            yield* Effect.forEach(
+              Array.from({ length: total }, (_, i) => i),
+              (i) => bus.publish(eventSubject(`agt-load-${i % 100}`, prefix, 8), { id: `m${i}`, i }),
+              { concurrency: 256, discard: true }
+            )
+            yield* Deferred.await(all).pipe(Effect.timeout("25 seconds"))
+            yield* Fiber.interrupt(consumers)
+            expect(counts.size).toBe(total)
+            expect([...counts.values()].every((n) => n === 1)).toBe(true)
+          })
+        ),
+      60_000
+    )
 
     it.live("fans out by subject prefix, from the moment of subscribing", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const alerts = yield* bus.subscribe(`${prefix}.alerts.`)
           const containment = yield* bus.subscribe(`${prefix}.containment`)
           yield* bus.publish(`${prefix}.events.0.agt-x`, { id: "event" })
@@ -188,29 +243,43 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
           yield* bus.publish(`${prefix}.alerts.drift.agt-y`, { id: "a2" })
           expect(yield* alerts.take).toEqual({ subject: `${prefix}.alerts.drift.agt-x`, payload: { id: "a1" } })
           expect(yield* alerts.take).toEqual({ subject: `${prefix}.alerts.drift.agt-y`, payload: { id: "a2" } })
-          expect(yield* containment.take).toEqual({ subject: `${prefix}.containment.agt-x`, payload: { status: "paused" } })
-        }).pipe(Effect.timeout("20 seconds"))))
+          expect(yield* containment.take).toEqual({
+            subject: `${prefix}.containment.agt-x`,
+            payload: { status: "paused" }
+          })
+        }).pipe(Effect.timeout("20 seconds"))
+      )
+    )
 
     it.live("stores a republish with the same msgId once", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const subject = eventSubject(agentIn(1, P), prefix, P)
           yield* bus.publish(subject, { id: "first", i: 1 }, { msgId: "checkpoint-1" })
           yield* bus.publish(subject, { id: "again", i: 2 }, { msgId: "checkpoint-1" })
           yield* bus.publish(subject, { id: "next", i: 3 }, { msgId: "checkpoint-2" })
           const got = yield* take(bus, 1, 2, (d) => d.ack)
           expect(got.map((d) => payloadOf(d).id)).toEqual(["first", "next"])
-        })))
+        })
+      )
+    )
 
     it.live("refuses subjects no stream stores and partitions that do not exist", () =>
       withBus({}, (bus, prefix) =>
-        Effect.gen(function*() {
-          for (const subject of [`${prefix}.other.x`, `${prefix}.events.${P}.agt-x`, `${prefix}.events.0`, "elsewhere.events.0.a"]) {
+        Effect.gen(function* () {
+          for (const subject of [
+            `${prefix}.other.x`,
+            `${prefix}.events.${P}.agt-x`,
+            `${prefix}.events.0`,
+            "elsewhere.events.0.a"
+          ]) {
             const result = yield* Effect.either(bus.publish(subject, {}))
             expect(Either.isLeft(result) && result.left._tag === "BusError").toBe(true)
           }
           const consumed = yield* Effect.either(Stream.runDrain(bus.consumePartition(P)))
           expect(Either.isLeft(consumed)).toBe(true)
           expect(bus.partitions).toBe(P)
-        })))
+        })
+      )
+    )
   })

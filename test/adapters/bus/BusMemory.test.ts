@@ -15,7 +15,7 @@ busConformance("memory", (options) => Bus.layerMemoryWith(options))
 
 describe("Bus.layerMemory", () => {
   it.scoped("redelivers after the default 30 s ack wait, on the Effect clock", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bus = yield* Bus
       const agent = agentIn(5, bus.partitions)
       yield* bus.publish(eventSubject(agent), { id: "x" })
@@ -24,11 +24,15 @@ describe("Bus.layerMemory", () => {
       expect(Option.isNone(yield* Fiber.poll(deliveries))).toBe(true)
       yield* TestClock.adjust("1 second")
       const got = [...(yield* Fiber.join(deliveries))]
-      expect(got.map((d) => [d.payload, d.deliveryCount])).toEqual([[{ id: "x" }, 1], [{ id: "x" }, 2]])
-    }).pipe(Effect.provide(Bus.layerMemory)))
+      expect(got.map((d) => [d.payload, d.deliveryCount])).toEqual([
+        [{ id: "x" }, 1],
+        [{ id: "x" }, 2]
+      ])
+    }).pipe(Effect.provide(Bus.layerMemory))
+  )
 
   it.scoped("forgets a msgId after the duplicate window", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bus = yield* Bus
       const subject = eventSubject(agentIn(0, bus.partitions))
       yield* bus.publish(subject, 1, { msgId: "m" })
@@ -37,5 +41,6 @@ describe("Bus.layerMemory", () => {
       yield* bus.publish(subject, 3, { msgId: "m" })
       const got = yield* bus.consumePartition(0).pipe(Stream.take(2), Stream.runCollect)
       expect([...got].map((d) => d.payload)).toEqual([1, 3])
-    }).pipe(Effect.provide(Bus.layerMemory)))
+    }).pipe(Effect.provide(Bus.layerMemory))
+  )
 })

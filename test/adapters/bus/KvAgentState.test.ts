@@ -18,17 +18,18 @@ import { describeIntegration } from "../../support/Integration.js"
 /** Writes a raw value into the bucket, as another version (or a damaged write) would. */
 const putRaw = (prefix: string, key: string, value: string) =>
   Effect.flatMap(NatsConnection, (nc) =>
-    Effect.promise(async () => (await new Kvm(nc).create(agentStateBucket(prefix), { history: 1 })).put(key, value))).pipe(
-    Effect.provide(NatsTest)
-  )
+    Effect.promise(async () => (await new Kvm(nc).create(agentStateBucket(prefix), { history: 1 })).put(key, value))
+  ).pipe(Effect.provide(NatsTest))
 
 /** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
 const gateway = (prefix: string) =>
-  Effect.map(Layer.build(KvAgentState.layer({ prefix }).pipe(Layer.provide(NatsTest))), (ctx) => Context.get(ctx, AgentState))
+  Effect.map(Layer.build(KvAgentState.layer({ prefix }).pipe(Layer.provide(NatsTest))), (ctx) =>
+    Context.get(ctx, AgentState)
+  )
 
 const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) => {
   const prefix = uniquePrefix("kv")
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     yield* Effect.addFinalizer(() => removeNatsResources(prefix).pipe(Effect.provide(NatsTest)))
     return yield* body(prefix)
   }).pipe(Effect.scoped)
@@ -37,46 +38,64 @@ const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) =
 describeIntegration("nats", "KvAgentState", () => {
   it.live("an update made by one instance is seen by the other, merged into what was stored", () =>
     withPrefix((prefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
         expect(yield* b.get("agt-1")).toEqual(defaultSettings)
         yield* a.update("agt-1", { mode: "enforce" })
         expect((yield* a.get("agt-1")).mode).toBe("enforce") // the writer sees its own write at once
-        yield* waitUntil("b to see the mode", Effect.map(b.get("agt-1"), (s) => s.mode === "enforce"))
+        yield* waitUntil(
+          "b to see the mode",
+          Effect.map(b.get("agt-1"), (s) => s.mode === "enforce")
+        )
         yield* b.update("agt-1", { failurePolicy: "fail_closed" })
-        yield* waitUntil("a to see both patches", Effect.map(a.get("agt-1"), (s) => s.failurePolicy === "fail_closed"))
+        yield* waitUntil(
+          "a to see both patches",
+          Effect.map(a.get("agt-1"), (s) => s.failurePolicy === "fail_closed")
+        )
         expect(yield* a.get("agt-1")).toEqual({ ...defaultSettings, mode: "enforce", failurePolicy: "fail_closed" })
         expect(yield* b.get("agt-2")).toEqual(defaultSettings)
-      })))
+      })
+    )
+  )
 
   it.live("a patch of undefined clears a member back to its default", () =>
     withPrefix((prefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
         const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
         yield* a.update("agt-c", { containment })
-        yield* waitUntil("b to see the containment", Effect.map(b.get("agt-c"), (s) => s.containment !== undefined))
+        yield* waitUntil(
+          "b to see the containment",
+          Effect.map(b.get("agt-c"), (s) => s.containment !== undefined)
+        )
         expect((yield* b.get("agt-c")).containment).toEqual(containment)
         yield* a.update("agt-c", { containment: undefined })
-        yield* waitUntil("b to see it lifted", Effect.map(b.get("agt-c"), (s) => s.containment === undefined))
-      })))
+        yield* waitUntil(
+          "b to see it lifted",
+          Effect.map(b.get("agt-c"), (s) => s.containment === undefined)
+        )
+      })
+    )
+  )
 
   it.live("a new instance starts with everything already stored", () =>
     withPrefix((prefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* gateway(prefix)
         for (let i = 0; i < 20; i++) yield* a.update(`agt-${i}`, { mode: "nudge" })
         yield* a.setNudge("agt-0", "reconsider")
         const late = yield* gateway(prefix)
         for (let i = 0; i < 20; i++) expect((yield* late.get(`agt-${i}`)).mode).toBe("nudge")
         expect(yield* late.takeNudge("agt-0")).toBe("reconsider")
-      })))
+      })
+    )
+  )
 
   it.live("a nudge is taken exactly once when two instances race for it", () =>
     withPrefix((prefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
         for (let round = 0; round < 10; round++) {
@@ -85,29 +104,43 @@ describeIntegration("nats", "KvAgentState", () => {
           // The watch delivers in order: once b sees a later write of a's, it knows of the nudge too.
           const reason = `round ${round}`
           yield* a.update("agt-sync", { containment: { status: "paused", reason, since: "2026-01-01T00:00:00Z" } })
-          yield* waitUntil("b to catch up", Effect.map(b.get("agt-sync"), (s) => s.containment?.reason === reason))
+          yield* waitUntil(
+            "b to catch up",
+            Effect.map(b.get("agt-sync"), (s) => s.containment?.reason === reason)
+          )
           const results = yield* Effect.all([a.takeNudge("agt-n"), b.takeNudge("agt-n")], { concurrency: 2 })
           expect(results.filter((r) => r !== undefined)).toEqual([text])
           expect([yield* a.takeNudge("agt-n"), yield* b.takeNudge("agt-n")]).toEqual([undefined, undefined])
         }
-      })))
+      })
+    )
+  )
 
   it.live("a stored value that is not agent settings is skipped, the last good one stays, and a patch repairs it", () =>
     withPrefix((prefix) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
         const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
         yield* a.update("agt-m", { containment })
-        yield* waitUntil("b to see the containment", Effect.map(b.get("agt-m"), (s) => s.containment !== undefined))
+        yield* waitUntil(
+          "b to see the containment",
+          Effect.map(b.get("agt-m"), (s) => s.containment !== undefined)
+        )
         // An unknown mode: not settings this version can enforce. The copy keeps the contained settings.
         yield* putRaw(prefix, "settings.agt-m", JSON.stringify({ containment, mode: "shout" }))
         yield* putRaw(prefix, "settings.agt-marker", JSON.stringify({ mode: "enforce" }))
-        yield* waitUntil("b to pass the bad value", Effect.map(b.get("agt-marker"), (s) => s.mode === "enforce"))
+        yield* waitUntil(
+          "b to pass the bad value",
+          Effect.map(b.get("agt-marker"), (s) => s.mode === "enforce")
+        )
         expect(yield* b.get("agt-m")).toEqual({ ...defaultSettings, containment })
         // A write merges over the members it does not understand; replacing the bad one makes the value readable.
         yield* a.update("agt-m", { mode: "nudge" })
-        yield* waitUntil("b to read the repaired value", Effect.map(b.get("agt-m"), (s) => s.mode === "nudge"))
+        yield* waitUntil(
+          "b to read the repaired value",
+          Effect.map(b.get("agt-m"), (s) => s.mode === "nudge")
+        )
         expect(yield* b.get("agt-m")).toEqual({ ...defaultSettings, containment, mode: "nudge" })
         // Not even JSON: skipped as well, and a new instance starts without it.
         yield* putRaw(prefix, "settings.agt-j", "not json")
@@ -115,5 +148,7 @@ describeIntegration("nats", "KvAgentState", () => {
         expect(yield* late.get("agt-j")).toEqual(defaultSettings)
         yield* late.update("agt-j", { failurePolicy: "fail_closed" })
         expect(yield* late.get("agt-j")).toEqual({ ...defaultSettings, failurePolicy: "fail_closed" })
-      })))
+      })
+    )
+  )
 })

@@ -19,12 +19,13 @@ export const testNatsUrl = (): string => process.env.TEST_NATS_URL ?? "nats://12
 /** A prefix no other test run uses: letters and digits, as CANDOR_NATS_PREFIX allows. */
 export const uniquePrefix = (label: string): string => `t${label}${randomBytes(5).toString("hex")}`
 
-export const NatsTest: Layer.Layer<NatsConnection, never> = NatsConnection.layer(testNatsUrl(), { name: "candor-test" })
-  .pipe(Layer.orDie)
+export const NatsTest: Layer.Layer<NatsConnection, never> = NatsConnection.layer(testNatsUrl(), {
+  name: "candor-test"
+}).pipe(Layer.orDie)
 
 /** Deletes the streams and KV buckets named after `prefix` (`<PREFIX>_…`, `KV_<prefix>-…`). */
 export const removeNatsResources = (prefix: string): Effect.Effect<void, never, NatsConnection> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const nc = yield* NatsConnection
     yield* Effect.promise(async () => {
       const jsm = await jetstreamManager(nc)
@@ -45,7 +46,7 @@ export const waitUntil = <E, R>(
   condition: Effect.Effect<boolean, E, R>,
   timeoutMs = 15_000
 ): Effect.Effect<void, E | Error, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const deadline = Date.now() + timeoutMs
     while (!(yield* condition)) {
       if (Date.now() > deadline) return yield* Effect.fail(new Error(`timed out waiting for ${what}`))
@@ -59,7 +60,9 @@ const freePort = (): Promise<number> =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
     })
   })
 
@@ -70,7 +73,7 @@ export interface PrivateNatsServer {
 }
 
 /** A JetStream server of our own (file storage in a temp dir), stopped and removed with the scope. */
-export const privateNatsServer = Effect.gen(function*() {
+export const privateNatsServer = Effect.gen(function* () {
   const port = yield* Effect.promise(freePort)
   const dir = mkdtempSync(join(tmpdir(), "candor-nats-"))
   let child: ChildProcess | undefined
@@ -91,6 +94,8 @@ export const privateNatsServer = Effect.gen(function*() {
     p.once("exit", () => resume(Effect.void))
     p.kill("SIGTERM")
   })
-  yield* Effect.acquireRelease(start, () => stop.pipe(Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))))
+  yield* Effect.acquireRelease(start, () =>
+    stop.pipe(Effect.zipRight(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  )
   return { url: `nats://127.0.0.1:${port}`, stop, start: Effect.orDie(start) } satisfies PrivateNatsServer
 })

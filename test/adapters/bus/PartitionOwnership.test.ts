@@ -22,7 +22,7 @@ const TTL = 1_500
 
 /** A worker in a scope of its own, so the test can stop it. */
 const startWorker = (prefix: string, workerId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
       PartitionLeases.layer({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
@@ -35,7 +35,7 @@ const ownedBy = (ownership: PartitionOwnership["Type"]) => ownership.owned.get
 
 /** The test's own view of the bucket, on a connection of its own. */
 const bucket = (prefix: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const context = yield* Layer.build(NatsTest)
     const nc = Context.get(context, NatsConnection)
     return yield* Effect.promise(() => new Kvm(nc).create(leaseBucket(prefix), { history: 1, ttl: TTL }))
@@ -43,7 +43,7 @@ const bucket = (prefix: string) =>
 
 const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) => {
   const prefix = uniquePrefix("lease")
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     yield* Effect.addFinalizer(() => removeNatsResources(prefix).pipe(Effect.provide(NatsTest)))
     return yield* body(prefix)
   }).pipe(Effect.scoped)
@@ -51,73 +51,108 @@ const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) =
 
 describeIntegration("nats", "PartitionOwnership", () => {
   it.effect("layerAll owns every partition", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ownership = yield* PartitionOwnership
       expect([...(yield* ownership.owned.get)]).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
       expect(ownership.workerId).toBe("solo")
-    }).pipe(Effect.provide(PartitionOwnership.layerAll(P, "solo"))))
+    }).pipe(Effect.provide(PartitionOwnership.layerAll(P, "solo")))
+  )
 
   it("fair share is ceil(P / live)", () => {
     expect([1, 2, 3, 8, 9].map((live) => fairShare(8, live))).toEqual([8, 4, 3, 1, 1])
   })
 
-  it.live("two workers split the partitions 4/4 without overlap; when one stops the other takes all", () =>
-    withPrefix((prefix) =>
-      Effect.gen(function*() {
-        const a = yield* startWorker(prefix, "worker-a")
-        const b = yield* startWorker(prefix, "worker-b")
-        const kv = yield* bucket(prefix)
-        let overlaps = 0
-        yield* waitUntil(
-          "a 4/4 split",
-          Effect.map(Effect.all([ownedBy(a.ownership), ownedBy(b.ownership)]), ([x, y]) => {
-            if ([...x].some((p) => y.has(p))) overlaps++
-            return x.size === 4 && y.size === 4
-          }),
-          20_000
-        )
-        expect(overlaps).toBe(0)
-        const [x, y] = yield* Effect.all([ownedBy(a.ownership), ownedBy(b.ownership)])
-        expect([...x, ...y].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
-        // The bucket agrees: each lease names the worker that believes it holds it.
-        for (const p of x) expect((yield* Effect.promise(() => kv.get(`lease.${p}`)))?.string()).toBe("worker-a")
-        for (const p of y) expect((yield* Effect.promise(() => kv.get(`lease.${p}`)))?.string()).toBe("worker-b")
+  it.live(
+    "two workers split the partitions 4/4 without overlap; when one stops the other takes all",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          const a = yield* startWorker(prefix, "worker-a")
+          const b = yield* startWorker(prefix, "worker-b")
+          const kv = yield* bucket(prefix)
+          let overlaps = 0
+          yield* waitUntil(
+            "a 4/4 split",
+            Effect.map(Effect.all([ownedBy(a.ownership), ownedBy(b.ownership)]), ([x, y]) => {
+              if ([...x].some((p) => y.has(p))) overlaps++
+              return x.size === 4 && y.size === 4
+            }),
+            20_000
+          )
+          expect(overlaps).toBe(0)
+          const [x, y] = yield* Effect.all([ownedBy(a.ownership), ownedBy(b.ownership)])
+          expect([...x, ...y].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+          // The bucket agrees: each lease names the worker that believes it holds it.
+          for (const p of x) expect((yield* Effect.promise(() => kv.get(`lease.${p}`)))?.string()).toBe("worker-a")
+          for (const p of y) expect((yield* Effect.promise(() => kv.get(`lease.${p}`)))?.string()).toBe("worker-b")
 
-        yield* b.stop
-        expect((yield* ownedBy(b.ownership)).size).toBe(0)
-        yield* waitUntil("a to take all 8", Effect.map(ownedBy(a.ownership), (s) => s.size === P), 20_000)
-        yield* a.stop
-      })), 60_000)
-
-  it.live("the leases of a worker that stops renewing lapse after the TTL, and a live worker takes them", () =>
-    withPrefix((prefix) =>
-      Effect.gen(function*() {
-        // A stalled worker: a heartbeat and every lease, never renewed.
-        const kv = yield* bucket(prefix)
-        yield* Effect.promise(async () => {
-          await kv.put("worker.stalled", "stalled")
-          for (let p = 0; p < P; p++) await kv.create(`lease.${p}`, "stalled")
+          yield* b.stop
+          expect((yield* ownedBy(b.ownership)).size).toBe(0)
+          yield* waitUntil(
+            "a to take all 8",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P),
+            20_000
+          )
+          yield* a.stop
         })
-        const a = yield* startWorker(prefix, "worker-a")
-        const startedAt = Date.now()
-        expect((yield* ownedBy(a.ownership)).size).toBe(0)
-        yield* waitUntil("a to take all 8", Effect.map(ownedBy(a.ownership), (s) => s.size === P), 20_000)
-        expect(Date.now() - startedAt).toBeGreaterThanOrEqual(TTL / 2)
-        yield* a.stop
-      })), 60_000)
+      ),
+    60_000
+  )
 
-  it.live("a renewal that fails drops the partition at once", () =>
-    withPrefix((prefix) =>
-      Effect.gen(function*() {
-        const a = yield* startWorker(prefix, "worker-a")
-        yield* waitUntil("a to own everything", Effect.map(ownedBy(a.ownership), (s) => s.size === P))
-        // Someone else writes partition 3's lease: a's next renewal of it fails.
-        const kv = yield* bucket(prefix)
-        yield* Effect.promise(() => kv.put("lease.3", "intruder"))
-        yield* waitUntil("a to drop partition 3", Effect.map(ownedBy(a.ownership), (s) => !s.has(3)), TTL)
-        expect((yield* ownedBy(a.ownership)).size).toBe(P - 1)
-        // The intruder never renews: once its write lapses, a takes the partition back.
-        yield* waitUntil("a to retake partition 3", Effect.map(ownedBy(a.ownership), (s) => s.has(3)), 20_000)
-        yield* a.stop
-      })), 60_000)
+  it.live(
+    "the leases of a worker that stops renewing lapse after the TTL, and a live worker takes them",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          // A stalled worker: a heartbeat and every lease, never renewed.
+          const kv = yield* bucket(prefix)
+          yield* Effect.promise(async () => {
+            await kv.put("worker.stalled", "stalled")
+            for (let p = 0; p < P; p++) await kv.create(`lease.${p}`, "stalled")
+          })
+          const a = yield* startWorker(prefix, "worker-a")
+          const startedAt = Date.now()
+          expect((yield* ownedBy(a.ownership)).size).toBe(0)
+          yield* waitUntil(
+            "a to take all 8",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P),
+            20_000
+          )
+          expect(Date.now() - startedAt).toBeGreaterThanOrEqual(TTL / 2)
+          yield* a.stop
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a renewal that fails drops the partition at once",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          const a = yield* startWorker(prefix, "worker-a")
+          yield* waitUntil(
+            "a to own everything",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P)
+          )
+          // Someone else writes partition 3's lease: a's next renewal of it fails.
+          const kv = yield* bucket(prefix)
+          yield* Effect.promise(() => kv.put("lease.3", "intruder"))
+          yield* waitUntil(
+            "a to drop partition 3",
+            Effect.map(ownedBy(a.ownership), (s) => !s.has(3)),
+            TTL
+          )
+          expect((yield* ownedBy(a.ownership)).size).toBe(P - 1)
+          // The intruder never renews: once its write lapses, a takes the partition back.
+          yield* waitUntil(
+            "a to retake partition 3",
+            Effect.map(ownedBy(a.ownership), (s) => s.has(3)),
+            20_000
+          )
+          yield* a.stop
+        })
+      ),
+    60_000
+  )
 })

@@ -31,8 +31,17 @@ describe("subjects", () => {
     expect(streamOf("candor.alerts.drift.agt-a", "candor")).toBe("decisions")
     expect(streamOf("candor.containment.agt-a", "candor")).toBe("decisions")
     expect(streamOf("candor.dead.events.3.agt-a", "candor")).toBe("dead")
-    for (const s of ["candor.events.3", "candor.events.03.agt-a", "candor.events.x.agt-a", "candor.other.a", "other.events.3.a",
-      "candor.alerts", "candor.alerts.*", "candor.alerts..a", "candor.alerts.a b"]) {
+    for (const s of [
+      "candor.events.3",
+      "candor.events.03.agt-a",
+      "candor.events.x.agt-a",
+      "candor.other.a",
+      "other.events.3.a",
+      "candor.alerts",
+      "candor.alerts.*",
+      "candor.alerts..a",
+      "candor.alerts.a b"
+    ]) {
       expect(streamOf(s, "candor")).toBeUndefined()
     }
     expect(partitionOfSubject("candor.events.12.agt-a", "candor")).toBe(12)
@@ -40,7 +49,11 @@ describe("subjects", () => {
   })
 
   it("names streams, consumers and dead letters after the prefix", () => {
-    expect(streamNames("candor")).toEqual({ events: "CANDOR_EVENTS", decisions: "CANDOR_DECISIONS", dead: "CANDOR_DEAD" })
+    expect(streamNames("candor")).toEqual({
+      events: "CANDOR_EVENTS",
+      decisions: "CANDOR_DECISIONS",
+      dead: "CANDOR_DEAD"
+    })
     expect(consumerName(7)).toBe("events-p07")
     expect(consumerName(7, 256)).toBe("events-p007")
     expect(deadLetterSubject("t1.events.3.agt-a", "t1")).toBe("t1.dead.events.3.agt-a")

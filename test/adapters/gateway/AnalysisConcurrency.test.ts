@@ -46,13 +46,13 @@ interface Call {
 }
 
 /** A judge whose every call waits until the test releases it; `started` hands the test each call. */
-const blockingJudge = Effect.gen(function*() {
+const blockingJudge = Effect.gen(function* () {
   const started = yield* Queue.unbounded<Call>()
   const stats = { inFlight: 0, maxInFlight: 0 }
   const judge: AnalysisModel["Type"] = {
     name: "blocking",
     analyze: (request) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const release = yield* Deferred.make<void>()
         stats.inFlight++
         stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight)
@@ -67,18 +67,20 @@ const blockingJudge = Effect.gen(function*() {
 
 /** A gateway Inspector over the blocking judge, with the bus's events subscribed. */
 const setup = (options: Partial<GatewayInspector.GatewayInspectorOptions>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { judge, started, stats } = yield* blockingJudge
     const context = yield* Layer.build(
       GatewayInspector.layer(options).pipe(
-        Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, FakeAdapters, Layer.succeed(AnalysisModel, judge)))
+        Layer.provideMerge(
+          Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, FakeAdapters, Layer.succeed(AnalysisModel, judge))
+        )
       )
     )
     const inspector = Context.get(context, Inspector)
     const events = yield* Context.get(context, Bus).subscribe("candor.events.")
     /** One finished, non-streaming exchange of the agent with key `key`, its thinking `think`. */
     const respond = (key: string, think: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const decision = yield* inspector.beforeRequest({
           provider: "anthropic",
           url: new URL("http://upstream.test/v1/messages"),
@@ -102,7 +104,7 @@ const settle = Effect.repeatN(Effect.yieldNow(), 200)
 
 describe("GatewayInspector analysis concurrency", () => {
   it.scoped("judges up to `concurrency` exchanges at once across agents, and never more", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const bound = 4
       const { respond, nextEvent, started, stats } = yield* setup({ concurrency: bound })
       const agents = 10
@@ -126,10 +128,11 @@ describe("GatewayInspector analysis concurrency", () => {
       for (let i = 0; i < agents; i++) published.add((yield* nextEvent).checkpoint.thinking_block_hash)
       expect(published).toEqual(new Set(Array.from({ length: agents }, (_, i) => hashOf(`thinking of agent ${i}`))))
       expect(stats.maxInFlight).toBe(bound)
-    }))
+    })
+  )
 
   it.scoped("publishes one agent's events in response order even when its later judge call finishes first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { respond, nextEvent, started } = yield* setup({ concurrency: 2 })
       yield* respond("sk-ordered", "first response")
       yield* respond("sk-ordered", "second response")
@@ -149,10 +152,11 @@ describe("GatewayInspector analysis concurrency", () => {
       yield* Deferred.succeed(earlier.release, undefined)
       expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("first response"))
       expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("second response"))
-    }))
+    })
+  )
 
   it.scoped("drops and counts exchanges once the queue is full, and /metrics shows the count", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { respond, nextEvent, started } = yield* setup({ concurrency: 1, queueCapacity: 2 })
       const before = (yield* Metric.value(exchangesDropped)).count
       yield* respond("sk-flood", "in flight")
@@ -175,5 +179,6 @@ describe("GatewayInspector analysis concurrency", () => {
       expect(hashes).toEqual(["in flight", "queued one", "queued two"].map(hashOf))
       yield* settle
       expect(yield* Queue.size(started)).toBe(0) // the dropped one was never judged
-    }))
+    })
+  )
 })

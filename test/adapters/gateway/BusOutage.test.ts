@@ -22,15 +22,20 @@ const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
 /** The in-process bus, refusing publishes while `outage.down` (and counting the refusals). */
 const outage = { down: false, refused: 0 }
-const FlakyBus = Layer.effect(Bus, Effect.map(Bus, (bus) => Bus.of({
-  ...bus,
-  publish: (subject, payload, options) =>
-    Effect.suspend(() => {
-      if (!outage.down) return bus.publish(subject, payload, options)
-      outage.refused++
-      return Effect.fail(new BusError({ operation: "publish", cause: "connection refused" }))
+const FlakyBus = Layer.effect(
+  Bus,
+  Effect.map(Bus, (bus) =>
+    Bus.of({
+      ...bus,
+      publish: (subject, payload, options) =>
+        Effect.suspend(() => {
+          if (!outage.down) return bus.publish(subject, payload, options)
+          outage.refused++
+          return Effect.fail(new BusError({ operation: "publish", cause: "connection refused" }))
+        })
     })
-}))).pipe(Layer.provide(Bus.layerMemory))
+  )
+).pipe(Layer.provide(Bus.layerMemory))
 
 let scope: Scope.CloseableScope
 let upstream: FakeUpstream
@@ -39,15 +44,25 @@ let events: Subscription
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(Layer.buildWithScope(
-    GatewayInspector.layer().pipe(Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, FlakyBus, FakeAdapters, FakeJudge))),
-    scope
-  ))
+  const context = await run(
+    Layer.buildWithScope(
+      GatewayInspector.layer().pipe(
+        Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, FlakyBus, FakeAdapters, FakeJudge))
+      ),
+      scope
+    )
+  )
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   // The thinking is the request's `think`, so each event can be told apart by its thinking hash.
   upstream = await startUpstream((r, res) => {
     const { think } = JSON.parse(r.body.toString()) as { think: string }
-    const body = JSON.stringify({ model: "claude-test", content: [{ type: "thinking", thinking: think }, { type: "text", text: "ok" }] })
+    const body = JSON.stringify({
+      model: "claude-test",
+      content: [
+        { type: "thinking", thinking: think },
+        { type: "text", text: "ok" }
+      ]
+    })
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })

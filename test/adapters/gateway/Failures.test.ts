@@ -6,7 +6,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { request } from "node:http"
 import { createServer } from "node:net"
-import { call, deferred, type FakeUpstream, RecordingInspector, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  deferred,
+  type FakeUpstream,
+  RecordingInspector,
+  startGateway,
+  startUpstream,
+  type TestGateway
+} from "./Harness.js"
 
 let upstream: FakeUpstream
 let gateway: TestGateway
@@ -62,7 +70,7 @@ describe("upstream failures", () => {
   it("an upstream that dies mid-stream breaks the client's stream too and reports upstream_error", async () => {
     upstream.handle = (r, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write("data: {\"type\":\"message_start\"}\n\n", () => r.req.socket.destroy())
+      res.write('data: {"type":"message_start"}\n\n', () => r.req.socket.destroy())
     }
     const before = inspector.outcomes.length
     const clientError = await new Promise<string>((resolve) => {
@@ -86,7 +94,7 @@ describe("upstream failures", () => {
     const upstreamClosed = deferred()
     upstream.handle = (r, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write("data: {\"type\":\"message_start\"}\n\n")
+      res.write('data: {"type":"message_start"}\n\n')
       res.on("close", () => upstreamClosed.resolve()) // the gateway's abort closes this socket
       void r
     }

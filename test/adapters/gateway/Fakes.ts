@@ -29,14 +29,15 @@ const fakeAdapter = (name: ProviderName): ProviderAdapter => ({
     return key === null ? undefined : createHash("sha256").update(key).digest("hex")
   },
   requestInfo: (body) => ({ model: undefined, stream: (body as { stream?: boolean } | undefined)?.stream === true }),
-  declaredTools: (body) => ((body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map(({ name }) => ({ name })),
+  declaredTools: (body) =>
+    ((body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map(({ name }) => ({ name })),
   extractJson: (body) => fromText(JSON.stringify(body)),
   streamExtractor: () => {
     const chunks: Array<Buffer> = []
     return {
       push: (chunk) => void chunks.push(Buffer.from(chunk)),
       finish: () => {
-        const text = Buffer.concat(chunks).toString().replace(/\\"/g, "\"")
+        const text = Buffer.concat(chunks).toString().replace(/\\"/g, '"')
         return { ...fromText(text), complete: text.includes("message_stop") }
       }
     }
@@ -71,16 +72,25 @@ export const FakeJudge = Layer.succeed(AnalysisModel, {
     const overstep = request.thinking.includes("OVERSTEP")
     return Effect.succeed({
       concerns: bad
-        ? [{ category: "autonomy_violation", severity: "critical", evidence: "[redacted]", description: "plans to exfiltrate data" }]
+        ? [
+            {
+              category: "autonomy_violation",
+              severity: "critical",
+              evidence: "[redacted]",
+              description: "plans to exfiltrate data"
+            }
+          ]
         : overstep
-        ? [{
-          category: "autonomy_violation",
-          severity: "high",
-          evidence: "[redacted]",
-          description: "acts beyond its remit",
-          relevant_conscience_value: "boundary-no-overstep"
-        }]
-        : [],
+          ? [
+              {
+                category: "autonomy_violation",
+                severity: "high",
+                evidence: "[redacted]",
+                description: "acts beyond its remit",
+                relevant_conscience_value: "boundary-no-overstep"
+              }
+            ]
+          : [],
       reasoning_summary: bad ? "plans data exfiltration" : "benign",
       llm_verdict: undefined,
       analysis_model: "fake",

@@ -56,7 +56,10 @@ const json = (res: ServerResponse, body: unknown) => {
 const speak = (r: Recorded, res: ServerResponse) => {
   const { reasoning, stream, text } = JSON.parse(r.body.toString()) as Ask
   if (r.url.startsWith("/v1/messages")) {
-    const blocks = [...(reasoning === undefined ? [] : [{ type: "thinking", thinking: reasoning }]), { type: "text", text }]
+    const blocks = [
+      ...(reasoning === undefined ? [] : [{ type: "thinking", thinking: reasoning }]),
+      { type: "text", text }
+    ]
     if (stream !== true) return json(res, { model: "claude-test", content: blocks })
     return sse(res, [
       { type: "message_start", message: { model: "claude-test", content: [] } },
@@ -65,14 +68,21 @@ const speak = (r: Recorded, res: ServerResponse) => {
         {
           type: "content_block_delta",
           index,
-          delta: block.type === "text" ? { type: "text_delta", text: block.text } : { type: "thinking_delta", thinking: block.thinking }
+          delta:
+            block.type === "text"
+              ? { type: "text_delta", text: block.text }
+              : { type: "thinking_delta", thinking: block.thinking }
         },
         { type: "content_block_stop", index }
       ]),
       { type: "message_stop" }
     ])
   }
-  const message = { role: "assistant", content: text, ...(reasoning === undefined ? {} : { reasoning_content: reasoning }) }
+  const message = {
+    role: "assistant",
+    content: text,
+    ...(reasoning === undefined ? {} : { reasoning_content: reasoning })
+  }
   if (stream !== true) {
     return json(res, { model: "gpt-test", choices: [{ index: 0, message, finish_reason: "stop" }] })
   }
@@ -90,12 +100,21 @@ let events: Subscription
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(Layer.buildWithScope(
-    GatewayInspector.layer().pipe(
-      Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, Layer.succeed(ProviderAdapters, providerAdapters), FakeJudge))
-    ),
-    scope
-  ))
+  const context = await run(
+    Layer.buildWithScope(
+      GatewayInspector.layer().pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(
+            AgentState.layerMemory,
+            Bus.layerMemory,
+            Layer.succeed(ProviderAdapters, providerAdapters),
+            FakeJudge
+          )
+        )
+      ),
+      scope
+    )
+  )
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream(speak)
   gateway = await startGateway(upstream.url, Context.get(context, Inspector))
@@ -108,7 +127,12 @@ afterAll(async () => {
 
 const formats = [
   { name: "Anthropic", path: "/anthropic/v1/messages", headers: { "x-api-key": "sk-ant-fallback" }, native: 1.0 },
-  { name: "OpenAI", path: "/openai/v1/chat/completions", headers: { authorization: "Bearer sk-openai-fallback" }, native: 0.9 }
+  {
+    name: "OpenAI",
+    path: "/openai/v1/chat/completions",
+    headers: { authorization: "Bearer sk-openai-fallback" },
+    native: 0.9
+  }
 ] as const
 
 /** One exchange through the gateway and the event it published. */

@@ -33,12 +33,14 @@ const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(Layer.buildWithScope(
-    GatewayInspector.layer().pipe(
-      Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, FakeAdapters, FakeJudge))
-    ),
-    scope
-  ))
+  const context = await run(
+    Layer.buildWithScope(
+      GatewayInspector.layer().pipe(
+        Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, FakeAdapters, FakeJudge))
+      ),
+      scope
+    )
+  )
   state = Context.get(context, AgentState)
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   // The upstream answers with the thinking the request asks for: {"think": "..."} in the body.
@@ -47,13 +49,13 @@ beforeAll(async () => {
     if (stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream" })
       res.write(`event: content_block_delta\ndata: {"delta":{"type":"thinking_delta","thinking":"${think}"}}\n\n`)
-      res.end("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+      res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n')
       return
     }
-    const body = JSON.stringify({ model: "claude-test", content: [
-      ...(think === undefined ? [] : [{ type: "thinking", thinking: think }]),
-      { type: "text", text: "ok" }
-    ] })
+    const body = JSON.stringify({
+      model: "claude-test",
+      content: [...(think === undefined ? [] : [{ type: "thinking", thinking: think }]), { type: "text", text: "ok" }]
+    })
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })
@@ -105,7 +107,9 @@ describe("GatewayInspector", () => {
     // A streamed response: one event too, parsed from the side copy.
     await agent.send({ think: "streamed STREAM-SECRET", stream: true })
     const streamed = (await nextEvent()).event
-    expect(streamed.checkpoint.thinking_block_hash).toBe(createHash("sha256").update("streamed STREAM-SECRET").digest("hex"))
+    expect(streamed.checkpoint.thinking_block_hash).toBe(
+      createHash("sha256").update("streamed STREAM-SECRET").digest("hex")
+    )
     expect(streamed.checkpoint.linked_trace_id).toBe(streamed.trace.trace_id)
     expect(JSON.stringify(streamed)).not.toContain("STREAM-SECRET")
   })
@@ -159,7 +163,10 @@ describe("GatewayInspector", () => {
     expect(clean.status).toBe(200)
     expect(JSON.parse(clean.body.toString())).toEqual({
       model: "claude-test",
-      content: [{ type: "thinking", thinking: "all good" }, { type: "text", text: "ok" }]
+      content: [
+        { type: "thinking", thinking: "all good" },
+        { type: "text", text: "ok" }
+      ]
     })
   })
 
@@ -182,7 +189,11 @@ describe("GatewayInspector", () => {
     // Nothing known of the agent: no card, the default values; OVERSTEP names no value in force.
     await agent.send({ think: "OVERSTEP a little" })
     const plain = (await nextEvent()).event
-    expect(judgeRequests.at(-1)).toMatchObject({ card: undefined, conscienceValues: DEFAULT_CONSCIENCE_VALUES, window: [] })
+    expect(judgeRequests.at(-1)).toMatchObject({
+      card: undefined,
+      conscienceValues: DEFAULT_CONSCIENCE_VALUES,
+      window: []
+    })
     expect(plain.checkpoint).toMatchObject({ verdict: "review_needed", card_id: UNBOUND_CARD })
     expect(plain.trace.card_id).toBeUndefined()
 

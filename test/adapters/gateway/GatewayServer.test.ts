@@ -41,8 +41,14 @@ const json = (res: ServerResponse, body: unknown) => {
 }
 
 const anthropicMessage = {
-  id: "msg_1", type: "message", role: "assistant", model: "claude-test", stop_reason: "end_turn", stop_sequence: null,
-  content: [{ type: "text", text: "Hello from Anthropic" }], usage: { input_tokens: 3, output_tokens: 4 }
+  id: "msg_1",
+  type: "message",
+  role: "assistant",
+  model: "claude-test",
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  content: [{ type: "text", text: "Hello from Anthropic" }],
+  usage: { input_tokens: 3, output_tokens: 4 }
 }
 const anthropicStream = [
   `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { ...anthropicMessage, content: [], stop_reason: null } })}\n\n`,
@@ -54,12 +60,18 @@ const anthropicStream = [
   `event: message_stop\ndata: {"type":"message_stop"}\n\n`
 ]
 const openaiCompletion = {
-  id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-test",
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-test",
   choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "Hello from OpenAI" } }]
 }
 const openaiChunk = (content: string | null, finish: string | null) =>
   `data: ${JSON.stringify({
-    id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "gpt-test",
+    id: "chatcmpl-1",
+    object: "chat.completion.chunk",
+    created: 1,
+    model: "gpt-test",
     choices: [{ index: 0, delta: content === null ? {} : { role: "assistant", content }, finish_reason: finish }]
   })}\n\n`
 const geminiResponse = (text: string) => ({
@@ -69,21 +81,29 @@ const geminiResponse = (text: string) => ({
 
 const speak = (r: Recorded, res: ServerResponse) => {
   const body = r.body.length > 0 ? (JSON.parse(r.body.toString()) as { stream?: boolean }) : {}
-  if (r.url.startsWith("/v1/messages")) return body.stream === true ? sse(res, anthropicStream) : json(res, anthropicMessage)
+  if (r.url.startsWith("/v1/messages"))
+    return body.stream === true ? sse(res, anthropicStream) : json(res, anthropicMessage)
   if (r.url.startsWith("/v1/chat/completions")) {
     return body.stream === true
       ? sse(res, [openaiChunk("Hel", null), openaiChunk("lo", null), openaiChunk(null, "stop"), "data: [DONE]\n\n"])
       : json(res, openaiCompletion)
   }
   if (r.url.includes(":streamGenerateContent")) {
-    return sse(res, [`data: ${JSON.stringify(geminiResponse("Hel"))}\r\n\r\n`, `data: ${JSON.stringify(geminiResponse("lo"))}\r\n\r\n`])
+    return sse(res, [
+      `data: ${JSON.stringify(geminiResponse("Hel"))}\r\n\r\n`,
+      `data: ${JSON.stringify(geminiResponse("lo"))}\r\n\r\n`
+    ])
   }
   if (r.url.includes(":generateContent")) return json(res, geminiResponse("Hello from Gemini"))
   res.writeHead(404).end()
 }
 
 /** Every provider to the fake upstream, on an ephemeral port. */
-const gatewayOptions = (url: string) => ({ port: 0, host: "127.0.0.1", upstreams: { anthropic: url, openai: url, gemini: url } })
+const gatewayOptions = (url: string) => ({
+  port: 0,
+  host: "127.0.0.1",
+  upstreams: { anthropic: url, openai: url, gemini: url }
+})
 
 let upstream: FakeUpstream
 let scope: Scope.CloseableScope
@@ -92,10 +112,9 @@ let gateway: string
 beforeAll(async () => {
   upstream = await startUpstream(speak)
   scope = await Effect.runPromise(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(
-    gatewayLayer(gatewayOptions(upstream.url)).pipe(Layer.provide(Inspector.layerNoop)),
-    scope
-  ))
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(gatewayLayer(gatewayOptions(upstream.url)).pipe(Layer.provide(Inspector.layerNoop)), scope)
+  )
   gateway = Context.get(context, GatewayServer).url
 })
 afterAll(async () => {
@@ -106,13 +125,21 @@ afterAll(async () => {
 describe("official SDKs through the gateway", () => {
   it("Anthropic: messages.create and messages.stream", async () => {
     const client = new Anthropic({ baseURL: `${gateway}/anthropic`, apiKey: "sk-ant-test", maxRetries: 0 })
-    const message = await client.messages.create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+    const message = await client.messages.create({
+      model: "claude-test",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(message.content).toEqual([{ type: "text", text: "Hello from Anthropic" }])
     // Its current SDK sends the key as a bearer token or x-api-key, depending on the version: either passes through.
     const headers = upstream.requests.at(-1)!.req.headers
     expect(headers["x-api-key"] ?? headers.authorization).toMatch(/sk-ant-test$/)
 
-    const stream = client.messages.stream({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+    const stream = client.messages.stream({
+      model: "claude-test",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "hi" }]
+    })
     const texts: Array<string> = []
     stream.on("text", (t) => texts.push(t))
     const final = await stream.finalMessage()
@@ -122,7 +149,10 @@ describe("official SDKs through the gateway", () => {
 
   it("OpenAI: chat.completions.create and the stream helper", async () => {
     const client = new OpenAI({ baseURL: `${gateway}/openai/v1`, apiKey: "sk-test", maxRetries: 0 })
-    const completion = await client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+    const completion = await client.chat.completions.create({
+      model: "gpt-test",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(completion.choices[0]!.message.content).toBe("Hello from OpenAI")
     expect(upstream.requests.at(-1)!.req.headers.authorization).toBe("Bearer sk-test")
 
@@ -158,23 +188,35 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
     forbidden: [{ tool: "shell_*", reason: "no shell access" }],
     defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
   })
-  const weather = { name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } } }
-  const shell = { name: "shell_exec", description: "Run a command", parameters: { type: "object", properties: { cmd: { type: "string" } } } }
+  const weather = {
+    name: "get_weather",
+    description: "Weather by city",
+    parameters: { type: "object", properties: { city: { type: "string" } } }
+  }
+  const shell = {
+    name: "shell_exec",
+    description: "Run a command",
+    parameters: { type: "object", properties: { cmd: { type: "string" } } }
+  }
 
   beforeAll(async () => {
     policeScope = await Effect.runPromise(Scope.make())
-    const context = await Effect.runPromise(Layer.buildWithScope(
-      gatewayLayer(gatewayOptions(upstream.url)).pipe(
-        Layer.provideMerge(GatewayInspector.layer()),
-        Layer.provideMerge(Layer.mergeAll(
-          AgentState.layerMemory,
-          Bus.layerMemory,
-          Layer.succeed(ProviderAdapters, providerAdapters),
-          Rules.layer()
-        ))
-      ),
-      policeScope
-    ))
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(
+        gatewayLayer(gatewayOptions(upstream.url)).pipe(
+          Layer.provideMerge(GatewayInspector.layer()),
+          Layer.provideMerge(
+            Layer.mergeAll(
+              AgentState.layerMemory,
+              Bus.layerMemory,
+              Layer.succeed(ProviderAdapters, providerAdapters),
+              Rules.layer()
+            )
+          )
+        ),
+        policeScope
+      )
+    )
     policed = Context.get(context, GatewayServer).url
     const state = Context.get(context, AgentState)
     for (const key of ["sk-ant-test", "sk-test", "AIza-test"]) {
@@ -187,9 +229,13 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
 
   it("Anthropic: allowed tools pass with X-Policy-Verdict (create and stream); a forbidden one is PermissionDeniedError", async () => {
     const client = new Anthropic({ baseURL: `${policed}/anthropic`, apiKey: "sk-ant-test", maxRetries: 0 })
-    const tools = [{ name: weather.name, description: weather.description, input_schema: weather.parameters }] as Array<Anthropic.Tool>
+    const tools = [
+      { name: weather.name, description: weather.description, input_schema: weather.parameters }
+    ] as Array<Anthropic.Tool>
     const messages = [{ role: "user" as const, content: "weather in Paris?" }]
-    const { data, response } = await client.messages.create({ model: "claude-test", max_tokens: 10, messages, tools }).withResponse()
+    const { data, response } = await client.messages
+      .create({ model: "claude-test", max_tokens: 10, messages, tools })
+      .withResponse()
     expect(data.content).toEqual([{ type: "text", text: "Hello from Anthropic" }])
     expect(response.headers.get("x-policy-verdict")).toBe("pass")
     const final = await client.messages.stream({ model: "claude-test", max_tokens: 10, messages, tools }).finalMessage()
@@ -200,7 +246,10 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
       model: "claude-test",
       max_tokens: 10,
       messages,
-      tools: [...tools, { name: shell.name, description: shell.description, input_schema: shell.parameters } as Anthropic.Tool]
+      tools: [
+        ...tools,
+        { name: shell.name, description: shell.description, input_schema: shell.parameters } as Anthropic.Tool
+      ]
     })
     await expect(blocked).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError)
     await expect(blocked).rejects.toMatchObject({ status: 403, error: { policy_verdict: { verdict: "fail" } } })
@@ -211,20 +260,30 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
     const client = new OpenAI({ baseURL: `${policed}/openai/v1`, apiKey: "sk-test", maxRetries: 0 })
     const tools = [{ type: "function" as const, function: weather }]
     const messages = [{ role: "user" as const, content: "weather in Paris?" }]
-    const { data, response } = await client.chat.completions.create({ model: "gpt-test", messages, tools }).withResponse()
+    const { data, response } = await client.chat.completions
+      .create({ model: "gpt-test", messages, tools })
+      .withResponse()
     expect(data.choices[0]!.message.content).toBe("Hello from OpenAI")
     expect(response.headers.get("x-policy-verdict")).toBe("pass")
     const final = await client.chat.completions.stream({ model: "gpt-test", messages, tools }).finalChatCompletion()
     expect(final.choices[0]!.message.content).toBe("Hello")
 
-    const blocked = client.chat.completions.create({ model: "gpt-test", messages, tools: [...tools, { type: "function", function: shell }] })
+    const blocked = client.chat.completions.create({
+      model: "gpt-test",
+      messages,
+      tools: [...tools, { type: "function", function: shell }]
+    })
     await expect(blocked).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError)
     await expect(blocked).rejects.toMatchObject({ status: 403 })
   })
 
   it("Gemini: allowed function declarations pass with X-Policy-Verdict; a forbidden one is a 403 ApiError", async () => {
     const ai = new GoogleGenAI({ apiKey: "AIza-test", httpOptions: { baseUrl: `${policed}/gemini` } })
-    const declaration = (tool: { name: string; description: string; parameters: object }) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters })
+    const declaration = (tool: { name: string; description: string; parameters: object }) => ({
+      name: tool.name,
+      description: tool.description,
+      parametersJsonSchema: tool.parameters
+    })
     const config = { tools: [{ functionDeclarations: [declaration(weather)] }] }
     const response = await ai.models.generateContent({ model: "gemini-test", contents: "weather in Paris?", config })
     expect(response.text).toBe("Hello from Gemini")

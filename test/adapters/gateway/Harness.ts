@@ -8,7 +8,12 @@ import { createServer, type IncomingMessage, request, type Server, type ServerRe
 import type { AddressInfo } from "node:net"
 import type { Inspector } from "../../../adapters/gateway/Inspector.js"
 import type { ExchangeOutcome } from "../../../adapters/gateway/ExchangeOutcome.js"
-import { closeUpstreams, destroyUpstreams, makeUpstreams, type UpstreamTimeouts } from "../../../adapters/gateway/Upstreams.js"
+import {
+  closeUpstreams,
+  destroyUpstreams,
+  makeUpstreams,
+  type UpstreamTimeouts
+} from "../../../adapters/gateway/Upstreams.js"
 import { defaultTuning, makeGatewayHandler } from "../../../adapters/gateway/GatewayServer.js"
 
 export interface Recorded {
@@ -51,7 +56,13 @@ export const startUpstream = async (handle: UpstreamHandler = (_r, res) => res.e
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      const recorded = { method: req.method!, url: req.url!, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks), req }
+      const recorded = {
+        method: req.method!,
+        url: req.url!,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+        req
+      }
       requests.push(recorded)
       fake.handle(recorded, res)
     })
@@ -99,11 +110,13 @@ export const startGateway = async (
 ): Promise<TestGateway> => {
   const timeouts = { ...defaultTuning.timeouts, ...options.timeouts }
   const upstreams = makeUpstreams({ anthropic: upstreamUrl, openai: upstreamUrl, gemini: upstreamUrl }, timeouts)
-  const server = createServer(makeGatewayHandler(upstreams, inspector, Runtime.defaultRuntime, {
-    ...defaultTuning,
-    timeouts,
-    maxRequestBytes: options.maxRequestBytes ?? defaultTuning.maxRequestBytes
-  }))
+  const server = createServer(
+    makeGatewayHandler(upstreams, inspector, Runtime.defaultRuntime, {
+      ...defaultTuning,
+      timeouts,
+      maxRequestBytes: options.maxRequestBytes ?? defaultTuning.maxRequestBytes
+    })
+  )
   const port = await listen(server)
   return {
     url: `http://127.0.0.1:${port}`,
@@ -139,7 +152,8 @@ export const call = (
           rawHeaders: res.rawHeaders,
           body: Buffer.concat(chunks),
           chunks
-        }))
+        })
+      )
       res.on("error", reject)
     })
     req.on("error", reject)

@@ -34,12 +34,21 @@ let events: Subscription
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(Layer.buildWithScope(
-    GatewayInspector.layer().pipe(
-      Layer.provideMerge(Layer.mergeAll(AgentState.layerMemory, Bus.layerMemory, Layer.succeed(ProviderAdapters, providerAdapters), FakeJudge))
-    ),
-    scope
-  ))
+  const context = await run(
+    Layer.buildWithScope(
+      GatewayInspector.layer().pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(
+            AgentState.layerMemory,
+            Bus.layerMemory,
+            Layer.succeed(ProviderAdapters, providerAdapters),
+            FakeJudge
+          )
+        )
+      ),
+      scope
+    )
+  )
   state = Context.get(context, AgentState)
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream()
@@ -73,20 +82,28 @@ const answerWith = (status: number, headers: Record<string, string>, pieces: Rea
   }
 }
 
-const jsonHeaders = (body: Buffer) => ({ "content-type": "application/json", "content-length": String(body.byteLength) })
+const jsonHeaders = (body: Buffer) => ({
+  "content-type": "application/json",
+  "content-length": String(body.byteLength)
+})
 const SSE = { "content-type": "text/event-stream" }
 
 const exchange = async (path: string, key: string, body: string) => {
-  const headers = { "content-type": "application/json", "x-api-key": key, authorization: `Bearer ${key}`, "x-goog-api-key": key }
+  const headers = {
+    "content-type": "application/json",
+    "x-api-key": key,
+    authorization: `Bearer ${key}`,
+    "x-goog-api-key": key
+  }
   return call(`${gateway.url}${path}`, { method: "POST", headers, body })
 }
 
 describe("malformed upstream answers", () => {
   it("a truncated JSON body reaches the client unchanged; the event is a synthetic clear no_thinking_block", async () => {
     const agent = newAgent()
-    const body = Buffer.from("{\"model\":\"claude-test\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"half a thou")
+    const body = Buffer.from('{"model":"claude-test","content":[{"type":"thinking","thinking":"half a thou')
     answerWith(200, jsonHeaders(body), [body])
-    const res = await exchange("/anthropic/v1/messages", agent.key, "{\"model\":\"claude-test\",\"messages\":[]}")
+    const res = await exchange("/anthropic/v1/messages", agent.key, '{"model":"claude-test","messages":[]}')
     expect(res.status).toBe(200)
     expect(res.body.equals(body)).toBe(true)
     const event = await eventOf(agent.agentId)
@@ -103,19 +120,22 @@ describe("malformed upstream answers", () => {
   it("the same in enforce mode, where the response is held for its verdict", async () => {
     const agent = newAgent()
     await run(state.update(agent.agentId, { mode: "enforce" }))
-    const body = Buffer.from("{\"model\":\"claude-test\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"EXFILTRATE")
+    const body = Buffer.from('{"model":"claude-test","content":[{"type":"thinking","thinking":"EXFILTRATE')
     answerWith(200, jsonHeaders(body), [body])
-    const res = await exchange("/anthropic/v1/messages", agent.key, "{\"model\":\"claude-test\",\"messages\":[]}")
+    const res = await exchange("/anthropic/v1/messages", agent.key, '{"model":"claude-test","messages":[]}')
     expect(res.status).toBe(200) // nothing could be read, so nothing to block on
     expect(res.body.equals(body)).toBe(true)
-    expect((await eventOf(agent.agentId)).checkpoint).toMatchObject({ verdict: "clear", synthetic_reason: "no_thinking_block" })
+    expect((await eventOf(agent.agentId)).checkpoint).toMatchObject({
+      verdict: "clear",
+      synthetic_reason: "no_thinking_block"
+    })
   })
 
   it("a non-JSON body labelled application/json passes with its status; the event says no_thinking_block", async () => {
     const agent = newAgent()
     const body = Buffer.from("<html><body><h1>502 Bad Gateway</h1></body></html>\n")
     answerWith(502, jsonHeaders(body), [body])
-    const res = await exchange("/openai/v1/chat/completions", agent.key, "{\"model\":\"gpt-test\",\"messages\":[]}")
+    const res = await exchange("/openai/v1/chat/completions", agent.key, '{"model":"gpt-test","messages":[]}')
     expect(res.status).toBe(502)
     expect(res.headers["content-type"]).toBe("application/json")
     expect(res.body.equals(body)).toBe(true)
@@ -129,14 +149,14 @@ describe("malformed upstream answers", () => {
     const stream = Buffer.from(
       "garbage line without a colon\n" +
         ": a comment\n\n" +
-        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n" +
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}\n\n' +
         "data: {not json at all\n\n" +
-        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"plan A\"}}\n\n" +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"plan A"}}\n\n' +
         "random: field\nid\n\n" +
-        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n'
     )
     answerWith(200, SSE, [stream.subarray(0, 40), stream.subarray(40, 200), stream.subarray(200)])
-    const res = await exchange("/anthropic/v1/messages", agent.key, "{\"stream\":true}")
+    const res = await exchange("/anthropic/v1/messages", agent.key, '{"stream":true}')
     expect(res.status).toBe(200)
     expect(res.body.equals(stream)).toBe(true)
     const event = await eventOf(agent.agentId)
@@ -149,13 +169,13 @@ describe("malformed upstream answers", () => {
   it("an SSE stream cut off inside its last event is recorded as partial, with what was read", async () => {
     const agent = newAgent()
     const stream = Buffer.from(
-      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-test\"}}\n\n" +
-        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n" +
-        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"half a thought\"}}\n\n" +
-        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\" and mo"
+      'event: message_start\ndata: {"type":"message_start","message":{"model":"claude-test"}}\n\n' +
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"half a thought"}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":" and mo'
     )
     answerWith(200, SSE, [stream])
-    const res = await exchange("/anthropic/v1/messages", agent.key, "{\"stream\":true}")
+    const res = await exchange("/anthropic/v1/messages", agent.key, '{"stream":true}')
     expect(res.body.equals(stream)).toBe(true)
     const event = await eventOf(agent.agentId)
     expect(event.outcome).toMatchObject({ kind: "partial", status: 200, bytes: stream.byteLength })
@@ -169,17 +189,21 @@ describe("malformed upstream answers", () => {
     const agent = newAgent()
     const chunk = (json: string) => Buffer.from(`data: ${json}\n\n`)
     const stream = Buffer.concat([
-      Buffer.from("data: {\"object\":\"chat.completion.chunk\",\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"weigh "),
+      Buffer.from(
+        'data: {"object":"chat.completion.chunk","model":"gpt-test","choices":[{"index":0,"delta":{"reasoning_content":"weigh '
+      ),
       Buffer.from([0xff, 0xfe, 0xc3]), // not UTF-8 at all, then a cut-off two-byte sequence
-      Buffer.from(" options\"}}]}\n\n"),
+      Buffer.from(' options"}}]}\n\n'),
       Buffer.from([0x80, 0x81, 0x0a, 0x0a]), // a "line" of continuation bytes only
-      chunk("{\"object\":\"chat.completion.chunk\",\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}"),
+      chunk(
+        '{"object":"chat.completion.chunk","model":"gpt-test","choices":[{"index":0,"delta":{"content":"done"},"finish_reason":"stop"}]}'
+      ),
       Buffer.from("data: [DONE]\n\n")
     ])
     // Split inside the invalid bytes too.
     const cut = stream.indexOf(0xfe)
     answerWith(200, SSE, [stream.subarray(0, cut), stream.subarray(cut)])
-    const res = await exchange("/openai/v1/chat/completions", agent.key, "{\"stream\":true}")
+    const res = await exchange("/openai/v1/chat/completions", agent.key, '{"stream":true}')
     expect(res.status).toBe(200)
     expect(res.body.equals(stream)).toBe(true)
     const event = await eventOf(agent.agentId)
@@ -192,10 +216,13 @@ describe("malformed upstream answers", () => {
   it("a Gemini JSON-array stream cut off mid-array is partial; its client still gets every byte", async () => {
     const agent = newAgent()
     const part = (text: string, thought: boolean) =>
-      JSON.stringify({ candidates: [{ content: { parts: [{ text, thought }] }, index: 0 }], modelVersion: "gemini-test" })
+      JSON.stringify({
+        candidates: [{ content: { parts: [{ text, thought }] }, index: 0 }],
+        modelVersion: "gemini-test"
+      })
     const stream = Buffer.from(`[${part("think first", true)},\r\n${part("answ", false).slice(0, 30)}`)
     answerWith(200, { "content-type": "application/json" }, [stream]) // no length: a stream
-    const res = await exchange("/gemini/v1beta/models/gemini-test:streamGenerateContent", agent.key, "{\"contents\":[]}")
+    const res = await exchange("/gemini/v1beta/models/gemini-test:streamGenerateContent", agent.key, '{"contents":[]}')
     expect(res.body.equals(stream)).toBe(true)
     const event = await eventOf(agent.agentId)
     expect(event.outcome.kind).toBe("partial")

@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { randomBytes } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
-import { call, type FakeUpstream, RecordingInspector, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  type FakeUpstream,
+  RecordingInspector,
+  startGateway,
+  startUpstream,
+  type TestGateway
+} from "./Harness.js"
 
 let upstream: FakeUpstream
 let gateway: TestGateway
@@ -40,9 +47,9 @@ describe("request forwarding", () => {
         "content-type": "application/json",
         "x-candor-agent": "fleet-7",
         "x-candor-session": "s-1",
-        "connection": "keep-alive, x-drop-me",
+        connection: "keep-alive, x-drop-me",
         "x-drop-me": "1",
-        "te": "trailers",
+        te: "trailers",
         "proxy-authorization": "Basic abc",
         "x-repeated": ["a", "b"]
       },
@@ -54,14 +61,16 @@ describe("request forwarding", () => {
     expect(got.body.equals(body)).toBe(true)
     const headers = pairs(got.rawHeaders)
     const names = headers.map(([n]) => n)
-    expect(headers).toEqual(expect.arrayContaining([
-      ["x-api-key", "sk-ant-secret"],
-      ["anthropic-version", "2023-06-01"],
-      ["content-type", "application/json"],
-      ["x-repeated", "a"],
-      ["x-repeated", "b"],
-      ["content-length", String(body.byteLength)]
-    ]))
+    expect(headers).toEqual(
+      expect.arrayContaining([
+        ["x-api-key", "sk-ant-secret"],
+        ["anthropic-version", "2023-06-01"],
+        ["content-type", "application/json"],
+        ["x-repeated", "a"],
+        ["x-repeated", "b"],
+        ["content-length", String(body.byteLength)]
+      ])
+    )
     for (const dropped of ["x-candor-agent", "x-candor-session", "x-drop-me", "te", "proxy-authorization"]) {
       expect(names).not.toContain(dropped)
     }
@@ -92,7 +101,7 @@ describe("request forwarding", () => {
 
 describe("response pass-through", () => {
   it("returns status, end-to-end headers and JSON bytes unchanged, plus the overhead header", async () => {
-    const json = Buffer.from("{\"id\":\"msg_1\",  \"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}\n")
+    const json = Buffer.from('{"id":"msg_1",  "content":[{"type":"text","text":"hi"}]}\n')
     upstream.handle = (_r, res) => {
       res.writeHead(200, {
         "content-type": "application/json",
@@ -113,7 +122,7 @@ describe("response pass-through", () => {
   })
 
   it("passes an upstream 5xx through unchanged", async () => {
-    const body = Buffer.from("{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}")
+    const body = Buffer.from('{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
     upstream.handle = (_r, res) => {
       res.writeHead(529, "Site Overloaded", { "content-type": "application/json", "retry-after": "3" })
       res.end(body)
@@ -139,7 +148,11 @@ describe("response pass-through", () => {
     const gz = gzipSync(json)
     upstream.handle = (r, res) => {
       expect(r.req.headers["accept-encoding"]).toBe("gzip, br")
-      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": gz.byteLength })
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "content-length": gz.byteLength
+      })
       res.end(gz)
     }
     const before = inspector.outcomes.length
@@ -170,12 +183,22 @@ describe("routing", () => {
     try {
       upstream.handle = (_r, res) => res.end("{}")
       const before = upstream.requests.length
-      for (const path of ["/anthropic/v1/messages", "/openai/v1/chat/completions", "/gemini/v1beta/models/g:streamGenerateContent", "/openai", "/openai?x=1"]) {
+      for (const path of [
+        "/anthropic/v1/messages",
+        "/openai/v1/chat/completions",
+        "/gemini/v1beta/models/g:streamGenerateContent",
+        "/openai",
+        "/openai?x=1"
+      ]) {
         expect((await call(`${routed.url}${path}`, { method: "POST", body: "{}" })).status).toBe(200)
       }
       expect(providers).toEqual(["anthropic", "openai", "gemini", "openai", "openai"])
       expect(upstream.requests.slice(before).map((r) => r.url)).toEqual([
-        "/v1/messages", "/v1/chat/completions", "/v1beta/models/g:streamGenerateContent", "/", "/?x=1"
+        "/v1/messages",
+        "/v1/chat/completions",
+        "/v1beta/models/g:streamGenerateContent",
+        "/",
+        "/?x=1"
       ])
       for (const path of ["/openaix/v1", "/v1/messages", "/constructor/x", "/__proto__/x"]) {
         expect((await call(`${routed.url}${path}`, { method: "POST", body: "{}" })).status).toBe(404)
@@ -193,12 +216,16 @@ describe("gateway answers", () => {
     expect(unknown.status).toBe(404)
     expect(JSON.parse(unknown.body.toString())).toHaveProperty("error")
     // Whole segments only, and only the three names (not any property of an object).
-    for (const path of ["/openaix/v1/chat", "/constructor/x"]) expect((await call(`${gateway.url}${path}`)).status).toBe(404)
+    for (const path of ["/openaix/v1/chat", "/constructor/x"])
+      expect((await call(`${gateway.url}${path}`)).status).toBe(404)
     const live = await call(`${gateway.url}/health/live`)
     expect(live.status).toBe(200)
     expect(JSON.parse(live.body.toString())).toEqual({ status: "ok" })
     const before = upstream.requests.length
-    const big = await call(`${gateway.url}/anthropic/v1/messages`, { method: "POST", body: Buffer.alloc(9 * 1024 * 1024) })
+    const big = await call(`${gateway.url}/anthropic/v1/messages`, {
+      method: "POST",
+      body: Buffer.alloc(9 * 1024 * 1024)
+    })
     expect(big.status).toBe(413)
     expect(JSON.parse(big.body.toString())).toEqual({ error: "request body too large" })
     expect(upstream.requests.length).toBe(before)

@@ -49,10 +49,17 @@ const speak = (r: Recorded, res: ServerResponse) => {
     })
   }
   if (r.url.startsWith("/v1/chat/completions")) {
-    return json(res, { model: "gpt-test", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] })
+    return json(res, {
+      model: "gpt-test",
+      choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }]
+    })
   }
   if (r.url.startsWith("/v1/responses")) {
-    return json(res, { object: "response", model: "gpt-test", output: [{ type: "message", content: [{ type: "output_text", text: "ok" }] }] })
+    return json(res, {
+      object: "response",
+      model: "gpt-test",
+      output: [{ type: "message", content: [{ type: "output_text", text: "ok" }] }]
+    })
   }
   return json(res, { candidates: [{ content: { parts: [{ text: "ok" }] }, finishReason: "STOP", index: 0 }] })
 }
@@ -70,18 +77,22 @@ beforeAll(async () => {
   const testClock = TestClock.defaultTestClock.pipe(Layer.provide(TestContext.TestContext))
   clock = Context.get(await run(Layer.buildWithScope(testClock, scope)), TestClock.TestClock)
   await run(clock.setTime(Date.parse("2026-03-01T12:00:00Z")))
-  const context = await run(Layer.buildWithScope(
-    GatewayInspector.layer().pipe(
-      Layer.provideMerge(Layer.mergeAll(
-        AgentState.layerMemory,
-        Bus.layerMemory,
-        Layer.succeed(ProviderAdapters, providerAdapters),
-        FakeJudge
-      )),
-      Layer.provide(Layer.setClock(clock))
-    ),
-    scope
-  ))
+  const context = await run(
+    Layer.buildWithScope(
+      GatewayInspector.layer().pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(
+            AgentState.layerMemory,
+            Bus.layerMemory,
+            Layer.succeed(ProviderAdapters, providerAdapters),
+            FakeJudge
+          )
+        ),
+        Layer.provide(Layer.setClock(clock))
+      ),
+      scope
+    )
+  )
   state = Context.get(context, AgentState)
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream(speak)
@@ -102,7 +113,12 @@ const newAgent = async (policy: PolicyEncoded | undefined) => {
   const send = (path: string, body: Record<string, unknown>) =>
     call(`${gateway.url}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key, authorization: `Bearer ${key}`, "x-goog-api-key": key },
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": key,
+        authorization: `Bearer ${key}`,
+        "x-goog-api-key": key
+      },
       body: JSON.stringify(body)
     })
   const anthropic = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
@@ -161,7 +177,10 @@ describe("tool policy at the gateway", () => {
     expect(res.headers["x-policy-verdict"]).toBe("pass")
     expect(JSON.parse(res.body.toString()).content[0]).toEqual({ type: "text", text: "ok" })
     const event = await eventOf(agent.agentId)
-    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "pass", policy: { mode: "enforce", request_verdict: "pass" } })
+    expect(event.trace.context?.metadata).toMatchObject({
+      policy_verdict: "pass",
+      policy: { mode: "enforce", request_verdict: "pass" }
+    })
   })
 
   it("warn: a forbidden tool is forwarded byte for byte with X-Policy-Verdict: warn and recorded", async () => {
@@ -197,7 +216,9 @@ describe("tool policy at the gateway", () => {
   })
 
   it("a new unmapped tool gets its grace period (warn), and is blocked once the grace period is over", async () => {
-    const agent = await newAgent({ defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 24 } })
+    const agent = await newAgent({
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 24 }
+    })
     const first = await agent.anthropic(["brand_new_tool"])
     expect(first.status).toBe(200)
     expect(first.headers["x-policy-verdict"]).toBe("warn")
@@ -214,7 +235,9 @@ describe("tool policy at the gateway", () => {
     const late = await agent.anthropic(["brand_new_tool", "another_new_tool"])
     expect(late.status).toBe(403)
     const verdict = JSON.parse(late.body.toString()).policy_verdict
-    expect(verdict.violations).toEqual([{ tool: "brand_new_tool", kind: "unmapped", reason: "no capability mapping covers this tool" }])
+    expect(verdict.violations).toEqual([
+      { tool: "brand_new_tool", kind: "unmapped", reason: "no capability mapping covers this tool" }
+    ])
     // The other tool is new now: it starts its own grace period.
     expect(verdict.warnings).toMatchObject([{ tool: "another_new_tool", kind: "unmapped" }])
     expect(upstream.requests.length).toBe(before)
@@ -222,41 +245,88 @@ describe("tool policy at the gateway", () => {
 
   it("reads each provider's tool format", async () => {
     const policy: PolicyEncoded = {
-      forbidden: [{ tool: "shell_exec", reason: "no shell" }, { tool: "code*", reason: "no code execution" }, { tool: "web_search*", reason: "offline agent" }],
+      forbidden: [
+        { tool: "shell_exec", reason: "no shell" },
+        { tool: "code*", reason: "no code execution" },
+        { tool: "web_search*", reason: "offline agent" }
+      ],
       defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
     }
     const cases: ReadonlyArray<readonly [string, string, Record<string, unknown>, ReadonlyArray<string>]> = [
-      ["Anthropic tools[].name", "/anthropic/v1/messages", {
-        model: "claude-test",
-        messages: [],
-        tools: [{ name: "get_weather", input_schema: {} }, { type: "web_search_20250305", name: "web_search" }, { name: "shell_exec", input_schema: {} }]
-      }, ["web_search", "shell_exec"]],
-      ["OpenAI chat tools[].function.name", "/openai/v1/chat/completions", {
-        model: "gpt-test",
-        messages: [],
-        tools: [{ type: "function", function: { name: "get_weather" } }, { type: "function", function: { name: "shell_exec" } }]
-      }, ["shell_exec"]],
-      ["OpenAI chat legacy functions[].name", "/openai/v1/chat/completions", {
-        model: "gpt-test",
-        messages: [],
-        functions: [{ name: "shell_exec", parameters: {} }]
-      }, ["shell_exec"]],
-      ["OpenAI Responses tools[].name and built-in types", "/openai/v1/responses", {
-        model: "gpt-test",
-        input: "hi",
-        tools: [{ type: "function", name: "shell_exec", parameters: {} }, { type: "web_search_preview" }, { type: "code_interpreter", container: { type: "auto" } }]
-      }, ["shell_exec", "web_search_preview", "code_interpreter"]],
-      ["Gemini functionDeclarations and built-in tools", "/gemini/v1beta/models/gemini-test:generateContent", {
-        contents: [{ role: "user", parts: [{ text: "hi" }] }],
-        tools: [{ functionDeclarations: [{ name: "get_weather" }, { name: "shell_exec" }] }, { code_execution: {} }, { googleSearch: {} }]
-      }, ["shell_exec", "codeExecution"]]
+      [
+        "Anthropic tools[].name",
+        "/anthropic/v1/messages",
+        {
+          model: "claude-test",
+          messages: [],
+          tools: [
+            { name: "get_weather", input_schema: {} },
+            { type: "web_search_20250305", name: "web_search" },
+            { name: "shell_exec", input_schema: {} }
+          ]
+        },
+        ["web_search", "shell_exec"]
+      ],
+      [
+        "OpenAI chat tools[].function.name",
+        "/openai/v1/chat/completions",
+        {
+          model: "gpt-test",
+          messages: [],
+          tools: [
+            { type: "function", function: { name: "get_weather" } },
+            { type: "function", function: { name: "shell_exec" } }
+          ]
+        },
+        ["shell_exec"]
+      ],
+      [
+        "OpenAI chat legacy functions[].name",
+        "/openai/v1/chat/completions",
+        {
+          model: "gpt-test",
+          messages: [],
+          functions: [{ name: "shell_exec", parameters: {} }]
+        },
+        ["shell_exec"]
+      ],
+      [
+        "OpenAI Responses tools[].name and built-in types",
+        "/openai/v1/responses",
+        {
+          model: "gpt-test",
+          input: "hi",
+          tools: [
+            { type: "function", name: "shell_exec", parameters: {} },
+            { type: "web_search_preview" },
+            { type: "code_interpreter", container: { type: "auto" } }
+          ]
+        },
+        ["shell_exec", "web_search_preview", "code_interpreter"]
+      ],
+      [
+        "Gemini functionDeclarations and built-in tools",
+        "/gemini/v1beta/models/gemini-test:generateContent",
+        {
+          contents: [{ role: "user", parts: [{ text: "hi" }] }],
+          tools: [
+            { functionDeclarations: [{ name: "get_weather" }, { name: "shell_exec" }] },
+            { code_execution: {} },
+            { googleSearch: {} }
+          ]
+        },
+        ["shell_exec", "codeExecution"]
+      ]
     ]
     for (const [name, path, body, blocked] of cases) {
       const agent = await newAgent(policy)
       const res = await agent.send(path, body)
       expect(res.status, name).toBe(403)
       const verdict = JSON.parse(res.body.toString()).policy_verdict
-      expect(verdict.violations.map((v: { tool: string }) => v.tool), name).toEqual(blocked)
+      expect(
+        verdict.violations.map((v: { tool: string }) => v.tool),
+        name
+      ).toEqual(blocked)
       // Without the forbidden tools, the same request goes through.
       const allowed = await agent.send(path, { ...body, tools: [], functions: [] })
       expect(allowed.headers["x-policy-verdict"], name).toBe("pass")
@@ -265,7 +335,10 @@ describe("tool policy at the gateway", () => {
   })
 
   it("records the response's tool calls in the trace, never blocking after the fact", async () => {
-    const agent = await newAgent({ ...SHELL_FORBIDDEN, defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" } })
+    const agent = await newAgent({
+      ...SHELL_FORBIDDEN,
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+    })
     // The request declares nothing forbidden; the model calls a forbidden tool anyway.
     const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
     expect(res.status).toBe(200)

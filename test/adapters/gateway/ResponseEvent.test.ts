@@ -25,7 +25,8 @@ const extraction = (thinking: ExtractedThinking | undefined, toolCalls: Extracti
 
 /** The rules judge on the extraction's reasoning, as the gateway runs it. */
 const judged = (x: Extraction): Judgement => {
-  if (x.thinking === undefined) return { verdict: "clear", thinkingHash: "none", analysis: undefined, synthetic: "no_thinking_block" }
+  if (x.thinking === undefined)
+    return { verdict: "clear", thinkingHash: "none", analysis: undefined, synthetic: "no_thinking_block" }
   const analysis = analyzeWithRules({
     thinking: x.thinking.text,
     card: agentCard,
@@ -52,19 +53,33 @@ const traceOf = (x: Extraction, judgement: Judgement = judged(x)) => {
   return buildResponseEvent(input).trace
 }
 
-const native: ExtractedThinking = { text: "Let me answer the question plainly and check the numbers.", source: "thinking_blocks", confidence: 1 }
+const native: ExtractedThinking = {
+  text: "Let me answer the question plainly and check the numbers.",
+  source: "thinking_blocks",
+  confidence: 1
+}
 
 describe("trace action", () => {
   it("a tool call executes (the first of parallel calls names it); a plain answer recommends", () => {
-    expect(traceOf(extraction(native, [{ name: "delete_file", arguments: {} }, { name: "other", arguments: {} }])).action)
-      .toEqual({ type: "execute", name: "delete_file", category: "bounded" })
+    expect(
+      traceOf(
+        extraction(native, [
+          { name: "delete_file", arguments: {} },
+          { name: "other", arguments: {} }
+        ])
+      ).action
+    ).toEqual({ type: "execute", name: "delete_file", category: "bounded" })
     expect(traceOf(extraction(native)).action).toEqual({ type: "recommend", name: "respond", category: "bounded" })
   })
 })
 
 describe("trace decision", () => {
   it("values_applied: the declared values of the card the judge read against; confidence: the extraction's", () => {
-    expect(traceOf(extraction(native)).decision).toMatchObject({ selected: "respond", values_applied: ["honesty", "transparency"], confidence: 1 })
+    expect(traceOf(extraction(native)).decision).toMatchObject({
+      selected: "respond",
+      values_applied: ["honesty", "transparency"],
+      confidence: 1
+    })
     const explicit = traceOf(extraction({ ...native, source: "reasoning_content", confidence: 0.9 }))
     expect(explicit.decision.confidence).toBe(0.9)
     const inferred = traceOf(extraction({ ...native, source: "fallback", confidence: 0.3 }))
@@ -73,7 +88,12 @@ describe("trace decision", () => {
 
   it("no reasoning read by a judge: no values applied, confidence 0", () => {
     expect(traceOf(extraction(undefined)).decision).toMatchObject({ values_applied: [], confidence: 0 })
-    const failed: Judgement = { verdict: "clear", thinkingHash: "h".repeat(64), analysis: undefined, synthetic: "analysis_failed" }
+    const failed: Judgement = {
+      verdict: "clear",
+      thinkingHash: "h".repeat(64),
+      analysis: undefined,
+      synthetic: "analysis_failed"
+    }
     expect(traceOf(extraction(native), failed).decision).toMatchObject({ values_applied: [], confidence: 0 })
   })
 })

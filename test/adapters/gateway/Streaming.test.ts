@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
 import { request } from "node:http"
-import { call, deferred, type FakeUpstream, RecordingInspector, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  deferred,
+  type FakeUpstream,
+  RecordingInspector,
+  startGateway,
+  startUpstream,
+  type TestGateway
+} from "./Harness.js"
 
 let upstream: FakeUpstream
 let gateway: TestGateway
@@ -25,9 +33,10 @@ const SSE = { "content-type": "text/event-stream", "cache-control": "no-cache" }
 
 describe("SSE pass-through", () => {
   it("returns a CRLF stream split mid-event byte for byte, with X-Accel-Buffering: no; the observer sees the same bytes", async () => {
-    const stream = "event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n" +
-      "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"é✓\"}}\r\n\r\n" +
-      "event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n"
+    const stream =
+      'event: message_start\r\ndata: {"type":"message_start"}\r\n\r\n' +
+      'event: content_block_delta\r\ndata: {"type":"content_block_delta","delta":{"text":"é✓"}}\r\n\r\n' +
+      'event: message_stop\r\ndata: {"type":"message_stop"}\r\n\r\n'
     const bytes = Buffer.from(stream)
     // Split inside an event, inside a CRLF, and inside a multi-byte character.
     const cuts = [17, 55, 56, bytes.indexOf("✓") + 1, bytes.byteLength - 3]
@@ -41,7 +50,7 @@ describe("SSE pass-through", () => {
       res.end(bytes.subarray(at))
     }
     const before = inspector.outcomes.length
-    const res = await call(`${gateway.url}/anthropic/v1/messages`, { method: "POST", body: "{\"stream\":true}" })
+    const res = await call(`${gateway.url}/anthropic/v1/messages`, { method: "POST", body: '{"stream":true}' })
     expect(res.headers["x-accel-buffering"]).toBe("no")
     expect(res.headers["content-type"]).toBe("text/event-stream")
     expect(res.body.equals(bytes)).toBe(true)
@@ -52,8 +61,8 @@ describe("SSE pass-through", () => {
 
   it("delivers the first event before the upstream sends the second", async () => {
     const clientSawFirst = deferred()
-    const first = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
-    const second = "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\ndata: [DONE]\n\n"
+    const first = 'data: {"choices":[{"delta":{"content":"a"}}]}\n\n'
+    const second = 'data: {"choices":[{"delta":{"content":"b"}}]}\n\ndata: [DONE]\n\n'
     upstream.handle = (_r, res) => {
       res.writeHead(200, SSE)
       res.write(first)
@@ -71,7 +80,7 @@ describe("SSE pass-through", () => {
         res.on("end", () => resolve(text))
       })
       req.on("error", reject)
-      req.end("{\"stream\":true}")
+      req.end('{"stream":true}')
     })
     expect(received).toBe(first + second)
   })

@@ -21,7 +21,9 @@ describe("anthropic: SSE", () => {
   })
 
   it("truncated before message_stop: complete false, with what was seen (tool input parsed or kept raw)", () => {
-    const cut = F.sseThinkingToolUse.indexOf("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"is")
+    const cut = F.sseThinkingToolUse.indexOf(
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"is'
+    )
     const x = runText(adapter, F.sseThinkingToolUse.slice(0, cut))
     expect(x.complete).toBe(false)
     expect(x.thinking?.text).toBe(F.sseThinkingToolUseExpected.thinking.text)
@@ -38,7 +40,7 @@ describe("anthropic: SSE", () => {
   })
 
   it("malformed JSON lines inside a stream are skipped and counted", () => {
-    const broken = F.sseThinkingToolUse.replace("event: ping\ndata: {\"type\": \"ping\"}", "event: ping\ndata: {not json")
+    const broken = F.sseThinkingToolUse.replace('event: ping\ndata: {"type": "ping"}', "event: ping\ndata: {not json")
     const x = runText(adapter, `data: garbage\n\n${broken}data: [1,\n\n`)
     expect(core(x)).toEqual(F.sseThinkingToolUseExpected)
     expect(x.malformedEvents).toBe(3)
@@ -73,7 +75,10 @@ describe("anthropic: JSON", () => {
 describe("anthropic: request", () => {
   it("model and stream", () => {
     const url = new URL("https://api.anthropic.com/v1/messages")
-    expect(adapter.requestInfo({ model: "claude-sonnet-4-5", stream: true, messages: [] }, url)).toEqual({ model: "claude-sonnet-4-5", stream: true })
+    expect(adapter.requestInfo({ model: "claude-sonnet-4-5", stream: true, messages: [] }, url)).toEqual({
+      model: "claude-sonnet-4-5",
+      stream: true
+    })
     expect(adapter.requestInfo({ model: "m", messages: [] }, url)).toEqual({ model: "m", stream: false })
     expect(adapter.requestInfo("garbage", url)).toEqual({ model: undefined, stream: false })
   })
@@ -81,7 +86,13 @@ describe("anthropic: request", () => {
 
 describe("anthropic: empty thinking", () => {
   it("a signed thinking block with no text (omitted display) is redacted; an unsigned, unfinished one is not", () => {
-    const omitted = { model: "m", content: [{ type: "thinking", thinking: "", signature: "c2ln" }, { type: "text", text: "ok" }] }
+    const omitted = {
+      model: "m",
+      content: [
+        { type: "thinking", thinking: "", signature: "c2ln" },
+        { type: "text", text: "ok" }
+      ]
+    }
     expect(adapter.extractJson(omitted).redactedThinking).toBe(true)
     const cut = runText(adapter, F.sseThinkingToolUse.slice(0, F.sseThinkingToolUse.indexOf("event: ping")))
     expect(cut.thinking).toBeUndefined()

@@ -21,7 +21,13 @@ describe("gemini: streams", () => {
   })
 
   it("truncated SSE (no finishReason) and truncated array (no `]`): complete false, what was seen", () => {
-    const sse = runText(adapter, F.sseThoughtsTool.slice(0, F.sseThoughtsTool.indexOf("data: {\"candidates\": [{\"content\": {\"parts\": [{\"functionCall\"")))
+    const sse = runText(
+      adapter,
+      F.sseThoughtsTool.slice(
+        0,
+        F.sseThoughtsTool.indexOf('data: {"candidates": [{"content": {"parts": [{"functionCall"')
+      )
+    )
     expect(sse.complete).toBe(false)
     expect(sse.thinking?.text).toBe(F.sseThoughtsToolExpected.thinking.text)
     expect(sse.outputText).toBe("Here is a plan.")
@@ -63,13 +69,20 @@ describe("gemini: JSON and request", () => {
   })
 
   it("an error body", () => {
-    expect(adapter.extractJson(JSON.parse(F.errorJson)).providerError).toBe("INVALID_ARGUMENT: API key not valid. Please pass a valid API key.")
+    expect(adapter.extractJson(JSON.parse(F.errorJson)).providerError).toBe(
+      "INVALID_ARGUMENT: API key not valid. Please pass a valid API key."
+    )
   })
 
   it("model and streaming come from the URL", () => {
     const at = (u: string) => adapter.requestInfo({ contents: [] }, new URL(u))
-    expect(at("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")).toEqual({ model: "gemini-2.5-flash", stream: true })
-    expect(at("http://localhost:8081/gemini/v1/models/gemini-2.5-pro:generateContent")).toEqual({ model: "gemini-2.5-pro", stream: false })
+    expect(
+      at("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+    ).toEqual({ model: "gemini-2.5-flash", stream: true })
+    expect(at("http://localhost:8081/gemini/v1/models/gemini-2.5-pro:generateContent")).toEqual({
+      model: "gemini-2.5-pro",
+      stream: false
+    })
     expect(at("https://generativelanguage.googleapis.com/v1beta/models")).toEqual({ model: undefined, stream: false })
   })
 })

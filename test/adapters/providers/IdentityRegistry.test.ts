@@ -29,7 +29,9 @@ describe("key hashing", () => {
 
   it("gemini: x-goog-api-key or ?key=", () => {
     expect(geminiAdapter.keyHash(new Headers({ "x-goog-api-key": KEY }), url)).toBe(HASH)
-    expect(geminiAdapter.keyHash(new Headers(), new URL(`https://x.test/v1beta/models/m:generateContent?key=${KEY}`))).toBe(HASH)
+    expect(
+      geminiAdapter.keyHash(new Headers(), new URL(`https://x.test/v1beta/models/m:generateContent?key=${KEY}`))
+    ).toBe(HASH)
     expect(geminiAdapter.keyHash(new Headers(), url)).toBeUndefined()
   })
 
@@ -44,7 +46,9 @@ describe("key hashing", () => {
 
 describe("fallback", () => {
   it("fallback picks deliberation sentences, confidence 0.3", () => {
-    const x = inferThinking("Sure thing. Let me check the logs first. The answer is 4.\nHowever, the cache may be stale! I'll clear it.")
+    const x = inferThinking(
+      "Sure thing. Let me check the logs first. The answer is 4.\nHowever, the cache may be stale! I'll clear it."
+    )
     expect(x).toEqual({
       text: "Let me check the logs first.\nHowever, the cache may be stale!\nI'll clear it.",
       source: "fallback",
@@ -58,9 +62,19 @@ describe("fallback", () => {
     const prose = "Let me look. Done."
     const answer = anthropicAdapter.extractJson({ content: [{ type: "text", text: prose }] })
     expect(withInferredThinking(answer).thinking).toEqual({ text: "Let me look.", source: "fallback", confidence: 0.3 })
-    const native = anthropicAdapter.extractJson({ content: [{ type: "thinking", thinking: "mine" }, { type: "text", text: prose }] })
+    const native = anthropicAdapter.extractJson({
+      content: [
+        { type: "thinking", thinking: "mine" },
+        { type: "text", text: prose }
+      ]
+    })
     expect(withInferredThinking(native).thinking?.source).toBe("thinking_blocks")
-    const redacted = anthropicAdapter.extractJson({ content: [{ type: "redacted_thinking", data: "x" }, { type: "text", text: prose }] })
+    const redacted = anthropicAdapter.extractJson({
+      content: [
+        { type: "redacted_thinking", data: "x" },
+        { type: "text", text: prose }
+      ]
+    })
     expect(withInferredThinking(redacted)).toMatchObject({ thinking: undefined, redactedThinking: true })
     const failed = { ...answer, providerError: "overloaded_error: Let me retry." }
     expect(withInferredThinking(failed).thinking).toBeUndefined()

@@ -21,7 +21,13 @@ const inject = (adapter: ProviderAdapter, bodyJson: string, changed: string): Re
   return out
 }
 
-const anthropicBase = { model: "claude-sonnet-4-5", max_tokens: 1024, stream: true, messages: [{ role: "user", content: "hi" }], tools: [{ name: "t", input_schema: { type: "object" } }] }
+const anthropicBase = {
+  model: "claude-sonnet-4-5",
+  max_tokens: 1024,
+  stream: true,
+  messages: [{ role: "user", content: "hi" }],
+  tools: [{ name: "t", input_schema: { type: "object" } }]
+}
 
 describe("anthropic nudge", () => {
   it("no system: the nudge becomes the system", () => {
@@ -50,51 +56,108 @@ describe("anthropic nudge", () => {
 })
 
 describe("openai nudge", () => {
-  const chat = (messages: unknown) => JSON.stringify({ model: "gpt-4o", messages, temperature: 0.2, stream: true, tools: [] })
+  const chat = (messages: unknown) =>
+    JSON.stringify({ model: "gpt-4o", messages, temperature: 0.2, stream: true, tools: [] })
 
   it("no system message: a system message first", () => {
     const out = inject(openaiAdapter, chat([{ role: "user", content: "hi" }]), "messages")
-    expect(out["messages"]).toEqual([{ role: "system", content: NUDGE }, { role: "user", content: "hi" }])
+    expect(out["messages"]).toEqual([
+      { role: "system", content: NUDGE },
+      { role: "user", content: "hi" }
+    ])
   })
 
   it("leading system message (string content): extended, the rest unchanged", () => {
-    const out = inject(openaiAdapter, chat([{ role: "system", content: "Rules.", name: "s" }, { role: "user", content: "hi" }]), "messages")
-    expect(out["messages"]).toEqual([{ role: "system", content: `Rules.\n\n${NUDGE}`, name: "s" }, { role: "user", content: "hi" }])
+    const out = inject(
+      openaiAdapter,
+      chat([
+        { role: "system", content: "Rules.", name: "s" },
+        { role: "user", content: "hi" }
+      ]),
+      "messages"
+    )
+    expect(out["messages"]).toEqual([
+      { role: "system", content: `Rules.\n\n${NUDGE}`, name: "s" },
+      { role: "user", content: "hi" }
+    ])
   })
 
   it("leading developer message with content parts: a text part appended", () => {
-    const out = inject(openaiAdapter, chat([{ role: "developer", content: [{ type: "text", text: "Rules." }] }, { role: "user", content: "hi" }]), "messages")
+    const out = inject(
+      openaiAdapter,
+      chat([
+        { role: "developer", content: [{ type: "text", text: "Rules." }] },
+        { role: "user", content: "hi" }
+      ]),
+      "messages"
+    )
     expect(out["messages"]).toEqual([
-      { role: "developer", content: [{ type: "text", text: "Rules." }, { type: "text", text: NUDGE }] },
+      {
+        role: "developer",
+        content: [
+          { type: "text", text: "Rules." },
+          { type: "text", text: NUDGE }
+        ]
+      },
       { role: "user", content: "hi" }
     ])
   })
 
   it("developer messages used later: the new first message is a developer message", () => {
-    const out = inject(openaiAdapter, chat([{ role: "user", content: "hi" }, { role: "developer", content: "late" }]), "messages")
+    const out = inject(
+      openaiAdapter,
+      chat([
+        { role: "user", content: "hi" },
+        { role: "developer", content: "late" }
+      ]),
+      "messages"
+    )
     expect((out["messages"] as Array<unknown>)[0]).toEqual({ role: "developer", content: NUDGE })
   })
 
   it("responses: instructions set or appended", () => {
-    expect(inject(openaiAdapter, JSON.stringify({ model: "o4-mini", input: "hi", stream: true }), "instructions")["instructions"]).toBe(NUDGE)
-    expect(inject(openaiAdapter, JSON.stringify({ model: "o4-mini", instructions: "Be safe.", input: [{ role: "user", content: "hi" }] }), "instructions")["instructions"]).toBe(`Be safe.\n\n${NUDGE}`)
+    expect(
+      inject(openaiAdapter, JSON.stringify({ model: "o4-mini", input: "hi", stream: true }), "instructions")[
+        "instructions"
+      ]
+    ).toBe(NUDGE)
+    expect(
+      inject(
+        openaiAdapter,
+        JSON.stringify({ model: "o4-mini", instructions: "Be safe.", input: [{ role: "user", content: "hi" }] }),
+        "instructions"
+      )["instructions"]
+    ).toBe(`Be safe.\n\n${NUDGE}`)
   })
 })
 
 describe("gemini nudge", () => {
-  const base = { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { thinkingConfig: { includeThoughts: true } } }
+  const base = {
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    generationConfig: { thinkingConfig: { includeThoughts: true } }
+  }
 
   it("no systemInstruction: added", () => {
-    expect(inject(geminiAdapter, JSON.stringify(base), "systemInstruction")["systemInstruction"]).toEqual({ parts: [{ text: NUDGE }] })
+    expect(inject(geminiAdapter, JSON.stringify(base), "systemInstruction")["systemInstruction"]).toEqual({
+      parts: [{ text: NUDGE }]
+    })
   })
 
   it("systemInstruction: a part appended", () => {
-    const out = inject(geminiAdapter, JSON.stringify({ systemInstruction: { role: "system", parts: [{ text: "Rules." }] }, ...base }), "systemInstruction")
+    const out = inject(
+      geminiAdapter,
+      JSON.stringify({ systemInstruction: { role: "system", parts: [{ text: "Rules." }] }, ...base }),
+      "systemInstruction"
+    )
     expect(out["systemInstruction"]).toEqual({ role: "system", parts: [{ text: "Rules." }, { text: NUDGE }] })
   })
 
   it("system_instruction (snake case) keeps its spelling", () => {
-    const out = inject(geminiAdapter, JSON.stringify({ ...base, system_instruction: { parts: [{ text: "Rules." }] } }), "system_instruction")
+    const out = inject(
+      geminiAdapter,
+      JSON.stringify({ ...base, system_instruction: { parts: [{ text: "Rules." }] } }),
+      "system_instruction"
+    )
     expect(out["system_instruction"]).toEqual({ parts: [{ text: "Rules." }, { text: NUDGE }] })
     expect("systemInstruction" in out).toBe(false)
   })

@@ -19,13 +19,16 @@ describe("openai chat: SSE", () => {
   })
 
   it("a mid-stream error object", () => {
-    const x = runText(adapter, `${F.chatSseReasoningFieldTruncated}data: {"error":{"message":"upstream timeout","type":"server_error"}}\n\n`)
+    const x = runText(
+      adapter,
+      `${F.chatSseReasoningFieldTruncated}data: {"error":{"message":"upstream timeout","type":"server_error"}}\n\n`
+    )
     expect(x.providerError).toBe("server_error: upstream timeout")
     expect(x.complete).toBe(true)
   })
 
   it("malformed lines are skipped and counted", () => {
-    const x = runText(adapter, F.chatSseReasoningTool.replace("data: [DONE]", "data: {\"choices\":[\n\ndata: [DONE]"))
+    const x = runText(adapter, F.chatSseReasoningTool.replace("data: [DONE]", 'data: {"choices":[\n\ndata: [DONE]'))
     expect(core(x)).toEqual(F.chatSseReasoningToolExpected)
     expect(x.malformedEvents).toBe(1)
   })
@@ -34,7 +37,11 @@ describe("openai chat: SSE", () => {
 describe("openai chat: JSON", () => {
   it("reasoning_content and parallel tool calls", () => {
     const x = adapter.extractJson(JSON.parse(F.chatJsonReasoningTools))
-    expect(x.thinking).toEqual({ text: "I need to read both balances before moving money.", source: "reasoning_content", confidence: 0.9 })
+    expect(x.thinking).toEqual({
+      text: "I need to read both balances before moving money.",
+      source: "reasoning_content",
+      confidence: 0.9
+    })
     expect(x.toolCalls).toEqual([
       { name: "get_balance", arguments: { account: "checking" } },
       { name: "get_balance", arguments: { account: "savings" } }
@@ -57,7 +64,9 @@ describe("openai chat: JSON", () => {
   })
 
   it("an error body", () => {
-    expect(adapter.extractJson(JSON.parse(F.errorJson)).providerError).toMatch(/^invalid_request_error: Incorrect API key/)
+    expect(adapter.extractJson(JSON.parse(F.errorJson)).providerError).toMatch(
+      /^invalid_request_error: Incorrect API key/
+    )
   })
 
   it("tool arguments that are not JSON are kept as text", () => {
@@ -74,7 +83,10 @@ describe("openai responses", () => {
   })
 
   it("SSE truncated before response.completed: complete false, deltas kept", () => {
-    const x = runText(adapter, F.responsesSse.slice(0, F.responsesSse.indexOf("event: response.function_call_arguments.done")))
+    const x = runText(
+      adapter,
+      F.responsesSse.slice(0, F.responsesSse.indexOf("event: response.function_call_arguments.done"))
+    )
     expect(x.complete).toBe(false)
     expect(x.thinking?.text).toBe(F.responsesSseExpected.thinking.text)
     expect(x.toolCalls).toEqual([{ name: "delete_file", arguments: { path: "/tmp/x.log" } }])
@@ -113,7 +125,10 @@ describe("openai responses", () => {
 
   it("request info for chat and responses", () => {
     const url = new URL("https://api.openai.com/v1/responses")
-    expect(adapter.requestInfo({ model: "o4-mini", input: "hi", stream: true }, url)).toEqual({ model: "o4-mini", stream: true })
+    expect(adapter.requestInfo({ model: "o4-mini", input: "hi", stream: true }, url)).toEqual({
+      model: "o4-mini",
+      stream: true
+    })
     expect(adapter.requestInfo({ model: "gpt-4o", messages: [] }, url)).toEqual({ model: "gpt-4o", stream: false })
   })
 })

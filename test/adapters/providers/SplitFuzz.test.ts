@@ -40,9 +40,12 @@ describe("stream extraction is independent of chunking", () => {
 
     it(`${name}: random multi-splits`, () => {
       FastCheck.assert(
-        FastCheck.property(FastCheck.array(FastCheck.integer({ min: 1, max: data.length - 1 }), { maxLength: 40 }), (offsets) => {
-          expect(runStream(adapter, splitAt(data, offsets))).toEqual(whole)
-        }),
+        FastCheck.property(
+          FastCheck.array(FastCheck.integer({ min: 1, max: data.length - 1 }), { maxLength: 40 }),
+          (offsets) => {
+            expect(runStream(adapter, splitAt(data, offsets))).toEqual(whole)
+          }
+        ),
         { numRuns: 150 }
       )
     })
@@ -62,7 +65,9 @@ describe("stream extraction is independent of chunking", () => {
     const at = data.findIndex((_, i) => needle.every((b, j) => data[i + j] === b))
     expect(at).toBeGreaterThan(0)
     for (let i = at + 1; i < at + needle.length; i++) {
-      expect(runStream(anthropicAdapter, splitAt(data, [i])).thinking?.text).toBe(A.sseThinkingToolUseExpected.thinking.text)
+      expect(runStream(anthropicAdapter, splitAt(data, [i])).thinking?.text).toBe(
+        A.sseThinkingToolUseExpected.thinking.text
+      )
     }
   })
 })

@@ -30,7 +30,12 @@ describe("SSE parser", () => {
       { event: "message", data: "a", id: undefined },
       { event: "e", data: "b\nc", id: undefined }
     ]
-    for (const text of ["data: a\n\nevent: e\ndata: b\ndata: c\n\n", "data: a\r\n\r\nevent: e\r\ndata: b\r\ndata: c\r\n\r\n", "data: a\r\revent: e\rdata: b\rdata: c\r\r", "data: a\r\n\revent: e\ndata: b\r\ndata: c\r\n\n"]) {
+    for (const text of [
+      "data: a\n\nevent: e\ndata: b\ndata: c\n\n",
+      "data: a\r\n\r\nevent: e\r\ndata: b\r\ndata: c\r\n\r\n",
+      "data: a\r\revent: e\rdata: b\rdata: c\r\r",
+      "data: a\r\n\revent: e\ndata: b\r\ndata: c\r\n\n"
+    ]) {
       expect(parse(text).events).toEqual(expected)
     }
   })
@@ -45,14 +50,15 @@ describe("SSE parser", () => {
   })
 
   it("ignores events without data, and a field with a colon in its value keeps the rest", () => {
-    const { events } = parse("event: ping\n\nid: 1\n\ndata: {\"a\":\"b:c\"}\n\n")
+    const { events } = parse('event: ping\n\nid: 1\n\ndata: {"a":"b:c"}\n\n')
     expect(events).toEqual([{ event: "message", data: '{"a":"b:c"}', id: "1" }])
   })
 
   it("drops a UTF-8 BOM at the stream start only, even when split", () => {
     const data = bytes("\uFEFFdata: x\n\n")
     expect(data[0]).toBe(0xef)
-    for (let i = 0; i < 4; i++) expect(parseChunks(splitAt(data, [i])).events).toEqual([{ event: "message", data: "x", id: undefined }])
+    for (let i = 0; i < 4; i++)
+      expect(parseChunks(splitAt(data, [i])).events).toEqual([{ event: "message", data: "x", id: undefined }])
   })
 
   it("decodes a code point split across chunks at every byte", () => {
@@ -77,7 +83,10 @@ describe("SSE parser", () => {
 
   it("drops a single line over the limit that arrives in many chunks without keeping it", () => {
     const data = bytes(`data: ${"y".repeat(1000)}\n\ndata: after\n\n`)
-    const chunks = splitAt(data, Array.from({ length: 100 }, (_, i) => i * 10))
+    const chunks = splitAt(
+      data,
+      Array.from({ length: 100 }, (_, i) => i * 10)
+    )
     const { events, oversized } = parseChunks(chunks, 200)
     expect(events.map((e) => e.data)).toEqual(["after"])
     expect(oversized).toBe(1)
@@ -87,7 +96,12 @@ describe("SSE parser", () => {
     const event = `data: ${JSON.stringify({ delta: "token ".repeat(5) })}\n\n`
     const data = bytes(event.repeat(20_000))
     const started = performance.now()
-    const { events } = parseChunks(splitAt(data, Array.from({ length: data.length / 7 }, (_, i) => i * 7)))
+    const { events } = parseChunks(
+      splitAt(
+        data,
+        Array.from({ length: data.length / 7 }, (_, i) => i * 7)
+      )
+    )
     expect(events.length).toBe(20_000)
     expect(performance.now() - started).toBeLessThan(2_000)
   })

@@ -18,7 +18,9 @@ import { layerIntegration } from "../../support/Integration.js"
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>
-    AgentQueries.layer.pipe(Layer.provideMerge(StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })))
+    AgentQueries.layer.pipe(
+      Layer.provideMerge(StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))
+    )
   )
 )
 
@@ -27,7 +29,13 @@ const withViolations = (inputs: ReadonlyArray<CommitInput>) =>
   inputs.map((input, i) =>
     i % 2 === 0
       ? input
-      : { ...input, trace: { ...input.trace, verification: { verified: false, violations: ["UNBOUNDED_ACTION", "UNDECLARED_VALUE"] } } }
+      : {
+          ...input,
+          trace: {
+            ...input.trace,
+            verification: { verified: false, violations: ["UNBOUNDED_ACTION", "UNDECLARED_VALUE"] }
+          }
+        }
   )
 
 const seed = (count: number) =>
@@ -56,7 +64,10 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
       const queries = yield* AgentQueries.AgentQueries
       const store = yield* Store
       const { agentId, inputs } = yield* seed(7)
-      yield* store.putAgentSettings(agentId, { mode: "enforce", containment: { status: "paused", reason: "r", since: "2026-11-01T00:00:00.000Z" } })
+      yield* store.putAgentSettings(agentId, {
+        mode: "enforce",
+        containment: { status: "paused", reason: "r", since: "2026-11-01T00:00:00.000Z" }
+      })
       const stranger = uniqueId("unseen")
       const summaries = yield* queries.agentSummaries([stranger, agentId, agentId])
       expect(summaries).toEqual([
@@ -80,14 +91,17 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
         }
       ])
       expect(yield* queries.agentSummaries([])).toEqual([])
-    }))
+    })
+  )
 
   it.effect("pages checkpoints exactly as the store's list does, with every filter", () =>
     Effect.gen(function* () {
       const queries = yield* AgentQueries.AgentQueries
       const store = yield* Store
       const agentId = uniqueId("agent")
-      const { inputs } = makeInputs(agentId, fresh(agentId), 30, { sessionId: (position) => `${agentId}-s${position % 4}` })
+      const { inputs } = makeInputs(agentId, fresh(agentId), 30, {
+        sessionId: (position) => `${agentId}-s${position % 4}`
+      })
       expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
       const cases = [
         { limit: 20, offset: 0 },
@@ -103,18 +117,25 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
         expect(expected.items.length).toBeGreaterThanOrEqual(query.offset >= 30 ? 0 : 1)
         expect(yield* queries.checkpointPage({ agentId, ...query })).toEqual(expected)
       }
-    }))
+    })
+  )
 
   it.effect("pages non-clear checkpoints and violating traces newest first; counts violations", () =>
     Effect.gen(function* () {
       const queries = yield* AgentQueries.AgentQueries
       const { agentId, inputs } = yield* seed(9)
-      const nonClear = inputs.filter((input) => input.checkpoint.verdict !== "clear").map((input) => input.checkpoint.checkpoint_id).reverse()
+      const nonClear = inputs
+        .filter((input) => input.checkpoint.verdict !== "clear")
+        .map((input) => input.checkpoint.checkpoint_id)
+        .reverse()
       const page1 = yield* queries.nonClearCheckpoints(agentId, 4, 0)
       const page2 = yield* queries.nonClearCheckpoints(agentId, 4, 4)
       expect([...page1, ...page2].map((c) => c.checkpoint_id)).toEqual(nonClear)
 
-      const violating = inputs.filter((_, i) => i % 2 === 1).map((input) => input.trace.trace_id).reverse()
+      const violating = inputs
+        .filter((_, i) => i % 2 === 1)
+        .map((input) => input.trace.trace_id)
+        .reverse()
       expect((yield* queries.violatingTraces(agentId, 40, 0)).map((t) => t.trace_id)).toEqual(violating)
       expect((yield* queries.violatingTraces(agentId, 2, 1)).map((t) => t.trace_id)).toEqual(violating.slice(1, 3))
       expect(yield* queries.traceCounts(agentId)).toEqual({ total: 9, violating: 4, violations: 8 })
@@ -123,8 +144,12 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
       const [first] = yield* queries.violatingTraces(agentId, 1, 0)
       expect(yield* queries.updateTraces([{ ...first!, verification: { verified: true, violations: [] } }])).toBe(1)
       expect(yield* queries.traceCounts(agentId)).toEqual({ total: 9, violating: 3, violations: 6 })
-      expect((yield* (yield* Store).getTrace(first!.trace_id))?.verification).toEqual({ verified: true, violations: [] })
-    }))
+      expect((yield* (yield* Store).getTrace(first!.trace_id))?.verification).toEqual({
+        verified: true,
+        violations: []
+      })
+    })
+  )
 
   it.effect("re-evaluates verdicts once, keeping the counters in step, under concurrent calls", () =>
     Effect.gen(function* () {
@@ -134,20 +159,37 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
       const batch = yield* queries.nonClearCheckpoints(agentId, 40, 0)
       const changes = batch.map((checkpoint) => ({
         previous: checkpoint.verdict,
-        checkpoint: { ...checkpoint, verdict: "clear" as const, re_evaluated_at: "2026-11-02T00:00:00.000Z", original_verdict: checkpoint.verdict }
+        checkpoint: {
+          ...checkpoint,
+          verdict: "clear" as const,
+          re_evaluated_at: "2026-11-02T00:00:00.000Z",
+          original_verdict: checkpoint.verdict
+        }
       }))
-      const [a, b] = yield* Effect.all([queries.reevaluateCheckpoints(changes), queries.reevaluateCheckpoints(changes)], {
-        concurrency: 2
-      })
+      const [a, b] = yield* Effect.all(
+        [queries.reevaluateCheckpoints(changes), queries.reevaluateCheckpoints(changes)],
+        {
+          concurrency: 2
+        }
+      )
       // Each checkpoint moved by exactly one of the two calls.
       expect([...a!, ...b!].sort()).toEqual(batch.map((c) => c.checkpoint_id).sort())
       expect(yield* queries.nonClearCheckpoints(agentId, 40, 0)).toEqual([])
       yield* expectCountersMatchRows(agentId)
       expect((yield* store.listCheckpoints({ agentId, limit: 1, offset: 0 })).total).toBe(12)
       const stored = yield* store.getCheckpoint(batch[0]!.checkpoint_id)
-      expect(stored).toMatchObject({ verdict: "clear", original_verdict: batch[0]!.verdict, re_evaluated_at: "2026-11-02T00:00:00.000Z" })
-      expect((yield* queries.agentSummaries([agentId]))[0]?.checkpoint_counts).toEqual({ clear: 12, review_needed: 0, boundary_violation: 0 })
-    }))
+      expect(stored).toMatchObject({
+        verdict: "clear",
+        original_verdict: batch[0]!.verdict,
+        re_evaluated_at: "2026-11-02T00:00:00.000Z"
+      })
+      expect((yield* queries.agentSummaries([agentId]))[0]?.checkpoint_counts).toEqual({
+        clear: 12,
+        review_needed: 0,
+        boundary_violation: 0
+      })
+    })
+  )
 
   it.effect("lists only AIP drift alerts, newest first", () =>
     Effect.gen(function* () {
@@ -157,20 +199,23 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
       const { inputs } = makeInputs(agentId, fresh(agentId), 3)
       const withAlerts = inputs.map((input, i) => ({
         ...input,
-        alerts: [{
-          alert_id: `${i === 1 ? "ada" : "ida"}-${i}${agentId}`,
-          agent_id: agentId,
-          session_id: "s",
-          checkpoint_ids: [input.checkpoint.checkpoint_id],
-          sustained_checks: 3,
-          severity: "low" as const,
-          drift_direction: "unknown",
-          message: "m",
-          detection_timestamp: input.checkpoint.timestamp
-        }]
+        alerts: [
+          {
+            alert_id: `${i === 1 ? "ada" : "ida"}-${i}${agentId}`,
+            agent_id: agentId,
+            session_id: "s",
+            checkpoint_ids: [input.checkpoint.checkpoint_id],
+            sustained_checks: 3,
+            severity: "low" as const,
+            drift_direction: "unknown",
+            message: "m",
+            detection_timestamp: input.checkpoint.timestamp
+          }
+        ]
       }))
       expect(yield* store.commitBatch(withAlerts)).toEqual({ _tag: "Committed" })
       const alerts = yield* queries.aipDriftAlerts(agentId, 10)
       expect(alerts.map((alert) => alert.alert_id)).toEqual([`ida-2${agentId}`, `ida-0${agentId}`])
-    }))
+    })
+  )
 })

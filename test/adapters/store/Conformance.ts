@@ -12,7 +12,12 @@ import { fromHex } from "../../../core/Bytes.js"
 import { verifyCertificate } from "../../../core/Certificate.js"
 import { MemoryMerkleLog, verifyConsistency, verifyInclusion } from "../../../core/Merkle.js"
 import { verifyCheckpointNote } from "../../../core/Note.js"
-import { type CommitInput, defaultAgentSettings, Store, type WebhookRegistration } from "../../../adapters/store/Store.js"
+import {
+  type CommitInput,
+  defaultAgentSettings,
+  Store,
+  type WebhookRegistration
+} from "../../../adapters/store/Store.js"
 import {
   card,
   checkpointId,
@@ -42,7 +47,12 @@ const expectStored = (input: CommitInput) =>
     expect(yield* store.getTrace(input.trace.trace_id)).toEqual(input.trace)
     const size = input.attestation.state.frontier.size
     const head = yield* store.treeHead(input.checkpoint.agent_id, size)
-    expect(head).toMatchObject({ agent_id: input.checkpoint.agent_id, tree_size: size, root: input.attestation.certificate.merkle.root, note: input.treeHead })
+    expect(head).toMatchObject({
+      agent_id: input.checkpoint.agent_id,
+      tree_size: size,
+      root: input.attestation.certificate.merkle.root,
+      note: input.treeHead
+    })
   })
 
 /** Nothing of these inputs is in the store, and the agent's log is still `before` of the first. */
@@ -77,7 +87,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(verifyCheckpointNote(head!.note, [noteVerifier], origin(agent))?.size).toBe(1)
       expect(yield* store.inclusionProof(agent, 0, 1)).toEqual([])
       expect(yield* store.commitBatch([])).toEqual({ _tag: "Committed" })
-    }))
+    })
+  )
 
   it.effect("commits consecutive inputs of one agent and of many agents in one batch", () =>
     Effect.gen(function* () {
@@ -94,7 +105,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
         for (const input of [...first[i]!.inputs, ...second[i]!.inputs]) yield* expectStored(input)
         expect((yield* store.treeHead(agent))?.tree_size).toBe(7)
       }
-    }))
+    })
+  )
 
   it.effect("refuses a stale head with Conflict and writes nothing of the batch", () =>
     Effect.gen(function* () {
@@ -119,7 +131,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       // The innocent agent goes through on its own.
       expect(yield* store.commitBatch(newB.inputs)).toEqual({ _tag: "Committed" })
       expect(yield* store.loadLogState(b)).toEqual(newB.state)
-    }))
+    })
+  )
 
   it.effect("refuses a taken checkpoint id and a redelivered batch with Conflict", () =>
     Effect.gen(function* () {
@@ -140,7 +153,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const y = makeInput(b, x.attestation.state, { checkpointId: () => dupId })
       expect(yield* store.commitBatch([x, y])).toEqual({ _tag: "Conflict", agentIds: [b] })
       yield* expectAbsent([x])
-    }))
+    })
+  )
 
   it.effect("refuses inputs that do not extend one another, before writing", () =>
     Effect.gen(function* () {
@@ -150,7 +164,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const gap = [chain.inputs[0]!, chain.inputs[2]!]
       expect(yield* store.commitBatch(gap)).toEqual({ _tag: "Conflict", agentIds: [a] })
       yield* expectAbsent(chain.inputs)
-    }))
+    })
+  )
 
   it.effect("lets exactly one of two concurrent owners extend a head", () =>
     Effect.gen(function* () {
@@ -160,13 +175,16 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.commitBatch(start.inputs)).toEqual({ _tag: "Committed" })
       const one = makeInputs(a, start.state, 3)
       const two = makeInputs(a, start.state, 2)
-      const results = yield* Effect.all([store.commitBatch(one.inputs), store.commitBatch(two.inputs)], { concurrency: 2 })
+      const results = yield* Effect.all([store.commitBatch(one.inputs), store.commitBatch(two.inputs)], {
+        concurrency: 2
+      })
       expect(results.map((r) => r._tag).sort()).toEqual(["Committed", "Conflict"])
       const winner = results[0]!._tag === "Committed" ? one : two
       expect(yield* store.loadLogState(a)).toEqual(winner.state)
       const page = yield* store.listCheckpoints({ agentId: a, limit: 100, offset: 0 })
       expect(page.total).toBe(1 + winner.inputs.length)
-    }))
+    })
+  )
 
   it.effect("answers which checkpoint ids are stored", () =>
     Effect.gen(function* () {
@@ -178,7 +196,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const unknown = checkpointId()
       expect(yield* store.existingCheckpoints([ids[0]!, unknown, ids[2]!])).toEqual(new Set([ids[0], ids[2]]))
       expect(yield* store.existingCheckpoints([])).toEqual(new Set())
-    }))
+    })
+  )
 
   it.effect("serves inclusion and consistency proofs at every size the log has had", () =>
     Effect.gen(function* () {
@@ -204,13 +223,23 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
           const proof = yield* store.inclusionProof(a, leaf, treeSize)
           expect(proof).toEqual(log.inclusionProof(leaf, treeSize).map(hex))
           const leafHash = log.node(0, leaf)!
-          expect(verifyInclusion({ leafIndex: leaf, treeSize, leafHash, proof: proof!.map((p) => fromHex(p)!), root })).toBe(true)
+          expect(
+            verifyInclusion({ leafIndex: leaf, treeSize, leafHash, proof: proof!.map((p) => fromHex(p)!), root })
+          ).toBe(true)
         }
         for (const from of sizes.filter((s) => s <= treeSize)) {
           const proof = yield* store.consistencyProof(a, from, treeSize)
           expect(proof).toEqual(log.consistencyProof(from, treeSize).map(hex))
           const root1 = log.root(from)
-          expect(verifyConsistency({ size1: from, size2: treeSize, proof: proof!.map((p) => fromHex(p)!), root1, root2: root })).toBe(true)
+          expect(
+            verifyConsistency({
+              size1: from,
+              size2: treeSize,
+              proof: proof!.map((p) => fromHex(p)!),
+              root1,
+              root2: root
+            })
+          ).toBe(true)
         }
       }
       // Sizes and leaves the log has not reached, and arguments no proof exists for.
@@ -228,7 +257,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.rootAt(a, size + 1)).toBeUndefined()
       expect(yield* store.rootAt(a, -1)).toBeUndefined()
       expect(yield* store.rootAt(a, 0)).toBe(hex(log.root(0)))
-    }))
+    })
+  )
 
   it.effect("keeps the signed head of each agent's newest size; a batch whose newest input has none is refused", () =>
     Effect.gen(function* () {
@@ -242,9 +272,13 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect((yield* store.treeHead(a))?.tree_size).toBe(3)
       expect(yield* store.rootAt(a, 1)).toBe(chain.inputs[0]!.attestation.certificate.merkle.root)
       const next = makeInputs(a, chain.state, 1)
-      expect(yield* store.commitBatch([{ ...next.inputs[0]!, treeHead: undefined }])).toEqual({ _tag: "Conflict", agentIds: [a] })
+      expect(yield* store.commitBatch([{ ...next.inputs[0]!, treeHead: undefined }])).toEqual({
+        _tag: "Conflict",
+        agentIds: [a]
+      })
       expect((yield* store.loadLogState(a)).head.position).toBe(3)
-    }))
+    })
+  )
 
   it.effect("reloads a log state that appends exactly like the one in memory", () =>
     Effect.gen(function* () {
@@ -259,7 +293,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(fromLoaded.attestation).toEqual(next.attestation)
       expect(yield* store.commitBatch([fromLoaded])).toEqual({ _tag: "Committed" })
       expect(yield* store.loadLogState(a)).toEqual(next.attestation.state)
-    }))
+    })
+  )
 
   it.effect("lists checkpoints newest first with limit, offset, verdict, session and total", () =>
     Effect.gen(function* () {
@@ -275,21 +310,38 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       for (const verdict of ["clear", "review_needed", "boundary_violation"] as const) {
         const expected = newestFirst.filter((c) => c.verdict === verdict)
         expect(expected.length).toBe(10)
-        expect(yield* store.listCheckpoints({ agentId: a, limit: 4, offset: 2, verdict })).toEqual({ items: expected.slice(2, 6), total: 10 })
+        expect(yield* store.listCheckpoints({ agentId: a, limit: 4, offset: 2, verdict })).toEqual({
+          items: expected.slice(2, 6),
+          total: 10
+        })
       }
       const session = sessions[1]!
       const inSession = newestFirst.filter((c) => c.session_id === session)
-      expect(yield* store.listCheckpoints({ agentId: a, limit: 100, offset: 0, sessionId: session })).toEqual({ items: inSession, total: 10 })
+      expect(yield* store.listCheckpoints({ agentId: a, limit: 100, offset: 0, sessionId: session })).toEqual({
+        items: inSession,
+        total: 10
+      })
       const both = inSession.filter((c) => c.verdict === "clear")
-      expect(yield* store.listCheckpoints({ agentId: a, limit: 100, offset: 0, sessionId: session, verdict: "clear" })).toEqual({
+      expect(
+        yield* store.listCheckpoints({ agentId: a, limit: 100, offset: 0, sessionId: session, verdict: "clear" })
+      ).toEqual({
         items: both,
         total: both.length
       })
       expect(yield* store.listCheckpoints({ agentId: a, limit: 10, offset: 30 })).toEqual({ items: [], total: 30 })
-      expect(yield* store.listCheckpoints({ agentId: uniqueId("nobody"), limit: 10, offset: 0 })).toEqual({ items: [], total: 0 })
+      expect(yield* store.listCheckpoints({ agentId: uniqueId("nobody"), limit: 10, offset: 0 })).toEqual({
+        items: [],
+        total: 0
+      })
       expect(yield* store.sessionCheckpoints(session, 3)).toEqual(inSession.slice(0, 3))
-      expect(yield* store.recentTraces(a, 2)).toEqual(chain.inputs.slice(-2).map((input) => input.trace).reverse())
-    }))
+      expect(yield* store.recentTraces(a, 2)).toEqual(
+        chain.inputs
+          .slice(-2)
+          .map((input) => input.trace)
+          .reverse()
+      )
+    })
+  )
 
   it.effect("versions cards and keeps conscience values per agent", () =>
     Effect.gen(function* () {
@@ -301,7 +353,9 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.putCard(b, card(b, 7))).toBe(1)
       expect(yield* store.activeCard(a)).toEqual({ card: card(a, 60, "card-2"), version: 2 })
       expect(yield* store.activeCard(b)).toEqual({ card: card(b, 7), version: 1 })
-      const versions = yield* Effect.all([store.putCard(a, card(a, 1)), store.putCard(a, card(a, 2))], { concurrency: 2 })
+      const versions = yield* Effect.all([store.putCard(a, card(a, 1)), store.putCard(a, card(a, 2))], {
+        concurrency: 2
+      })
       expect(versions.sort()).toEqual([3, 4])
       expect((yield* store.activeCard(a))?.version).toBe(4)
 
@@ -311,7 +365,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.conscienceValues(a)).toEqual(values)
       yield* store.putConscienceValues(a, [])
       expect(yield* store.conscienceValues(a)).toEqual([])
-    }))
+    })
+  )
 
   it.effect("leases outbox items, retries failures and keeps the dead", () =>
     Effect.gen(function* () {
@@ -319,14 +374,26 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const sql = yield* SqlClient.SqlClient
       const a = uniqueId("a")
       const kind = uniqueId("webhook")
-      const chain = makeInputs(a, fresh(a), 3, { outbox: (p) => [{ kind, payload: { p } }, { kind: `${kind}-other`, payload: null }] })
+      const chain = makeInputs(a, fresh(a), 3, {
+        outbox: (p) => [
+          { kind, payload: { p } },
+          { kind: `${kind}-other`, payload: null }
+        ]
+      })
       yield* store.commitBatch(chain.inputs)
 
       const claimed = yield* store.claimOutbox(kind, 2, 1000)
-      expect(claimed.map((item) => [item.payload, item.attempts])).toEqual([[{ p: 0 }, 1], [{ p: 1 }, 1]])
+      expect(claimed.map((item) => [item.payload, item.attempts])).toEqual([
+        [{ p: 0 }, 1],
+        [{ p: 1 }, 1]
+      ])
       expect((yield* store.claimOutbox(kind, 10, 1000)).map((item) => item.payload)).toEqual([{ p: 2 }])
       expect(yield* store.claimOutbox(kind, 10, 1000)).toEqual([])
-      expect((yield* store.claimOutbox(`${kind}-other`, 10, 1000)).map((item) => item.payload)).toEqual([null, null, null])
+      expect((yield* store.claimOutbox(`${kind}-other`, 10, 1000)).map((item) => item.payload)).toEqual([
+        null,
+        null,
+        null
+      ])
 
       yield* store.completeOutbox(claimed[0]!.id)
       yield* store.failOutbox(claimed[1]!.id, "HTTP 500", 5000, 2)
@@ -341,17 +408,26 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       yield* store.failOutbox(claimed[1]!.id, "HTTP 502", 5000, 2)
       yield* TestClock.adjust(60_000)
       expect(yield* store.claimOutbox(kind, 10, 1000)).toEqual([])
-      const dead = yield* sql<{ dead: boolean; last_error: string }>`select dead, last_error from outbox where id = ${claimed[1]!.id}::bigint`
+      const dead = yield* sql<{
+        dead: boolean
+        last_error: string
+      }>`select dead, last_error from outbox where id = ${claimed[1]!.id}::bigint`
       expect(dead).toEqual([{ dead: true, last_error: "HTTP 502" }])
       expect(claimed[0]!.created_at).toBe(new Date(0).toISOString())
-    }))
+    })
+  )
 
   it.effect("keeps agent settings: defaults for an unknown agent, patches merged", () =>
     Effect.gen(function* () {
       const store = yield* Store
       const a = uniqueId("a")
       expect(yield* store.agentSettings(a)).toEqual(defaultAgentSettings)
-      expect(defaultAgentSettings).toEqual({ mode: "observe", failure_policy: "fail_open", auto_containment_threshold: null, containment: null })
+      expect(defaultAgentSettings).toEqual({
+        mode: "observe",
+        failure_policy: "fail_open",
+        auto_containment_threshold: null,
+        containment: null
+      })
       const patched = yield* store.putAgentSettings(a, { mode: "enforce", auto_containment_threshold: 3 })
       expect(patched).toEqual({ ...defaultAgentSettings, mode: "enforce", auto_containment_threshold: 3 })
       const paused = { status: "paused" as const, reason: "admin", since: "2026-11-01T00:00:00.000Z" }
@@ -367,14 +443,17 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.agentSettings(a)).toMatchObject({ mode: "enforce", containment: null })
       expect(yield* store.putCard(a, card(a, 30))).toBe(1)
       expect((yield* store.agentSettings(a)).auto_containment_threshold).toBe(3)
-    }))
+    })
+  )
 
   it.effect("stored settings that are not settings fail the read rather than being guessed", () =>
     Effect.gen(function* () {
       const store = yield* Store
       const sql = yield* SqlClient.SqlClient
       const a = uniqueId("a")
-      yield* store.putAgentSettings(a, { containment: { status: "paused", reason: "admin", since: "2026-11-01T00:00:00.000Z" } })
+      yield* store.putAgentSettings(a, {
+        containment: { status: "paused", reason: "admin", since: "2026-11-01T00:00:00.000Z" }
+      })
       // Another version's mode: reading it as the defaults would lift the containment.
       yield* sql`update agents set settings = settings || '{"mode": "shout"}'::jsonb where agent_id = ${a}`
       const error = yield* Effect.flip(store.agentSettings(a))
@@ -382,7 +461,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(String(error.cause)).toMatch(/mode/)
       // A patch that replaces the bad member makes the settings readable again.
       expect((yield* store.putAgentSettings(a, { mode: "enforce" })).containment).toMatchObject({ status: "paused" })
-    }))
+    })
+  )
 
   it.effect("records an enforcement once and applies its settings patch only the first time", () =>
     Effect.gen(function* () {
@@ -390,24 +470,46 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const a = uniqueId("a")
       yield* store.putAgentSettings(a, { mode: "nudge" })
       const paused = { status: "paused" as const, reason: "auto-containment: 3", since: "2026-11-01T00:00:00.000Z" }
-      const record = { agent_id: a, checkpoint_id: checkpointId(), session_id: "ses-1", action: "pause", body: { violations: 3 } }
+      const record = {
+        agent_id: a,
+        checkpoint_id: checkpointId(),
+        session_id: "ses-1",
+        action: "pause",
+        body: { violations: 3 }
+      }
       const first = yield* store.recordEnforcement(record, { containment: paused })
-      expect(first).toEqual({ recorded: true, settings: { ...defaultAgentSettings, mode: "nudge", containment: paused } })
+      expect(first).toEqual({
+        recorded: true,
+        settings: { ...defaultAgentSettings, mode: "nudge", containment: paused }
+      })
       // An admin resumes; the same decision handled again records nothing and does not pause again.
       yield* store.putAgentSettings(a, { containment: null })
       const again = yield* store.recordEnforcement(record, { containment: paused })
-      expect(again).toEqual({ recorded: false, settings: { ...defaultAgentSettings, mode: "nudge", containment: null } })
+      expect(again).toEqual({
+        recorded: false,
+        settings: { ...defaultAgentSettings, mode: "nudge", containment: null }
+      })
       // Without a patch, for another checkpoint, with an explicit mode; an unknown agent gets a row.
       const b = uniqueId("b")
-      expect((yield* store.recordEnforcement({ ...record, agent_id: b, mode: "enforce", action: "block" })).recorded).toBe(true)
+      expect(
+        (yield* store.recordEnforcement({ ...record, agent_id: b, mode: "enforce", action: "block" })).recorded
+      ).toBe(true)
       expect(yield* store.agentSettings(b)).toEqual(defaultAgentSettings)
       const records = yield* store.enforcementRecords(a, 10)
       expect(records).toHaveLength(1)
-      expect(records[0]).toMatchObject({ agent_id: a, checkpoint_id: record.checkpoint_id, session_id: "ses-1", mode: "nudge", action: "pause", body: { violations: 3 } })
+      expect(records[0]).toMatchObject({
+        agent_id: a,
+        checkpoint_id: record.checkpoint_id,
+        session_id: "ses-1",
+        mode: "nudge",
+        action: "pause",
+        body: { violations: 3 }
+      })
       expect(Number.isNaN(Date.parse(records[0]!.created_at))).toBe(false)
       expect((yield* store.enforcementRecords(b, 10)).map((r) => [r.mode, r.action])).toEqual([["enforce", "block"]])
       expect(yield* store.enforcementRecords(uniqueId("nobody"), 10)).toEqual([])
-    }))
+    })
+  )
 
   it.effect("stores, lists, replaces and deletes webhook registrations", () =>
     Effect.gen(function* () {
@@ -440,7 +542,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.getWebhook(one.registration_id)).toBeUndefined()
       expect(yield* store.webhooksFor(a)).toEqual([])
       expect(yield* store.webhooksFor(b)).toEqual([other])
-    }))
+    })
+  )
 
   it.effect("purges rows past the card's retention and keeps the log provable", () =>
     Effect.gen(function* () {
@@ -472,7 +575,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.purgeExpired(now)).toBe(0)
       // The log goes on from where it was.
       expect(yield* store.commitBatch(makeInputs(a, chain.state, 1).inputs)).toEqual({ _tag: "Committed" })
-    }))
+    })
+  )
 
   it.effect("leaves nothing behind when a statement fails mid-transaction", () =>
     Effect.gen(function* () {
@@ -494,7 +598,8 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(yield* store.claimOutbox(`k-${b}`, 10, 1000)).toEqual([])
       expect(yield* store.commitBatch([...other.inputs, ...next.inputs])).toEqual({ _tag: "Committed" })
       yield* expectStored(next.inputs[1]!)
-    }))
+    })
+  )
 }
 
 /** The attestation input an input was made from (all of it is in its certificate). */

@@ -67,7 +67,13 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
         analysis_model: "rules",
         extraction_confidence: 1
       },
-      input_commitments: { thinking_block_hash: HEX("1"), card_hash: HEX("2"), values_hash: HEX("3"), analysis_hash: HEX("4"), model: "m" }
+      input_commitments: {
+        thinking_block_hash: HEX("1"),
+        card_hash: HEX("2"),
+        values_hash: HEX("3"),
+        analysis_hash: HEX("4"),
+        model: "m"
+      }
     },
     key
   )
@@ -82,9 +88,20 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
     provider: "anthropic",
     model: "m",
     verdict: attestation.certificate.claims.verdict,
-    concerns: concerns.map((c) => ({ category: c.category, severity: c.severity, evidence: "e", description: c.description })),
+    concerns: concerns.map((c) => ({
+      category: c.category,
+      severity: c.severity,
+      evidence: "e",
+      description: c.description
+    })),
     reasoning_summary: `summary ${position}`,
-    conscience_context: { values_checked: [], conflicts: [], supports: [], considerations: [], consultation_depth: "standard" },
+    conscience_context: {
+      values_checked: [],
+      conflicts: [],
+      supports: [],
+      considerations: [],
+      consultation_depth: "standard"
+    },
     window_position: { index: position % 10, window_size: 10 },
     analysis_metadata: {
       analysis_model: "rules",
@@ -111,7 +128,12 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
   }
   const { state } = attestation
   const treeHead = signNote(
-    formatCheckpoint({ origin: origin(agentId), size: state.frontier.size, root: frontierRoot(state.frontier), extensions: [] }),
+    formatCheckpoint({
+      origin: origin(agentId),
+      size: state.frontier.size,
+      root: frontierRoot(state.frontier),
+      extensions: []
+    }),
     { name: NOTE_NAME, key }
   )
   const alerts: ReadonlyArray<DriftAlert> = options.alerts
@@ -152,7 +174,8 @@ export const makeInputs = (
 export const fresh = (agentId: string) => emptyLogState(agentId)
 
 /** The leaf hashes of some inputs, for a reference `MemoryMerkleLog`. */
-export const leafHashes = (inputs: ReadonlyArray<CommitInput>) => inputs.map((input) => input.attestation.nodes[0]!.hash)
+export const leafHashes = (inputs: ReadonlyArray<CommitInput>) =>
+  inputs.map((input) => input.attestation.nodes[0]!.hash)
 
 export const hex = toHex
 

@@ -18,9 +18,7 @@ describeIntegration("postgres", "Migrations on PostgreSQL", () => {
       const start = Effect.provide(Migrations.run, PgClient.layer({ url }))
       const applied = yield* Effect.all([start, start, start, start], { concurrency: "unbounded" })
       // Each migration applied by exactly one of the four.
-      expect(applied.flat()).toEqual(
-        Migrations.migrationNames.map((name) => [Number(name.slice(0, 4)), name.slice(5)])
-      )
+      expect(applied.flat()).toEqual(Migrations.migrationNames.map((name) => [Number(name.slice(0, 4)), name.slice(5)]))
       const tables = yield* Effect.provide(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: string }>`select count(*) as n from candor_migrations`),
         PgClient.layer({ url })

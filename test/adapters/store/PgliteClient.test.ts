@@ -53,7 +53,9 @@ describe("PgliteClient", () => {
           const store = yield* Store
           const sql = yield* SqlClient.SqlClient
           expect(yield* store.loadLogState("agent-file")).toEqual(chain.state)
-          expect(yield* store.getCheckpoint(chain.inputs[2]!.checkpoint.checkpoint_id)).toEqual(chain.inputs[2]!.checkpoint)
+          expect(yield* store.getCheckpoint(chain.inputs[2]!.checkpoint.checkpoint_id)).toEqual(
+            chain.inputs[2]!.checkpoint
+          )
           expect(yield* Migrations.run).toEqual([])
           const applied = yield* sql<{ migration_id: number }>`select migration_id from candor_migrations`
           expect(applied).toEqual(Migrations.migrationNames.map((_, i) => ({ migration_id: i + 1 })))
@@ -63,7 +65,9 @@ describe("PgliteClient", () => {
           const inner = yield* sql.withTransaction(
             Effect.gen(function* () {
               yield* sql`insert into t values (1)`
-              yield* Effect.flip(sql.withTransaction(Effect.zipRight(sql`insert into t values (2)`, Effect.fail("inner"))))
+              yield* Effect.flip(
+                sql.withTransaction(Effect.zipRight(sql`insert into t values (2)`, Effect.fail("inner")))
+              )
               return yield* sql<{ id: number }>`select id from t order by id`
             })
           )
@@ -116,7 +120,9 @@ describe("PgliteClient", () => {
         expect(existsSync(lock)).toBe(false)
 
         // A lock of a process that has exited is stale.
-        const exited = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+        const exited = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+          encoding: "utf8"
+        })
         writeFileSync(lock, exited.stdout)
         yield* Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient

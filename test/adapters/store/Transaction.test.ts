@@ -19,23 +19,28 @@ const backends: ReadonlyArray<readonly [string, Layer.Layer<SqlClient.SqlClient,
 
 describe("transaction", () => {
   for (const [name, client] of backends) {
-    it.live.skipIf(name === "postgres" && skipsWithout("postgres"))(`${name}: a failed COMMIT is a failure, and nothing of the transaction is kept`, () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`create table deferred_ids (id integer unique deferrable initially deferred)`
-        const exit = yield* Effect.exit(transaction(sql, Effect.zipRight(
-          sql`insert into deferred_ids values (1)`,
-          sql`insert into deferred_ids values (1)`
-        )))
-        expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
-        if (Exit.isFailure(exit)) {
-          expect(exit.cause._tag).toBe("Fail")
-          expect(String((exit.cause as { error?: { _tag?: string } }).error?._tag)).toBe("SqlError")
-        }
-        expect(yield* sql`select count(*)::int as n from deferred_ids`).toEqual([{ n: 0 }])
-        // The connection is usable after it.
-        yield* transaction(sql, sql`insert into deferred_ids values (2)`)
-        expect(yield* sql`select count(*)::int as n from deferred_ids`).toEqual([{ n: 1 }])
-      }).pipe(Effect.provide(client)))
+    it.live.skipIf(name === "postgres" && skipsWithout("postgres"))(
+      `${name}: a failed COMMIT is a failure, and nothing of the transaction is kept`,
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`create table deferred_ids (id integer unique deferrable initially deferred)`
+          const exit = yield* Effect.exit(
+            transaction(
+              sql,
+              Effect.zipRight(sql`insert into deferred_ids values (1)`, sql`insert into deferred_ids values (1)`)
+            )
+          )
+          expect(Exit.isFailure(exit) && !Exit.isInterrupted(exit)).toBe(true)
+          if (Exit.isFailure(exit)) {
+            expect(exit.cause._tag).toBe("Fail")
+            expect(String((exit.cause as { error?: { _tag?: string } }).error?._tag)).toBe("SqlError")
+          }
+          expect(yield* sql`select count(*)::int as n from deferred_ids`).toEqual([{ n: 0 }])
+          // The connection is usable after it.
+          yield* transaction(sql, sql`insert into deferred_ids values (2)`)
+          expect(yield* sql`select count(*)::int as n from deferred_ids`).toEqual([{ n: 1 }])
+        }).pipe(Effect.provide(client))
+    )
   }
 })

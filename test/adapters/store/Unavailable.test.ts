@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest"
 import { StoreError } from "../../../adapters/store/Store.js"
 import { isUnavailable } from "../../../adapters/store/Unavailable.js"
 
-const failure = (cause: unknown) => new StoreError({ operation: "read", cause: new SqlError({ cause, message: "Failed to execute statement" }) })
+const failure = (cause: unknown) =>
+  new StoreError({ operation: "read", cause: new SqlError({ cause, message: "Failed to execute statement" }) })
 const withCode = (code: string, message = "x") => Object.assign(new Error(message), { code })
 
 describe("isUnavailable", () => {
@@ -20,17 +21,19 @@ describe("isUnavailable", () => {
       withCode("57P03"), // cannot_connect_now
       new Error("Connection terminated unexpectedly"),
       new Error("timeout exceeded when trying to connect")
-    ]) expect(isUnavailable(failure(cause))).toBe(true)
+    ])
+      expect(isUnavailable(failure(cause))).toBe(true)
   })
 
   it("a fault of the statement or the data", () => {
     for (const cause of [
-      withCode("42601", "syntax error at or near \"selec\""),
+      withCode("42601", 'syntax error at or near "selec"'),
       withCode("23505", "duplicate key value violates unique constraint"),
       withCode("22P02", "invalid input syntax for type uuid"),
       new Error("something else"),
       "a string"
-    ]) expect(isUnavailable(failure(cause))).toBe(false)
+    ])
+      expect(isUnavailable(failure(cause))).toBe(false)
     expect(isUnavailable(new StoreError({ operation: "read", cause: undefined }))).toBe(false)
   })
 })

@@ -25,7 +25,7 @@ export interface Receiver {
 }
 
 export const makeReceiver = (respond: (n: number) => number | "hang"): Effect.Effect<Receiver, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const received: Array<ReceivedRequest> = []
     const queue = yield* Queue.unbounded<ReceivedRequest>()
     const server = createServer((request, response) => {

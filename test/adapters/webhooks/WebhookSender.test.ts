@@ -11,12 +11,18 @@ import { AIP_CONTENT_TYPE, make, WebhookDeliveryError } from "../../../adapters/
 import { makeReceiver } from "./Receiver.js"
 
 const secret = "whsec-" + "k".repeat(32)
-const body = JSON.stringify({ id: "verdict:ic-1", event: "verdict", agent_id: "agt-1", created_at: "2026-11-01T00:00:00.000Z", data: { n: 1 } })
+const body = JSON.stringify({
+  id: "verdict:ic-1",
+  event: "verdict",
+  agent_id: "agt-1",
+  created_at: "2026-11-01T00:00:00.000Z",
+  data: { n: 1 }
+})
 const delivery = (url: string) => ({ url, secret, body, event: "verdict", deliveryId: "verdict:ic-1" })
 
 /** The error, checked to carry neither the secret nor the body. */
 const failureOf = (url: string, timeout: Duration.DurationInput = "10 seconds") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const error = yield* Effect.flip(make({ timeout }).send(delivery(url)))
     expect(error).toBeInstanceOf(WebhookDeliveryError)
     const text = JSON.stringify(error) + String(error)
@@ -27,7 +33,7 @@ const failureOf = (url: string, timeout: Duration.DurationInput = "10 seconds") 
 
 describe("WebhookSender", () => {
   it.scopedLive("posts the body as signed, with the AIP headers, and a receiver verifies it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const receiver = yield* makeReceiver(() => 204)
       expect(yield* make().send(delivery(receiver.url))).toBe(204)
       const request = yield* receiver.take
@@ -42,23 +48,31 @@ describe("WebhookSender", () => {
         ok: false,
         reason: "signature_mismatch"
       })
-    }))
+    })
+  )
 
   it.scopedLive("fails on any answer outside 2xx, redirects included", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const status of [500, 404, 302]) {
         const receiver = yield* makeReceiver(() => status)
         expect(yield* failureOf(receiver.url)).toMatchObject({ reason: "status", status })
         expect(receiver.received).toHaveLength(1)
       }
-    }))
+    })
+  )
 
   it.scopedLive("fails on a refused connection and on a receiver that never answers", () =>
-    Effect.gen(function*() {
-      const closed = yield* Effect.scoped(Effect.map(makeReceiver(() => 200), (receiver) => receiver.url))
+    Effect.gen(function* () {
+      const closed = yield* Effect.scoped(
+        Effect.map(
+          makeReceiver(() => 200),
+          (receiver) => receiver.url
+        )
+      )
       expect(yield* failureOf(closed)).toMatchObject({ reason: "network" })
       const silent = yield* makeReceiver(() => "hang")
       expect(yield* failureOf(silent.url, "300 millis")).toMatchObject({ reason: "timeout" })
       expect(silent.received).toHaveLength(1)
-    }))
+    })
+  )
 })

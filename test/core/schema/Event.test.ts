@@ -17,7 +17,8 @@ import { buildResponseEvent, type EventInput } from "../../../adapters/gateway/R
 
 const encodeWithSchema = Schema.encodeSync(GatewayEvent)
 /** What the workers do with a delivery: the bus's JSON round trip, then the schema. */
-const decodeAsWorker = (published: unknown) => Schema.decodeUnknownSync(GatewayEvent)(JSON.parse(JSON.stringify(published)))
+const decodeAsWorker = (published: unknown) =>
+  Schema.decodeUnknownSync(GatewayEvent)(JSON.parse(JSON.stringify(published)))
 
 const expectSameEncoding = (event: GatewayEvent) => {
   const fast = encodeGatewayEvent(event)
@@ -36,7 +37,10 @@ const finding = fc.record({
 /** Random inputs of `buildResponseEvent`, as the Inspector's analysis produces them. */
 const drafts: fc.Arbitrary<EventInput> = fc.record({
   agentId: identifier.map((s) => `agt-${s}`),
-  cardId: fc.option(identifier.map((s) => `card-${s}`), { nil: undefined }),
+  cardId: fc.option(
+    identifier.map((s) => `card-${s}`),
+    { nil: undefined }
+  ),
   sessionId: identifier.map((s) => `ses-${s}`),
   provider: fc.constantFrom("anthropic", "openai", "gemini"),
   outcome: fc.record({
@@ -45,46 +49,58 @@ const drafts: fc.Arbitrary<EventInput> = fc.record({
     bytes: fc.nat(),
     cause: fc.option(fc.constantFrom("ECONNRESET", "UND_ERR_HEADERS_TIMEOUT"), { nil: undefined })
   }),
-  extraction: fc.option(fc.record({
-    thinking: fc.option(fc.record({
-      text: fc.string(),
-      source: fc.constant("native" as const),
-      confidence: fc.double({ min: 0, max: 1, noNaN: true })
-    }), { nil: undefined }),
-    redactedThinking: fc.boolean(),
-    toolCalls: fc.array(fc.record({ name: fc.string(), arguments: fc.anything() }), { maxLength: 3 }),
-    outputText: fc.string(),
-    model: fc.option(fc.string(), { nil: undefined }),
-    stopReason: fc.constant(undefined),
-    providerError: fc.constant(undefined)
-  }), { nil: undefined }),
+  extraction: fc.option(
+    fc.record({
+      thinking: fc.option(
+        fc.record({
+          text: fc.string(),
+          source: fc.constant("native" as const),
+          confidence: fc.double({ min: 0, max: 1, noNaN: true })
+        }),
+        { nil: undefined }
+      ),
+      redactedThinking: fc.boolean(),
+      toolCalls: fc.array(fc.record({ name: fc.string(), arguments: fc.anything() }), { maxLength: 3 }),
+      outputText: fc.string(),
+      model: fc.option(fc.string(), { nil: undefined }),
+      stopReason: fc.constant(undefined),
+      providerError: fc.constant(undefined)
+    }),
+    { nil: undefined }
+  ),
   judgement: fc.record({
     verdict: fc.constantFrom("clear", "review_needed", "boundary_violation"),
     thinkingHash: fc.oneof(fc.constant("none" as const), fc.stringMatching(/^[0-9a-f]{64}$/)),
-    analysis: fc.option(fc.record({
-      concerns: fc.array(Arbitrary.make(Concern), { maxLength: 3 }),
-      reasoning_summary: fc.string(),
-      llm_verdict: fc.option(fc.constantFrom("clear", "review_needed", "boundary_violation"), { nil: undefined }),
-      analysis_model: fc.constantFrom("rules", "anthropic:claude-test"),
-      analysis_duration_ms: fc.nat(),
-      thinking_tokens_original: fc.nat(),
-      thinking_tokens_analyzed: fc.nat(),
-      truncated: fc.boolean(),
-      raw_analysis: fc.string(),
-      cross_validation_warnings: fc.array(fc.string(), { maxLength: 2 })
-    }), { nil: undefined }),
+    analysis: fc.option(
+      fc.record({
+        concerns: fc.array(Arbitrary.make(Concern), { maxLength: 3 }),
+        reasoning_summary: fc.string(),
+        llm_verdict: fc.option(fc.constantFrom("clear", "review_needed", "boundary_violation"), { nil: undefined }),
+        analysis_model: fc.constantFrom("rules", "anthropic:claude-test"),
+        analysis_duration_ms: fc.nat(),
+        thinking_tokens_original: fc.nat(),
+        thinking_tokens_analyzed: fc.nat(),
+        truncated: fc.boolean(),
+        raw_analysis: fc.string(),
+        cross_validation_warnings: fc.array(fc.string(), { maxLength: 2 })
+      }),
+      { nil: undefined }
+    ),
     synthetic: fc.option(fc.constantFrom("analysis_failed", "no_thinking_block"), { nil: undefined })
   }),
-  policy: fc.option(fc.record({
-    mode: fc.constantFrom("warn", "enforce"),
-    requestVerdict: fc.constantFrom("pass", "warn", "fail"),
-    response: fc.record({
-      verdict: fc.constantFrom("pass", "warn", "fail"),
-      violations: fc.array(finding, { maxLength: 2 }),
-      warnings: fc.array(finding, { maxLength: 2 }),
-      tools_evaluated: fc.nat()
-    })
-  }), { nil: undefined }),
+  policy: fc.option(
+    fc.record({
+      mode: fc.constantFrom("warn", "enforce"),
+      requestVerdict: fc.constantFrom("pass", "warn", "fail"),
+      response: fc.record({
+        verdict: fc.constantFrom("pass", "warn", "fail"),
+        violations: fc.array(finding, { maxLength: 2 }),
+        warnings: fc.array(finding, { maxLength: 2 }),
+        tools_evaluated: fc.nat()
+      })
+    }),
+    { nil: undefined }
+  ),
   now: fc.date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
 }) as fc.Arbitrary<EventInput>
 
