@@ -6,7 +6,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
 import { AnalysisFailed, AnalysisModel, type AnalysisRequest } from "../../../adapters/analysis/AnalysisModel.js"
+import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { Bus } from "../../../adapters/bus/Bus.js"
+import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
+import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import type { Extraction, ProviderAdapter, ProviderName } from "../../../adapters/providers/Provider.js"
 
 const fromText = (text: string): Extraction => {
@@ -104,3 +108,18 @@ export const FakeJudge = Layer.succeed(AnalysisModel, {
     })
   }
 })
+
+/**
+ * The real Inspector on the real provider adapters, with the in-memory agent state and bus and the
+ * fake judge: what the gateway tests that drive real HTTP exchanges run against.
+ */
+export const inspectorWithFakes = GatewayInspector.layer().pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      AgentState.layerMemory,
+      Bus.layerMemory,
+      Layer.succeed(ProviderAdapters, providerAdapters),
+      FakeJudge
+    )
+  )
+)

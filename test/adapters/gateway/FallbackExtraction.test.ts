@@ -11,15 +11,11 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import type { ServerResponse } from "node:http"
-import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
-import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { inferThinking } from "../../../adapters/providers/Fallback.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
-import { providerAdapters } from "../../../adapters/providers/Registry.js"
-import { FakeJudge, judgeRequests } from "./Fakes.js"
+import { inspectorWithFakes, judgeRequests } from "./Fakes.js"
 import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "./Harness.js"
 import * as Schema from "effect/Schema"
 import { GatewayEvent } from "../../../core/schema/Event.js"
@@ -100,21 +96,7 @@ let events: Subscription
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(
-    Layer.buildWithScope(
-      GatewayInspector.layer().pipe(
-        Layer.provideMerge(
-          Layer.mergeAll(
-            AgentState.layerMemory,
-            Bus.layerMemory,
-            Layer.succeed(ProviderAdapters, providerAdapters),
-            FakeJudge
-          )
-        )
-      ),
-      scope
-    )
-  )
+  const context = await run(Layer.buildWithScope(inspectorWithFakes, scope))
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream(speak)
   gateway = await startGateway(upstream.url, Context.get(context, Inspector))

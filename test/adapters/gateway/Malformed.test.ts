@@ -15,14 +15,11 @@ import type { ServerResponse } from "node:http"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
-import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
-import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
-import { FakeJudge } from "./Fakes.js"
+import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -34,21 +31,7 @@ let events: Subscription
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const context = await run(
-    Layer.buildWithScope(
-      GatewayInspector.layer().pipe(
-        Layer.provideMerge(
-          Layer.mergeAll(
-            AgentState.layerMemory,
-            Bus.layerMemory,
-            Layer.succeed(ProviderAdapters, providerAdapters),
-            FakeJudge
-          )
-        )
-      ),
-      scope
-    )
-  )
+  const context = await run(Layer.buildWithScope(inspectorWithFakes, scope))
   state = Context.get(context, AgentState)
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream()

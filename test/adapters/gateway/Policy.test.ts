@@ -17,15 +17,12 @@ import type { ServerResponse } from "node:http"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
-import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
-import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
 import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
 import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "./Harness.js"
-import { FakeJudge } from "./Fakes.js"
+import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
@@ -77,22 +74,7 @@ beforeAll(async () => {
   const testClock = TestClock.defaultTestClock.pipe(Layer.provide(TestContext.TestContext))
   clock = Context.get(await run(Layer.buildWithScope(testClock, scope)), TestClock.TestClock)
   await run(clock.setTime(Date.parse("2026-03-01T12:00:00Z")))
-  const context = await run(
-    Layer.buildWithScope(
-      GatewayInspector.layer().pipe(
-        Layer.provideMerge(
-          Layer.mergeAll(
-            AgentState.layerMemory,
-            Bus.layerMemory,
-            Layer.succeed(ProviderAdapters, providerAdapters),
-            FakeJudge
-          )
-        ),
-        Layer.provide(Layer.setClock(clock))
-      ),
-      scope
-    )
-  )
+  const context = await run(Layer.buildWithScope(inspectorWithFakes.pipe(Layer.provide(Layer.setClock(clock))), scope))
   state = Context.get(context, AgentState)
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   upstream = await startUpstream(speak)
