@@ -190,6 +190,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     // The layer's runtime, so the log from this synchronous callback goes through the configured logger and level.
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     let dropped = 0
+    // Registered at start, so /metrics shows the series at 0 before the first drop (a scrape sees no gap).
+    exchangesDropped.unsafeUpdate(0, [])
 
     /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
     const judgeExtraction = (exchange: Exchange, extraction: Extraction | undefined): Effect.Effect<Judgement> => {
