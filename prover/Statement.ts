@@ -11,6 +11,7 @@ import { canonicalBytes } from "../core/Canonical.js"
 import type { Certificate } from "../core/Certificate.js"
 import { taggedHash } from "../core/Hash.js"
 import { CONCERN_CATEGORIES, ConcernCategory, SEVERITIES, Severity } from "../core/schema/Concern.js"
+import type { VerdictProofPublicInputs } from "../core/schema/Certificate.js"
 import { CheckpointId, Hex32, ThinkingBlockHash } from "../core/schema/Ids.js"
 import { Verdict } from "../core/schema/Verdict.js"
 import { deriveVerdict, namesBoundaryValue, RULES_VERSION } from "../core/Verdict.js"
@@ -88,9 +89,10 @@ export const statementOf = (certificate: Certificate): VerdictStatement => {
 
 /**
  * The proof's public inputs: the statement with the AIR and parameter-set ids, concerns as
- * `[category, severity, flag]` codes. Its JCS is what the transcript absorbs and `statement_hash` names.
+ * `[category, severity, flag]` codes. Its JCS is what the transcript absorbs and `statement_hash` names;
+ * its published shape is core/schema's `VerdictProofPublicInputs` (what GET /v1/checkpoints/{id}/proof answers).
  */
-export const publicInputs = (statement: VerdictStatement, params: ParameterSet) => ({
+export const publicInputs = (statement: VerdictStatement, params: ParameterSet): VerdictProofPublicInputs => ({
   air: AIR_ID,
   params: params.id,
   rules_version: statement.rules_version,
