@@ -39,3 +39,13 @@ export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentP
   CurrentPrincipal,
   Principal
 >() {}
+
+/**
+ * Who an action is recorded as (governance log, containment log, `contained_by`): the user acting,
+ * also through one of their API keys; `service` for the service-role key. `system` is reserved for
+ * what Candor decides itself (auto-containment).
+ */
+export const actorOf = (principal: Principal): string => (principal.kind === "service" ? "service" : principal.userId)
+
+/** The actor of Candor's own decisions. */
+export const SYSTEM_ACTOR = "system"

@@ -11,6 +11,7 @@ import webhooksEnforcement from "./migrations/0002_webhooks_enforcement.js"
 import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
+import governanceLog from "./migrations/0006_governance_log.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -22,7 +23,8 @@ export const migrationNames = [
   "0002_webhooks_enforcement",
   "0003_identity",
   "0004_agent_queries",
-  "0005_keys_proofs"
+  "0005_keys_proofs",
+  "0006_governance_log"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -30,7 +32,8 @@ export const migrations = Migrator.fromRecord({
   "0002_webhooks_enforcement": webhooksEnforcement,
   "0003_identity": identity,
   "0004_agent_queries": agentQueries,
-  "0005_keys_proofs": keysProofs
+  "0005_keys_proofs": keysProofs,
+  "0006_governance_log": governanceLog
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

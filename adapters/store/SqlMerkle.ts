@@ -22,22 +22,41 @@ import { StoreError } from "./Store.js"
 
 const key = (level: number, index: number) => `${level}/${index}`
 
-export const makeMerkleReads = (sql: SqlClient) => {
-  const logSize = (agentId: string) =>
-    Effect.map(sql<{ position: unknown }>`select position from chain_heads where agent_id = ${agentId}`, (rows) =>
-      toCount(rows[0]?.position)
+/** Where a family of logs keeps its heads (one row per log, with its size) and its perfect nodes. */
+export interface MerkleTables {
+  readonly heads: string
+  readonly sizeColumn: string
+  readonly nodes: string
+  /** The column naming the log in both tables. */
+  readonly logColumn: string
+}
+
+/** The agents' checkpoint logs. */
+export const checkpointLogTables: MerkleTables = {
+  heads: "chain_heads",
+  sizeColumn: "position",
+  nodes: "merkle_nodes",
+  logColumn: "agent_id"
+}
+
+export const makeMerkleReads = (sql: SqlClient, tables: MerkleTables = checkpointLogTables) => {
+  const logSize = (logId: string) =>
+    Effect.map(
+      sql<{ size: unknown }>`
+        select ${sql(tables.sizeColumn)} as size from ${sql(tables.heads)} where ${sql(tables.logColumn)} = ${logId}`,
+      (rows) => toCount(rows[0]?.size)
     )
 
-  const readNodes = (agentId: string, ids: ReadonlyArray<{ level: number; index: number }>) =>
+  const readNodes = (logId: string, ids: ReadonlyArray<{ level: number; index: number }>) =>
     Effect.map(
       ids.length === 0
         ? Effect.succeed([])
         : sql<{ level: number; idx: unknown; hash: string }>`
             select m.level, m.idx, encode(m.hash, 'hex') as hash
-            from merkle_nodes m
+            from ${sql(tables.nodes)} m
             join json_to_recordset(${json(ids)}::json) as r(level smallint, index bigint)
               on m.level = r.level and m.idx = r.index
-            where m.agent_id = ${agentId}`,
+            where m.${sql(tables.logColumn)} = ${logId}`,
       (rows): NodeReader => {
         const nodes = new Map(rows.map((row) => [key(row.level, toCount(row.idx)), fromHex(row.hash)]))
         return (level, index) => nodes.get(key(level, index))
@@ -47,25 +66,25 @@ export const makeMerkleReads = (sql: SqlClient) => {
   /** Reads the nodes of a proof the arguments allow, at a size the log has reached. */
   const prove = (
     operation: string,
-    agentId: string,
+    logId: string,
     treeSize: number,
     valid: boolean,
     nodes: () => ReadonlyArray<{ level: number; index: number }>,
     build: (read: NodeReader) => ReadonlyArray<Uint8Array> | undefined
   ): Effect.Effect<ReadonlyArray<string> | undefined, StoreError> =>
     (valid
-      ? Effect.flatMap(logSize(agentId), (size) =>
+      ? Effect.flatMap(logSize(logId), (size) =>
           treeSize > size
             ? Effect.succeed(undefined)
-            : Effect.map(readNodes(agentId, nodes()), (read) => build(read)?.map(toHex))
+            : Effect.map(readNodes(logId, nodes()), (read) => build(read)?.map(toHex))
         )
       : Effect.succeed(undefined)
     ).pipe(Effect.mapError((cause) => new StoreError({ operation, cause })))
 
-  const inclusion = (agentId: string, leafIndex: number, treeSize: number) =>
+  const inclusion = (logId: string, leafIndex: number, treeSize: number) =>
     prove(
       "inclusionProof",
-      agentId,
+      logId,
       treeSize,
       isCount(leafIndex) && isCount(treeSize) && leafIndex < treeSize,
       () => inclusionProofNodes(leafIndex, treeSize),
@@ -73,10 +92,10 @@ export const makeMerkleReads = (sql: SqlClient) => {
     )
 
   /** As core/Merkle.ts: 0 < fromSize ≤ toSize, or both 0 (the empty proof). */
-  const consistency = (agentId: string, fromSize: number, toSize: number) =>
+  const consistency = (logId: string, fromSize: number, toSize: number) =>
     prove(
       "consistencyProof",
-      agentId,
+      logId,
       toSize,
       isCount(fromSize) && isCount(toSize) && fromSize <= toSize && (fromSize > 0 || toSize === 0),
       () => consistencyProofNodes(fromSize, toSize),
@@ -84,12 +103,12 @@ export const makeMerkleReads = (sql: SqlClient) => {
     )
 
   /** The hex root at an earlier size, for a tree head signed on demand; `undefined` past the log's size. */
-  const root = (agentId: string, treeSize: number) =>
+  const root = (logId: string, treeSize: number) =>
     (isCount(treeSize)
-      ? Effect.flatMap(logSize(agentId), (size) =>
+      ? Effect.flatMap(logSize(logId), (size) =>
           treeSize > size
             ? Effect.succeed(undefined)
-            : Effect.map(readNodes(agentId, rootNodes(treeSize)), (read) => {
+            : Effect.map(readNodes(logId, rootNodes(treeSize)), (read) => {
                 const hash = rootAt(treeSize, read)
                 return hash === undefined ? undefined : toHex(hash)
               })

@@ -382,6 +382,16 @@ export const make = Effect.gen(function* () {
         storeError("deleteWebhook")
       ),
 
+    enqueueOutbox: (drafts) =>
+      drafts.length === 0
+        ? Effect.void
+        : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const at = new Date(now).toISOString()
+            return sql`
+              insert into outbox (kind, payload, due_at, created_at)
+              select kind, coalesce(payload, 'null'::json), ${at}::timestamptz, ${at}::timestamptz
+              from json_to_recordset(${json(drafts)}::json) as r(kind text, payload json)`
+          }).pipe(Effect.asVoid, storeError("enqueueOutbox")),
     claimOutbox,
     completeOutbox: (id) =>
       sql`delete from outbox where id = ${id}::bigint`.pipe(Effect.asVoid, storeError("completeOutbox")),

@@ -260,6 +260,11 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
     readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>
 
     // ---- outbox ----
+    /**
+     * Adds items to the outbox, due now, in the ambient transaction if any: an API action writes its
+     * webhook drafts with the change it reports, so one is never sent without the other.
+     */
+    readonly enqueueOutbox: (drafts: ReadonlyArray<OutboxDraft>) => Effect.Effect<void, StoreError>
     /** Up to `limit` due items of `kind`, leased for `leaseMs` so concurrent relays never send one twice. */
     readonly claimOutbox: (
       kind: string,

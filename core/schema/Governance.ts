@@ -1,0 +1,72 @@
+/**
+ * The governance log: every action a person (or auto-containment) takes on an agent or an
+ * organization — containment, enforcement mode, card, conscience values, policy — as an append-only
+ * RFC 6962 log per agent and per organization, with C2SP signed tree heads, like the checkpoint logs.
+ *
+ * A leaf is the RFC 6962 leaf hash of the JCS (RFC 8785) bytes of a `GovernanceRecord`. The record
+ * names its log's origin, so an entry cannot be replayed into another log, and holds hashes of the
+ * new card, values or policy rather than the documents themselves (they are served by their own routes).
+ */
+import { Schema } from "effect"
+import { DateTimeString, Hex32 } from "./Ids.js"
+import { literalUnion } from "./Literals.js"
+
+export const GOVERNANCE_ACTIONS = [
+  // containment, on the agent's log
+  "containment.pause",
+  "containment.resume",
+  "containment.kill",
+  "containment.reactivate",
+  "containment.auto_pause",
+  "containment.policy",
+  // settings and documents of one agent, on the agent's log
+  "enforcement.mode",
+  "card.update",
+  "conscience.agent_values",
+  "policy.put",
+  "policy.delete",
+  // organization conscience values, on the organization's log (policy.put/delete too, for its policy)
+  "conscience.create",
+  "conscience.update",
+  "conscience.delete",
+  "conscience.activate",
+  "conscience.deactivate",
+  "conscience.reorder",
+  "conscience.mode_change"
+] as const
+export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
+export type GovernanceAction = typeof GovernanceAction.Type
+
+/** Hashes of the documents an action put in force (hex SHA-256 of their JCS, as certificates bind them). */
+export const GovernanceHashes = Schema.Struct({
+  card_hash: Schema.optionalWith(Hex32, { exact: true }),
+  values_hash: Schema.optionalWith(Hex32, { exact: true }),
+  policy_hash: Schema.optionalWith(Hex32, { exact: true })
+}).annotations({ identifier: "GovernanceHashes" })
+export type GovernanceHashes = typeof GovernanceHashes.Type
+
+/** JSON: whatever state the action read before and left after (small: statuses, modes, ids, hashes). */
+const State = Schema.Unknown.annotations({ description: "The state before or after the action (JSON), or null" })
+
+export const GovernanceRecord = Schema.Struct({
+  origin: Schema.String.annotations({
+    description: "The log's origin, `<CANDOR_LOG_ORIGIN>/agents/<agent_id>/governance` or `/orgs/<org_id>/governance`"
+  }),
+  action: GovernanceAction,
+  actor: Schema.String.annotations({
+    description: "The user id acting (also for their API keys), `service` for the service-role key, `system`"
+  }),
+  reason: Schema.NullOr(Schema.String),
+  previous_state: State,
+  new_state: State,
+  hashes: GovernanceHashes,
+  created_at: DateTimeString
+}).annotations({ identifier: "GovernanceRecord", description: "One governance action: a leaf of a governance log" })
+export type GovernanceRecord = typeof GovernanceRecord.Type
+
+export const GovernanceLogEntry = Schema.Struct({
+  index: Schema.NonNegativeInt.annotations({ description: "The leaf index in the log" }),
+  leaf_hash: Hex32.annotations({ description: "RFC 6962 leaf hash of the JCS of `record`" }),
+  record: GovernanceRecord
+}).annotations({ identifier: "GovernanceLogEntry" })
+export type GovernanceLogEntry = typeof GovernanceLogEntry.Type
