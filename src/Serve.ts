@@ -22,6 +22,7 @@ import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
+import * as GovernanceLog from "../adapters/store/GovernanceLog.js"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
@@ -65,6 +66,11 @@ const StoreFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   )
+)
+
+/** The governance logs, on the process's store and signing key (the API and the workers append). */
+const GovernanceLogFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) => GovernanceLog.layer({ logOrigin: config.logOrigin }))
 )
 
 /** The signing key, one per process (certificates of the workers, licenses checked by the API). */
@@ -254,7 +260,10 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
     Layer.merge(withWorkers ? WorkersLive : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty)
   )
-  const stored = roles.pipe(Layer.provide(Layer.merge(StoreFromConfig, SigningKeysFromConfig)))
+  const stored = roles.pipe(
+    Layer.provide(GovernanceLogFromConfig),
+    Layer.provide(Layer.merge(StoreFromConfig, SigningKeysFromConfig))
+  )
   // Only the API, the workers and the prover read or write records: a gateway process opens no database
   // (the types cannot see that they are absent then).
   return (withApi || withWorkers || withProver ? stored : (roles as unknown as typeof stored)).pipe(

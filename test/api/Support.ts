@@ -45,6 +45,7 @@ import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { keyHashOf } from "../../adapters/providers/Identity.js"
 import { CredentialRepo } from "../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
+import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
@@ -132,6 +133,9 @@ export class ApiHarness extends Context.Tag("candor/test/api/ApiHarness")<
     ) => Effect.Effect<string>
   }
 >() {}
+
+/** CANDOR_LOG_ORIGIN of the harness: governance logs are `candor.test/agents/<id>/governance`, … */
+export const TEST_LOG_ORIGIN = "candor.test"
 
 /** The harness's plan rates: Free, Developer, Team as shipped; Enterprise unthrottled for fixtures. */
 export const TEST_PLAN_RATES = planRates(1_000_000)
@@ -315,6 +319,7 @@ export const layer = (options: HarnessOptions = {}) => {
   return Layer.effect(ApiHarness, make(secret, serviceRoleKey)).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(ApiLive.IdentityLive),
+    Layer.provideMerge(GovernanceLog.layer({ logOrigin: TEST_LOG_ORIGIN })),
     Layer.provideMerge(
       Layer.mergeAll(
         IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
