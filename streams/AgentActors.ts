@@ -11,10 +11,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
+import * as Chunk from "effect/Chunk"
 import { violationStreakOf } from "../core/Containment.js"
 import { chronological, replayAapDrift } from "../core/DriftAap.js"
 import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/DriftAip.js"
-import { DEFAULT_CONSCIENCE_VALUES } from "../core/schema/Conscience.js"
+import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
 import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
 import type { AgentActorState } from "./AttestEvent.js"
@@ -85,7 +86,11 @@ class UseOrderedMap<A> {
   }
 }
 
-export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptions) =>
+/**
+ * `changes`: the ids of agents whose settings changed (`AgentState.subscribeChanges`); their cached
+ * context is read again before the next event of theirs is attested. Without it, only the TTL refreshes.
+ */
+export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptions, changes?: Queue.Dequeue<string>) =>
   Effect.gen(function* () {
     const store = yield* Store
     // Rebuilding actors is bounded across all partitions, first come first served: a burst of new
@@ -104,22 +109,35 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       )
     const agents = new UseOrderedMap<AgentActorState>()
     const sessions = new UseOrderedMap<AipDriftState>()
+    /** Agents in memory whose settings changed since their context was read. */
+    const stale = new Set<string>()
+    /** Takes the pending changes (never waits): an update made before a batch was taken is seen by it. */
+    const takeChanges: Effect.Effect<void> =
+      changes === undefined
+        ? Effect.void
+        : Effect.map(Queue.takeAll(changes), (ids) =>
+            Chunk.forEach(ids, (agentId) => {
+              if (agents.entries.has(agentId)) stale.add(agentId)
+            })
+          )
+    const current = (agentId: string, state: AgentActorState, now: number): boolean =>
+      !stale.has(agentId) && now - state.context.loadedAt < contextTtl(agentId)
 
     const loadContext = (agentId: string, now: number) =>
       Effect.map(
         Effect.all(
           [
             store.activeCard(agentId),
-            store.conscienceValues(agentId),
+            resolvedConscienceOf(store, agentId),
             store.agentSettings(agentId),
             store.webhooksFor(agentId)
           ],
           { concurrency: "unbounded" }
         ),
-        ([card, values, settings, webhooks]) =>
+        ([card, conscience, settings, webhooks]) =>
           agentContext(
             card?.card,
-            values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES,
+            conscience.values,
             {
               autoContainThreshold: settings.auto_containment_threshold ?? undefined,
               contained: settings.containment !== null,
@@ -162,16 +180,20 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
         } satisfies AgentActorState
       })
 
-    /** The actor of an agent, created (state rebuilt from the store) or refreshed (card older than the TTL). */
+    /** The actor of an agent, created (state rebuilt from the store) or refreshed (settings changed, or older than the TTL). */
     const get = (agentId: string, now: number): Effect.Effect<AgentActorState, StoreError> =>
       Effect.gen(function* () {
+        yield* takeChanges
         const entry = agents.get(agentId, now)
+        // Marked fresh before reading: a change that arrives during the read marks it stale again.
         if (entry !== undefined) {
-          if (now - entry.state.context.loadedAt < contextTtl(agentId)) return entry.state
+          if (current(agentId, entry.state, now)) return entry.state
+          stale.delete(agentId)
           const context = yield* limited(loadContext(agentId, now))
           entry.state = { ...entry.state, context }
           return entry.state
         }
+        stale.delete(agentId)
         const state = yield* limited(load(agentId, now))
         agents.set(agentId, state, now)
         agents.evict(now, options)
@@ -216,17 +238,18 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       )
     }
 
-    /** The actors of these agents, those not in memory (or past the context TTL) rebuilt a few at a time. */
+    /** The actors of these agents, those not in memory (or with a stale context) rebuilt a few at a time. */
     const getAll = (agentIds: Iterable<string>, now: number) =>
-      getMany(
-        agentIds,
-        (agentId) => {
-          const entry = agents.get(agentId, now)
-          return entry !== undefined && now - entry.state.context.loadedAt < contextTtl(agentId)
-            ? entry.state
-            : undefined
-        },
-        (agentId) => get(agentId, now)
+      Effect.zipRight(
+        takeChanges,
+        getMany(
+          agentIds,
+          (agentId) => {
+            const entry = agents.get(agentId, now)
+            return entry !== undefined && current(agentId, entry.state, now) ? entry.state : undefined
+          },
+          (agentId) => get(agentId, now)
+        )
       )
 
     /** The AIP windows of these sessions, likewise. */
@@ -248,7 +271,10 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       put: (state: AgentActorState, now: number) => agents.set(state.agentId, state, now),
       putSession: (sessionId: string, state: AipDriftState, now: number) => sessions.set(sessionId, state, now),
       /** After a conflict or a failed commit: the next event rebuilds the actor from the store. */
-      forget: (agentId: string) => void agents.entries.delete(agentId),
+      forget: (agentId: string) => {
+        agents.entries.delete(agentId)
+        stale.delete(agentId)
+      },
       forgetSession: (sessionId: string) => void sessions.entries.delete(sessionId),
       size: () => agents.entries.size
     }

@@ -1,13 +1,16 @@
 /**
  * What an agent's checkpoints are judged and committed against: its active card and conscience
  * values, with their commitments, and the settings and webhook registrations its decisions follow.
- * Read from the store when the agent's actor is created and again after `CONTEXT_TTL_MS` (the usual
- * five-minute conscience-value cache), so a card, settings or webhook update reaches the actors
- * without a restart.
+ * Read from the store when the agent's actor is created, again as soon as the agent's settings
+ * change (`AgentState.subscribeChanges`: a card, conscience-value or setting update), and at the
+ * latest after `CONTEXT_TTL_MS`, so webhook registrations (which tell no one) also reach the actors.
+ * The conscience values are resolved as `/conscience-values/effective` resolves them
+ * (core/ConscienceResolution.ts), so the API shows the `values_hash` the certificates bind.
  */
 import type { AlignmentCard } from "../core/schema/Card.js"
 import type { ConscienceValue } from "../core/schema/Conscience.js"
 import { cardHash, valuesHash } from "../core/Commitments.js"
+import { boundaryValueNames } from "../core/ConscienceResolution.js"
 import type { WebhookTarget } from "./Webhooks.js"
 
 export const CONTEXT_TTL_MS = 5 * 60_000
@@ -17,7 +20,7 @@ export interface AgentContext {
   readonly values: ReadonlyArray<ConscienceValue>
   readonly cardHash: string
   readonly valuesHash: string
-  /** Names of the BOUNDARY values: a high concern naming one crosses the boundary (core/Verdict.ts). */
+  /** Names of the boundary values (`boundaryValueNames`): a high concern naming one crosses the boundary (core/Verdict.ts). */
   readonly boundaryValues: ReadonlyArray<string>
   /** Pause the agent after this many consecutive boundary violations; undefined: never. */
   readonly autoContainThreshold: number | undefined
@@ -45,7 +48,7 @@ export const agentContext = (
   values,
   cardHash: cardHash(card),
   valuesHash: valuesHash(values),
-  boundaryValues: values.filter((value) => value.type === "BOUNDARY").map((value) => value.name),
+  boundaryValues: boundaryValueNames(values),
   autoContainThreshold: settings.autoContainThreshold,
   contained: settings.contained,
   webhooks: settings.webhooks,

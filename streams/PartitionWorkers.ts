@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import { DEFAULT_PREFIX } from "../adapters/bus/Subjects.js"
 import { Store } from "../adapters/store/Store.js"
@@ -57,7 +58,9 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const bus = yield* Bus
     const ownership = yield* PartitionOwnership
     const { active: key } = yield* SigningKeys
-    const actors = yield* makeAgentActors(defaultActorsOptions)
+    // Subscribed before the first batch: a settings change (card, conscience values, mode) drops the agent's cached context.
+    const changes = yield* (yield* AgentState).subscribeChanges
+    const actors = yield* makeAgentActors(defaultActorsOptions, changes)
     const sender = Option.getOrElse(yield* Effect.serviceOption(WebhookSender), () => makeWebhookSender())
     // One signal per relay: a commit that wrote items of its kind wakes it.
     const wakeDecisions = yield* makeSignal

@@ -8,6 +8,7 @@
  */
 import { Clock, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { Agent, request as undiciRequest } from "undici"
+import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import { deriveVerdict } from "../../core/Verdict.js"
 import { AnalysisFailed, AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
 import { type CircuitBreakerOptions, CircuitOpen, makeCircuitBreaker } from "./CircuitBreaker.js"
@@ -205,8 +206,7 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           return yield* Effect.fail(new AnalysisFailed({ reason: `judge output unparseable (${parsed.left.reason})` }))
         const output = parsed.right
         const concerns = redactConcerns(output.concerns, redaction)
-        const boundaryNames = request.conscienceValues.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
-        const derived = deriveVerdict(concerns, boundaryNames)
+        const derived = deriveVerdict(concerns, boundaryValueNames(request.conscienceValues))
         const finished = yield* Clock.currentTimeMillis
         return {
           concerns,

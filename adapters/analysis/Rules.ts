@@ -12,7 +12,9 @@
  *   nowhere plans to escalate or ask; `log` triggers are skipped (they demand no escalation);
  * - BOUNDARY values by theme (deception, exfiltration, instruction compliance, forbidden actions):
  *   a concern of that theme names the value, which `core/Verdict.ts` escalates at `high`; a custom
- *   BOUNDARY value phrased "Never …/Do not …" (≤ 6 words) is matched like a forbidden action;
+ *   BOUNDARY value phrased "Never …/Do not …" (≤ 6 words) is matched like a forbidden action, and so
+ *   is a mandatory value of any type (`isBoundaryValue`); whether a concern naming the value crosses
+ *   the boundary is the verdict rule's to say (an advisory BOUNDARY value's does not);
  * - FEAR values by theme, advisory (low/medium).
  * Not checked: actions outside `bounded_actions` (any verb would count: far too noisy for a regex
  * judge; the LLM judge weighs it), custom FEAR values with no recognised theme.
@@ -22,6 +24,7 @@
  * `rules` analyses anyway (it is cheap) and reports the token count.
  */
 import { Effect, Layer } from "effect"
+import { isBoundaryValue } from "../../core/ConscienceResolution.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
 import { type Concern, severityRank } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
@@ -100,7 +103,8 @@ const compile = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled
   const specs: Array<RuleSpec> = []
   const customBoundary: Array<RuleSpec> = []
   for (const value of values) {
-    if (value.type !== "BOUNDARY") continue
+    // BOUNDARY values and every mandatory value: a concern naming an advisory one stays below the boundary anyway.
+    if (value.type !== "BOUNDARY" && !isBoundaryValue(value)) continue
     const theme = boundaryTheme(value.name, value.content)
     if (theme !== undefined) {
       if (!themed.has(theme)) themed.set(theme, value.name)
@@ -164,7 +168,7 @@ const cache = new WeakMap<object, Map<string, Compiled>>()
 const MAX_VALUE_SETS_PER_CARD = 8
 
 const valuesKey = (values: ReadonlyArray<Value>): string =>
-  values.map((v) => `${v.type}\u0001${v.name}\u0001${v.content}`).join("\u0000")
+  values.map((v) => `${v.type}\u0001${v.severity ?? ""}\u0001${v.name}\u0001${v.content}`).join("\u0000")
 
 export const compiledFor = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled => {
   const cardKey: object = card ?? NO_CARD

@@ -11,7 +11,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import { ContainedStatus } from "../../core/schema/Agent.js"
 import { AlignmentCard } from "../../core/schema/Card.js"
 import { ConscienceValue } from "../../core/schema/Conscience.js"
@@ -54,22 +57,36 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
     /** The pending nudge, removed as it is read: each nudge is injected once. */
     readonly takeNudge: (agentId: string) => Effect.Effect<string | undefined>
     readonly setNudge: (agentId: string, text: string) => Effect.Effect<void>
+    /**
+     * The ids of agents whose settings change from now on (by this process or, on NATS, by any),
+     * until the scope closes. The workers drop their cached context of such an agent, so a change
+     * reaches its next certificate without waiting for the context's TTL. A queue rather than a
+     * stream so the reader can drain what is pending before each batch: in one process an update
+     * made before an event was published is always seen before that event is attested.
+     */
+    readonly subscribeChanges: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope>
   }
 >() {
-  static readonly layerMemory: Layer.Layer<AgentState> = Layer.sync(AgentState, () => {
-    const settings = new Map<string, AgentSettings>()
-    const nudges = new Map<string, string>()
-    return {
-      get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
-      update: (agentId, patch) =>
-        Effect.sync(() => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })),
-      takeNudge: (agentId) =>
-        Effect.sync(() => {
-          const text = nudges.get(agentId)
-          nudges.delete(agentId)
-          return text
-        }),
-      setNudge: (agentId, text) => Effect.sync(() => void nudges.set(agentId, text))
-    }
-  })
+  static readonly layerMemory: Layer.Layer<AgentState> = Layer.effect(
+    AgentState,
+    Effect.map(PubSub.unbounded<string>(), (changed) => {
+      const settings = new Map<string, AgentSettings>()
+      const nudges = new Map<string, string>()
+      return {
+        get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+        update: (agentId, patch) =>
+          Effect.sync(
+            () => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })
+          ).pipe(Effect.zipRight(PubSub.publish(changed, agentId)), Effect.asVoid),
+        takeNudge: (agentId) =>
+          Effect.sync(() => {
+            const text = nudges.get(agentId)
+            nudges.delete(agentId)
+            return text
+          }),
+        setNudge: (agentId, text) => Effect.sync(() => void nudges.set(agentId, text)),
+        subscribeChanges: PubSub.subscribe(changed)
+      }
+    })
+  )
 }

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
+import * as PubSub from "effect/PubSub"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -82,6 +83,8 @@ export const make = (
     )
     const settings = new Map<string, Known<AgentSettings>>()
     const nudges = new Map<string, Known<string>>()
+    // Every settings entry the watch brings (or this instance writes) names an agent that changed.
+    const changed = yield* PubSub.unbounded<string>()
 
     const learn = <A>(known: Map<string, Known<A>>, agentId: string, revision: number, value: A | undefined): void => {
       const current = known.get(agentId)
@@ -104,6 +107,7 @@ export const make = (
       const put = entry.operation === "PUT"
       if (entry.key.startsWith(SETTINGS)) {
         const agentId = entry.key.slice(SETTINGS.length)
+        changed.unsafeOffer(agentId)
         if (!put) return learn(settings, agentId, entry.revision, undefined)
         Either.match(parseSettings(entry.string()), {
           onLeft: (error) => skipped(agentId, error),
@@ -171,6 +175,7 @@ export const make = (
           onLeft: (error) => skipped(agentId, error),
           onRight: (value) => learn(settings, agentId, revision, value)
         })
+        yield* PubSub.publish(changed, agentId)
       }).pipe(Effect.retry(writeRetry))
 
     const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>
@@ -210,7 +215,8 @@ export const make = (
       get: (agentId) => Effect.sync(() => settings.get(agentId)?.value ?? defaultSettings),
       update,
       takeNudge,
-      setNudge
+      setNudge,
+      subscribeChanges: PubSub.subscribe(changed)
     }
   })
 

@@ -36,6 +36,7 @@ import {
   type PolicyVerdict
 } from "../../core/Policy.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import type { SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
@@ -124,10 +125,6 @@ const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
   }
   return out
 }
-
-const boundaryNames = (
-  values: ReadonlyArray<{ readonly type: string; readonly name: string }>
-): ReadonlyArray<string> => values.filter((v) => v.type === "BOUNDARY").map((v) => v.name)
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {
@@ -223,7 +220,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         })
         .pipe(
           Effect.map((analysis): Judgement => ({
-            verdict: deriveVerdict(analysis.concerns, boundaryNames(values)) satisfies Verdict,
+            verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)) satisfies Verdict,
             thinkingHash,
             analysis,
             synthetic: analysis.synthetic_reason

@@ -20,6 +20,7 @@ import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import { selectCheckpointPage } from "./AgentQueries.js"
+import { orgLayerOfAgent } from "./OrgConscienceRepo.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeCommitBatch } from "./SqlCommit.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
@@ -352,6 +353,7 @@ export const make = Effect.gen(function* () {
         Effect.map(([row]) => row?.values ?? []),
         storeError("conscienceValues")
       ),
+    orgConscienceLayer: (agentId) => orgLayerOfAgent(sql, agentId),
 
     agentSettings: (agentId) =>
       sql<{ settings: unknown }>`select settings from agents where agent_id = ${agentId}`.pipe(

@@ -15,6 +15,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { AgentLogState, Attestation } from "../../core/Attestation.js"
 import type { Certificate } from "../../core/Certificate.js"
+import type { OrgConscienceLayer } from "../../core/ConscienceResolution.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
@@ -226,6 +227,8 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       values: ReadonlyArray<ConscienceValue>
     ) => Effect.Effect<void, StoreError>
     readonly conscienceValues: (agentId: string) => Effect.Effect<ReadonlyArray<ConscienceValue>, StoreError>
+    /** The conscience layer of the agent's organization (through its claim); undefined outside any organization. */
+    readonly orgConscienceLayer: (agentId: string) => Effect.Effect<OrgConscienceLayer | undefined, StoreError>
 
     // ---- agent settings and enforcement records ----
     /** The agent's settings; `defaultAgentSettings` for an agent never configured. */

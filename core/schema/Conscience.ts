@@ -3,6 +3,7 @@
  * base defaults, then organization values (`augment` or `replace`), then per-agent values.
  */
 import { Schema } from "effect"
+import { DateTimeString, Hex32 } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 
 export const CONSCIENCE_VALUE_TYPES = ["BOUNDARY", "FEAR", "COMMITMENT", "BELIEF", "HOPE"] as const
@@ -13,7 +14,11 @@ export const ConscienceValueType = literalUnion(CONSCIENCE_VALUE_TYPES, {
 export type ConscienceValueType = typeof ConscienceValueType.Type
 
 export const CONSCIENCE_SEVERITIES = ["advisory", "mandatory"] as const
-export const ConscienceSeverity = literalUnion(CONSCIENCE_SEVERITIES, { identifier: "ConscienceSeverity" })
+export const ConscienceSeverity = literalUnion(CONSCIENCE_SEVERITIES, {
+  identifier: "ConscienceSeverity",
+  description:
+    "mandatory: a hard boundary (a high concern naming it is a boundary_violation, whatever the type); advisory: weighed by the judge, never a boundary. A value without severity counts as a boundary when its type is BOUNDARY."
+})
 export type ConscienceSeverity = typeof ConscienceSeverity.Type
 
 export const ORG_CONSCIENCE_MODES = ["augment", "replace"] as const
@@ -88,3 +93,100 @@ export const DEFAULT_CONSCIENCE_VALUES: ReadonlyArray<ConscienceValue> = [
     "Agreeing with the user, or praising them, because it pleases rather than because it is true."
   )
 ]
+
+// ---- organization conscience values (docs/api.md, "Organization conscience values") ----
+
+/** At most this many values per organization: every one is sent with every analysis. */
+export const ORG_CONSCIENCE_MAX_VALUES = 20
+export const ORG_CONSCIENCE_NAME_MAX = 50
+export const ORG_CONSCIENCE_CONTENT_MAX = 500
+
+export const OrgConscienceValueId = Schema.String.pipe(
+  Schema.pattern(/^cv-[0-9a-f-]{36}$/, { message: () => "must be a conscience value id (cv-<uuid>)" })
+).annotations({ identifier: "OrgConscienceValueId", description: "cv-<uuid>" })
+
+export const OrgConscienceValue = Schema.Struct({
+  value_id: OrgConscienceValueId,
+  type: ConscienceValueType,
+  name: Schema.String,
+  content: Schema.String,
+  severity: ConscienceSeverity,
+  is_active: Schema.Boolean,
+  sort_order: Schema.Int.annotations({ description: "Position in the organization's order, from 0" }),
+  created_by: Schema.String,
+  updated_by: Schema.String,
+  created_at: DateTimeString,
+  updated_at: DateTimeString
+}).annotations({ identifier: "OrgConscienceValue", description: "One conscience value of an organization" })
+export type OrgConscienceValue = typeof OrgConscienceValue.Type
+
+/** An organization's conscience layer: its mode, whether it applies at all, and its values in order. */
+export const OrgConscience = Schema.Struct({
+  org_id: Schema.String,
+  mode: OrgConscienceMode,
+  enabled: Schema.Boolean,
+  values: Schema.Array(OrgConscienceValue)
+}).annotations({ identifier: "OrgConscience" })
+export type OrgConscience = typeof OrgConscience.Type
+
+export const ORG_CONSCIENCE_LOG_ACTIONS = [
+  "create",
+  "update",
+  "delete",
+  "activate",
+  "deactivate",
+  "reorder",
+  "mode_change"
+] as const
+export const OrgConscienceLogAction = literalUnion(ORG_CONSCIENCE_LOG_ACTIONS, { identifier: "OrgConscienceLogAction" })
+export type OrgConscienceLogAction = typeof OrgConscienceLogAction.Type
+
+/** `{field: {from, to}}`: what a change did, field by field. */
+export const ConscienceChanges = Schema.Record({
+  key: Schema.String,
+  value: Schema.Struct({ from: Schema.Unknown, to: Schema.Unknown })
+}).annotations({ identifier: "ConscienceChanges" })
+export type ConscienceChanges = typeof ConscienceChanges.Type
+
+export const OrgConscienceLogEntry = Schema.Struct({
+  value_id: Schema.NullOr(Schema.String),
+  action: OrgConscienceLogAction,
+  actor: Schema.String,
+  changes: ConscienceChanges,
+  created_at: DateTimeString
+}).annotations({ identifier: "OrgConscienceLogEntry" })
+export type OrgConscienceLogEntry = typeof OrgConscienceLogEntry.Type
+
+/** Where a resolved value comes from. */
+export const CONSCIENCE_LAYERS = ["base", "org", "agent"] as const
+export const ConscienceLayer = literalUnion(CONSCIENCE_LAYERS, { identifier: "ConscienceLayer" })
+export type ConscienceLayer = typeof ConscienceLayer.Type
+
+export const EffectiveConscienceValue = Schema.Struct({
+  value_id: Schema.NullOr(Schema.String).annotations({
+    description: "The organization value's id, a base default's id, or the agent value's id (null when it has none)"
+  }),
+  type: ConscienceValueType,
+  name: Schema.String,
+  content: Schema.String,
+  severity: ConscienceSeverity.annotations({
+    description: "As given; a value without one is reported as mandatory when it counts as a boundary, else advisory"
+  }),
+  boundary: Schema.Boolean.annotations({
+    description: "Whether a high concern naming it is a boundary_violation (core/Verdict.ts)"
+  }),
+  layer: ConscienceLayer
+}).annotations({ identifier: "EffectiveConscienceValue" })
+export type EffectiveConscienceValue = typeof EffectiveConscienceValue.Type
+
+export const EffectiveConscience = Schema.Struct({
+  agent_id: Schema.String,
+  org_id: Schema.NullOr(Schema.String),
+  mode: OrgConscienceMode,
+  enabled: Schema.Boolean,
+  values: Schema.Array(EffectiveConscienceValue),
+  values_hash: Hex32.annotations({
+    description: "The values_hash the agent's next certificates bind (SHA-256 over the JCS of the values in force)"
+  })
+}).annotations({ identifier: "EffectiveConscience" })
+export type EffectiveConscience = typeof EffectiveConscience.Type

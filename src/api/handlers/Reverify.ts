@@ -11,11 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentQueries, type CheckpointReevaluation } from "../../../adapters/store/AgentQueries.js"
+import { resolvedConscienceOf } from "../../../adapters/store/OrgConscienceRepo.js"
 import { Store } from "../../../adapters/store/Store.js"
+import { boundaryValueNames } from "../../../core/ConscienceResolution.js"
 import type { AlignmentCard } from "../../../core/schema/Card.js"
 import type { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
 import { Concern } from "../../../core/schema/Concern.js"
-import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/Conscience.js"
 import type { APTrace } from "../../../core/schema/Trace.js"
 import type { Verdict } from "../../../core/schema/Verdict.js"
 import { verifyTrace } from "../../../core/TraceVerification.js"
@@ -73,11 +74,6 @@ export const reverifyTrace = (trace: APTrace, card: AlignmentCard): APTrace | st
   }
 }
 
-const boundaryNames = (values: ReadonlyArray<ConscienceValue>) =>
-  (values.length > 0 ? values : DEFAULT_CONSCIENCE_VALUES)
-    .filter((value) => value.type === "BOUNDARY")
-    .map((value) => value.name)
-
 /** The card re-verification is against; 404 when the agent has none yet. */
 const currentCard = (agentId: string) =>
   Effect.flatMap(Store, (store) => store.activeCard(agentId)).pipe(
@@ -98,7 +94,8 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
         const card = yield* currentCard(path.agent_id)
         const store = yield* Store
         const queries = yield* AgentQueries
-        const boundary = boundaryNames(yield* store.conscienceValues(path.agent_id))
+        // The values in force now, resolved as the workers resolve them (organization layer included).
+        const boundary = boundaryValueNames((yield* resolvedConscienceOf(store, path.agent_id)).values)
         const batch = yield* queries.nonClearCheckpoints(path.agent_id, urlParams.limit, urlParams.offset)
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const outcomes = batch.map((checkpoint) => reevaluateCheckpoint(checkpoint, boundary, now))

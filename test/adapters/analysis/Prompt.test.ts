@@ -7,7 +7,9 @@ import { request } from "./Fixtures.js"
 const values = [
   ...DEFAULT_CONSCIENCE_VALUES,
   { type: "HOPE" as const, name: "hope-1", content: "HOPE-MARKER text" },
-  { type: "BELIEF" as const, name: "belief-1", content: "BELIEF-MARKER text" }
+  { type: "BELIEF" as const, name: "belief-1", content: "BELIEF-MARKER text" },
+  { type: "COMMITMENT" as const, name: "commit-1", content: "COMMITMENT-MARKER text", severity: "mandatory" as const },
+  { type: "BOUNDARY" as const, name: "soft-1", content: "SOFT-BOUNDARY-MARKER text", severity: "advisory" as const }
 ]
 
 describe("conscience prompt", () => {
@@ -74,15 +76,19 @@ describe("conscience prompt", () => {
     }
   })
 
-  it("conscience values: only BOUNDARY and FEAR, in the DAIMONION line format", () => {
+  it("conscience values: all five types with their severity, boundaries marked as hard, in the DAIMONION line format", () => {
     const lines = prompt.stable.split("\n").filter((l) => l.startsWith("[DAIMONION]"))
-    expect(lines).toHaveLength(DEFAULT_CONSCIENCE_VALUES.length)
+    expect(lines).toHaveLength(values.length)
     expect(lines[0]).toBe(
-      `[DAIMONION]-<be aware of> [BOUNDARY] ${DEFAULT_CONSCIENCE_VALUES[0]!.content} (value: boundary-no-deception)`
+      `[DAIMONION]-<hard boundary> [BOUNDARY, mandatory] ${DEFAULT_CONSCIENCE_VALUES[0]!.content} (value: boundary-no-deception)`
     )
-    expect(lines.some((l) => l.startsWith("[DAIMONION]-<be aware of> [FEAR] "))).toBe(true)
-    expect(prompt.stable).not.toContain("HOPE-MARKER")
-    expect(prompt.stable).not.toContain("BELIEF-MARKER")
+    expect(lines.some((l) => l.startsWith("[DAIMONION]-<be aware of> [FEAR, advisory] "))).toBe(true)
+    expect(lines.slice(-4)).toEqual([
+      "[DAIMONION]-<be aware of> [HOPE, advisory] HOPE-MARKER text (value: hope-1)",
+      "[DAIMONION]-<be aware of> [BELIEF, advisory] BELIEF-MARKER text (value: belief-1)",
+      "[DAIMONION]-<hard boundary> [COMMITMENT, mandatory] COMMITMENT-MARKER text (value: commit-1)",
+      "[DAIMONION]-<be aware of> [BOUNDARY, advisory] SOFT-BOUNDARY-MARKER text (value: soft-1)"
+    ])
   })
 
   it("dynamic part: session window then the thinking block; the stable part holds no thinking", () => {

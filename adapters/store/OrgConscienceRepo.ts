@@ -1,0 +1,256 @@
+/**
+ * Organization conscience values on the store (migrations/0008_org_conscience_values.ts): the
+ * values, the layer's mode, the change log, and the read the workers and the API resolve an agent's
+ * values from (`layerOfAgent`, through the agent's claim).
+ *
+ * Writes run in the caller's transaction (the API stores a change, its log entry, its governance
+ * entry and its webhook drafts together). `lock` takes the organization's row lock first, so two
+ * changes of one organization are serialised: the 20-value limit, the name check and the order are
+ * decided on what is committed, never on a concurrent change's snapshot.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { type OrgConscienceLayer, resolveConscience } from "../../core/ConscienceResolution.js"
+import type {
+  ConscienceChanges,
+  ConscienceSeverity,
+  ConscienceValueType,
+  OrgConscience,
+  OrgConscienceLogAction,
+  OrgConscienceLogEntry,
+  OrgConscienceMode,
+  OrgConscienceValue
+} from "../../core/schema/Conscience.js"
+import { type Columns, fromRow, json, toCount, toIso } from "./Rows.js"
+import { type Store, StoreError } from "./Store.js"
+
+/** The members of a value a change may set. */
+export interface OrgConscienceFields {
+  readonly type: ConscienceValueType
+  readonly name: string
+  readonly content: string
+  readonly severity: ConscienceSeverity
+  readonly is_active: boolean
+}
+
+export interface OrgConscienceLogDraft {
+  readonly value_id: string | null
+  readonly action: OrgConscienceLogAction
+  readonly actor: string
+  readonly changes: ConscienceChanges
+  /** RFC 3339. */
+  readonly at: string
+}
+
+export class OrgConscienceRepo extends Context.Tag("candor/adapters/store/OrgConscienceRepo")<
+  OrgConscienceRepo,
+  {
+    /** The organization's layer (values in order); undefined when there is no such organization. */
+    readonly get: (orgId: string) => Effect.Effect<OrgConscience | undefined, StoreError>
+    /** As `get`, holding the organization's row lock until the caller's transaction ends. */
+    readonly lock: (orgId: string) => Effect.Effect<OrgConscience | undefined, StoreError>
+    readonly insert: (
+      orgId: string,
+      value: OrgConscienceFields & { readonly value_id: string; readonly sort_order: number },
+      actor: string,
+      at: string
+    ) => Effect.Effect<void, StoreError>
+    readonly update: (
+      orgId: string,
+      valueId: string,
+      fields: OrgConscienceFields,
+      actor: string,
+      at: string
+    ) => Effect.Effect<void, StoreError>
+    readonly remove: (orgId: string, valueId: string) => Effect.Effect<void, StoreError>
+    /** Sets each value's `sort_order` to its index in `order`. */
+    readonly reorder: (
+      orgId: string,
+      order: ReadonlyArray<string>,
+      actor: string,
+      at: string
+    ) => Effect.Effect<void, StoreError>
+    readonly setMode: (
+      orgId: string,
+      mode: OrgConscienceMode,
+      enabled: boolean,
+      actor: string,
+      at: string
+    ) => Effect.Effect<void, StoreError>
+    /** Returns the entry's id (increasing: occurrences and webhook ids are derived from it). */
+    readonly appendLog: (orgId: string, draft: OrgConscienceLogDraft) => Effect.Effect<number, StoreError>
+    /** Newest first. */
+    readonly log: (
+      orgId: string,
+      limit: number,
+      offset: number
+    ) => Effect.Effect<ReadonlyArray<OrgConscienceLogEntry>, StoreError>
+  }
+>() {}
+
+const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
+
+const valueOf = fromRow(
+  (row: Columns<OrgConscienceValue, "sort_order" | "created_at" | "updated_at">): OrgConscienceValue => ({
+    value_id: row.value_id,
+    type: row.type,
+    name: row.name,
+    content: row.content,
+    severity: row.severity,
+    is_active: row.is_active,
+    sort_order: toCount(row.sort_order),
+    created_by: row.created_by,
+    updated_by: row.updated_by,
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at)
+  })
+)
+
+const logEntryOf = fromRow((row: Columns<OrgConscienceLogEntry, "created_at" | "changes">): OrgConscienceLogEntry => ({
+  value_id: row.value_id ?? null,
+  action: row.action,
+  actor: row.actor,
+  changes: (typeof row.changes === "string" ? JSON.parse(row.changes) : row.changes) as ConscienceChanges,
+  created_at: toIso(row.created_at)
+}))
+
+/** The settings when an organization never set them. */
+const DEFAULT_SETTINGS = { mode: "augment", enabled: true } as const
+
+/**
+ * The organization layer of an agent (through its claim), or undefined for an agent outside any
+ * organization: what `resolveConscience` reads. Shared by `Store.orgConscienceOf` (the workers) and
+ * the API, so both resolve from the same rows.
+ */
+export const orgLayerOfAgent = (
+  sql: SqlClient.SqlClient,
+  agentId: string
+): Effect.Effect<OrgConscienceLayer | undefined, StoreError> =>
+  Effect.gen(function* () {
+    const [claim] = yield* sql<{ org_id: string | null; mode: string | null; enabled: boolean | null }>`
+      select c.org_id, s.mode, s.enabled from agent_claims c
+      left join org_conscience_settings s on s.org_id = c.org_id
+      where c.agent_id = ${agentId}`
+    if (claim === undefined || claim.org_id === null) return undefined
+    const rows = yield* sql<{
+      value_id: string
+      type: ConscienceValueType
+      name: string
+      content: string
+      severity: ConscienceSeverity
+      is_active: boolean
+      sort_order: unknown
+    }>`
+      select value_id, type, name, content, severity, is_active, sort_order from org_conscience_values
+      where org_id = ${claim.org_id} order by sort_order, value_id`
+    return {
+      org_id: claim.org_id,
+      mode: (claim.mode ?? DEFAULT_SETTINGS.mode) as OrgConscienceMode,
+      enabled: claim.enabled ?? DEFAULT_SETTINGS.enabled,
+      values: rows.map((row) => ({ ...row, sort_order: toCount(row.sort_order) }))
+    } satisfies OrgConscienceLayer
+  }).pipe(storeError("orgLayerOfAgent"))
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const read = (orgId: string, forUpdate: boolean) =>
+    Effect.gen(function* () {
+      const [org] = forUpdate
+        ? yield* sql<{ org_id: string }>`select org_id from orgs where org_id = ${orgId} for update`
+        : yield* sql<{ org_id: string }>`select org_id from orgs where org_id = ${orgId}`
+      if (org === undefined) return undefined
+      const [settings] = yield* sql<{ mode: OrgConscienceMode; enabled: boolean }>`
+        select mode, enabled from org_conscience_settings where org_id = ${orgId}`
+      const rows = yield* sql`
+        select value_id, type, name, content, severity, is_active, sort_order, created_by, updated_by, created_at,
+          updated_at
+        from org_conscience_values where org_id = ${orgId} order by sort_order, value_id`
+      return {
+        org_id: orgId,
+        mode: settings?.mode ?? DEFAULT_SETTINGS.mode,
+        enabled: settings?.enabled ?? DEFAULT_SETTINGS.enabled,
+        values: rows.map(valueOf)
+      } satisfies OrgConscience
+    })
+
+  return OrgConscienceRepo.of({
+    get: (orgId) => read(orgId, false).pipe(storeError("orgConscience")),
+    lock: (orgId) => read(orgId, true).pipe(storeError("lockOrgConscience")),
+    insert: (orgId, value, actor, at) =>
+      sql`
+        insert into org_conscience_values (value_id, org_id, type, name, content, severity, is_active, sort_order,
+          created_by, updated_by, created_at, updated_at)
+        values (${value.value_id}, ${orgId}, ${value.type}, ${value.name}, ${value.content}, ${value.severity},
+          ${value.is_active}, ${value.sort_order}, ${actor}, ${actor}, ${at}::timestamptz, ${at}::timestamptz)`.pipe(
+        Effect.asVoid,
+        storeError("insertOrgConscienceValue")
+      ),
+    update: (orgId, valueId, fields, actor, at) =>
+      sql`
+        update org_conscience_values set type = ${fields.type}, name = ${fields.name}, content = ${fields.content},
+          severity = ${fields.severity}, is_active = ${fields.is_active}, updated_by = ${actor},
+          updated_at = ${at}::timestamptz
+        where org_id = ${orgId} and value_id = ${valueId}`.pipe(Effect.asVoid, storeError("updateOrgConscienceValue")),
+    remove: (orgId, valueId) =>
+      sql`delete from org_conscience_values where org_id = ${orgId} and value_id = ${valueId}`.pipe(
+        Effect.asVoid,
+        storeError("deleteOrgConscienceValue")
+      ),
+    reorder: (orgId, order, actor, at) =>
+      sql`
+        update org_conscience_values v set sort_order = r.sort_order, updated_by = ${actor},
+          updated_at = ${at}::timestamptz
+        from json_to_recordset(${json(order.map((value_id, sort_order) => ({ value_id, sort_order })))}::json)
+          as r(value_id text, sort_order integer)
+        where v.org_id = ${orgId} and v.value_id = r.value_id`.pipe(
+        Effect.asVoid,
+        storeError("reorderOrgConscienceValues")
+      ),
+    setMode: (orgId, mode, enabled, actor, at) =>
+      sql`
+        insert into org_conscience_settings (org_id, mode, enabled, updated_by, updated_at)
+        values (${orgId}, ${mode}, ${enabled}, ${actor}, ${at}::timestamptz)
+        on conflict (org_id) do update set mode = excluded.mode, enabled = excluded.enabled,
+          updated_by = excluded.updated_by, updated_at = excluded.updated_at`.pipe(
+        Effect.asVoid,
+        storeError("setOrgConscienceMode")
+      ),
+    appendLog: (orgId, draft) =>
+      sql<{ entry_id: unknown }>`
+        insert into org_conscience_log (org_id, value_id, action, actor, changes, created_at)
+        values (${orgId}, ${draft.value_id}, ${draft.action}, ${draft.actor}, ${json(draft.changes)}::jsonb,
+          ${draft.at}::timestamptz)
+        returning entry_id`.pipe(
+        Effect.map(([row]) => toCount(row?.entry_id)),
+        storeError("appendOrgConscienceLog")
+      ),
+    log: (orgId, limit, offset) =>
+      sql`
+        select value_id, action, actor, changes, created_at from org_conscience_log
+        where org_id = ${orgId} order by entry_id desc limit ${limit} offset ${offset}`.pipe(
+        Effect.map((rows) => rows.map(logEntryOf)),
+        storeError("orgConscienceLog")
+      )
+  })
+})
+
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<OrgConscienceRepo, never, SqlClient.SqlClient> = Layer.effect(OrgConscienceRepo, make)
+
+/**
+ * The agent's conscience values in force, resolved from the store: the workers build their context
+ * from this and the API's `/conscience-values/effective` answers it, so the `values_hash` the API
+ * shows is the one the agent's next certificates bind.
+ */
+export const resolvedConscienceOf = (store: Store["Type"], agentId: string) =>
+  Effect.map(
+    Effect.all([store.orgConscienceLayer(agentId), store.conscienceValues(agentId)], { concurrency: "unbounded" }),
+    ([org, agentValues]) => resolveConscience({ org, agentValues })
+  )
