@@ -27,6 +27,12 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
   body,
   HttpApiSchema.annotations({ status: 404 })
 ) {}
+/** The request contradicts what is stored (a name already taken, a limit reached). */
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  body,
+  HttpApiSchema.annotations({ status: 409 })
+) {}
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()(
   "TooManyRequests",
   { ...body, retry_after_seconds: Schema.Int },

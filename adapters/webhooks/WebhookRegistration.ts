@@ -11,7 +11,8 @@ import type { WebhookRegistration } from "../store/Store.js"
 /**
  * `verdict`, `drift_alert` (the AIP reference's events) and `containment` are sent by the actors;
  * `agent.paused` is the public event name for a pause (auto-containment sends it too), `agent.resumed` and
- * `agent.killed` the public names for the admin operations that send them.
+ * `agent.killed` the public names for the admin operations that send them. `conscience.values_updated`
+ * is sent to the registrations of an organization's agents when its conscience values change.
  */
 export const WEBHOOK_EVENTS = [
   "verdict",
@@ -19,7 +20,8 @@ export const WEBHOOK_EVENTS = [
   "containment",
   "agent.paused",
   "agent.resumed",
-  "agent.killed"
+  "agent.killed",
+  "conscience.values_updated"
 ] as const
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 

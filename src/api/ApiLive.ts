@@ -39,6 +39,8 @@ import { ReverifyLive } from "./handlers/Reverify.js"
 import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
+import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
+import { OrgConscienceLive } from "./handlers/OrgConscience.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -78,7 +80,8 @@ const HandlersLive = Layer.mergeAll(
   EnterpriseLive,
   BlogLive,
   AgentDataLive,
-  VerificationLive
+  VerificationLive,
+  OrgConscienceLive.pipe(Layer.provide(OrgConscienceRepo.layer))
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

@@ -18,6 +18,7 @@ const REPLACED = [
   "Unauthorized",
   "Forbidden",
   "NotFound",
+  "Conflict",
   "TooManyRequests",
   "InternalError",
   "ServiceUnavailable"
@@ -28,6 +29,7 @@ const DESCRIPTIONS: Record<string, string> = {
   "401": "Missing or invalid credentials",
   "403": "Valid credentials, insufficient permissions (or a write during impersonation)",
   "404": "Not found, or not visible to the caller",
+  "409": "Conflicts with what is stored (a name already taken, a limit reached)",
   "413": "Request body too large",
   "429": "Rate limit exceeded; retry after the Retry-After seconds",
   "500": "Server error",

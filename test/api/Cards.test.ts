@@ -7,7 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { Store } from "../../adapters/store/Store.js"
-import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import { cardFor } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
@@ -36,10 +36,11 @@ layer(harness(), { timeout: "90 seconds" })("cards API", (it) => {
         const active = yield* store.activeCard(agentA)
         expect(active).toMatchObject({ version: 1, card: { card_id: "card-v1", aap_version: "0.5.0" } })
         expect(yield* store.conscienceValues(agentA)).toEqual(values)
+        // The gateways get the resolved values: the agent's add to the defaults (they used to replace them).
         expect(yield* state.get(agentA)).toMatchObject({
           cardId: "card-v1",
           card: { card_id: "card-v1" },
-          conscienceValues: values
+          conscienceValues: [...DEFAULT_CONSCIENCE_VALUES, ...values]
         })
 
         // A later card replaces it; the record's own members besides these two are accepted and ignored.
@@ -50,7 +51,7 @@ layer(harness(), { timeout: "90 seconds" })("cards API", (it) => {
         expect(second.body).toEqual({ updated: true, card_id: "card-v2" })
         expect(yield* store.activeCard(agentA)).toMatchObject({ version: 2, card: { card_id: "card-v2" } })
         expect(yield* store.conscienceValues(agentA)).toEqual([])
-        expect((yield* state.get(agentA)).conscienceValues).toBeUndefined()
+        expect((yield* state.get(agentA)).conscienceValues).toEqual(DEFAULT_CONSCIENCE_VALUES)
 
         // The card update may register a card before the agent's first request.
         const unseen = "agent-registered-by-card"
@@ -136,7 +137,7 @@ layer(harness(), { timeout: "90 seconds" })("cards API", (it) => {
         expect(response).toMatchObject({ status: 200 })
         expect(response.body).toEqual({ agent_id: orgAgent, conscience_values: values, updated: true })
         expect(yield* store.conscienceValues(orgAgent)).toEqual(values)
-        expect((yield* state.get(orgAgent)).conscienceValues).toEqual(values)
+        expect((yield* state.get(orgAgent)).conscienceValues).toEqual([...DEFAULT_CONSCIENCE_VALUES, ...values])
 
         const adminKey = yield* api.createApiKey(admin.userId, { orgId, role: "admin" })
         const reset = yield* api.call("PUT", `/v1/agents/${orgAgent}/conscience-values`, {
@@ -145,7 +146,7 @@ layer(harness(), { timeout: "90 seconds" })("cards API", (it) => {
         })
         expect(reset.body).toEqual({ agent_id: orgAgent, conscience_values: [], updated: true })
         expect(yield* store.conscienceValues(orgAgent)).toEqual([])
-        expect((yield* state.get(orgAgent)).conscienceValues).toBeUndefined()
+        expect((yield* state.get(orgAgent)).conscienceValues).toEqual(DEFAULT_CONSCIENCE_VALUES)
       })
   )
 

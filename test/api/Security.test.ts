@@ -62,6 +62,17 @@ const freshOrg = Effect.gen(function* () {
   return orgId
 })
 
+/** A conscience value in a fresh organization (created with the service-role key): its path. */
+const freshConscienceValue = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const orgId = yield* freshOrg
+  const created = yield* api.call("POST", `/v1/orgs/${orgId}/conscience-values`, {
+    token: api.serviceRoleKey,
+    body: { type: "HOPE", name: "hope", content: "That agents are useful." }
+  })
+  return `/v1/orgs/${orgId}/conscience-values/${created.body.value_id}`
+})
+
 const ALL: ReadonlyArray<Caller> = CALLERS
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
 
@@ -413,6 +424,73 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed((f) => `/v1/agents/${f.orgAgent}/reverify/aip`),
     allowed: ["service"],
     intended: "admin"
+  },
+  // ---- organization conscience values ----
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/conscience-values",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/conscience-values`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "POST",
+    route: "/v1/orgs/:org_id/conscience-values",
+    target: Effect.map(freshOrg, (orgId) => ({
+      path: `/v1/orgs/${orgId}/conscience-values`,
+      body: { type: "BELIEF", name: `belief-${randomUUID().slice(0, 8)}`, content: "Users deserve plain answers." }
+    })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PATCH",
+    route: "/v1/orgs/:org_id/conscience-values/:value_id",
+    target: Effect.map(freshConscienceValue, (path) => ({ path, body: { content: "Changed." } })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id/conscience-values/:value_id",
+    target: Effect.map(freshConscienceValue, (path) => ({ path })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/conscience-values/order",
+    target: Effect.map(freshOrg, (orgId) => ({
+      path: `/v1/orgs/${orgId}/conscience-values/order`,
+      body: { order: [] }
+    })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/conscience-values/mode",
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/conscience-values/mode`,
+      () => ({ mode: "augment", enabled: true })
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/conscience-values/log",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/conscience-values/log`),
+    // The log is for Owner and Admin: a member (or a member-role key) is refused with 403.
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/conscience-values/effective",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/conscience-values/effective`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
   }
 ]
 
@@ -511,6 +589,8 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
           ["POST", "/v1/orgs", { name: "Imp", slug: `imp-${randomUUID().slice(0, 8)}` }],
           ["PUT", `/v1/agents/${orgAgent}/enforcement`, { mode: "enforce" }],
           ["PUT", `/v1/agents/${orgAgent}/conscience-values`, { conscience_values: [] }],
+          ["POST", `/v1/orgs/${orgId}/conscience-values`, { type: "HOPE", name: "imp", content: "c" }],
+          ["PUT", `/v1/orgs/${orgId}/conscience-values/mode`, { mode: "replace", enabled: true }],
           ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],
