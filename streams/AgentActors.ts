@@ -242,13 +242,16 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
     const getAll = (agentIds: Iterable<string>, now: number) =>
       Effect.zipRight(
         takeChanges,
-        getMany(
-          agentIds,
-          (agentId) => {
-            const entry = agents.get(agentId, now)
-            return entry !== undefined && current(agentId, entry.state, now) ? entry.state : undefined
-          },
-          (agentId) => get(agentId, now)
+        // Suspended: getMany looks at the map when called, which must be after the changes are taken.
+        Effect.suspend(() =>
+          getMany(
+            agentIds,
+            (agentId) => {
+              const entry = agents.get(agentId, now)
+              return entry !== undefined && current(agentId, entry.state, now) ? entry.state : undefined
+            },
+            (agentId) => get(agentId, now)
+          )
         )
       )
 

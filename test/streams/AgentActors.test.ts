@@ -1,11 +1,13 @@
 /**
  * The actors' reads of the store (PGlite): an agent's context is read again within the usual five
- * minutes, but agents created together do not all refresh at the same moment; an agent the store
- * has never seen costs no replay of its history.
+ * minutes, but agents created together do not all refresh at the same moment; an agent whose
+ * settings changed is read again before its next event; an agent the store has never seen costs no
+ * replay of its history.
  */
 import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import { expect } from "vitest"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
@@ -54,6 +56,26 @@ layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
       // Every one by the TTL, and each once.
       yield* actors.getAll(agents, CONTEXT_TTL_MS)
       expect(reads.context).toBe(400)
+    })
+  )
+
+  it.scoped("reads the context of an agent whose settings changed again, before its next event, and only its", () =>
+    Effect.gen(function* () {
+      const { counted, reads } = yield* counting
+      const changes = yield* Queue.unbounded<string>()
+      const actors = yield* makeAgentActors(defaultActorsOptions, changes).pipe(Effect.provideService(Store, counted))
+      const agents = ["agt-changed", "agt-unchanged"]
+      yield* actors.getAll(agents, 0)
+      expect(reads.context).toBe(2)
+      // A change of an agent not in memory is nothing to drop (it is read when it first comes).
+      yield* Queue.offerAll(changes, ["agt-changed", "agt-elsewhere"])
+      yield* actors.getAll(agents, 1)
+      expect(reads.context).toBe(3)
+      yield* actors.getAll(agents, 2)
+      expect(reads.context).toBe(3)
+      yield* Queue.offer(changes, "agt-changed")
+      yield* actors.get("agt-changed", 3)
+      expect(reads.context).toBe(4)
     })
   )
 

@@ -7,6 +7,7 @@ import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import { Kvm } from "@nats-io/kv"
 import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
@@ -55,6 +56,20 @@ describeIntegration("nats", "KvAgentState", () => {
         )
         expect(yield* a.get("agt-1")).toEqual({ ...defaultSettings, mode: "enforce", failurePolicy: "fail_closed" })
         expect(yield* b.get("agt-2")).toEqual(defaultSettings)
+      })
+    )
+  )
+
+  it.live("an update by one instance is announced to the change subscribers of both", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        const atA = yield* a.subscribeChanges
+        const atB = yield* b.subscribeChanges
+        yield* a.update("agt-changed", { conscienceValues: [{ type: "HOPE", name: "h", content: "c" }] })
+        expect(yield* Queue.take(atA)).toBe("agt-changed")
+        expect(yield* Queue.take(atB).pipe(Effect.timeout("5 seconds"))).toBe("agt-changed")
       })
     )
   )

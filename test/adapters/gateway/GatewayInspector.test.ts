@@ -209,6 +209,32 @@ describe("GatewayInspector", () => {
     expect(bound.trace.card_id).toBe(card.card_id)
   })
 
+  it("a high concern naming a mandatory value of any type is a violation; naming an advisory one is not", async () => {
+    const mandatory = newAgent()
+    await run(
+      state.update(mandatory.agentId, {
+        conscienceValues: [
+          ...DEFAULT_CONSCIENCE_VALUES,
+          { type: "COMMITMENT", name: "boundary-no-overstep", content: "Stay within the task.", severity: "mandatory" }
+        ]
+      })
+    )
+    await mandatory.send({ think: "OVERSTEP here" })
+    expect((await nextEvent()).event.checkpoint.verdict).toBe("boundary_violation")
+
+    const advisory = newAgent()
+    await run(
+      state.update(advisory.agentId, {
+        conscienceValues: [
+          ...DEFAULT_CONSCIENCE_VALUES,
+          { type: "BOUNDARY", name: "boundary-no-overstep", content: "Stay within the task.", severity: "advisory" }
+        ]
+      })
+    )
+    await advisory.send({ think: "OVERSTEP here" })
+    expect((await nextEvent()).event.checkpoint.verdict).toBe("review_needed")
+  })
+
   it("a response without thinking gets a synthetic clear with thinking_block_hash none", async () => {
     const agent = newAgent()
     await agent.send({})
