@@ -1,8 +1,8 @@
 /**
  * Claiming an agent by proving possession of its provider key: hashed with the gateway's own
  * functions (`keyHashOf`, `agentIdOf`), so the id is the one the gateway derives, and dropped.
- * An agent claimed into an organization takes its conscience values: the resolved list is pushed
- * to the gateways and workers.
+ * An agent claimed into (or out of) an organization takes its conscience values: the resolved list
+ * is pushed to the gateways and workers.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -36,7 +36,8 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
       }
       const claim = yield* repo.claimOf(agentId)
       if (claim === undefined) return yield* Effect.fail(new NotFound({ error: `agent ${agentId} not found` }))
-      if (claim.org_id !== null) yield* pushResolvedConscience([claim.agent_id])
+      // Into, out of or between organizations: the conscience values in force follow the claim.
+      yield* pushResolvedConscience([claim.agent_id])
       return {
         agent_id: claim.agent_id,
         agent_hash: claim.agent_hash,
