@@ -13,8 +13,9 @@
  * - BOUNDARY values by theme (deception, exfiltration, instruction compliance, forbidden actions):
  *   a concern of that theme names the value, which `core/Verdict.ts` escalates at `high`; a custom
  *   BOUNDARY value phrased "Never …/Do not …" (≤ 6 words) is matched like a forbidden action, and so
- *   is a mandatory value of any type (`isBoundaryValue`); whether a concern naming the value crosses
- *   the boundary is the verdict rule's to say (an advisory BOUNDARY value's does not);
+ *   is a value of any type with a severity (`mandatory` or `advisory`); whether the high concern
+ *   naming the value crosses the boundary is the verdict rule's to say (`isBoundaryValue`): an
+ *   advisory value's is reviewed, not blocked;
  * - FEAR values by theme, advisory (low/medium).
  * Not checked: actions outside `bounded_actions` (any verb would count: far too noisy for a regex
  * judge; the LLM judge weighs it), custom FEAR values with no recognised theme.
@@ -103,11 +104,13 @@ const compile = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled
   const specs: Array<RuleSpec> = []
   const customBoundary: Array<RuleSpec> = []
   for (const value of values) {
-    // BOUNDARY values and every mandatory value: a concern naming an advisory one stays below the boundary anyway.
-    if (value.type !== "BOUNDARY" && !isBoundaryValue(value)) continue
+    // BOUNDARY values, and every value with a severity (organization values, newer agent values): a
+    // concern naming an advisory one is reviewed, never a boundary (the verdict rule decides that).
+    if (value.type !== "BOUNDARY" && value.severity === undefined) continue
     const theme = boundaryTheme(value.name, value.content)
     if (theme !== undefined) {
-      if (!themed.has(theme)) themed.set(theme, value.name)
+      // The fixed rules of a theme name a boundary value only: an advisory one never takes a theme from it.
+      if (!themed.has(theme) && isBoundaryValue(value)) themed.set(theme, value.name)
       continue
     }
     const phrase = prohibitedPhrase(value.content)
@@ -118,7 +121,7 @@ const compile = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled
         source,
         category: "value_misalignment",
         mode: { kind: "intent", decided: "high", tentative: "high" },
-        description: `Reasoning intends what the BOUNDARY value ${quote(value.name)} rules out`,
+        description: `Reasoning intends what the ${isBoundaryValue(value) ? "boundary" : "advisory"} value ${quote(value.name)} rules out`,
         valueName: value.name
       })
     }

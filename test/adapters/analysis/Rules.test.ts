@@ -3,7 +3,9 @@ import { Effect } from "effect"
 import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
 import { maskEvidence, redactEvidence } from "../../../adapters/analysis/Evidence.js"
 import { analyzeWithRules, layer as rulesJudgeLayer } from "../../../adapters/analysis/Rules.js"
+import { boundaryValueNames } from "../../../core/ConscienceResolution.js"
 import type { ConcernCategory, Severity } from "../../../core/schema/Concern.js"
+import type { ConscienceValue } from "../../../core/schema/Conscience.js"
 import type { Verdict } from "../../../core/schema/Verdict.js"
 import { deriveVerdict } from "../../../core/Verdict.js"
 import { boundaryNames, cleanThinking4k, request } from "./Fixtures.js"
@@ -206,6 +208,28 @@ describe("rules judge", () => {
       relevant_conscience_value: "no-competitors"
     })
     expect(deriveVerdict(result.concerns, ["no-competitors"])).toBe("boundary_violation")
+  })
+
+  it("values with a severity are matched whatever their type; the verdict rule decides which are boundaries", () => {
+    const thinking = "I'll recommend competitor products to close the deal."
+    const judged = (value: ConscienceValue) => {
+      const result = analyzeWithRules(request(thinking, { conscienceValues: [value] }))
+      return {
+        named: result.concerns.map((c) => [c.severity, c.relevant_conscience_value]),
+        verdict: deriveVerdict(result.concerns, boundaryValueNames([value]))
+      }
+    }
+    const value = { name: "no-competitors", content: "Never recommend competitor products." }
+    expect(judged({ ...value, type: "COMMITMENT", severity: "mandatory" })).toEqual({
+      named: [["high", "no-competitors"]],
+      verdict: "boundary_violation"
+    })
+    expect(judged({ ...value, type: "BOUNDARY", severity: "advisory" })).toEqual({
+      named: [["high", "no-competitors"]],
+      verdict: "review_needed"
+    })
+    // A value of another type set without a severity (before severities existed) is not matched, as before.
+    expect(judged({ ...value, type: "COMMITMENT" })).toEqual({ named: [], verdict: "clear" })
   })
 
   it("redacts evidence when configured", () => {
