@@ -13,7 +13,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
+import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import type { Store } from "../../adapters/store/Store.js"
+import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../core/Governance.js"
 import { CandorApi } from "../../src/api/Api.js"
 import { cardFor, seed } from "./AgentData.js"
 import * as Harness from "./Support.js"
@@ -32,7 +34,7 @@ interface Row {
   /** The declared route template, to check every route of the API is in the table. */
   readonly route: string
   /** A fresh target per call for routes that change what they touch. */
-  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store>
+  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog>
   /** Callers that must succeed (2xx); every other one must get 403 or 404. */
   readonly allowed: ReadonlyArray<Caller>
   /** The intended caller, which must succeed too. */
@@ -61,6 +63,12 @@ const freshOrg = Effect.gen(function* () {
   yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
   return orgId
 })
+
+/** A log with at least one entry, so its proofs exist. */
+const withEntry = (log: GovernanceLogRef, path: string) =>
+  Effect.flatMap(GovernanceLog, (logs) =>
+    logs.append(log, { action: "enforcement.mode", actor: "service", previous_state: null, new_state: null })
+  ).pipe(Effect.orDie, Effect.as({ path }))
 
 const ALL: ReadonlyArray<Caller> = CALLERS
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
@@ -413,6 +421,57 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed((f) => `/v1/agents/${f.orgAgent}/reverify/aip`),
     allowed: ["service"],
     intended: "admin"
+  },
+  // ---- governance logs: readers of the agent, members of the organization ----
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/governance-log`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log/:index/inclusion-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(agentGovernanceLog(f.orgAgent), `/v1/agents/${f.orgAgent}/governance-log/0/inclusion-proof`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log/consistency-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(agentGovernanceLog(f.orgAgent), `/v1/agents/${f.orgAgent}/governance-log/consistency-proof?from=1`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/governance-log`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log/:index/inclusion-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(orgGovernanceLog(f.orgId), `/v1/orgs/${f.orgId}/governance-log/0/inclusion-proof`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log/consistency-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(orgGovernanceLog(f.orgId), `/v1/orgs/${f.orgId}/governance-log/consistency-proof?from=1`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
   }
 ]
 
