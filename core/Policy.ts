@@ -35,26 +35,16 @@ import {
   type ForbiddenRule,
   type Policy,
   type PolicyEscalationTrigger,
+  type PolicyFinding,
   type PolicyMeta,
   type PolicySeverity,
+  type PolicyVerdict,
   triggerGlob,
   type UnmappedToolAction
 } from "./schema/Policy.js"
 import type { PolicyEnforcementMode } from "./schema/Verdict.js"
 
-export type PolicyVerdict = "pass" | "warn" | "fail"
-
-export type PolicyFindingType =
-  "forbidden" | "card_forbidden" | "capability_exceeded" | "unmapped_denied" | "unmapped" | "escalation"
-
-export interface PolicyFinding {
-  readonly type: PolicyFindingType
-  readonly tool: string
-  readonly reason: string
-  readonly severity: PolicySeverity
-  /** On a violation turned warning because the tool is new: when its grace ends (RFC 3339). */
-  readonly grace_until?: string
-}
+export type { PolicyFinding, PolicyFindingType, PolicyVerdict } from "./schema/Policy.js"
 
 export interface PolicyEvaluation {
   /** `fail` with a critical or high violation, else `warn` with any finding, else `pass`. */

@@ -12,6 +12,7 @@
  */
 import { Schema } from "effect"
 import { SEVERITIES } from "./Concern.js"
+import { DateTimeString } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 import { PolicyEnforcementMode } from "./Verdict.js"
 
@@ -164,3 +165,35 @@ export type PolicyEncoded = typeof Policy.Encoded
  * misspelt `forbiden` silently ignored would be a hole in the policy.
  */
 export const decodePolicy = Schema.decodeUnknownEither(Policy, { onExcessProperty: "error", errors: "all" })
+
+// ---------------------------------------------------------------------------------------------
+// What an evaluation reports (core/Policy.ts): the gateway's 403 body, the trace metadata, the evaluate route.
+
+export const POLICY_VERDICTS = ["pass", "warn", "fail"] as const
+export const PolicyVerdict = literalUnion(POLICY_VERDICTS, {
+  identifier: "PolicyVerdict",
+  description: "fail: a critical or high violation; warn: any other finding; pass: none"
+})
+export type PolicyVerdict = typeof PolicyVerdict.Type
+
+export const POLICY_FINDING_TYPES = [
+  "forbidden",
+  "card_forbidden",
+  "capability_exceeded",
+  "unmapped_denied",
+  "unmapped",
+  "escalation"
+] as const
+export const PolicyFindingType = literalUnion(POLICY_FINDING_TYPES, { identifier: "PolicyFindingType" })
+export type PolicyFindingType = typeof PolicyFindingType.Type
+
+export const PolicyFinding = Schema.Struct({
+  type: PolicyFindingType,
+  tool: Schema.String,
+  reason: Schema.String,
+  severity: PolicySeverity,
+  grace_until: Schema.optionalWith(DateTimeString, { exact: true }).annotations({
+    description: "On an unmapped_denied violation softened to a warning because the tool is new: when the grace ends"
+  })
+}).annotations({ identifier: "PolicyFinding", description: "One violation or warning of a tool policy evaluation" })
+export type PolicyFinding = typeof PolicyFinding.Type

@@ -39,6 +39,8 @@ import { ReverifyLive } from "./handlers/Reverify.js"
 import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
+import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
+import { PoliciesLive } from "./handlers/Policies.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -78,7 +80,11 @@ const HandlersLive = Layer.mergeAll(
   EnterpriseLive,
   BlogLive,
   AgentDataLive,
-  VerificationLive
+  VerificationLive,
+  PoliciesLive
+).pipe(
+  // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
+  Layer.provide(PolicyRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
