@@ -162,6 +162,16 @@ const policyBlocked = (evaluation: PolicyEvaluation) => {
   return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
 }
 
+/** The 403 of a request whose body is not JSON, so its tools cannot be checked, under `fail_open: false` in `enforce`. */
+const policyUnreadable = (() => {
+  const response = jsonResponse(403, {
+    error:
+      "blocked by Candor tool policy: the request's tools cannot be read (not JSON) and the policy does not fail open",
+    policy_verdict: { mode: "enforce", verdict: "fail", violations: [], warnings: [], tools_evaluated: 0 }
+  })
+  return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
+})()
+
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
     const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
@@ -397,6 +407,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
           if (policy !== undefined) {
+            // Tools that cannot be read cannot be checked: `fail_open: false` refuses such a request in `enforce`.
+            if (
+              requestBody() === undefined &&
+              request.body.length > 0 &&
+              !policy.defaults.fail_open &&
+              policy.defaults.enforcement_mode === "enforce"
+            ) {
+              return { respond: policyUnreadable }
+            }
             const tools = adapter.declaredTools(requestBody())
             const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
             toolsSeen.note(agentId, tools, now)

@@ -29,6 +29,7 @@ import { SsmApi } from "./groups/Ssm.js"
 import { TracesApi } from "./groups/Traces.js"
 import { VerificationApi } from "./groups/Verification.js"
 import { GovernanceLogsApi } from "./groups/GovernanceLogs.js"
+import { PoliciesApi } from "./groups/Policies.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -52,6 +53,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(EnforcementApi)
   .add(VerificationApi)
   .add(GovernanceLogsApi)
+  .add(PoliciesApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -40,6 +40,8 @@ import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
 import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
+import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
+import { PoliciesLive } from "./handlers/Policies.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -80,7 +82,11 @@ const HandlersLive = Layer.mergeAll(
   BlogLive,
   AgentDataLive,
   VerificationLive,
-  GovernanceLogsLive
+  GovernanceLogsLive,
+  PoliciesLive
+).pipe(
+  // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
+  Layer.provide(PolicyRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

@@ -69,6 +69,16 @@ const withEntry = (log: GovernanceLogRef, path: string) =>
   Effect.flatMap(GovernanceLog, (logs) =>
     logs.append(log, { action: "enforcement.mode", actor: "service", previous_state: null, new_state: null })
   ).pipe(Effect.orDie, Effect.as({ path }))
+/** A tool policy put in force at `path` with the service-role key, for the routes that need one to read or delete. */
+const POLICY = { forbidden: [{ pattern: "shell_*", reason: "no shell" }] }
+const withPolicy = (path: (f: Harness.Fixtures) => string) =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const target = path(api.fixtures)
+    const put = yield* api.call("PUT", target, { token: api.serviceRoleKey, body: POLICY })
+    if (put.status !== 200) return yield* Effect.dieMessage(`PUT ${target}: ${put.status}`)
+    return { path: target }
+  })
 
 const ALL: ReadonlyArray<Caller> = CALLERS
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
@@ -408,6 +418,79 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "service"
   },
+  // ---- tool policies ----
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/policy",
+    target: withPolicy((f) => `/v1/agents/${f.orgAgent}/policy`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  ...(["/v1/agents/:agent_id/policy/resolved", "/v1/agents/:agent_id/policy/history"] as const).map((route): Row => ({
+    method: "GET",
+    route,
+    target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
+  {
+    method: "PUT",
+    route: "/v1/agents/:agent_id/policy",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/policy`,
+      () => POLICY
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/agents/:agent_id/policy",
+    target: withPolicy((f) => `/v1/agents/${f.orgAgent}/policy`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/policy",
+    target: withPolicy((f) => `/v1/orgs/${f.orgId}/policy`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/policy/history",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/policy/history`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/policy",
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/policy`,
+      () => POLICY
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id/policy",
+    target: withPolicy((f) => `/v1/orgs/${f.orgId}/policy`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/policies/evaluate",
+    target: fixed(
+      () => "/v1/policies/evaluate",
+      (f) => ({ agent_id: f.orgAgent, tools: ["shell_exec"] })
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
   {
     method: "POST",
     route: "/v1/agents/:agent_id/reverify",
@@ -570,6 +653,10 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
           ["POST", "/v1/orgs", { name: "Imp", slug: `imp-${randomUUID().slice(0, 8)}` }],
           ["PUT", `/v1/agents/${orgAgent}/enforcement`, { mode: "enforce" }],
           ["PUT", `/v1/agents/${orgAgent}/conscience-values`, { conscience_values: [] }],
+          ["PUT", `/v1/agents/${orgAgent}/policy`, { forbidden: [] }],
+          ["DELETE", `/v1/agents/${orgAgent}/policy`, undefined],
+          ["PUT", `/v1/orgs/${orgId}/policy`, { forbidden: [] }],
+          ["DELETE", `/v1/orgs/${orgId}/policy`, undefined],
           ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],

@@ -1,6 +1,8 @@
 /**
  * Claiming an agent by proving possession of its provider key: hashed with the gateway's own
  * functions (`keyHashOf`, `agentIdOf`), so the id is the one the gateway derives, and dropped.
+ * A claim can bring the agent into an organization (or out of one), and so under its tool policy:
+ * the resolved policy is pushed to the gateways before answering.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -10,7 +12,8 @@ import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiError
 import { keyHashOf } from "../../../adapters/providers/Identity.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
-import { internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { gatewaysUnreachable, internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { pushAgentPolicy } from "./PolicyPropagation.js"
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
   handlers.handle("claimAgent", ({ payload }) =>
@@ -33,6 +36,7 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
       }
       const claim = yield* repo.claimOf(agentId)
       if (claim === undefined) return yield* Effect.fail(new NotFound({ error: `agent ${agentId} not found` }))
+      yield* pushAgentPolicy(agentId)
       return {
         agent_id: claim.agent_id,
         agent_hash: claim.agent_hash,
@@ -40,6 +44,6 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
         org_id: claim.org_id,
         claimed_at: claim.claimed_at
       }
-    }).pipe(Effect.catchTag("StoreError", internal))
+    }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
   )
 )
