@@ -12,6 +12,7 @@ import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
 import governanceLog from "./migrations/0006_governance_log.js"
+import containment from "./migrations/0007_containment.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -24,7 +25,8 @@ export const migrationNames = [
   "0003_identity",
   "0004_agent_queries",
   "0005_keys_proofs",
-  "0006_governance_log"
+  "0006_governance_log",
+  "0007_containment"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -33,7 +35,8 @@ export const migrations = Migrator.fromRecord({
   "0003_identity": identity,
   "0004_agent_queries": agentQueries,
   "0005_keys_proofs": keysProofs,
-  "0006_governance_log": governanceLog
+  "0006_governance_log": governanceLog,
+  "0007_containment": containment
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

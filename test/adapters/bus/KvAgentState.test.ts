@@ -64,7 +64,12 @@ describeIntegration("nats", "KvAgentState", () => {
       Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
-        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        const containment = {
+          status: "paused" as const,
+          reason: "drift",
+          contained_at: "2026-01-01T00:00:00Z",
+          contained_by: "system"
+        }
         yield* a.update("agt-c", { containment })
         yield* waitUntil(
           "b to see the containment",
@@ -103,7 +108,9 @@ describeIntegration("nats", "KvAgentState", () => {
           yield* a.setNudge("agt-n", text)
           // The watch delivers in order: once b sees a later write of a's, it knows of the nudge too.
           const reason = `round ${round}`
-          yield* a.update("agt-sync", { containment: { status: "paused", reason, since: "2026-01-01T00:00:00Z" } })
+          yield* a.update("agt-sync", {
+            containment: { status: "paused", reason, contained_at: "2026-01-01T00:00:00Z", contained_by: "system" }
+          })
           yield* waitUntil(
             "b to catch up",
             Effect.map(b.get("agt-sync"), (s) => s.containment?.reason === reason)
@@ -121,7 +128,12 @@ describeIntegration("nats", "KvAgentState", () => {
       Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
-        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        const containment = {
+          status: "paused" as const,
+          reason: "drift",
+          contained_at: "2026-01-01T00:00:00Z",
+          contained_by: "system"
+        }
         yield* a.update("agt-m", { containment })
         yield* waitUntil(
           "b to see the containment",
