@@ -68,6 +68,14 @@ export const shouldContain = (streak: ViolationStreak, threshold: number | null 
 export const containmentStatus = (containment: ContainmentState | null | undefined): AgentStatus =>
   containment?.status ?? "active"
 
+export const sameContainment = (a: ContainmentState | null, b: ContainmentState | null): boolean =>
+  a === null || b === null
+    ? a === b
+    : a.status === b.status &&
+      a.reason === b.reason &&
+      a.contained_at === b.contained_at &&
+      a.contained_by === b.contained_by
+
 /** Who asked for a change, why and when. */
 export interface ContainmentRequest {
   readonly actor: string

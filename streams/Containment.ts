@@ -18,7 +18,7 @@ import { AgentState } from "../adapters/bus/AgentState.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { type ContainmentLogEntry, type EnforcementDraft, Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
-import { containmentStatus, transition } from "../core/Containment.js"
+import { containmentStatus, sameContainment, transition } from "../core/Containment.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ContainmentAction, ContainmentState } from "../core/schema/Containment.js"
 import { containmentOccurrence, webhookDrafts, webhookTarget } from "./Webhooks.js"
@@ -101,6 +101,18 @@ export const changeContainment = (
     )
   })
 
-/** Tells every gateway the containment the store holds (undefined: active). Safe to repeat. */
+/**
+ * Tells every gateway `containment` (undefined: active), then reads the store again and, if another
+ * change committed meanwhile, tells them that one: two changes committed close together may reach the
+ * gateways in either order, and the last one to finish then always leaves what the store holds (each
+ * caller's last push is of a state read after its own push). Safe to repeat.
+ */
 export const publishContainment = (agentId: string, containment: ContainmentState | null) =>
-  Effect.flatMap(AgentState, (state) => state.update(agentId, { containment: containment ?? undefined }))
+  Effect.gen(function* () {
+    const state = yield* AgentState
+    yield* state.update(agentId, { containment: containment ?? undefined })
+    const stored = (yield* (yield* Store).agentSettings(agentId)).containment
+    if (!sameContainment(stored, containment)) {
+      yield* state.update(agentId, { containment: stored ?? undefined })
+    }
+  })

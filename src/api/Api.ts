@@ -28,6 +28,7 @@ import { ReverifyApi } from "./groups/Reverify.js"
 import { SsmApi } from "./groups/Ssm.js"
 import { TracesApi } from "./groups/Traces.js"
 import { VerificationApi } from "./groups/Verification.js"
+import { ContainmentApi } from "./groups/Containment.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -50,6 +51,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(SsmApi)
   .add(EnforcementApi)
   .add(VerificationApi)
+  .add(ContainmentApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -39,6 +39,7 @@ import { ReverifyLive } from "./handlers/Reverify.js"
 import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
+import { ContainmentLive } from "./handlers/Containment.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -78,7 +79,8 @@ const HandlersLive = Layer.mergeAll(
   EnterpriseLive,
   BlogLive,
   AgentDataLive,
-  VerificationLive
+  VerificationLive,
+  ContainmentLive
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
