@@ -35,6 +35,7 @@ import {
   type PolicyEvaluation,
   type PolicyVerdict
 } from "../../core/Policy.js"
+import { containmentErrorBody } from "../../core/Containment.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
@@ -386,12 +387,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const settings = yield* state.get(agentId)
           const containment = settings.containment
           if (containment !== undefined) {
-            return {
-              respond: jsonResponse(403, {
-                error: `agent is ${containment.status}: ${containment.reason}`,
-                containment_error: { agent_id: agentId, ...containment }
-              })
-            }
+            return { respond: jsonResponse(403, containmentErrorBody(agentId, containment)) }
           }
           // The request body is parsed only when something depends on it (the fast path never does).
           let body: unknown

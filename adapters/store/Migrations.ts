@@ -12,13 +12,13 @@ import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
 import governanceLog from "./migrations/0006_governance_log.js"
+import containment from "./migrations/0007_containment.js"
 import policies from "./migrations/0009_policies.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
 
-/** `<id>_<name>`: the id orders them and must never be reused. */
-/** Every migration, in order: `<id>_<name>`. */
+/** Every migration, in order: `<id>_<name>`; the id orders them and is never reused. */
 export const migrationNames = [
   "0001_initial",
   "0002_webhooks_enforcement",
@@ -26,6 +26,7 @@ export const migrationNames = [
   "0004_agent_queries",
   "0005_keys_proofs",
   "0006_governance_log",
+  "0007_containment",
   "0009_policies"
 ] as const
 
@@ -36,6 +37,7 @@ export const migrations = Migrator.fromRecord({
   "0004_agent_queries": agentQueries,
   "0005_keys_proofs": keysProofs,
   "0006_governance_log": governanceLog,
+  "0007_containment": containment,
   "0009_policies": policies
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

@@ -30,6 +30,7 @@ import { TracesApi } from "./groups/Traces.js"
 import { VerificationApi } from "./groups/Verification.js"
 import { GovernanceLogsApi } from "./groups/GovernanceLogs.js"
 import { PoliciesApi } from "./groups/Policies.js"
+import { ContainmentApi } from "./groups/Containment.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -54,6 +55,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(VerificationApi)
   .add(GovernanceLogsApi)
   .add(PoliciesApi)
+  .add(ContainmentApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

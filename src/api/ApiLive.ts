@@ -42,6 +42,7 @@ import { VerificationLive } from "./handlers/Verification.js"
 import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
 import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
 import { PoliciesLive } from "./handlers/Policies.js"
+import { ContainmentLive } from "./handlers/Containment.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -83,6 +84,7 @@ const HandlersLive = Layer.mergeAll(
   AgentDataLive,
   VerificationLive,
   GovernanceLogsLive,
+  ContainmentLive,
   PoliciesLive
 ).pipe(
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
-import type { Store } from "../../adapters/store/Store.js"
+import { Store } from "../../adapters/store/Store.js"
 import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../core/Governance.js"
 import { CandorApi } from "../../src/api/Api.js"
 import { cardFor, seed } from "./AgentData.js"
@@ -555,7 +555,71 @@ const ROWS: ReadonlyArray<Row> = [
     ),
     allowed: ["member", "memberKey", "service"],
     intended: "member"
-  }
+  },
+
+  // ---- containment: both path families, a fresh agent of the organization in the state the action leaves ----
+  ...(["/v1/agents/:agent_id", "/v1/orgs/:org_id/agents/:agent_id"] as const).flatMap((prefix): ReadonlyArray<Row> => {
+    const at = (f: Harness.Fixtures, agentId: string) =>
+      prefix.replace(":org_id", f.orgId).replace(":agent_id", agentId)
+    const contained = (status: "paused" | "killed" | undefined, action: string) =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const f = api.fixtures
+        const agentId = yield* api.claimAgent({ userId: f.owner.userId, orgId: f.orgId })
+        if (status !== undefined) {
+          const containment = { status, reason: null, contained_at: new Date().toISOString(), contained_by: "system" }
+          yield* Effect.orDie((yield* Store).putAgentSettings(agentId, { containment }))
+        }
+        return { path: `${at(f, agentId)}/${action}`, body: action === "pause" || action === "kill" ? {} : undefined }
+      })
+    return [
+      {
+        method: "POST",
+        route: `${prefix}/pause`,
+        target: contained(undefined, "pause"),
+        allowed: ["service"],
+        intended: "admin"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/resume`,
+        target: contained("paused", "resume"),
+        allowed: ["service"],
+        intended: "admin"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/kill`,
+        target: contained("paused", "kill"),
+        allowed: ["service"],
+        intended: "owner"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/reactivate`,
+        target: contained("killed", "reactivate"),
+        allowed: ["service"],
+        intended: "owner"
+      },
+      {
+        method: "GET",
+        route: `${prefix}/containment`,
+        target: fixed((f) => `${at(f, f.orgAgent)}/containment`),
+        allowed: ["member", "memberKey", "service"],
+        intended: "member"
+      },
+      {
+        method: "PUT",
+        route: `${prefix}/containment-policy`,
+        target: fixed(
+          (f) => `${at(f, f.orgAgent)}/containment-policy`,
+          () => ({ auto_containment_threshold: 5 })
+        ),
+        allowed: ["service"],
+        intended: "admin"
+      }
+    ]
+  })
 ]
 
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
