@@ -9,12 +9,19 @@ import { canonicalHash } from "./Canonical.js"
 import type { AlignmentCard } from "./schema/Card.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import type { ConscienceValue } from "./schema/Conscience.js"
+import type { Policy } from "./schema/Policy.js"
 
 /** `SHA-256("candor/v1/card\0" ‖ JCS(card))`; an agent with no card commits to JCS(null). */
 export const cardHash = (card: AlignmentCard | undefined): string => toHex(canonicalHash("card", card ?? null))
 
 /** `SHA-256("candor/v1/values\0" ‖ JCS(values))`, in the order they were given to the judge. */
 export const valuesHash = (values: ReadonlyArray<ConscienceValue>): string => toHex(canonicalHash("values", values))
+
+/**
+ * `SHA-256("candor/v1/policy\0" ‖ JCS(policy))` of a decoded (normalised, defaults filled) tool
+ * policy: what the governance log binds when a policy is put in force.
+ */
+export const policyHash = (policy: Policy): string => toHex(canonicalHash("policy", policy))
 
 /** The judge's analysis as recorded: concerns (with evidence), summary, model and the judge's own verdict. */
 export const analysisOf = (checkpoint: IntegrityCheckpoint) => ({

@@ -1,12 +1,17 @@
 /**
- * Auto-containment: an agent is paused after N consecutive `boundary_violation` checkpoints, N
- * being the agent's `auto_containment_threshold` (unset: never).
+ * Containment: the states of an agent (active, paused, killed), the one transition function every
+ * change goes through (the API's pause, resume, kill, reactivate and auto-containment alike), and
+ * auto-containment: an agent is paused after N consecutive `boundary_violation` checkpoints, N being
+ * the agent's `auto_containment_threshold` (unset: never).
  *
  * The streak counts an agent's checkpoints in chain order across all its sessions; any other
  * verdict (`review_needed` included) ends it, as in the reference. The actor skips the decision
  * while the agent is already contained, and starts a fresh streak when an admin resumes it, so a
  * resumed agent gets N more chances rather than being paused again by its first violation.
  */
+import * as Either from "effect/Either"
+import type { AgentStatus } from "./schema/Agent.js"
+import type { ContainmentAction, ContainmentError, ContainmentState } from "./schema/Containment.js"
 import type { Verdict } from "./schema/Verdict.js"
 
 export interface ViolationStreak {
@@ -59,19 +64,97 @@ export const shouldContain = (streak: ViolationStreak, threshold: number | null 
   threshold > 0 &&
   streak.count >= threshold
 
-/** What the gateway enforces and `containment_error` reports (the shape of `AgentState.Containment`). */
-export interface ContainmentRecord {
-  readonly status: "paused"
-  readonly reason: string
+/** An agent's status from its stored containment (none: active). */
+export const containmentStatus = (containment: ContainmentState | null | undefined): AgentStatus =>
+  containment?.status ?? "active"
+
+export const sameContainment = (a: ContainmentState | null, b: ContainmentState | null): boolean =>
+  a === null || b === null
+    ? a === b
+    : a.status === b.status &&
+      a.reason === b.reason &&
+      a.contained_at === b.contained_at &&
+      a.contained_by === b.contained_by
+
+/** Who asked for a change, why and when. */
+export interface ContainmentRequest {
+  readonly actor: string
+  readonly reason: string | null
   /** RFC 3339. */
-  readonly since: string
+  readonly at: string
 }
 
-/** The record of an automatic pause decided at `now`. */
-export const autoContainment = (streak: ViolationStreak, now: Date): ContainmentRecord => ({
+/**
+ * The containment after `action`, or why it cannot be taken from the current state (an `{error}`
+ * that names the state):
+ *
+ *   active → paused (pause, auto_pause) · paused → active (resume) · active | paused → killed (kill)
+ *   · killed → active (reactivate)
+ *
+ * Anything else is refused, never a no-op: an Admin's pause does not overwrite an Owner's kill, and
+ * auto-containment never re-pauses or un-kills an agent.
+ */
+export const transition = (
+  current: ContainmentState | null | undefined,
+  action: ContainmentAction,
+  request: ContainmentRequest
+): Either.Either<ContainmentState | null, string> => {
+  const status = containmentStatus(current)
+  const contained = (to: ContainmentState["status"]): ContainmentState => ({
+    status: to,
+    reason: request.reason,
+    contained_at: request.at,
+    contained_by: request.actor
+  })
+  switch (action) {
+    case "pause":
+    case "auto_pause":
+      if (status === "active") return Either.right(contained("paused"))
+      return Either.left(status === "paused" ? "agent is already paused" : "cannot pause: agent is killed")
+    case "resume":
+      if (status === "paused") return Either.right(null)
+      return Either.left(
+        status === "active" ? "cannot resume: agent is active" : "cannot resume: agent is killed (reactivate it)"
+      )
+    case "kill":
+      if (status !== "killed") return Either.right(contained("killed"))
+      return Either.left("agent is already killed")
+    case "reactivate":
+      if (status === "killed") return Either.right(null)
+      return Either.left(
+        status === "active" ? "cannot reactivate: agent is active" : "cannot reactivate: agent is paused (resume it)"
+      )
+  }
+}
+
+/** The reason recorded for an automatic pause. */
+export const autoContainmentReason = (streak: ViolationStreak): string =>
+  `Auto-contained: ${streak.count} consecutive boundary violation${streak.count === 1 ? "" : "s"}`
+
+/** The paused state of an automatic pause decided at `now`, by `system`. */
+export const autoContainment = (streak: ViolationStreak, now: Date): ContainmentState => ({
   status: "paused",
-  reason:
-    `auto-containment: ${streak.count} consecutive boundary violation${streak.count === 1 ? "" : "s"}` +
-    (streak.last_checkpoint_id !== null ? ` (last: ${streak.last_checkpoint_id})` : ""),
-  since: now.toISOString()
+  reason: autoContainmentReason(streak),
+  contained_at: now.toISOString(),
+  contained_by: "system"
 })
+
+/**
+ * The gateway's 403 body for a request of a contained agent. `error` keeps the reason a person gave;
+ * `containment_error` is what clients act on.
+ */
+export const containmentErrorBody = (agentId: string, containment: ContainmentState): ContainmentError => {
+  const reason = containment.status === "paused" ? "agent_paused" : "agent_killed"
+  return {
+    error: `agent is ${containment.status}${containment.reason === null ? "" : `: ${containment.reason}`}`,
+    type: "containment_error",
+    reason,
+    containment_error: {
+      type: "containment_error",
+      reason,
+      agent_id: agentId,
+      contained_at: containment.contained_at,
+      contained_by: containment.contained_by
+    }
+  }
+}

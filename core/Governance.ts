@@ -10,7 +10,8 @@ import { type NoteVerifier, verifyCheckpointNote } from "./Note.js"
 import type { GovernanceRecord } from "./schema/Governance.js"
 
 /** Whose log: one per agent, one per organization. */
-export type GovernanceLogRef = { readonly kind: "agents"; readonly id: string } | { readonly kind: "orgs"; readonly id: string }
+export type GovernanceLogRef =
+  { readonly kind: "agents"; readonly id: string } | { readonly kind: "orgs"; readonly id: string }
 
 export const agentGovernanceLog = (agentId: string): GovernanceLogRef => ({ kind: "agents", id: agentId })
 export const orgGovernanceLog = (orgId: string): GovernanceLogRef => ({ kind: "orgs", id: orgId })

@@ -19,7 +19,7 @@ import { shouldProve } from "../core/ProofSampling.js"
 import { verifyTrace } from "../core/TraceVerification.js"
 import type { AgentContext } from "./AgentContext.js"
 import { decision, PROVER_OUTBOX } from "./Decisions.js"
-import { containmentOccurrence, driftAlertOccurrence, verdictOccurrence, webhookDrafts } from "./Webhooks.js"
+import { driftAlertOccurrence, verdictOccurrence, webhookDrafts } from "./Webhooks.js"
 
 export interface StepEnv {
   readonly key: SigningKey
@@ -158,8 +158,8 @@ export const attestEvent = (
         actor.agentId,
         [
           verdictOccurrence(checkpoint, attestation.certificate.certificate_id),
-          ...alerts.map(driftAlertOccurrence),
-          ...(containment !== undefined ? [containmentOccurrence(actor.agentId, containment, streak)] : [])
+          // A pause is announced (`agent.paused`) by the decision relay, when the transition is applied.
+          ...alerts.map(driftAlertOccurrence)
         ],
         env.now
       )

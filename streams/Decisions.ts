@@ -1,16 +1,19 @@
 /**
  * Decisions the actors publish after commit (drift alerts, containment), written to the outbox in
  * the commit's transaction and sent by the decision relay: to `<prefix>.alerts.<agent_id>` or
- * `<prefix>.containment.<agent_id>`, where security teams subscribe, and, for containment, into
- * the agent's stored settings (with an enforcement record) and the agent state every gateway watches.
+ * `<prefix>.containment.<agent_id>`, where security teams subscribe, and, for containment, through
+ * the same transition as a manual pause (streams/Containment.ts: stored settings, containment and
+ * governance logs, `agent.paused` webhooks, with an enforcement record) and into the agent state every
+ * gateway watches.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Bus } from "../adapters/bus/Bus.js"
-import { AgentState } from "../adapters/bus/AgentState.js"
 import { decisionSubject } from "../adapters/bus/Subjects.js"
-import { type OutboxDraft, type OutboxItem, Store } from "../adapters/store/Store.js"
-import type { ContainmentRecord } from "../core/Containment.js"
+import { SYSTEM_ACTOR } from "../adapters/auth/Principal.js"
+import type { OutboxDraft, OutboxItem } from "../adapters/store/Store.js"
+import { ContainmentState } from "../core/schema/Containment.js"
+import { changeContainment, publishContainment } from "./Containment.js"
 import { decodePayload } from "./OutboxRelay.js"
 
 export const DECISION_OUTBOX = "decision"
@@ -21,7 +24,7 @@ export const PAUSE_ACTION = "pause"
 
 /** A containment decided by the actor, with what triggered it (for the enforcement record). */
 export interface ContainmentDecision {
-  readonly containment: ContainmentRecord
+  readonly containment: ContainmentState
   /** The violation that reached the threshold: with the action, the record's idempotency key. */
   readonly checkpoint_id: string | null
   readonly session_id: string | null
@@ -29,13 +32,6 @@ export interface ContainmentDecision {
 }
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-/** core/Containment.ts's `ContainmentRecord`, as the outbox stores it. */
-const StoredContainment: Schema.Schema<ContainmentRecord> = Schema.Struct({
-  status: Schema.Literal("paused"),
-  reason: Schema.String,
-  since: Schema.String
-})
 
 /** The outbox payload of the `decision` kind. */
 export const DecisionPayload = Schema.Struct({
@@ -45,7 +41,8 @@ export const DecisionPayload = Schema.Struct({
   agent_state: optional(
     Schema.Struct({
       agent_id: Schema.String,
-      containment: StoredContainment,
+      /** What the actor decided (its reason is kept; the time and actor are those of the change). */
+      containment: ContainmentState,
       // Absent in items written before enforcement records were kept.
       checkpoint_id: optional(Schema.NullOr(Schema.String)),
       session_id: optional(Schema.NullOr(Schema.String)),
@@ -74,29 +71,36 @@ export const decision = (
 
 /**
  * The decision relay's handler. Handling an item twice (a crash before it was completed) is
- * harmless: the enforcement record and the settings patch apply once, the gateways get what the
- * store holds now (so an admin's resume in between is not undone), and the bus deduplicates the
- * publish on the item's id.
+ * harmless: the enforcement record makes the pause apply once (an admin's resume in between is not
+ * undone), the gateways get what the store holds now, and the bus deduplicates the publish on the
+ * item's id. A pause the transition refuses (the agent is already paused, or killed) changes nothing
+ * and is not published: auto-containment never overrides a person's decision.
  */
 export const applyDecision = (item: OutboxItem) =>
   Effect.gen(function* () {
     const payload = yield* decodeDecisionPayload(item)
     const state = payload.agent_state
+    let message = payload.message
     if (state !== undefined) {
-      const store = yield* Store
-      const agentState = yield* AgentState
-      const { settings } = yield* store.recordEnforcement(
-        {
-          agent_id: state.agent_id,
-          checkpoint_id: state.checkpoint_id ?? null,
+      const checkpointId = state.checkpoint_id ?? null
+      const outcome = yield* changeContainment({
+        agentId: state.agent_id,
+        action: "auto_pause",
+        actor: SYSTEM_ACTOR,
+        reason: state.containment.reason,
+        metadata: { checkpoint_id: checkpointId, violations: state.violations ?? null },
+        enforcement: {
+          checkpoint_id: checkpointId,
           session_id: state.session_id ?? null,
           action: PAUSE_ACTION,
-          body: { trigger: "auto_containment", containment: state.containment, violations: state.violations ?? null }
-        },
-        { containment: state.containment }
-      )
-      yield* agentState.update(state.agent_id, { containment: settings.containment ?? undefined })
+          body: { trigger: "auto_containment", violations: state.violations ?? null }
+        }
+      })
+      yield* publishContainment(state.agent_id, outcome.containment)
+      if (outcome._tag === "Refused") return
+      // The containment as stored (its time is the change's, not the actor's step's).
+      if (outcome._tag === "Changed") message = { agent_id: state.agent_id, ...outcome.containment }
     }
     const bus = yield* Bus
-    yield* bus.publish(payload.subject, payload.message, { msgId: item.id })
+    yield* bus.publish(payload.subject, message, { msgId: item.id })
   })

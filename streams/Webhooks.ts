@@ -1,8 +1,8 @@
 /**
- * Webhooks through the outbox. The actor's step turns what happened (a verdict, a drift alert, a
- * containment) into one outbox draft per matching registration, in the commit's transaction; the
- * webhook relay sends each with `WebhookSender` after the commit, retried with the relay's backoff
- * (1 s, 4 s, 16 s, …) and kept as dead after its last attempt.
+ * Webhooks through the outbox. What happened (a verdict or a drift alert in the actor's step, a
+ * containment change in streams/Containment.ts) becomes one outbox draft per matching registration,
+ * in the transaction that stores it; the webhook relay sends each with `WebhookSender` after the
+ * commit, retried with the relay's backoff (1 s, 4 s, 16 s, …) and kept as dead after its last attempt.
  *
  * A draft names its registration, never its secret: the relay reads the secret (and the current
  * URL) at send time, so a rotated secret or a corrected URL applies to pending retries, and no
@@ -11,10 +11,15 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { ContainmentRecord, ViolationStreak } from "../core/Containment.js"
 import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
 import type { DriftAlert } from "../core/schema/Drift.js"
-import { type OutboxDraft, type OutboxItem, Store, type WebhookRegistration } from "../adapters/store/Store.js"
+import {
+  type ContainmentLogEntry,
+  type OutboxDraft,
+  type OutboxItem,
+  Store,
+  type WebhookRegistration
+} from "../adapters/store/Store.js"
 import { WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { decodePayload } from "./OutboxRelay.js"
 
@@ -101,23 +106,41 @@ export const driftAlertOccurrence = (alert: DriftAlert): Occurrence => ({
   data: alert
 })
 
-/** Auto-containment pauses the agent: `containment`, or the public event name `agent.paused`. */
-export const containmentOccurrence = (
-  agentId: string,
-  containment: ContainmentRecord,
-  streak: ViolationStreak
-): Occurrence => ({
-  names: ["containment", "agent.paused"],
-  id: `containment:${agentId}:${streak.last_checkpoint_id ?? containment.since}`,
-  data: {
-    agent_id: agentId,
-    ...containment,
-    trigger: "auto_containment",
-    consecutive_violations: streak.count,
-    first_checkpoint_id: streak.first_checkpoint_id,
-    last_checkpoint_id: streak.last_checkpoint_id
+/** The public event of a containment change: resume and reactivate both make the agent active again. */
+export const containmentEvent = (action: ContainmentLogEntry["action"]): string => {
+  switch (action) {
+    case "pause":
+    case "auto_pause":
+      return "agent.paused"
+    case "resume":
+    case "reactivate":
+      return "agent.resumed"
+    case "kill":
+      return "agent.killed"
   }
-})
+}
+
+/**
+ * A containment change, from its containment log row: an automatic pause is sent exactly like a
+ * manual one (`agent.paused`, the same data, `actor` "system"). A pause also goes to registrations of
+ * the older `containment` event, which auto-containment sent before the containment API existed.
+ */
+export const containmentOccurrence = (entry: ContainmentLogEntry, orgId: string | null): Occurrence => {
+  const event = containmentEvent(entry.action)
+  return {
+    names: event === "agent.paused" ? [event, "containment"] : [event],
+    id: `containment:${entry.id}`,
+    data: {
+      agent_id: entry.agent_id,
+      org_id: orgId,
+      action: entry.action,
+      actor: entry.actor,
+      reason: entry.reason,
+      previous_status: entry.previous_status,
+      new_status: entry.new_status
+    }
+  }
+}
 
 /** One draft per registration and occurrence it subscribed to (under either of the occurrence's names: once). */
 export const webhookDrafts = (

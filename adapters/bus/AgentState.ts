@@ -15,25 +15,18 @@ import * as PubSub from "effect/PubSub"
 import type * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { ContainedStatus } from "../../core/schema/Agent.js"
 import { AlignmentCard } from "../../core/schema/Card.js"
 import { ConscienceValue } from "../../core/schema/Conscience.js"
+import { ContainmentState } from "../../core/schema/Containment.js"
 import { Policy } from "../../core/schema/Policy.js"
 import { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
 import type { BusError } from "./BusError.js"
 
-export const Containment = Schema.Struct({
-  status: ContainedStatus,
-  reason: Schema.String,
-  /** RFC 3339. */
-  since: Schema.String
-})
-export interface Containment extends Schema.Schema.Type<typeof Containment> {}
-
 export const AgentSettings = Schema.Struct({
   mode: EnforcementMode,
   failurePolicy: FailurePolicy,
-  containment: Schema.UndefinedOr(Containment),
+  /** Paused or killed (the gateway refuses every request with 403 `containment_error`); undefined: active. */
+  containment: Schema.UndefinedOr(ContainmentState),
   /** The tool policy in force (the organization's and the agent's, merged); none: no evaluation. */
   policy: Schema.optional(Policy),
   /** The active Alignment Card, for the judge and the policy's card actions. */

@@ -35,6 +35,7 @@ import {
   type PolicyEvaluation,
   type PolicyVerdict
 } from "../../core/Policy.js"
+import { containmentErrorBody } from "../../core/Containment.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
@@ -158,6 +159,16 @@ const policyBlocked = (evaluation: PolicyEvaluation) => {
   })
   return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
 }
+
+/** The 403 of a request whose body is not JSON, so its tools cannot be checked, under `fail_open: false` in `enforce`. */
+const policyUnreadable = (() => {
+  const response = jsonResponse(403, {
+    error:
+      "blocked by Candor tool policy: the request's tools cannot be read (not JSON) and the policy does not fail open",
+    policy_verdict: { mode: "enforce", verdict: "fail", violations: [], warnings: [], tools_evaluated: 0 }
+  })
+  return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
+})()
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
@@ -373,12 +384,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const settings = yield* state.get(agentId)
           const containment = settings.containment
           if (containment !== undefined) {
-            return {
-              respond: jsonResponse(403, {
-                error: `agent is ${containment.status}: ${containment.reason}`,
-                containment_error: { agent_id: agentId, ...containment }
-              })
-            }
+            return { respond: jsonResponse(403, containmentErrorBody(agentId, containment)) }
           }
           // The request body is parsed only when something depends on it (the fast path never does).
           let body: unknown
@@ -394,6 +400,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
           if (policy !== undefined) {
+            // Tools that cannot be read cannot be checked: `fail_open: false` refuses such a request in `enforce`.
+            if (
+              requestBody() === undefined &&
+              request.body.length > 0 &&
+              !policy.defaults.fail_open &&
+              policy.defaults.enforcement_mode === "enforce"
+            ) {
+              return { respond: policyUnreadable }
+            }
             const tools = adapter.declaredTools(requestBody())
             const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
             toolsSeen.note(agentId, tools, now)

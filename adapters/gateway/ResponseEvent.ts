@@ -10,7 +10,7 @@
  * trace's action category `forbidden` (an escalation trigger, `escalation_trigger`).
  */
 import { randomUUID } from "node:crypto"
-import type { PolicyEvaluation, PolicyVerdict } from "../../core/Policy.js"
+import type { PolicyEvaluation, PolicyFinding, PolicyVerdict } from "../../core/Policy.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { APTraceDraft } from "../../core/schema/Trace.js"
@@ -147,15 +147,21 @@ const decisionConfidence = (extraction: Extraction | undefined, judgement: Judge
     : confidence
 }
 
-/** A call the policy forbids is a `forbidden` action; one that trips an escalation trigger, an `escalation_trigger`. */
+/**
+ * A call the policy forbids (a forbidden rule, an action the card forbids) is a `forbidden` action;
+ * one that trips an escalation trigger (a warning, or a violation for a `deny` trigger), an `escalation_trigger`.
+ */
 const actionCategory = (
   tool: string,
   evaluation: PolicyEvaluation | undefined
 ): "bounded" | "escalation_trigger" | "forbidden" => {
   if (evaluation === undefined) return "bounded"
-  if (evaluation.violations.some((v) => v.tool === tool && (v.kind === "forbidden" || v.kind === "card_forbidden")))
+  if (evaluation.violations.some((v) => v.tool === tool && (v.type === "forbidden" || v.type === "card_forbidden")))
     return "forbidden"
-  return evaluation.warnings.some((w) => w.tool === tool && w.kind === "escalation") ? "escalation_trigger" : "bounded"
+  const escalation = (f: PolicyFinding) => f.tool === tool && f.type === "escalation"
+  return evaluation.warnings.some(escalation) || evaluation.violations.some(escalation)
+    ? "escalation_trigger"
+    : "bounded"
 }
 
 const policyMetadata = (policy: PolicyRecord): Record<string, unknown> => ({

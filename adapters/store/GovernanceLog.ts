@@ -201,5 +201,6 @@ export const make = (options: GovernanceLogOptions) =>
   })
 
 /** The governance logs on the process's SqlClient, signed with its active key. */
-export const layer = (options: GovernanceLogOptions): Layer.Layer<GovernanceLog, never, SqlClient.SqlClient | SigningKeys> =>
-  Layer.effect(GovernanceLog, make(options))
+export const layer = (
+  options: GovernanceLogOptions
+): Layer.Layer<GovernanceLog, never, SqlClient.SqlClient | SigningKeys> => Layer.effect(GovernanceLog, make(options))

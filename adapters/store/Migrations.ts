@@ -12,13 +12,14 @@ import identity from "./migrations/0003_identity.js"
 import agentQueries from "./migrations/0004_agent_queries.js"
 import keysProofs from "./migrations/0005_keys_proofs.js"
 import governanceLog from "./migrations/0006_governance_log.js"
+import containment from "./migrations/0007_containment.js"
 import orgConscienceValues from "./migrations/0008_org_conscience_values.js"
+import policies from "./migrations/0009_policies.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
 
-/** `<id>_<name>`: the id orders them and must never be reused. */
-/** Every migration, in order: `<id>_<name>`. */
+/** Every migration, in order: `<id>_<name>`; the id orders them and is never reused. */
 export const migrationNames = [
   "0001_initial",
   "0002_webhooks_enforcement",
@@ -26,7 +27,9 @@ export const migrationNames = [
   "0004_agent_queries",
   "0005_keys_proofs",
   "0006_governance_log",
-  "0008_org_conscience_values"
+  "0007_containment",
+  "0008_org_conscience_values",
+  "0009_policies"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -36,7 +39,9 @@ export const migrations = Migrator.fromRecord({
   "0004_agent_queries": agentQueries,
   "0005_keys_proofs": keysProofs,
   "0006_governance_log": governanceLog,
-  "0008_org_conscience_values": orgConscienceValues
+  "0007_containment": containment,
+  "0008_org_conscience_values": orgConscienceValues,
+  "0009_policies": policies
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

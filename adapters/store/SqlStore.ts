@@ -27,6 +27,7 @@ import { makeMerkleReads } from "./SqlMerkle.js"
 import {
   agentSettingsOf,
   type AgentSettingsRecord,
+  type ContainmentLogEntry,
   type EnforcementRecord,
   type OutboxItem,
   Store,
@@ -221,6 +222,42 @@ export const make = Effect.gen(function* () {
       })
     ).pipe(storeError("recordEnforcement"))
 
+  const lockAgentSettings: Store["Type"]["lockAgentSettings"] = (agentId) =>
+    Effect.gen(function* () {
+      yield* sql`insert into agents (agent_id) values (${agentId}) on conflict do nothing`
+      const [row] = yield* sql<{ settings: unknown; org_id: string | null }>`
+        select a.settings, c.org_id from agents a left join agent_claims c on c.agent_id = a.agent_id
+        where a.agent_id = ${agentId} for update of a`
+      return { settings: yield* agentSettingsOf(row?.settings), org_id: row?.org_id ?? null }
+    }).pipe(storeError("lockAgentSettings"))
+
+  const appendContainmentLog: Store["Type"]["appendContainmentLog"] = (entry) =>
+    sql`
+      insert into containment_log (id, agent_id, action, actor, reason, previous_status, new_status, metadata, created_at)
+      values (${entry.id}, ${entry.agent_id}, ${entry.action}, ${entry.actor}, ${entry.reason}, ${entry.previous_status},
+              ${entry.new_status}, ${json(entry.metadata)}::jsonb, ${entry.created_at}::timestamptz)`.pipe(
+      Effect.asVoid,
+      storeError("appendContainmentLog")
+    )
+
+  const containmentLog: Store["Type"]["containmentLog"] = (agentId, limit) =>
+    sql<{
+      id: string
+      agent_id: string
+      action: ContainmentLogEntry["action"]
+      actor: string
+      reason: string | null
+      previous_status: ContainmentLogEntry["previous_status"]
+      new_status: ContainmentLogEntry["new_status"]
+      metadata: Record<string, unknown>
+      created_at: unknown
+    }>`
+      select id, agent_id, action, actor, reason, previous_status, new_status, metadata, created_at
+      from containment_log where agent_id = ${agentId} order by seq desc limit ${limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => ({ ...row, created_at: toIso(row.created_at) }))),
+      storeError("containmentLog")
+    )
+
   const enforcementRecords = (
     agentId: string,
     limit: number
@@ -362,6 +399,9 @@ export const make = Effect.gen(function* () {
       ),
     putAgentSettings,
     recordEnforcement,
+    lockAgentSettings,
+    appendContainmentLog,
+    containmentLog,
     enforcementRecords,
 
     putWebhook,

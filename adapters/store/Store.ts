@@ -21,7 +21,8 @@ import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
-import { ContainedStatus } from "../../core/schema/Agent.js"
+import type { AgentStatus } from "../../core/schema/Agent.js"
+import { type ContainmentAction, ContainmentState } from "../../core/schema/Containment.js"
 import { EnforcementMode, FailurePolicy, type Verdict } from "../../core/schema/Verdict.js"
 
 export class StoreError extends Data.TaggedError("StoreError")<{
@@ -90,15 +91,6 @@ export interface TreeHead {
   readonly created_at: string
 }
 
-/** A contained agent's state, as the gateway enforces it (the shape of `AgentState.Containment`). */
-export const StoredContainment = Schema.Struct({
-  status: ContainedStatus,
-  reason: Schema.String,
-  /** RFC 3339. */
-  since: Schema.String
-})
-export interface StoredContainment extends Schema.Schema.Type<typeof StoredContainment> {}
-
 /** An agent's settings as kept in `agents.settings`, with the defaults filled in. */
 export const AgentSettingsRecord = Schema.Struct({
   mode: EnforcementMode,
@@ -106,7 +98,7 @@ export const AgentSettingsRecord = Schema.Struct({
   /** Pause the agent after this many consecutive boundary violations; null: never. */
   auto_containment_threshold: Schema.NullOr(Schema.Number),
   /** Set while the agent is paused or killed; null: active. */
-  containment: Schema.NullOr(StoredContainment)
+  containment: Schema.NullOr(ContainmentState)
 })
 export interface AgentSettingsRecord extends Schema.Schema.Type<typeof AgentSettingsRecord> {}
 
@@ -150,6 +142,23 @@ export interface EnforcementRecord {
   readonly mode: string
   readonly action: string
   readonly body: unknown
+  readonly created_at: string
+}
+
+/** One row of an agent's containment log (migrations/0007_containment.ts). */
+export interface ContainmentLogEntry {
+  /** `ctl-<uuid>`. */
+  readonly id: string
+  readonly agent_id: string
+  readonly action: ContainmentAction
+  /** A user id, `service` or `system`. */
+  readonly actor: string
+  readonly reason: string | null
+  readonly previous_status: AgentStatus
+  readonly new_status: AgentStatus
+  /** What triggered it (an automatic pause: `checkpoint_id`, `violations`); `{}` for a person's action. */
+  readonly metadata: Readonly<Record<string, unknown>>
+  /** RFC 3339. */
   readonly created_at: string
 }
 
@@ -247,6 +256,21 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       record: EnforcementDraft,
       settings?: Partial<AgentSettingsRecord>
     ) => Effect.Effect<{ readonly recorded: boolean; readonly settings: AgentSettingsRecord }, StoreError>
+    /**
+     * The agent's settings and organization (null: personal or unclaimed), its row locked until the
+     * ambient transaction ends (creating the agent): a change decided on these settings is
+     * compared-and-set against concurrent writers. Only meaningful inside `transaction(sql, …)`.
+     */
+    readonly lockAgentSettings: (
+      agentId: string
+    ) => Effect.Effect<{ readonly settings: AgentSettingsRecord; readonly org_id: string | null }, StoreError>
+    /** Appends to the containment log, in the ambient transaction if any. */
+    readonly appendContainmentLog: (entry: ContainmentLogEntry) => Effect.Effect<void, StoreError>
+    /** The agent's containment log, newest first. */
+    readonly containmentLog: (
+      agentId: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ContainmentLogEntry>, StoreError>
     /** Newest first. */
     readonly enforcementRecords: (
       agentId: string,

@@ -9,10 +9,11 @@ import { randomUUID } from "node:crypto"
 import type { WebhookRegistration } from "../store/Store.js"
 
 /**
- * `verdict`, `drift_alert` (the AIP reference's events) and `containment` are sent by the actors;
- * `agent.paused` is the public event name for a pause (auto-containment sends it too), `agent.resumed` and
- * `agent.killed` the public names for the admin operations that send them. `conscience.values_updated`
- * is sent to the registrations of an organization's agents when its conscience values change.
+ * `verdict` and `drift_alert` (the AIP reference's events) are sent by the actors; `agent.paused`
+ * (a pause, manual or automatic), `agent.resumed` (resume and reactivate) and `agent.killed` by a
+ * containment change (streams/Containment.ts). `containment` is the older name of `agent.paused`.
+ * `conscience.values_updated` is sent to the registrations of an organization's agents when its
+ * conscience values change.
  */
 export const WEBHOOK_EVENTS = [
   "verdict",

@@ -35,18 +35,3 @@ export const Agent = Schema.Struct({
   created_at: DateTimeString
 }).annotations({ identifier: "Agent" })
 export type Agent = typeof Agent.Type
-
-/**
- * Body of the gateway's 403 for a contained agent: `error` for clients that only read the usual
- * error field, `containment_error` for those that act on it.
- */
-export const ContainmentError = Schema.Struct({
-  error: Schema.String,
-  containment_error: Schema.Struct({
-    agent_id: AgentId,
-    status: ContainedStatus,
-    reason: Schema.NullOr(Schema.String),
-    since: DateTimeString
-  })
-}).annotations({ identifier: "ContainmentError", description: "403 body for requests of a paused or killed agent" })
-export type ContainmentError = typeof ContainmentError.Type

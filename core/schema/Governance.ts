@@ -8,6 +8,7 @@
  * new card, values or policy rather than the documents themselves (they are served by their own routes).
  */
 import { Schema } from "effect"
+import { SignedNote } from "./Certificate.js"
 import { DateTimeString, Hex32 } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 
@@ -70,3 +71,55 @@ export const GovernanceLogEntry = Schema.Struct({
   record: GovernanceRecord
 }).annotations({ identifier: "GovernanceLogEntry" })
 export type GovernanceLogEntry = typeof GovernanceLogEntry.Type
+
+const Size = Schema.NonNegativeInt
+
+/** A page of a governance log with the signed tree head it belongs to. */
+export const GovernanceLogPage = Schema.Struct({
+  origin: Schema.String,
+  tree_size: Size,
+  root: Schema.NullOr(Hex32).annotations({ description: "Null while the log is empty" }),
+  signed_tree_head: Schema.NullOr(SignedNote).annotations({
+    description: "The signed tree head of `tree_size` leaves"
+  }),
+  offset: Size,
+  limit: Size,
+  entries: Schema.Array(GovernanceLogEntry)
+}).annotations({ identifier: "GovernanceLogPage", description: "Governance log entries in index order" })
+export type GovernanceLogPage = typeof GovernanceLogPage.Type
+
+/**
+ * Everything needed to check one entry offline (`candor verify <file>`): the record, its leaf, the
+ * audit path and the signed tree head of `tree_size` leaves.
+ */
+export const GovernanceInclusionProof = Schema.Struct({
+  origin: Schema.String,
+  index: Size,
+  leaf_hash: Hex32,
+  record: GovernanceRecord,
+  tree_size: Size,
+  root: Hex32,
+  audit_path: Schema.Array(Hex32).annotations({ description: "RFC 9162 inclusion proof, bottom-up" }),
+  signed_tree_head: SignedNote
+}).annotations({
+  identifier: "GovernanceInclusionProof",
+  description: "RFC 6962 inclusion proof of a governance log entry"
+})
+export type GovernanceInclusionProof = typeof GovernanceInclusionProof.Type
+
+export const GovernanceTreeHead = Schema.Struct({
+  tree_size: Size,
+  root: Hex32,
+  signed_tree_head: SignedNote
+}).annotations({ identifier: "GovernanceTreeHead" })
+
+export const GovernanceConsistencyProof = Schema.Struct({
+  origin: Schema.String,
+  from: GovernanceTreeHead,
+  to: GovernanceTreeHead,
+  proof: Schema.Array(Hex32).annotations({ description: "RFC 9162 consistency proof from `from` to `to`" })
+}).annotations({
+  identifier: "GovernanceConsistencyProof",
+  description: "Proof that a governance log only grew between two signed tree heads"
+})
+export type GovernanceConsistencyProof = typeof GovernanceConsistencyProof.Type

@@ -1,16 +1,22 @@
 /**
- * The tool policy (CLPI-style): which concrete tools stand for which Alignment Card actions, which
- * tools are forbidden outright, and what to do with tools nobody mapped yet. Evaluated by
- * `core/Policy.ts` against the tools a request declares and the tool calls a response makes.
+ * The tool policy document, in the public CLPI DSL (schema version 1.0): which concrete tools stand
+ * for which Alignment Card actions, which tools are forbidden outright, which need a principal's
+ * attention, and what to do with tools nobody mapped. Evaluated by `core/Policy.ts` against the
+ * tools a request declares and the tool calls a response makes; stored and served by the policy
+ * API (docs/api.md, "Policies"); specified in docs/formats.md, "Tool policy".
  *
  * Tool patterns are globs over the tool's name: `*` matches any run of characters (also none),
  * `?` exactly one, everything else itself; matching is case-sensitive, as providers treat names.
  * Decoding fills in the defaults, so a decoded policy is complete and plain JSON (it travels in the
- * agent-state KV as it is).
+ * agent-state KV as it is, and its canonical hash is what the governance log binds).
  */
 import { Schema } from "effect"
+import { SEVERITIES } from "./Concern.js"
+import { DateTimeString } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 import { PolicyEnforcementMode } from "./Verdict.js"
+
+export const POLICY_SCHEMA_VERSION = "1.0"
 
 /** Provider tool names are at most 64 (Anthropic, OpenAI) or 128 characters; a pattern may be longer only by its wildcards. */
 export const ToolPattern = Schema.String.pipe(
@@ -18,42 +24,108 @@ export const ToolPattern = Schema.String.pipe(
   Schema.maxLength(256, { message: () => "tool pattern must be at most 256 characters" })
 ).annotations({ identifier: "ToolPattern", description: "Glob over tool names: * any run, ? one character" })
 
+export const PolicySeverity = literalUnion(SEVERITIES, {
+  identifier: "PolicySeverity",
+  description: "Severity of a finding: low, medium, high, critical (high and critical make the verdict fail)"
+})
+export type PolicySeverity = typeof PolicySeverity.Type
+
+export const POLICY_SCOPES = ["org", "agent"] as const
+export const PolicyScope = literalUnion(POLICY_SCOPES, { identifier: "PolicyScope" })
+export type PolicyScope = typeof PolicyScope.Type
+
 export const UNMAPPED_TOOL_ACTIONS = ["allow", "warn", "deny"] as const
 export const UnmappedToolAction = literalUnion(UNMAPPED_TOOL_ACTIONS, {
   identifier: "UnmappedToolAction",
-  description: "What a tool no capability mapping covers gets: allow, a warning, or a violation"
+  description: "What a tool no capability mapping covers gets: nothing, a warning, or a violation"
 })
 export type UnmappedToolAction = typeof UnmappedToolAction.Type
 
+export const TRIGGER_ACTIONS = ["escalate", "warn", "deny"] as const
+export const TriggerAction = literalUnion(TRIGGER_ACTIONS, {
+  identifier: "TriggerAction",
+  description: "deny: a violation (high); escalate and warn: a warning"
+})
+export type TriggerAction = typeof TriggerAction.Type
+
+const Text = (max: number, what: string) =>
+  Schema.String.pipe(Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` }))
+
+export const PolicyMeta = Schema.Struct({
+  schema_version: Schema.Literal(POLICY_SCHEMA_VERSION).annotations({
+    message: (issue) => ({
+      message: `must be "${POLICY_SCHEMA_VERSION}" (the only schema version); got ${JSON.stringify(issue.actual)}`,
+      override: true
+    })
+  }),
+  name: Schema.optionalWith(Text(200, "name"), { exact: true }),
+  description: Schema.optionalWith(Text(2000, "description"), { exact: true }),
+  scope: Schema.optionalWith(PolicyScope, { exact: true })
+}).annotations({ identifier: "PolicyMeta" })
+export type PolicyMeta = typeof PolicyMeta.Type
+
 export const CapabilityMapping = Schema.Struct({
-  tool: ToolPattern,
-  action: Schema.String.pipe(Schema.minLength(1, { message: () => "action must not be empty" }))
+  tools: Schema.Array(ToolPattern).pipe(
+    Schema.minItems(1, { message: () => "tools must list at least one tool pattern" })
+  ),
+  card_actions: Schema.Array(
+    Schema.String.pipe(Schema.minLength(1, { message: () => "a card action must not be empty" }))
+  ),
+  description: Schema.optionalWith(Text(2000, "description"), { exact: true })
 }).annotations({
   identifier: "CapabilityMapping",
-  description: "Tools matching `tool` perform the card action `action`"
+  description: "Tools matching any of `tools` perform every action of `card_actions` (actions of the Alignment Card)"
 })
 export type CapabilityMapping = typeof CapabilityMapping.Type
 
-export const ForbiddenTool = Schema.Struct({
-  tool: ToolPattern,
-  reason: Schema.String
-}).annotations({ identifier: "ForbiddenTool", description: "Tools matching `tool` are always a violation" })
-export type ForbiddenTool = typeof ForbiddenTool.Type
+export const MappingName = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "a capability mapping name must not be empty" }),
+  Schema.maxLength(128, { message: () => "a capability mapping name must be at most 128 characters" })
+).annotations({ identifier: "MappingName" })
+
+export const ForbiddenRule = Schema.Struct({
+  pattern: ToolPattern,
+  reason: Schema.String,
+  severity: Schema.optionalWith(PolicySeverity, { default: () => "high" as const })
+}).annotations({ identifier: "ForbiddenRule", description: "Tools matching `pattern` are always a violation" })
+export type ForbiddenRule = typeof ForbiddenRule.Type
+
+const TRIGGER_CONDITION = /^\s*tool_matches\s*\(\s*(?:'([^']*)'|"([^"]*)")\s*\)\s*$/
+
+/** The glob of a `tool_matches('<glob>')` condition (single or double quotes), or undefined when it is not one. */
+export const triggerGlob = (condition: string): string | undefined => {
+  const match = TRIGGER_CONDITION.exec(condition)
+  const glob = match?.[1] ?? match?.[2]
+  return glob === undefined || glob === "" || glob.length > 256 ? undefined : glob
+}
+
+export const TriggerCondition = Schema.String.pipe(
+  Schema.filter((condition) => triggerGlob(condition) !== undefined, {
+    message: (issue) =>
+      `must be tool_matches('<glob>') with a glob of 1 to 256 characters; got ${JSON.stringify(issue.actual)}`
+  })
+).annotations({
+  identifier: "TriggerCondition",
+  description: "tool_matches('<glob>'): the tools the trigger applies to"
+})
 
 export const PolicyEscalationTrigger = Schema.Struct({
-  tool: ToolPattern,
+  condition: TriggerCondition,
+  action: TriggerAction,
   reason: Schema.String
 }).annotations({
   identifier: "PolicyEscalationTrigger",
-  description: "Tools matching `tool` need a principal's attention: always reported as a warning, never blocked"
+  description: "Tools matching the condition need a principal's attention (escalate, warn) or are refused (deny)"
 })
 export type PolicyEscalationTrigger = typeof PolicyEscalationTrigger.Type
 
 export const DEFAULT_GRACE_PERIOD_HOURS = 24
 
 export const PolicyDefaults = Schema.Struct({
-  enforcement_mode: Schema.optionalWith(PolicyEnforcementMode, { default: () => "warn" as const }),
   unmapped_tool_action: Schema.optionalWith(UnmappedToolAction, { default: () => "warn" as const }),
+  unmapped_severity: Schema.optionalWith(PolicySeverity, { default: () => "medium" as const }),
+  fail_open: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  enforcement_mode: Schema.optionalWith(PolicyEnforcementMode, { default: () => "warn" as const }),
   grace_period_hours: Schema.optionalWith(
     Schema.Number.pipe(
       Schema.finite(),
@@ -65,19 +137,25 @@ export const PolicyDefaults = Schema.Struct({
 export type PolicyDefaults = typeof PolicyDefaults.Type
 
 export const DEFAULT_POLICY_DEFAULTS: PolicyDefaults = {
-  enforcement_mode: "warn",
   unmapped_tool_action: "warn",
+  unmapped_severity: "medium",
+  fail_open: true,
+  enforcement_mode: "warn",
   grace_period_hours: DEFAULT_GRACE_PERIOD_HOURS
 }
 
 export const Policy = Schema.Struct({
-  capability_mappings: Schema.optionalWith(Schema.Array(CapabilityMapping), { default: () => [] }),
-  forbidden: Schema.optionalWith(Schema.Array(ForbiddenTool), { default: () => [] }),
+  meta: Schema.optionalWith(PolicyMeta, { default: () => ({ schema_version: POLICY_SCHEMA_VERSION }) }),
+  capability_mappings: Schema.optionalWith(Schema.Record({ key: MappingName, value: CapabilityMapping }), {
+    default: () => ({})
+  }),
+  forbidden: Schema.optionalWith(Schema.Array(ForbiddenRule), { default: () => [] }),
   escalation_triggers: Schema.optionalWith(Schema.Array(PolicyEscalationTrigger), { default: () => [] }),
   defaults: Schema.optionalWith(PolicyDefaults, { default: () => DEFAULT_POLICY_DEFAULTS })
 }).annotations({
   identifier: "Policy",
-  description: "Tool policy: capability mappings to card actions, forbidden tools, escalation triggers, defaults"
+  description:
+    "Tool policy (CLPI DSL 1.0): capability mappings to card actions, forbidden tools, escalation triggers, defaults"
 })
 export type Policy = typeof Policy.Type
 export type PolicyEncoded = typeof Policy.Encoded
@@ -87,3 +165,35 @@ export type PolicyEncoded = typeof Policy.Encoded
  * misspelt `forbiden` silently ignored would be a hole in the policy.
  */
 export const decodePolicy = Schema.decodeUnknownEither(Policy, { onExcessProperty: "error", errors: "all" })
+
+// ---------------------------------------------------------------------------------------------
+// What an evaluation reports (core/Policy.ts): the gateway's 403 body, the trace metadata, the evaluate route.
+
+export const POLICY_VERDICTS = ["pass", "warn", "fail"] as const
+export const PolicyVerdict = literalUnion(POLICY_VERDICTS, {
+  identifier: "PolicyVerdict",
+  description: "fail: a critical or high violation; warn: any other finding; pass: none"
+})
+export type PolicyVerdict = typeof PolicyVerdict.Type
+
+export const POLICY_FINDING_TYPES = [
+  "forbidden",
+  "card_forbidden",
+  "capability_exceeded",
+  "unmapped_denied",
+  "unmapped",
+  "escalation"
+] as const
+export const PolicyFindingType = literalUnion(POLICY_FINDING_TYPES, { identifier: "PolicyFindingType" })
+export type PolicyFindingType = typeof PolicyFindingType.Type
+
+export const PolicyFinding = Schema.Struct({
+  type: PolicyFindingType,
+  tool: Schema.String,
+  reason: Schema.String,
+  severity: PolicySeverity,
+  grace_until: Schema.optionalWith(DateTimeString, { exact: true }).annotations({
+    description: "On an unmapped_denied violation softened to a warning because the tool is new: when the grace ends"
+  })
+}).annotations({ identifier: "PolicyFinding", description: "One violation or warning of a tool policy evaluation" })
+export type PolicyFinding = typeof PolicyFinding.Type

@@ -28,6 +28,9 @@ import { ReverifyApi } from "./groups/Reverify.js"
 import { SsmApi } from "./groups/Ssm.js"
 import { TracesApi } from "./groups/Traces.js"
 import { VerificationApi } from "./groups/Verification.js"
+import { GovernanceLogsApi } from "./groups/GovernanceLogs.js"
+import { PoliciesApi } from "./groups/Policies.js"
+import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 
 export class CandorApi extends HttpApi.make("candor")
@@ -51,6 +54,9 @@ export class CandorApi extends HttpApi.make("candor")
   .add(SsmApi)
   .add(EnforcementApi)
   .add(VerificationApi)
+  .add(GovernanceLogsApi)
+  .add(PoliciesApi)
+  .add(ContainmentApi)
   .add(OrgConscienceApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)

@@ -39,6 +39,10 @@ import { ReverifyLive } from "./handlers/Reverify.js"
 import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
+import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
+import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
+import { PoliciesLive } from "./handlers/Policies.js"
+import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
 
@@ -81,7 +85,15 @@ const HandlersLive = Layer.mergeAll(
   BlogLive,
   AgentDataLive,
   VerificationLive,
-  OrgConscienceLive.pipe(Layer.provide(OrgConscienceRepo.layer))
+  GovernanceLogsLive,
+  ContainmentLive,
+  PoliciesLive,
+  OrgConscienceLive
+).pipe(
+  // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
+  Layer.provide(PolicyRepo.layer),
+  // Organization conscience values: their routes.
+  Layer.provide(OrgConscienceRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

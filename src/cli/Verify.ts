@@ -1,6 +1,7 @@
 /**
  * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]`: the
- * offline verifier. Checks a certificate's signature, chain link, Merkle inclusion (and the signed
+ * offline verifier. Given a governance log entry's inclusion proof instead, it checks the entry against
+ * the signed tree head (the proof's, or the one given). Checks a certificate's signature, chain link, Merkle inclusion (and the signed
  * tree head when given) and its verdict proof with core/ and the prover's verifier: no database, and
  * no network except one fetch of the key listing with `--keys-url`. Prints a readable report; the
  * exit code is 0 only when the certificate is valid.
@@ -12,9 +13,13 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { listedKeys, verifyWithKeys } from "../../adapters/keys/Trust.js"
 import type { CertificateVerification } from "../../core/Certificate.js"
+import { verifyGovernanceEntry } from "../../core/Governance.js"
+import { GovernanceInclusionProof } from "../../core/schema/Governance.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
 
 export class VerifyUsageError extends Data.TaggedError("VerifyUsageError")<{ readonly message: string }> {}
@@ -89,7 +94,44 @@ export const formatReport = (certificate: unknown, report: CertificateVerificati
   return lines.join("\n")
 }
 
-/** Verifies one certificate file; `valid` decides the exit code. */
+/** A saved governance inclusion proof (`GET …/governance-log/{index}/inclusion-proof`) rather than a certificate. */
+const isGovernanceProof = (json: unknown): boolean =>
+  typeof json === "object" && json !== null && "record" in json && "audit_path" in json && "signed_tree_head" in json
+
+/**
+ * A governance log entry checked offline: the record decodes, hashes to its leaf, and is included in
+ * the signed tree head (the one given with --tree-head, else the proof's own) signed by a listed key
+ * under the record's origin.
+ */
+export const verifyGovernanceProof = (
+  proof: unknown,
+  keys: ReadonlyArray<{ readonly publicKey: Uint8Array }>,
+  treeHead: string | undefined
+): { readonly valid: boolean; readonly lines: ReadonlyArray<string> } => {
+  const decoded = Schema.decodeUnknownEither(GovernanceInclusionProof)(proof)
+  if (Either.isLeft(decoded)) {
+    return { valid: false, lines: ["INVALID", "  - not a governance inclusion proof: " + decoded.left.message] }
+  }
+  const { record, index, audit_path, signed_tree_head } = decoded.right
+  const result = verifyGovernanceEntry({
+    record,
+    index,
+    auditPath: audit_path,
+    signedTreeHead: treeHead ?? signed_tree_head,
+    verifiers: keys.map((key) => ({ name: record.origin, publicKey: key.publicKey }))
+  })
+  const lines = [
+    `Governance entry ${index} of ${record.origin}`,
+    `  ${record.action} by ${record.actor} at ${record.created_at}`,
+    `  inclusion      ${result.ok ? "ok" : "FAILED"}` +
+      (treeHead !== undefined ? ", against the signed tree head given" : ""),
+    result.ok ? "VALID" : "INVALID",
+    ...(result.ok ? [] : [`  - ${result.error}`])
+  ]
+  return { valid: result.ok, lines }
+}
+
+/** Verifies one certificate (or governance inclusion proof) file; `valid` decides the exit code. */
 export const verifyFile = (options: {
   readonly certificate: string
   readonly keys: Option.Option<string>
@@ -109,6 +151,11 @@ export const verifyFile = (options: {
           Effect.flatMap(parseJson(text, "the key listing"), (json) => keysOf(json, "the key listing"))
         )
     const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
+    if (isGovernanceProof(certificate)) {
+      const governance = verifyGovernanceProof(certificate, listedKeys(keys), treeHead)
+      yield* Console.log(governance.lines.join("\n"))
+      return { valid: governance.valid }
+    }
     const report = verifyWithKeys(certificate, listedKeys(keys), { treeHead, verifyVerdictProof })
     yield* Console.log(formatReport(certificate, report, treeHead !== undefined))
     return report
@@ -118,7 +165,9 @@ export const verifyCommand = Command.make(
   "verify",
   {
     certificate: Args.file({ name: "certificate.json" }).pipe(
-      Args.withDescription("The certificate, as GET /v1/checkpoints/{id}/certificate returns it")
+      Args.withDescription(
+        "The certificate, as GET /v1/checkpoints/{id}/certificate returns it, or a governance log entry's inclusion proof"
+      )
     ),
     keys: Options.file("keys").pipe(
       Options.optional,
@@ -148,4 +197,8 @@ export const verifyCommand = Command.make(
         )
       )
     )
-).pipe(Command.withDescription("Verify a certificate offline: signature, chain link, Merkle inclusion, verdict proof"))
+).pipe(
+  Command.withDescription(
+    "Verify a certificate offline (signature, chain link, Merkle inclusion, verdict proof), or a governance log entry against a signed tree head"
+  )
+)

@@ -26,7 +26,12 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       yield* store.putCard(agent, cardFor(agent, "card-listed"))
       yield* store.putAgentSettings(agent, {
         mode: "nudge",
-        containment: { status: "paused", reason: "test", since: "2026-11-01T00:00:00.000Z" }
+        containment: {
+          status: "paused",
+          reason: "test",
+          contained_at: "2026-11-01T00:00:00.000Z",
+          contained_by: "system"
+        }
       })
 
       const response = yield* api.call("GET", "/v1/agents", { token: userA.token })

@@ -1,11 +1,13 @@
 /**
- * GET and PUT /v1/agents/{agent_id}/enforcement over HTTP: the mode is stored and reaches the
- * gateways (AgentState); Members read it, Owners, Admins and the service-role key set it.
+ * GET and PUT /v1/agents/{agent_id}/enforcement over HTTP: the mode is stored with its governance
+ * entry and reaches the gateways (AgentState); Members read it, Owners, Admins and the service-role key set it.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { AgentState } from "../../adapters/bus/AgentState.js"
+import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { Store } from "../../adapters/store/Store.js"
+import { agentGovernanceLog } from "../../core/Governance.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
 layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
@@ -26,6 +28,16 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         expect((yield* store.agentSettings(agentA)).mode).toBe(mode)
         expect((yield* state.get(agentA)).mode).toBe(mode)
       }
+      // Each change is in the agent's governance log, by who made it, with the mode before and after.
+      const { entries } = yield* (yield* GovernanceLog).entries(agentGovernanceLog(agentA), 0, 100)
+      expect(
+        entries.map(({ record }) => [record.action, record.actor, record.previous_state, record.new_state])
+      ).toEqual([
+        ["enforcement.mode", userA.userId, { mode: "observe" }, { mode: "enforce" }],
+        ["enforcement.mode", userA.userId, { mode: "enforce" }, { mode: "nudge" }],
+        ["enforcement.mode", userA.userId, { mode: "nudge" }, { mode: "observe" }],
+        ["enforcement.mode", userA.userId, { mode: "observe" }, { mode: "enforce" }]
+      ])
     })
   )
 

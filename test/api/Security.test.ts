@@ -13,7 +13,9 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
-import type { Store } from "../../adapters/store/Store.js"
+import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
+import { Store } from "../../adapters/store/Store.js"
+import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../core/Governance.js"
 import { CandorApi } from "../../src/api/Api.js"
 import { cardFor, seed } from "./AgentData.js"
 import * as Harness from "./Support.js"
@@ -32,7 +34,7 @@ interface Row {
   /** The declared route template, to check every route of the API is in the table. */
   readonly route: string
   /** A fresh target per call for routes that change what they touch. */
-  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store>
+  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog>
   /** Callers that must succeed (2xx); every other one must get 403 or 404. */
   readonly allowed: ReadonlyArray<Caller>
   /** The intended caller, which must succeed too. */
@@ -61,6 +63,22 @@ const freshOrg = Effect.gen(function* () {
   yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
   return orgId
 })
+
+/** A log with at least one entry, so its proofs exist. */
+const withEntry = (log: GovernanceLogRef, path: string) =>
+  Effect.flatMap(GovernanceLog, (logs) =>
+    logs.append(log, { action: "enforcement.mode", actor: "service", previous_state: null, new_state: null })
+  ).pipe(Effect.orDie, Effect.as({ path }))
+/** A tool policy put in force at `path` with the service-role key, for the routes that need one to read or delete. */
+const POLICY = { forbidden: [{ pattern: "shell_*", reason: "no shell" }] }
+const withPolicy = (path: (f: Harness.Fixtures) => string) =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const target = path(api.fixtures)
+    const put = yield* api.call("PUT", target, { token: api.serviceRoleKey, body: POLICY })
+    if (put.status !== 200) return yield* Effect.dieMessage(`PUT ${target}: ${put.status}`)
+    return { path: target }
+  })
 
 /** A conscience value in a fresh organization (created with the service-role key): its path. */
 const freshConscienceValue = Effect.gen(function* () {
@@ -411,6 +429,79 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "service"
   },
+  // ---- tool policies ----
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/policy",
+    target: withPolicy((f) => `/v1/agents/${f.orgAgent}/policy`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  ...(["/v1/agents/:agent_id/policy/resolved", "/v1/agents/:agent_id/policy/history"] as const).map((route): Row => ({
+    method: "GET",
+    route,
+    target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
+  {
+    method: "PUT",
+    route: "/v1/agents/:agent_id/policy",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/policy`,
+      () => POLICY
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/agents/:agent_id/policy",
+    target: withPolicy((f) => `/v1/agents/${f.orgAgent}/policy`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/policy",
+    target: withPolicy((f) => `/v1/orgs/${f.orgId}/policy`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/policy/history",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/policy/history`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/policy",
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/policy`,
+      () => POLICY
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/orgs/:org_id/policy",
+    target: withPolicy((f) => `/v1/orgs/${f.orgId}/policy`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/policies/evaluate",
+    target: fixed(
+      () => "/v1/policies/evaluate",
+      (f) => ({ agent_id: f.orgAgent, tools: ["shell_exec"] })
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
   {
     method: "POST",
     route: "/v1/agents/:agent_id/reverify",
@@ -425,6 +516,121 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "admin"
   },
+  // ---- governance logs: readers of the agent, members of the organization ----
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/governance-log`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log/:index/inclusion-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(agentGovernanceLog(f.orgAgent), `/v1/agents/${f.orgAgent}/governance-log/0/inclusion-proof`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/governance-log/consistency-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(agentGovernanceLog(f.orgAgent), `/v1/agents/${f.orgAgent}/governance-log/consistency-proof?from=1`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/governance-log`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log/:index/inclusion-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(orgGovernanceLog(f.orgId), `/v1/orgs/${f.orgId}/governance-log/0/inclusion-proof`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/governance-log/consistency-proof",
+    target: Effect.flatMap(fixtures, (f) =>
+      withEntry(orgGovernanceLog(f.orgId), `/v1/orgs/${f.orgId}/governance-log/consistency-proof?from=1`)
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+
+  // ---- containment: both path families, a fresh agent of the organization in the state the action leaves ----
+  ...(["/v1/agents/:agent_id", "/v1/orgs/:org_id/agents/:agent_id"] as const).flatMap((prefix): ReadonlyArray<Row> => {
+    const at = (f: Harness.Fixtures, agentId: string) =>
+      prefix.replace(":org_id", f.orgId).replace(":agent_id", agentId)
+    const contained = (status: "paused" | "killed" | undefined, action: string) =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const f = api.fixtures
+        const agentId = yield* api.claimAgent({ userId: f.owner.userId, orgId: f.orgId })
+        if (status !== undefined) {
+          const containment = { status, reason: null, contained_at: new Date().toISOString(), contained_by: "system" }
+          yield* Effect.orDie((yield* Store).putAgentSettings(agentId, { containment }))
+        }
+        return { path: `${at(f, agentId)}/${action}`, body: action === "pause" || action === "kill" ? {} : undefined }
+      })
+    return [
+      {
+        method: "POST",
+        route: `${prefix}/pause`,
+        target: contained(undefined, "pause"),
+        allowed: ["service"],
+        intended: "admin"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/resume`,
+        target: contained("paused", "resume"),
+        allowed: ["service"],
+        intended: "admin"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/kill`,
+        target: contained("paused", "kill"),
+        allowed: ["service"],
+        intended: "owner"
+      },
+      {
+        method: "POST",
+        route: `${prefix}/reactivate`,
+        target: contained("killed", "reactivate"),
+        allowed: ["service"],
+        intended: "owner"
+      },
+      {
+        method: "GET",
+        route: `${prefix}/containment`,
+        target: fixed((f) => `${at(f, f.orgAgent)}/containment`),
+        allowed: ["member", "memberKey", "service"],
+        intended: "member"
+      },
+      {
+        method: "PUT",
+        route: `${prefix}/containment-policy`,
+        target: fixed(
+          (f) => `${at(f, f.orgAgent)}/containment-policy`,
+          () => ({ auto_containment_threshold: 5 })
+        ),
+        allowed: ["service"],
+        intended: "admin"
+      }
+    ]
+  }),
   // ---- organization conscience values ----
   {
     method: "GET",
@@ -591,6 +797,10 @@ layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
           ["PUT", `/v1/agents/${orgAgent}/conscience-values`, { conscience_values: [] }],
           ["POST", `/v1/orgs/${orgId}/conscience-values`, { type: "HOPE", name: "imp", content: "c" }],
           ["PUT", `/v1/orgs/${orgId}/conscience-values/mode`, { mode: "replace", enabled: true }],
+          ["PUT", `/v1/agents/${orgAgent}/policy`, { forbidden: [] }],
+          ["DELETE", `/v1/agents/${orgAgent}/policy`, undefined],
+          ["PUT", `/v1/orgs/${orgId}/policy`, { forbidden: [] }],
+          ["DELETE", `/v1/orgs/${orgId}/policy`, undefined],
           ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],

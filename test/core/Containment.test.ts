@@ -1,13 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import { Either, FastCheck, Schema } from "effect"
 import {
   advanceViolationStreak,
   autoContainment,
+  containmentErrorBody,
+  containmentStatus,
   emptyViolationStreak,
   shouldContain,
+  transition,
   violationStreakOf,
   type StreakCheckpoint
 } from "../../core/Containment.js"
+import { type ContainmentAction, ContainmentState } from "../../core/schema/Containment.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
 
 const cp = (n: number, verdict: Verdict): StreakCheckpoint => ({
@@ -80,7 +84,7 @@ describe("violation streak", () => {
     )
   })
 
-  it("builds the paused record", () => {
+  it("builds the paused state of an automatic pause, by system", () => {
     const streak = violationStreakOf([
       cp(1, "boundary_violation"),
       cp(2, "boundary_violation"),
@@ -88,8 +92,79 @@ describe("violation streak", () => {
     ])
     expect(autoContainment(streak, new Date("2026-02-01T10:00:00Z"))).toEqual({
       status: "paused",
-      reason: `auto-containment: 3 consecutive boundary violations (last: ${cp(3, "clear").checkpoint_id})`,
-      since: "2026-02-01T10:00:00.000Z"
+      reason: "Auto-contained: 3 consecutive boundary violations",
+      contained_at: "2026-02-01T10:00:00.000Z",
+      contained_by: "system"
     })
+  })
+})
+
+describe("containment transitions", () => {
+  const request = { actor: "user-1", reason: "review", at: "2026-02-01T10:00:00.000Z" }
+  const state = (status: "paused" | "killed"): ContainmentState => ({
+    status,
+    reason: "before",
+    contained_at: "2026-01-01T00:00:00.000Z",
+    contained_by: "user-0"
+  })
+  const statuses = { active: null, paused: state("paused"), killed: state("killed") } as const
+
+  it("allows exactly the four transitions and names the current state otherwise", () => {
+    const table: ReadonlyArray<readonly [keyof typeof statuses, ContainmentAction, string]> = [
+      ["active", "pause", "paused"],
+      ["active", "auto_pause", "paused"],
+      ["paused", "resume", "active"],
+      ["active", "kill", "killed"],
+      ["paused", "kill", "killed"],
+      ["killed", "reactivate", "active"],
+      ["paused", "pause", "agent is already paused"],
+      ["killed", "pause", "cannot pause: agent is killed"],
+      ["paused", "auto_pause", "agent is already paused"],
+      ["killed", "auto_pause", "cannot pause: agent is killed"],
+      ["active", "resume", "cannot resume: agent is active"],
+      ["killed", "resume", "cannot resume: agent is killed (reactivate it)"],
+      ["killed", "kill", "agent is already killed"],
+      ["active", "reactivate", "cannot reactivate: agent is active"],
+      ["paused", "reactivate", "cannot reactivate: agent is paused (resume it)"]
+    ]
+    for (const [from, action, expected] of table) {
+      const result = transition(statuses[from], action, request)
+      const got = Either.match(result, { onLeft: (error) => error, onRight: containmentStatus })
+      expect(got, `${action} from ${from}`).toBe(expected)
+    }
+    expect(transition(null, "kill", request)).toEqual(
+      Either.right({ status: "killed", reason: "review", contained_at: request.at, contained_by: "user-1" })
+    )
+  })
+
+  it("reports a paused or killed agent in the gateway's 403 body", () => {
+    expect(containmentErrorBody("agt-1", { ...state("paused"), reason: null })).toEqual({
+      error: "agent is paused",
+      type: "containment_error",
+      reason: "agent_paused",
+      containment_error: {
+        type: "containment_error",
+        reason: "agent_paused",
+        agent_id: "agt-1",
+        contained_at: "2026-01-01T00:00:00.000Z",
+        contained_by: "user-0"
+      }
+    })
+    expect(containmentErrorBody("agt-1", state("killed"))).toMatchObject({
+      error: "agent is killed: before",
+      reason: "agent_killed"
+    })
+  })
+
+  it("decodes the state stored before the containment API as contained by system", () => {
+    const decode = Schema.decodeUnknownSync(ContainmentState)
+    expect(decode({ status: "paused", reason: "drift", since: "2026-01-01T00:00:00Z" })).toEqual({
+      status: "paused",
+      reason: "drift",
+      contained_at: "2026-01-01T00:00:00Z",
+      contained_by: "system"
+    })
+    expect(decode(state("killed"))).toEqual(state("killed"))
+    expect(() => decode({ status: "active", reason: null, contained_at: "2026-01-01T00:00:00Z" })).toThrow()
   })
 })

@@ -1,12 +1,21 @@
 /**
- * The tool policy: schema defaults and strictness, globs, each rule of the evaluation, the grace
- * period for new tools, floor-and-union merging, and the speed the gateway's request path needs.
+ * The tool policy (CLPI DSL 1.0): schema defaults and strictness, globs, each rule of the
+ * evaluation and its severities, the grace period for new tools (never for what the policy names),
+ * floor-and-union merging, and the speed the gateway's request path needs.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
-import { appliedVerdict, evaluatePolicy, globMatcher, isPolicyActive, mergePolicies } from "../../core/Policy.js"
+import {
+  appliedVerdict,
+  evaluatePolicy,
+  globMatcher,
+  isPolicyActive,
+  mergePolicies,
+  resolvePolicy
+} from "../../core/Policy.js"
+import { policyHash } from "../../core/Commitments.js"
 import { AlignmentCard } from "../../core/schema/Card.js"
-import { decodePolicy, Policy, type PolicyEncoded } from "../../core/schema/Policy.js"
+import { decodePolicy, Policy, type PolicyEncoded, triggerGlob } from "../../core/schema/Policy.js"
 
 const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
 
@@ -28,48 +37,101 @@ const NOW = new Date("2026-03-01T12:00:00Z")
 const HOUR = 3_600_000
 const never = () => undefined
 const seenAgo = (ms: number) => () => new Date(NOW.getTime() - ms)
+const old = seenAgo(48 * HOUR)
 const tools = (...names: ReadonlyArray<string>) => names.map((name) => ({ name }))
 
 const base = policyOf({
-  capability_mappings: [
-    { tool: "mcp__browser__*", action: "web_fetch" },
-    { tool: "mcp__fs__read*", action: "read" },
-    { tool: "mcp__fs__delete*", action: "delete" },
-    { tool: "mcp__slack__post", action: "send_message" }
+  meta: { schema_version: "1.0", name: "base", scope: "agent" },
+  capability_mappings: {
+    browsing: { tools: ["mcp__browser__*"], card_actions: ["web_fetch"] },
+    reading: { tools: ["mcp__fs__read*", "cat"], card_actions: ["read"] },
+    deleting: { tools: ["mcp__fs__delete*"], card_actions: ["delete"] },
+    messaging: { tools: ["mcp__slack__post"], card_actions: ["send_message"] }
+  },
+  forbidden: [{ pattern: "shell_*", reason: "no shell access" }],
+  escalation_triggers: [
+    { condition: "tool_matches('mcp__browser__submit*')", action: "escalate", reason: "form submissions need review" }
   ],
-  forbidden: [{ tool: "shell_*", reason: "no shell access" }],
-  escalation_triggers: [{ tool: "mcp__browser__submit*", reason: "form submissions need review" }],
-  defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny" }
+  defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", unmapped_severity: "high" }
 })
 
 describe("Policy schema", () => {
   it("fills every default, so a decoded policy is complete", () => {
     expect(policyOf({})).toEqual({
-      capability_mappings: [],
+      meta: { schema_version: "1.0" },
+      capability_mappings: {},
       forbidden: [],
       escalation_triggers: [],
-      defaults: { enforcement_mode: "warn", unmapped_tool_action: "warn", grace_period_hours: 24 }
+      defaults: {
+        unmapped_tool_action: "warn",
+        unmapped_severity: "medium",
+        fail_open: true,
+        enforcement_mode: "warn",
+        grace_period_hours: 24
+      }
     })
-    expect(policyOf({ defaults: { unmapped_tool_action: "deny" } }).defaults).toEqual({
-      enforcement_mode: "warn",
+    expect(policyOf({ forbidden: [{ pattern: "x", reason: "y" }] }).forbidden).toEqual([
+      { pattern: "x", reason: "y", severity: "high" }
+    ])
+    expect(policyOf({ defaults: { unmapped_tool_action: "deny" } }).defaults).toMatchObject({
       unmapped_tool_action: "deny",
+      enforcement_mode: "warn",
       grace_period_hours: 24
     })
   })
 
+  const message = (input: unknown): string => {
+    const result = decodePolicy(input)
+    return Either.isLeft(result) ? result.left.message : "decoded"
+  }
+
   it("decodePolicy rejects unknown members (a misspelt rule is a hole) and bad values, naming them", () => {
-    const typo = decodePolicy({ forbiden: [{ tool: "x", reason: "y" }] })
-    expect(Either.isLeft(typo) && typo.left.message).toContain("forbiden")
-    const mode = decodePolicy({ defaults: { enforcement_mode: "block" } })
-    expect(Either.isLeft(mode) && mode.left.message).toContain("must be one of warn, enforce, off")
-    const empty = decodePolicy({ forbidden: [{ tool: "", reason: "y" }] })
-    expect(Either.isLeft(empty) && empty.left.message).toContain("tool pattern must not be empty")
-    expect(Either.isLeft(decodePolicy({ defaults: { grace_period_hours: -1 } }))).toBe(true)
-    expect(Either.isRight(decodePolicy({ capability_mappings: [{ tool: "a*", action: "read" }] }))).toBe(true)
+    expect(message({ forbiden: [{ pattern: "x", reason: "y" }] })).toContain("forbiden")
+    expect(message({ forbidden: [{ pattern: "x", reason: "y", tool: "z" }] })).toContain('"tool"')
+    expect(message({ defaults: { enforcement_mode: "block" } })).toContain("must be one of warn, enforce, off")
+    expect(message({ forbidden: [{ pattern: "", reason: "y" }] })).toContain("tool pattern must not be empty")
+    expect(message({ forbidden: [{ pattern: "x" }] })).toContain("reason")
+    expect(message({ forbidden: [{ pattern: "x", reason: "y", severity: "severe" }] })).toContain(
+      "must be one of low, medium, high, critical"
+    )
+    expect(message({ defaults: { grace_period_hours: -1 } })).toContain("between 0 and 8760")
+    expect(message({ defaults: { grace_period_hours: 8761 } })).toContain("between 0 and 8760")
+    expect(message({ capability_mappings: { x: { tools: [], card_actions: ["read"] } } })).toContain(
+      "at least one tool pattern"
+    )
+    expect(message({ capability_mappings: [{ tools: ["a"], card_actions: [] }] })).not.toBe("decoded")
+    expect(message({ capability_mappings: { r: { tools: ["a*"], card_actions: ["read"] } } })).toBe("decoded")
   })
 
-  it("round-trips through JSON unchanged (the agent-state KV stores it as JSON)", () => {
+  it("accepts only schema_version 1.0", () => {
+    expect(message({ meta: { schema_version: "1.0", scope: "org" } })).toBe("decoded")
+    expect(message({ meta: { schema_version: "2.0" } })).toContain('must be "1.0"')
+    expect(message({ meta: { schema_version: 1 } })).toContain('must be "1.0"')
+    expect(message({ meta: { name: "no version" } })).toContain("schema_version")
+    expect(message({ meta: { schema_version: "1.0", scope: "global" } })).toContain("must be one of org, agent")
+  })
+
+  it("escalation conditions must be tool_matches('<glob>'), single or double quotes", () => {
+    expect(triggerGlob("tool_matches('pay_*')")).toBe("pay_*")
+    expect(triggerGlob(' tool_matches( "pay_?" ) ')).toBe("pay_?")
+    expect(triggerGlob("tool_matches('')")).toBeUndefined()
+    expect(triggerGlob("tool_matches(pay_*)")).toBeUndefined()
+    expect(triggerGlob("tool_matches('a') || true")).toBeUndefined()
+    expect(triggerGlob("tool_matches('a\")")).toBeUndefined()
+    const trigger = (condition: string) => ({ escalation_triggers: [{ condition, action: "warn", reason: "r" }] })
+    expect(message(trigger("tool_matches('x')"))).toBe("decoded")
+    expect(message(trigger("tool_name == 'x'"))).toContain("must be tool_matches('<glob>')")
+    expect(
+      message({ escalation_triggers: [{ condition: "tool_matches('x')", action: "pause", reason: "r" }] })
+    ).toContain("must be one of escalate, warn, deny")
+  })
+
+  it("round-trips through JSON unchanged (the agent-state KV stores it as JSON), and its hash is stable", () => {
     expect(JSON.parse(JSON.stringify(base))).toEqual(base)
+    expect(policyOf(JSON.parse(JSON.stringify(base)))).toEqual(base)
+    expect(policyHash(policyOf(JSON.parse(JSON.stringify(base))))).toBe(policyHash(base))
+    expect(policyHash(base)).toMatch(/^[0-9a-f]{64}$/)
+    expect(policyHash(policyOf({}))).not.toBe(policyHash(base))
   })
 })
 
@@ -88,6 +150,7 @@ describe("globMatcher", () => {
     ["tool?", "tool1", true],
     ["tool?", "tool", false],
     ["tool?", "tool12", false],
+    ["?ash", "bash", true],
     ["*", "", true],
     ["a.b+c", "a.b+c", true], // regex metacharacters are literal
     ["a.b+c", "aXb+c", false],
@@ -107,58 +170,124 @@ describe("globMatcher", () => {
 })
 
 describe("evaluatePolicy", () => {
-  it("passes tools mapped to actions the card bounds", () => {
-    const result = evaluatePolicy(base, card, tools("mcp__browser__navigate", "mcp__fs__read_file"), never, NOW)
-    expect(result).toEqual({ verdict: "pass", violations: [], warnings: [], tools_evaluated: 2 })
+  it("passes tools mapped to actions the card bounds (any of a mapping's globs)", () => {
+    const result = evaluatePolicy(base, card, tools("mcp__browser__navigate", "mcp__fs__read_file", "cat"), never, NOW)
+    expect(result).toEqual({ verdict: "pass", violations: [], warnings: [], tools_evaluated: 3 })
   })
 
-  it("fails a tool on the forbidden list, with the rule's reason, even when it is brand new", () => {
+  it("fails a tool on the forbidden list, with the rule's reason and severity, even when it is brand new", () => {
     const result = evaluatePolicy(base, card, tools("shell_exec"), never, NOW)
     expect(result.verdict).toBe("fail")
-    expect(result.violations).toEqual([{ tool: "shell_exec", kind: "forbidden", reason: "no shell access" }])
+    expect(result.violations).toEqual([
+      { type: "forbidden", tool: "shell_exec", reason: "no shell access", severity: "high" }
+    ])
+  })
+
+  it("reports every forbidden rule that matches, not only the first, and `?` matches one character", () => {
+    const policy = policyOf({
+      forbidden: [
+        { pattern: "?ash", reason: "no shells", severity: "critical" },
+        { pattern: "bash", reason: "bash in particular", severity: "low" },
+        { pattern: "b*", reason: "nothing starting with b", severity: "medium" },
+        { pattern: "z?", reason: "not matching", severity: "high" }
+      ],
+      defaults: { unmapped_tool_action: "allow" }
+    })
+    const result = evaluatePolicy(policy, undefined, tools("bash", "zsh", "ash"), old, NOW)
+    expect(result.violations).toEqual([
+      { type: "forbidden", tool: "bash", reason: "no shells", severity: "critical" },
+      { type: "forbidden", tool: "bash", reason: "bash in particular", severity: "low" },
+      { type: "forbidden", tool: "bash", reason: "nothing starting with b", severity: "medium" }
+    ])
+    expect(result.verdict).toBe("fail")
+  })
+
+  it("low and medium violations warn; high and critical fail", () => {
+    const withSeverity = (severity: "low" | "medium" | "high" | "critical") =>
+      evaluatePolicy(
+        policyOf({ forbidden: [{ pattern: "x", reason: "r", severity }], defaults: { unmapped_tool_action: "allow" } }),
+        undefined,
+        tools("x"),
+        old,
+        NOW
+      ).verdict
+    expect([withSeverity("low"), withSeverity("medium"), withSeverity("high"), withSeverity("critical")]).toEqual([
+      "warn",
+      "warn",
+      "fail",
+      "fail"
+    ])
   })
 
   it("fails a tool mapped to an action the card forbids, even when it is brand new", () => {
     const result = evaluatePolicy(base, card, tools("mcp__fs__delete_all"), never, NOW)
     expect(result.violations).toEqual([
       {
+        type: "card_forbidden",
         tool: "mcp__fs__delete_all",
-        kind: "card_forbidden",
-        reason: 'maps to card action "delete", which the card forbids'
+        reason: 'maps to card action "delete", which the card forbids',
+        severity: "high"
       }
     ])
   })
 
-  it("without a card, a mapped tool passes (there is nothing to check its action against)", () => {
+  it("a mapped tool whose actions the card does not all bound exceeds its capability (high, no grace)", () => {
+    const result = evaluatePolicy(base, card, tools("mcp__slack__post"), never, NOW)
+    expect(result).toMatchObject({
+      verdict: "fail",
+      violations: [
+        {
+          type: "capability_exceeded",
+          tool: "mcp__slack__post",
+          reason: 'maps to card action "send_message", which the card\'s bounded_actions do not include',
+          severity: "high"
+        }
+      ],
+      warnings: []
+    })
+    // Several mappings covering one tool: every action of every mapping counts.
+    const both = policyOf({
+      capability_mappings: {
+        a: { tools: ["mcp__x"], card_actions: ["read"] },
+        b: { tools: ["mcp__*"], card_actions: ["web_fetch", "write"] }
+      }
+    })
+    expect(evaluatePolicy(both, card, tools("mcp__x"), never, NOW).violations).toMatchObject([
+      { type: "capability_exceeded", reason: expect.stringContaining('"write"') }
+    ])
+  })
+
+  it("without a card, a mapped tool passes (there is nothing to check its actions against)", () => {
     expect(evaluatePolicy(base, undefined, tools("mcp__fs__delete_all", "mcp__slack__post"), never, NOW).verdict).toBe(
       "pass"
     )
   })
 
-  it("a mapped tool whose action the card does not bound follows unmapped_tool_action", () => {
-    const old = seenAgo(48 * HOUR)
-    const denied = evaluatePolicy(base, card, tools("mcp__slack__post"), old, NOW)
-    expect(denied.violations).toEqual([
-      {
-        tool: "mcp__slack__post",
-        kind: "unbounded",
-        reason: 'maps to card action "send_message", which the card does not bound'
-      }
-    ])
-    const warned = policyOf({ ...base, defaults: { unmapped_tool_action: "warn" } })
-    expect(evaluatePolicy(warned, card, tools("mcp__slack__post"), old, NOW).verdict).toBe("warn")
-  })
-
-  it("unmapped tools: allow passes, warn warns, deny fails once the grace period is over", () => {
-    const old = seenAgo(48 * HOUR)
-    const withAction = (unmapped_tool_action: "allow" | "warn" | "deny") =>
-      evaluatePolicy(policyOf({ defaults: { unmapped_tool_action } }), card, tools("mystery"), old, NOW)
+  it("unmapped tools: allow passes, warn warns, deny is a violation at unmapped_severity once out of grace", () => {
+    const withAction = (unmapped_tool_action: "allow" | "warn" | "deny", unmapped_severity?: "low" | "critical") =>
+      evaluatePolicy(
+        policyOf({ defaults: { unmapped_tool_action, ...(unmapped_severity ? { unmapped_severity } : {}) } }),
+        card,
+        tools("mystery"),
+        old,
+        NOW
+      )
     expect(withAction("allow")).toMatchObject({ verdict: "pass", violations: [], warnings: [] })
     expect(withAction("warn")).toMatchObject({
       verdict: "warn",
-      warnings: [{ tool: "mystery", kind: "unmapped", reason: "no capability mapping covers this tool" }]
+      warnings: [
+        { type: "unmapped", tool: "mystery", reason: "no capability mapping covers this tool", severity: "medium" }
+      ]
     })
-    expect(withAction("deny")).toMatchObject({ verdict: "fail", violations: [{ tool: "mystery", kind: "unmapped" }] })
+    // The default unmapped_severity is medium: a violation, but the verdict only warns.
+    expect(withAction("deny")).toMatchObject({
+      verdict: "warn",
+      violations: [{ type: "unmapped_denied", tool: "mystery", severity: "medium" }]
+    })
+    expect(withAction("deny", "critical")).toMatchObject({
+      verdict: "fail",
+      violations: [{ type: "unmapped_denied", severity: "critical" }]
+    })
   })
 
   it("a tool first seen less than grace_period_hours ago is a warning with grace_until, not a violation", () => {
@@ -168,9 +297,10 @@ describe("evaluatePolicy", () => {
     expect(young.violations).toEqual([])
     expect(young.warnings).toEqual([
       {
+        type: "unmapped_denied",
         tool: "mystery",
-        kind: "unmapped",
         reason: "no capability mapping covers this tool",
+        severity: "high",
         grace_until: new Date(firstSeen.getTime() + 24 * HOUR).toISOString()
       }
     ])
@@ -188,24 +318,70 @@ describe("evaluatePolicy", () => {
     expect(evaluatePolicy(none, card, tools("mystery"), never, NOW).verdict).toBe("fail")
   })
 
-  it("an escalation trigger is a warning beside the tool's other findings", () => {
+  it("grace never softens what the policy names: forbidden, card-forbidden, capability, deny triggers", () => {
+    const denying = policyOf({
+      ...base,
+      escalation_triggers: [{ condition: "tool_matches('pay_*')", action: "deny", reason: "no payments" }],
+      defaults: { ...base.defaults, grace_period_hours: 8760 }
+    })
+    const result = evaluatePolicy(
+      denying,
+      card,
+      tools("shell_exec", "mcp__fs__delete_x", "mcp__slack__post", "pay_now"),
+      never,
+      NOW
+    )
+    expect(result.verdict).toBe("fail")
+    expect(result.violations.map((v) => [v.type, v.tool])).toEqual([
+      ["forbidden", "shell_exec"],
+      ["card_forbidden", "mcp__fs__delete_x"],
+      ["capability_exceeded", "mcp__slack__post"],
+      ["escalation", "pay_now"]
+    ])
+    // pay_now is unmapped too: that part alone is in grace.
+    expect(result.warnings).toMatchObject([
+      { type: "unmapped_denied", tool: "pay_now", grace_until: expect.any(String) }
+    ])
+    expect(result.violations.every((v) => v.grace_until === undefined)).toBe(true)
+  })
+
+  it("escalation triggers: escalate and warn are warnings beside the tool's other findings, deny a high violation", () => {
     const result = evaluatePolicy(base, card, tools("mcp__browser__submit_form"), never, NOW)
     expect(result).toMatchObject({
       verdict: "warn",
       violations: [],
-      warnings: [{ tool: "mcp__browser__submit_form", kind: "escalation", reason: "form submissions need review" }]
+      warnings: [
+        {
+          type: "escalation",
+          tool: "mcp__browser__submit_form",
+          reason: "form submissions need review",
+          severity: "medium"
+        }
+      ]
     })
+    const triggers = policyOf({
+      escalation_triggers: [
+        { condition: "tool_matches('pay_?')", action: "warn", reason: "w" },
+        { condition: 'tool_matches("pay_*")', action: "deny", reason: "d" }
+      ],
+      defaults: { unmapped_tool_action: "allow" }
+    })
+    expect(evaluatePolicy(triggers, undefined, tools("pay_x"), never, NOW)).toMatchObject({
+      verdict: "fail",
+      violations: [{ type: "escalation", tool: "pay_x", reason: "d", severity: "high" }],
+      warnings: [{ type: "escalation", tool: "pay_x", reason: "w", severity: "medium" }]
+    })
+    expect(evaluatePolicy(triggers, undefined, tools("pay_xy"), never, NOW).warnings).toEqual([])
   })
 
-  it("a forbidden tool is reported once, as forbidden, whatever it also maps to", () => {
-    const both = policyOf({ ...base, capability_mappings: [{ tool: "shell_*", action: "read" }] })
+  it("a forbidden tool is reported as forbidden, whatever it also maps to", () => {
+    const both = policyOf({ ...base, capability_mappings: { s: { tools: ["shell_*"], card_actions: ["read"] } } })
     expect(evaluatePolicy(both, card, tools("shell_exec"), never, NOW).violations).toEqual([
-      { tool: "shell_exec", kind: "forbidden", reason: "no shell access" }
+      { type: "forbidden", tool: "shell_exec", reason: "no shell access", severity: "high" }
     ])
   })
 
   it("evaluates each distinct name once, in the order given, deterministically", () => {
-    const old = seenAgo(48 * HOUR)
     const input = tools("zeta", "shell_a", "zeta", "mcp__fs__delete_x", "alpha", "shell_a")
     const first = evaluatePolicy(base, card, input, old, NOW)
     expect(first.tools_evaluated).toBe(4)
@@ -224,12 +400,18 @@ describe("evaluatePolicy", () => {
 
   it("takes well under 5 ms for 100 rules and 50 tools (the gateway's budget)", () => {
     const big = policyOf({
-      capability_mappings: Array.from({ length: 60 }, (_, i) => ({
-        tool: i % 2 === 0 ? `mcp__svc${i}__*` : `tool_${i}`,
-        action: i % 3 === 0 ? "read" : "web_fetch"
+      capability_mappings: Object.fromEntries(
+        Array.from({ length: 60 }, (_, i) => [
+          `m${i}`,
+          { tools: [i % 2 === 0 ? `mcp__svc${i}__*` : `tool_${i}`], card_actions: [i % 3 === 0 ? "read" : "web_fetch"] }
+        ])
+      ),
+      forbidden: Array.from({ length: 30 }, (_, i) => ({ pattern: `*danger${i}*`, reason: `rule ${i}` })),
+      escalation_triggers: Array.from({ length: 10 }, (_, i) => ({
+        condition: `tool_matches('mcp__svc${i}__pay?')`,
+        action: "escalate" as const,
+        reason: "money"
       })),
-      forbidden: Array.from({ length: 30 }, (_, i) => ({ tool: `*danger${i}*`, reason: `rule ${i}` })),
-      escalation_triggers: Array.from({ length: 10 }, (_, i) => ({ tool: `mcp__svc${i}__pay?`, reason: "money" })),
       defaults: { unmapped_tool_action: "deny" }
     })
     const requested = Array.from({ length: 50 }, (_, i) => ({
@@ -260,62 +442,122 @@ describe("appliedVerdict and isPolicyActive", () => {
 
 describe("mergePolicies", () => {
   const org = policyOf({
-    capability_mappings: [{ tool: "mcp__browser__*", action: "web_fetch" }],
-    forbidden: [{ tool: "shell_*", reason: "org: no shell" }],
-    defaults: { enforcement_mode: "enforce", unmapped_tool_action: "warn", grace_period_hours: 12 }
+    meta: { schema_version: "1.0", name: "org policy", scope: "org" },
+    capability_mappings: {
+      browsing: { tools: ["mcp__browser__*"], card_actions: ["web_fetch"] },
+      files: { tools: ["mcp__fs__*"], card_actions: ["delete"] }
+    },
+    forbidden: [{ pattern: "shell_*", reason: "org: no shell" }],
+    escalation_triggers: [{ condition: "tool_matches('wire_*')", action: "deny", reason: "org: no wires" }],
+    defaults: {
+      enforcement_mode: "enforce",
+      unmapped_tool_action: "warn",
+      unmapped_severity: "high",
+      fail_open: true,
+      grace_period_hours: 12
+    }
   })
   const agent = policyOf({
-    capability_mappings: [
-      { tool: "mcp__browser__*", action: "web_fetch" },
-      { tool: "mcp__fs__read*", action: "read" }
-    ],
+    meta: { schema_version: "1.0", name: "agent policy", scope: "agent" },
+    capability_mappings: {
+      browsing: { tools: ["mcp__browser__*"], card_actions: ["web_fetch"] },
+      files: { tools: ["mcp__fs__*"], card_actions: ["read"] },
+      reading: { tools: ["mcp__docs__read*"], card_actions: ["read"] }
+    },
     forbidden: [
-      { tool: "shell_*", reason: "agent: no shell" },
-      { tool: "mcp__fs__delete*", reason: "agent: no deletes" }
+      { pattern: "shell_*", reason: "org: no shell" },
+      { pattern: "shell_*", reason: "agent: no shell", severity: "critical" },
+      { pattern: "mcp__fs__delete*", reason: "agent: no deletes" }
     ],
-    escalation_triggers: [{ tool: "pay_*", reason: "money" }],
-    defaults: { enforcement_mode: "warn", unmapped_tool_action: "deny", grace_period_hours: 48 }
+    escalation_triggers: [{ condition: "tool_matches('pay_*')", action: "escalate", reason: "money" }],
+    defaults: {
+      enforcement_mode: "warn",
+      unmapped_tool_action: "deny",
+      unmapped_severity: "low",
+      fail_open: false,
+      grace_period_hours: 48
+    }
   })
 
-  it("unions the rules (organization first, duplicates once) and floors each default at the stricter", () => {
+  it("unions the rules (organization first, identical rules once) and floors each default at the stricter", () => {
     expect(mergePolicies(org, agent)).toEqual({
-      capability_mappings: [
-        { tool: "mcp__browser__*", action: "web_fetch" },
-        { tool: "mcp__fs__read*", action: "read" }
-      ],
+      meta: { schema_version: "1.0", name: "agent policy", scope: "agent" },
+      capability_mappings: {
+        browsing: { tools: ["mcp__browser__*"], card_actions: ["web_fetch"] },
+        files: { tools: ["mcp__fs__*"], card_actions: ["delete"] },
+        "agent:files": { tools: ["mcp__fs__*"], card_actions: ["read"] },
+        reading: { tools: ["mcp__docs__read*"], card_actions: ["read"] }
+      },
       forbidden: [
-        { tool: "shell_*", reason: "org: no shell" },
-        { tool: "mcp__fs__delete*", reason: "agent: no deletes" }
+        { pattern: "shell_*", reason: "org: no shell", severity: "high" },
+        { pattern: "shell_*", reason: "agent: no shell", severity: "critical" },
+        { pattern: "mcp__fs__delete*", reason: "agent: no deletes", severity: "high" }
       ],
-      escalation_triggers: [{ tool: "pay_*", reason: "money" }],
-      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 12 }
+      escalation_triggers: [
+        { condition: "tool_matches('wire_*')", action: "deny", reason: "org: no wires" },
+        { condition: "tool_matches('pay_*')", action: "escalate", reason: "money" }
+      ],
+      defaults: {
+        enforcement_mode: "enforce",
+        unmapped_tool_action: "deny",
+        unmapped_severity: "high",
+        fail_open: false,
+        grace_period_hours: 12
+      }
     })
   })
 
   it("an agent can tighten the organization's defaults but never loosen them", () => {
     const loose = policyOf({
-      defaults: { enforcement_mode: "off", unmapped_tool_action: "allow", grace_period_hours: 100 }
+      defaults: {
+        enforcement_mode: "off",
+        unmapped_tool_action: "allow",
+        unmapped_severity: "low",
+        fail_open: true,
+        grace_period_hours: 100
+      }
     })
     const strict = policyOf({
-      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 1 }
+      defaults: {
+        enforcement_mode: "enforce",
+        unmapped_tool_action: "deny",
+        unmapped_severity: "critical",
+        fail_open: false,
+        grace_period_hours: 1
+      }
     })
     expect(mergePolicies(loose, strict).defaults).toEqual(strict.defaults)
     expect(mergePolicies(strict, loose).defaults).toEqual(strict.defaults)
     expect(mergePolicies(policyOf({}), policyOf({})).defaults).toEqual(policyOf({}).defaults)
   })
 
-  it("the merged policy evaluates with both sets of rules", () => {
+  it("an agent cannot remap the organization's mapping away from an action the card forbids", () => {
     const merged = mergePolicies(org, agent)
+    expect(evaluatePolicy(merged, card, tools("mcp__fs__list"), never, NOW).violations).toMatchObject([
+      { type: "card_forbidden", tool: "mcp__fs__list" }
+    ])
+  })
+
+  it("the merged policy evaluates with both sets of rules, every matching forbidden rule reported", () => {
     const result = evaluatePolicy(
-      merged,
+      mergePolicies(org, agent),
       undefined,
-      tools("shell_x", "mcp__fs__delete_y", "mcp__fs__read_z"),
+      tools("shell_x", "mcp__fs__delete_y", "mcp__docs__read_z", "wire_1"),
       never,
       NOW
     )
     expect(result.violations.map((v) => [v.tool, v.reason])).toEqual([
       ["shell_x", "org: no shell"],
-      ["mcp__fs__delete_y", "agent: no deletes"]
+      ["shell_x", "agent: no shell"],
+      ["mcp__fs__delete_y", "agent: no deletes"],
+      ["wire_1", "org: no wires"]
     ])
+  })
+
+  it("resolvePolicy: either alone as it is, both merged, neither none", () => {
+    expect(resolvePolicy(undefined, undefined)).toBeUndefined()
+    expect(resolvePolicy(org, undefined)).toBe(org)
+    expect(resolvePolicy(undefined, agent)).toBe(agent)
+    expect(resolvePolicy(org, agent)).toEqual(mergePolicies(org, agent))
   })
 })

@@ -278,12 +278,15 @@ describe("valid resources decode", () => {
     }
     expect(roundTrip(S.Agent, unclaimed)).toEqual(unclaimed)
     const contained = {
-      error: "agent agent-7f3a is paused",
+      error: "agent is paused: 3 consecutive boundary violations",
+      type: "containment_error",
+      reason: "agent_paused",
       containment_error: {
+        type: "containment_error",
+        reason: "agent_paused",
         agent_id: "agent-7f3a",
-        status: "paused",
-        reason: "3 consecutive boundary violations",
-        since: NOW
+        contained_at: NOW,
+        contained_by: "system"
       }
     }
     expect(roundTrip(S.ContainmentError, contained)).toEqual(contained)

@@ -13,6 +13,7 @@ import { eventSubject } from "../../adapters/bus/Subjects.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreDatabase.js"
@@ -33,7 +34,7 @@ const Infra = Layer.mergeAll(
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
   SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
-)
+).pipe((infra) => GovernanceLog.layer({ logOrigin: logOrigin }).pipe(Layer.provideMerge(infra)))
 const Workers = Layer.scopedDiscard(runWorkers({ logOrigin, subjectPrefix: "candor" })).pipe(Layer.provideMerge(Infra))
 
 const publish = (event: ReturnType<typeof gatewayEvent>) =>

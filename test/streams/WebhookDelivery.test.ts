@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
+import { agentGovernanceLog } from "../../core/Governance.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { verifyWebhook } from "../../core/WebhookSignature.js"
 import { Bus } from "../../adapters/bus/Bus.js"
@@ -19,6 +20,7 @@ import { eventSubject } from "../../adapters/bus/Subjects.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreDatabase.js"
@@ -41,7 +43,7 @@ const Infra = Layer.mergeAll(
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
   SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
-)
+).pipe((infra) => GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(Layer.provideMerge(infra)))
 // Retries after 50 ms instead of 1 s, 4 s, 16 s: the schedule is the relay's, the test only shortens it.
 const webhookRelay = {
   ...relayDefaults,
@@ -207,12 +209,47 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
           action: "pause",
           body: { trigger: "auto_containment", violations: 3 }
         })
-        expect((yield* published.take).payload).toMatchObject({ agent_id: agentId, status: "paused" })
+        expect(settings.containment).toEqual({
+          status: "paused",
+          reason: "Auto-contained: 3 consecutive boundary violations",
+          contained_at: expect.any(String),
+          contained_by: "system"
+        })
+        expect((yield* published.take).payload).toEqual({ agent_id: agentId, ...settings.containment })
+        // The same event as a manual pause, from the same transition.
         const hook = yield* receiver.take
         expect(JSON.parse(hook.body)).toMatchObject({
           event: "agent.paused",
-          data: { agent_id: agentId, consecutive_violations: 3 }
+          agent_id: agentId,
+          data: {
+            agent_id: agentId,
+            org_id: null,
+            action: "auto_pause",
+            actor: "system",
+            reason: "Auto-contained: 3 consecutive boundary violations",
+            previous_status: "active",
+            new_status: "paused"
+          }
         })
+        const log = yield* store.containmentLog(agentId, 10)
+        expect(log).toEqual([
+          expect.objectContaining({
+            action: "auto_pause",
+            actor: "system",
+            previous_status: "active",
+            new_status: "paused",
+            metadata: { checkpoint_id: violations[2]!.checkpoint.checkpoint_id, violations: 3 }
+          })
+        ])
+        const governance = yield* (yield* GovernanceLog.GovernanceLog).entries(agentGovernanceLog(agentId), 0, 10)
+        expect(governance.entries.map((e) => e.record)).toEqual([
+          expect.objectContaining({
+            action: "containment.auto_pause",
+            actor: "system",
+            previous_state: { status: "active" },
+            new_state: settings.containment
+          })
+        ])
 
         // A fourth violation in the same streak pauses nothing again.
         yield* publish(gatewayEvent(agentId, { concerns: [violation] }))
@@ -226,6 +263,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
           "decisions sent"
         )
         expect(yield* store.enforcementRecords(agentId, 10)).toHaveLength(1)
+        expect(yield* store.containmentLog(agentId, 10)).toHaveLength(1)
         expect(receiver.received).toHaveLength(1)
       })
     )

@@ -1,8 +1,9 @@
 /**
  * Claiming an agent by proving possession of its provider key: hashed with the gateway's own
  * functions (`keyHashOf`, `agentIdOf`), so the id is the one the gateway derives, and dropped.
- * An agent claimed into (or out of) an organization takes its conscience values: the resolved list
- * is pushed to the gateways and workers.
+ * A claim can bring the agent into an organization (or out of one), and so under its tool policy
+ * and its conscience values: the resolved policy and values are pushed to the gateways (and the
+ * workers) before answering.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -13,6 +14,7 @@ import { keyHashOf } from "../../../adapters/providers/Identity.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { pushAgentPolicy } from "./PolicyPropagation.js"
 import { pushResolvedConscience } from "./ConscienceState.js"
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
@@ -36,7 +38,8 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
       }
       const claim = yield* repo.claimOf(agentId)
       if (claim === undefined) return yield* Effect.fail(new NotFound({ error: `agent ${agentId} not found` }))
-      // Into, out of or between organizations: the conscience values in force follow the claim.
+      // Into, out of or between organizations: the policy and conscience values in force follow the claim.
+      yield* pushAgentPolicy(agentId)
       yield* pushResolvedConscience([claim.agent_id])
       return {
         agent_id: claim.agent_id,

@@ -12,7 +12,9 @@ import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiError
 import { IdentityRepo, type Org } from "../../../adapters/store/identity/IdentityRepo.js"
 import type { OrgRole } from "../../../core/schema/Organization.js"
 import { CandorApi } from "../Api.js"
-import { internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { gatewaysUnreachable, internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { pushAgentPolicy } from "./PolicyPropagation.js"
+import { pushResolvedConscience } from "./ConscienceState.js"
 
 /** How long an invite can be accepted. */
 const INVITE_TTL_MS = 7 * 24 * 3_600_000
@@ -83,9 +85,14 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
     .handle("deleteOrg", ({ path }) =>
       Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "owner", true)
-        yield* (yield* IdentityRepo).deleteOrg(path.org_id)
+        const repo = yield* IdentityRepo
+        const agents = yield* repo.agentsOfOrg(path.org_id)
+        yield* repo.deleteOrg(path.org_id)
+        // Its agents are personal now: no longer under the organization's tool policy nor its conscience values.
+        yield* Effect.forEach(agents, pushAgentPolicy, { concurrency: 8, discard: true })
+        yield* pushResolvedConscience(agents)
         return { deleted: true }
-      }).pipe(Effect.catchTag("StoreError", internal))
+      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
     )
     .handle("listMembers", ({ path }) =>
       Effect.gen(function* () {

@@ -13,8 +13,9 @@ import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
 import { agentStateBucket } from "../../../adapters/bus/Subjects.js"
-import { NatsTest, removeNatsResources, uniquePrefix, waitUntil } from "./NatsSupport.js"
+import { NatsTest, removeNatsResources, testNatsUrl, uniquePrefix, waitUntil } from "./NatsSupport.js"
 import { describeIntegration } from "../../support/Integration.js"
+import { tcpProxy } from "../../integration/TcpProxy.js"
 
 /** Writes a raw value into the bucket, as another version (or a damaged write) would. */
 const putRaw = (prefix: string, key: string, value: string) =>
@@ -79,7 +80,12 @@ describeIntegration("nats", "KvAgentState", () => {
       Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
-        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        const containment = {
+          status: "paused" as const,
+          reason: "drift",
+          contained_at: "2026-01-01T00:00:00Z",
+          contained_by: "system"
+        }
         yield* a.update("agt-c", { containment })
         yield* waitUntil(
           "b to see the containment",
@@ -118,7 +124,9 @@ describeIntegration("nats", "KvAgentState", () => {
           yield* a.setNudge("agt-n", text)
           // The watch delivers in order: once b sees a later write of a's, it knows of the nudge too.
           const reason = `round ${round}`
-          yield* a.update("agt-sync", { containment: { status: "paused", reason, since: "2026-01-01T00:00:00Z" } })
+          yield* a.update("agt-sync", {
+            containment: { status: "paused", reason, contained_at: "2026-01-01T00:00:00Z", contained_by: "system" }
+          })
           yield* waitUntil(
             "b to catch up",
             Effect.map(b.get("agt-sync"), (s) => s.containment?.reason === reason)
@@ -136,7 +144,12 @@ describeIntegration("nats", "KvAgentState", () => {
       Effect.gen(function* () {
         const a = yield* gateway(prefix)
         const b = yield* gateway(prefix)
-        const containment = { status: "paused" as const, reason: "drift", since: "2026-01-01T00:00:00Z" }
+        const containment = {
+          status: "paused" as const,
+          reason: "drift",
+          contained_at: "2026-01-01T00:00:00Z",
+          contained_by: "system"
+        }
         yield* a.update("agt-m", { containment })
         yield* waitUntil(
           "b to see the containment",
@@ -163,6 +176,81 @@ describeIntegration("nats", "KvAgentState", () => {
         expect(yield* late.get("agt-j")).toEqual(defaultSettings)
         yield* late.update("agt-j", { failurePolicy: "fail_closed" })
         expect(yield* late.get("agt-j")).toEqual({ ...defaultSettings, failurePolicy: "fail_closed" })
+      })
+    )
+  )
+
+  it.live("a gateway cut off from NATS keeps the containment it knew (never active), and catches up when back", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const target = new URL(testNatsUrl())
+        const proxy = yield* tcpProxy({ host: target.hostname, port: Number(target.port || 4222) })
+        const a = yield* gateway(prefix)
+        const cut = yield* Effect.map(
+          Layer.build(
+            KvAgentState.layer({ prefix }).pipe(
+              Layer.provide(
+                NatsConnection.layer(`nats://127.0.0.1:${proxy.port}`, {
+                  name: "candor-test-cut",
+                  reconnectWaitMs: 50
+                }).pipe(Layer.orDie)
+              )
+            )
+          ),
+          (ctx) => Context.get(ctx, AgentState)
+        )
+        const paused = {
+          status: "paused" as const,
+          reason: "review",
+          contained_at: "2026-01-01T00:00:00Z",
+          contained_by: "u"
+        }
+        yield* a.update("agt-held", { containment: paused })
+        yield* waitUntil(
+          "the cut gateway to see the pause",
+          Effect.map(cut.get("agt-held"), (s) => s.containment !== undefined)
+        )
+
+        yield* proxy.down
+        // While it keeps failing to reconnect, the last state it knew stays in force.
+        const refusedBefore = proxy.refused()
+        yield* a.update("agt-held", { containment: undefined })
+        yield* a.update("agt-new", { containment: { ...paused, status: "killed" } })
+        yield* waitUntil(
+          "several reconnect attempts",
+          Effect.sync(() => proxy.refused() >= refusedBefore + 3)
+        )
+        expect((yield* cut.get("agt-held")).containment).toEqual(paused)
+
+        // Back: it catches up with what changed meanwhile.
+        yield* proxy.up
+        yield* waitUntil(
+          "the cut gateway to catch up",
+          Effect.map(
+            Effect.all([cut.get("agt-held"), cut.get("agt-new")]),
+            ([held, added]) => held.containment === undefined && added.containment?.status === "killed"
+          )
+        )
+      })
+    )
+  )
+
+  it.live("a containment stored in the older shape still contains the agent for a gateway started later", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const since = "2026-01-01T00:00:00Z"
+        yield* putRaw(
+          prefix,
+          "settings.agt-old",
+          JSON.stringify({ containment: { status: "paused", reason: "auto", since } })
+        )
+        const late = yield* gateway(prefix)
+        expect((yield* late.get("agt-old")).containment).toEqual({
+          status: "paused",
+          reason: "auto",
+          contained_at: since,
+          contained_by: "system"
+        })
       })
     )
   )

@@ -116,15 +116,32 @@ describe("GatewayInspector", () => {
 
   it("answers 403 with containment_error for a contained agent, without calling the upstream", async () => {
     const agent = newAgent()
-    const containment = { status: "paused" as const, reason: "operator review", since: "2026-01-31T12:00:00Z" }
+    const containment = {
+      status: "paused" as const,
+      reason: "operator review",
+      contained_at: "2026-01-31T12:00:00Z",
+      contained_by: "system"
+    }
     await run(state.update(agent.agentId, { containment }))
     const before = upstream.requests.length
     const res = await agent.send({ think: "x" })
     expect(res.status).toBe(403)
     expect(JSON.parse(res.body.toString())).toEqual({
       error: "agent is paused: operator review",
-      containment_error: { agent_id: agent.agentId, ...containment }
+      type: "containment_error",
+      reason: "agent_paused",
+      containment_error: {
+        type: "containment_error",
+        reason: "agent_paused",
+        agent_id: agent.agentId,
+        contained_at: containment.contained_at,
+        contained_by: "system"
+      }
     })
+    // Killed, without a reason: refused as killed.
+    await run(state.update(agent.agentId, { containment: { ...containment, status: "killed", reason: null } }))
+    const killed = JSON.parse((await agent.send({ think: "x" })).body.toString())
+    expect(killed).toMatchObject({ error: "agent is killed", containment_error: { reason: "agent_killed" } })
     expect(upstream.requests.length).toBe(before)
   })
 

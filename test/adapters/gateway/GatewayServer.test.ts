@@ -184,8 +184,8 @@ describe("official SDKs through the gateway with a tool policy (enforce)", () =>
   let policed: string
   let policeScope: Scope.CloseableScope
   const policy = Schema.decodeUnknownSync(Policy)({
-    capability_mappings: [{ tool: "get_*", action: "lookup" }],
-    forbidden: [{ tool: "shell_*", reason: "no shell access" }],
+    capability_mappings: { lookups: { tools: ["get_*"], card_actions: ["lookup"] } },
+    forbidden: [{ pattern: "shell_*", reason: "no shell access" }],
     defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
   })
   const weather = {

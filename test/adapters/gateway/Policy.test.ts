@@ -35,7 +35,12 @@ const json = (res: ServerResponse, body: unknown) => {
 
 /** Each provider's minimal answer; `call` in the request body makes the Anthropic answer call that tool. */
 const speak = (r: Recorded, res: ServerResponse) => {
-  const body = JSON.parse(r.body.toString() || "{}") as { call?: string }
+  let body: { call?: string } = {}
+  try {
+    body = JSON.parse(r.body.toString() || "{}")
+  } catch {
+    // not JSON (the fail_open test): answer all the same
+  }
   if (r.url.startsWith("/v1/messages")) {
     return json(res, {
       model: "claude-test",
@@ -105,7 +110,7 @@ const newAgent = async (policy: PolicyEncoded | undefined) => {
     })
   const anthropic = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>
     send("/anthropic/v1/messages", anthropicBody(tools, extra))
-  return { agentId, send, anthropic }
+  return { agentId, key, send, anthropic }
 }
 
 const anthropicBody = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) => ({
@@ -126,8 +131,8 @@ const eventOf = async (agentId: string): Promise<GatewayEvent> => {
 }
 
 const SHELL_FORBIDDEN: PolicyEncoded = {
-  capability_mappings: [{ tool: "mcp__browser__*", action: "web_fetch" }],
-  forbidden: [{ tool: "shell_*", reason: "no shell access" }],
+  capability_mappings: { browsing: { tools: ["mcp__browser__*"], card_actions: ["web_fetch"] } },
+  forbidden: [{ pattern: "shell_*", reason: "no shell access" }],
   defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
 }
 
@@ -144,7 +149,7 @@ describe("tool policy at the gateway", () => {
       policy_verdict: {
         mode: "enforce",
         verdict: "fail",
-        violations: [{ tool: "shell_exec", kind: "forbidden", reason: "no shell access" }],
+        violations: [{ type: "forbidden", tool: "shell_exec", reason: "no shell access", severity: "high" }],
         warnings: [],
         tools_evaluated: 2
       }
@@ -199,7 +204,12 @@ describe("tool policy at the gateway", () => {
 
   it("a new unmapped tool gets its grace period (warn), and is blocked once the grace period is over", async () => {
     const agent = await newAgent({
-      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "deny", grace_period_hours: 24 }
+      defaults: {
+        enforcement_mode: "enforce",
+        unmapped_tool_action: "deny",
+        unmapped_severity: "high",
+        grace_period_hours: 24
+      }
     })
     const first = await agent.anthropic(["brand_new_tool"])
     expect(first.status).toBe(200)
@@ -218,19 +228,69 @@ describe("tool policy at the gateway", () => {
     expect(late.status).toBe(403)
     const verdict = JSON.parse(late.body.toString()).policy_verdict
     expect(verdict.violations).toEqual([
-      { tool: "brand_new_tool", kind: "unmapped", reason: "no capability mapping covers this tool" }
+      {
+        type: "unmapped_denied",
+        tool: "brand_new_tool",
+        reason: "no capability mapping covers this tool",
+        severity: "high"
+      }
     ])
     // The other tool is new now: it starts its own grace period.
-    expect(verdict.warnings).toMatchObject([{ tool: "another_new_tool", kind: "unmapped" }])
+    expect(verdict.warnings).toMatchObject([{ tool: "another_new_tool", type: "unmapped_denied" }])
     expect(upstream.requests.length).toBe(before)
+  })
+
+  it("enforce blocks on critical and high findings only: low and medium ones are forwarded as warn", async () => {
+    const agent = await newAgent({
+      forbidden: [
+        { pattern: "?ash", reason: "no shells", severity: "medium" },
+        { pattern: "scratch_*", reason: "discouraged", severity: "low" }
+      ],
+      escalation_triggers: [{ condition: "tool_matches('pay_*')", action: "deny", reason: "no payments" }],
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+    })
+    const soft = await agent.anthropic(["bash", "scratch_pad"])
+    expect(soft.status).toBe(200)
+    expect(soft.headers["x-policy-verdict"]).toBe("warn")
+    await eventOf(agent.agentId)
+    const before = upstream.requests.length
+    const denied = await agent.anthropic(["bash", "pay_out"])
+    expect(denied.status).toBe(403)
+    expect(denied.headers["x-policy-verdict"]).toBe("fail")
+    expect(JSON.parse(denied.body.toString()).policy_verdict.violations).toEqual([
+      { type: "forbidden", tool: "bash", reason: "no shells", severity: "medium" },
+      { type: "escalation", tool: "pay_out", reason: "no payments", severity: "high" }
+    ])
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("fail_open: false refuses, in enforce, a request whose tools cannot be read; true forwards it", async () => {
+    const sendText = (key: string) =>
+      call(`${gateway.url}/anthropic/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: "this is not JSON"
+      })
+    const closed = await newAgent({ defaults: { enforcement_mode: "enforce", fail_open: false } })
+    const before = upstream.requests.length
+    const refused = await sendText(closed.key)
+    expect(refused.status).toBe(403)
+    expect(refused.headers["x-policy-verdict"]).toBe("fail")
+    expect(JSON.parse(refused.body.toString()).error).toContain("cannot be read")
+    expect(upstream.requests.length).toBe(before)
+    const open = await newAgent({ defaults: { enforcement_mode: "enforce", fail_open: true } })
+    const forwarded = await sendText(open.key)
+    expect(forwarded.status).toBe(200)
+    expect(forwarded.headers["x-policy-verdict"]).toBe("pass")
+    await eventOf(open.agentId)
   })
 
   it("reads each provider's tool format", async () => {
     const policy: PolicyEncoded = {
       forbidden: [
-        { tool: "shell_exec", reason: "no shell" },
-        { tool: "code*", reason: "no code execution" },
-        { tool: "web_search*", reason: "offline agent" }
+        { pattern: "shell_exec", reason: "no shell" },
+        { pattern: "code*", reason: "no code execution" },
+        { pattern: "web_search*", reason: "offline agent" }
       ],
       defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
     }
@@ -334,7 +394,7 @@ describe("tool policy at the gateway", () => {
         mode: "enforce",
         request_verdict: "pass",
         tools_evaluated: 1,
-        violations: [{ tool: "shell_exec", kind: "forbidden", reason: "no shell access" }]
+        violations: [{ type: "forbidden", tool: "shell_exec", reason: "no shell access", severity: "high" }]
       }
     })
     // Still an event the actors accept.

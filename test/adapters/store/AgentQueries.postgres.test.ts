@@ -66,7 +66,7 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
       const { agentId, inputs } = yield* seed(7)
       yield* store.putAgentSettings(agentId, {
         mode: "enforce",
-        containment: { status: "paused", reason: "r", since: "2026-11-01T00:00:00.000Z" }
+        containment: { status: "paused", reason: "r", contained_at: "2026-11-01T00:00:00.000Z", contained_by: "system" }
       })
       const stranger = uniqueId("unseen")
       const summaries = yield* queries.agentSummaries([stranger, agentId, agentId])

@@ -430,7 +430,12 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       })
       const patched = yield* store.putAgentSettings(a, { mode: "enforce", auto_containment_threshold: 3 })
       expect(patched).toEqual({ ...defaultAgentSettings, mode: "enforce", auto_containment_threshold: 3 })
-      const paused = { status: "paused" as const, reason: "admin", since: "2026-11-01T00:00:00.000Z" }
+      const paused = {
+        status: "paused" as const,
+        reason: "admin",
+        contained_at: "2026-11-01T00:00:00.000Z",
+        contained_by: "system"
+      }
       yield* store.putAgentSettings(a, { containment: paused, failure_policy: "fail_closed" })
       expect(yield* store.agentSettings(a)).toEqual({
         mode: "enforce",
@@ -452,7 +457,12 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const sql = yield* SqlClient.SqlClient
       const a = uniqueId("a")
       yield* store.putAgentSettings(a, {
-        containment: { status: "paused", reason: "admin", since: "2026-11-01T00:00:00.000Z" }
+        containment: {
+          status: "paused",
+          reason: "admin",
+          contained_at: "2026-11-01T00:00:00.000Z",
+          contained_by: "system"
+        }
       })
       // Another version's mode: reading it as the defaults would lift the containment.
       yield* sql`update agents set settings = settings || '{"mode": "shout"}'::jsonb where agent_id = ${a}`
@@ -469,7 +479,12 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const store = yield* Store
       const a = uniqueId("a")
       yield* store.putAgentSettings(a, { mode: "nudge" })
-      const paused = { status: "paused" as const, reason: "auto-containment: 3", since: "2026-11-01T00:00:00.000Z" }
+      const paused = {
+        status: "paused" as const,
+        reason: "auto-containment: 3",
+        contained_at: "2026-11-01T00:00:00.000Z",
+        contained_by: "system"
+      }
       const record = {
         agent_id: a,
         checkpoint_id: checkpointId(),

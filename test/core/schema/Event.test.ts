@@ -29,9 +29,17 @@ const expectSameEncoding = (event: GatewayEvent) => {
 
 const identifier = fc.stringMatching(/^[a-z0-9-]{1,40}$/)
 const finding = fc.record({
+  type: fc.constantFrom(
+    "forbidden",
+    "card_forbidden",
+    "capability_exceeded",
+    "unmapped_denied",
+    "unmapped",
+    "escalation"
+  ),
   tool: fc.string(),
-  kind: fc.constantFrom("forbidden", "card_forbidden", "unmapped", "unbounded", "escalation"),
-  reason: fc.string()
+  reason: fc.string(),
+  severity: fc.constantFrom("low", "medium", "high", "critical")
 }) as fc.Arbitrary<PolicyFinding>
 
 /** Random inputs of `buildResponseEvent`, as the Inspector's analysis produces them. */

@@ -1,0 +1,162 @@
+/**
+ * Auto-containment through the same transition as a person's pause (streams/Containment.ts), by the
+ * decision relay's handler on PGlite: it pauses an active agent as `system` with the same
+ * `agent.paused` webhook, never overrides a kill or re-pauses, and a decision handled twice does
+ * not pause again an agent an admin resumed in between.
+ */
+import { expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { randomUUID } from "node:crypto"
+import { AgentState } from "../../adapters/bus/AgentState.js"
+import { Bus } from "../../adapters/bus/Bus.js"
+import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
+import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../adapters/store/SqlStore.js"
+import { type OutboxItem, Store } from "../../adapters/store/Store.js"
+import { migrated } from "../../adapters/store/StoreDatabase.js"
+import { newWebhookRegistration } from "../../adapters/webhooks/WebhookRegistration.js"
+import { autoContainment, violationStreakOf } from "../../core/Containment.js"
+import { agentGovernanceLog } from "../../core/Governance.js"
+import { generateSigningKey } from "../../core/Signing.js"
+import { changeContainment } from "../../streams/Containment.js"
+import { applyDecision, decision, DECISION_OUTBOX } from "../../streams/Decisions.js"
+
+const World = GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer()))),
+      SigningKeys.fromKey(generateSigningKey()),
+      AgentState.layerMemory,
+      Bus.layerMemory
+    )
+  )
+)
+
+const checkpointId = () => `ic-${randomUUID()}`
+
+/** The outbox item the actor writes when the streak reaches the threshold (3 violations). */
+const pauseDecision = (agentId: string, lastCheckpoint: string, id = randomUUID()): OutboxItem => {
+  const streak = violationStreakOf(
+    [checkpointId(), checkpointId(), lastCheckpoint].map((checkpoint_id, n) => ({
+      checkpoint_id,
+      verdict: "boundary_violation" as const,
+      timestamp: `2026-01-01T00:00:0${n}Z`
+    }))
+  )
+  const containment = autoContainment(streak, new Date())
+  const draft = decision(
+    "candor",
+    "containment",
+    agentId,
+    { agent_id: agentId, ...containment },
+    {
+      containment,
+      checkpoint_id: lastCheckpoint,
+      session_id: "sess-1",
+      violations: 3
+    }
+  )
+  return { ...draft, id, attempts: 1, created_at: new Date().toISOString() }
+}
+
+const manual = (agentId: string, action: "pause" | "resume" | "kill" | "reactivate") =>
+  changeContainment({ agentId, action, actor: "user-1", reason: null })
+
+const webhookEvents = (agentId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ event: string; action: string }>`
+      select payload->>'event' as event, payload->'body'->'data'->>'action' as action from outbox
+      where kind = 'webhook' and payload->'body'->>'agent_id' = ${agentId} order by id`
+  )
+
+layer(World, { timeout: "60 seconds" })("auto-containment through the containment transition", (it) => {
+  it.scoped("pauses an active agent as system, with the agent.paused webhook of a manual pause", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const agentId = `agt-auto-${randomUUID().slice(0, 8)}`
+      const registration = Either.getOrThrow(
+        newWebhookRegistration(
+          {
+            agent_id: agentId,
+            callback_url: "https://hooks.example/a",
+            secret: "s".repeat(40),
+            events: ["agent.paused"]
+          },
+          new Date()
+        )
+      )
+      yield* store.putWebhook(registration)
+      const bus = yield* Bus
+      const published = yield* bus.subscribe(`candor.containment.${agentId}`)
+      const last = checkpointId()
+      yield* applyDecision(pauseDecision(agentId, last))
+
+      const settings = yield* store.agentSettings(agentId)
+      expect(settings.containment).toMatchObject({
+        status: "paused",
+        reason: "Auto-contained: 3 consecutive boundary violations",
+        contained_by: "system"
+      })
+      expect((yield* (yield* AgentState).get(agentId)).containment).toEqual(settings.containment)
+      expect((yield* published.take).payload).toEqual({ agent_id: agentId, ...settings.containment })
+      expect(yield* store.containmentLog(agentId, 10)).toEqual([
+        expect.objectContaining({
+          action: "auto_pause",
+          actor: "system",
+          previous_status: "active",
+          new_status: "paused",
+          metadata: { checkpoint_id: last, violations: 3 }
+        })
+      ])
+      expect(yield* webhookEvents(agentId)).toEqual([{ event: "agent.paused", action: "auto_pause" }])
+      const governance = yield* (yield* GovernanceLog.GovernanceLog).entries(agentGovernanceLog(agentId), 0, 10)
+      expect(governance.entries.map((e) => [e.record.action, e.record.actor])).toEqual([
+        ["containment.auto_pause", "system"]
+      ])
+    })
+  )
+
+  it.scoped("never overrides a kill, never re-pauses: nothing written, nothing published", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const bus = yield* Bus
+      for (const action of ["kill", "pause"] as const) {
+        const agentId = `agt-held-${action}-${randomUUID().slice(0, 8)}`
+        yield* manual(agentId, action)
+        const before = yield* store.agentSettings(agentId)
+        const published = yield* bus.subscribe(`candor.containment.${agentId}`)
+        yield* applyDecision(pauseDecision(agentId, checkpointId()))
+        expect(yield* store.agentSettings(agentId)).toEqual(before)
+        expect((yield* store.containmentLog(agentId, 10)).map((e) => e.action)).toEqual([action])
+        expect(yield* store.enforcementRecords(agentId, 10)).toEqual([])
+        // Nothing published before this marker.
+        yield* bus.publish(`candor.containment.${agentId}`, { marker: true })
+        expect((yield* published.take).payload).toEqual({ marker: true })
+        expect((yield* (yield* AgentState).get(agentId)).containment?.status).toBe(before.containment?.status)
+      }
+    })
+  )
+
+  it.effect("a decision handled twice does not pause again an agent resumed in between", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const agentId = `agt-twice-${randomUUID().slice(0, 8)}`
+      const item = pauseDecision(agentId, checkpointId())
+      yield* applyDecision(item)
+      yield* manual(agentId, "resume")
+      yield* applyDecision(item)
+      expect((yield* store.agentSettings(agentId)).containment).toBeNull()
+      expect((yield* (yield* AgentState).get(agentId)).containment).toBeUndefined()
+      expect((yield* store.containmentLog(agentId, 10)).map((e) => e.action)).toEqual(["resume", "auto_pause"])
+      // A new streak's decision pauses it again.
+      yield* applyDecision(pauseDecision(agentId, checkpointId()))
+      expect((yield* store.agentSettings(agentId)).containment?.status).toBe("paused")
+      expect(item.kind).toBe(DECISION_OUTBOX)
+    })
+  )
+})
