@@ -15,11 +15,12 @@ import { Bus } from "../../adapters/bus/Bus.js"
 import { BusError } from "../../adapters/bus/BusError.js"
 import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
+import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import { valuesHash } from "../../core/Commitments.js"
-import { agentGovernanceLog, orgGovernanceLog } from "../../core/Governance.js"
+import { agentGovernanceLog, orgGovernanceLog, verifyGovernanceEntry } from "../../core/Governance.js"
 import type { Concern } from "../../core/schema/Concern.js"
 import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
@@ -511,6 +512,26 @@ layer(harness(), { timeout: "120 seconds" })("organization conscience values", (
       // A refused change leaves no entry.
       yield* api.call("POST", root, { token: owner.token, body: { type: "HOPE", name: "", content: "c" } })
       expect((yield* governance.entries(orgGovernanceLog(orgId), 0, 100)).size).toBe(7)
+
+      // Each one verifies against the signed tree head the governance-log route serves, for any member.
+      const key = (yield* SigningKeys).active
+      const verifiers = [{ name: `${TEST_LOG_ORIGIN}/orgs/${orgId}/governance`, publicKey: key.publicKey }]
+      for (let index = 0; index < 7; index++) {
+        const proof = yield* api.call("GET", `/v1/orgs/${orgId}/governance-log/${index}/inclusion-proof`, {
+          token: api.fixtures.member.token
+        })
+        expect(proof.status).toBe(200)
+        expect(proof.body.record.action).toBe(entries[index]!.record.action)
+        expect(
+          verifyGovernanceEntry({
+            record: proof.body.record,
+            index,
+            auditPath: proof.body.audit_path,
+            signedTreeHead: proof.body.signed_tree_head,
+            verifiers
+          })
+        ).toEqual({ ok: true })
+      }
     })
   )
 
