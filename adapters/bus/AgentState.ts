@@ -34,7 +34,12 @@ export const AgentSettings = Schema.Struct({
   /** The active card's id, for the checkpoint draft (the card's own `card_id` when `card` is set). */
   cardId: Schema.optional(Schema.String),
   /** The resolved conscience values; none: the defaults (`DEFAULT_CONSCIENCE_VALUES`). */
-  conscienceValues: Schema.optional(Schema.Array(ConscienceValue))
+  conscienceValues: Schema.optional(Schema.Array(ConscienceValue)),
+  /**
+   * Auto-containment's threshold. The gateways do not act on it; it is shared so that changing it
+   * is a settings change like the others, which tells the workers to reload the agent's context.
+   */
+  autoContainmentThreshold: Schema.optional(Schema.Number)
 })
 export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> {}
 

@@ -207,7 +207,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         ["admin-role key", { apiKey: adminKey }, { write: 200, owner: 403, read: 200 }],
         ["member", { token: member.token }, { write: 403, owner: 403, read: 200 }],
         ["member-role key", { apiKey: memberKey }, { write: 403, owner: 403, read: 200 }],
-        ["impersonating the owner", { token: session.body.token }, { write: 403, owner: 403, read: 200 }],
+        ["impersonating the owner", { token: session.body.token }, { write: 403, owner: 403, read: 403 }],
         ["service-role key", { token: serviceRoleKey }, { write: 200, owner: 200, read: 200 }],
         ["another organization's user", { token: userB.token }, { write: 404, owner: 404, read: 404 }],
         ["another organization's key", { apiKey: otherOrgKey }, { write: 404, owner: 404, read: 404 }],

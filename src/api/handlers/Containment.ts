@@ -15,7 +15,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { AccessControl, type AgentAction } from "../../../adapters/auth/AccessControl.js"
 import { actorOf, CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../../adapters/store/GovernanceLog.js"
 import { Store, StoreError } from "../../../adapters/store/Store.js"
@@ -40,6 +41,10 @@ interface Target {
 const authorize = (target: Target, action: AgentAction) =>
   Effect.gen(function* () {
     const principal = yield* CurrentPrincipal
+    // Containment is out of an impersonation session's reach altogether, reads included.
+    if (principal.kind === "user" && principal.impersonation !== undefined) {
+      return yield* new Forbidden({ error: "impersonation sessions may not use the containment routes" })
+    }
     if (target.org_id !== undefined) {
       yield* orgRole(target.org_id)
       const claim = yield* (yield* IdentityRepo).claimOf(target.agent_id)
@@ -139,8 +144,10 @@ const setPolicy = (target: Target, threshold: number | null) =>
     ).pipe(
       Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "containment policy", cause })))
     )
+    // The workers reload the agent's context on this change: the next checkpoint counts against it.
+    yield* (yield* AgentState).update(target.agent_id, { autoContainmentThreshold: threshold ?? undefined })
     return { agent_id: target.agent_id, auto_containment_threshold: threshold }
-  }).pipe(Effect.catchTag("StoreError", internal))
+  }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
 
 export const ContainmentLive = HttpApiBuilder.group(CandorApi, "containment", (handlers) =>
   handlers
