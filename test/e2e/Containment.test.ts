@@ -8,58 +8,17 @@
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
-import { randomBytes } from "node:crypto"
-import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
-import { keyHashOf } from "../../adapters/providers/Identity.js"
-import { startUpstream } from "../adapters/gateway/Harness.js"
-import { privateNatsServer } from "../adapters/bus/NatsSupport.js"
 import { layerIntegration } from "../support/Integration.js"
-import { throwawayDatabase } from "../support/Postgres.js"
-import { startServe } from "./ServeProcess.js"
-
-const SERVICE_ROLE_KEY = `srk-e2e-${randomBytes(12).toString("hex")}`
-
-/** How soon a change made through the API must be enforced by a gateway in another process. */
-const PROPAGATION_MS = 1_000
-
-const Upstream = Effect.acquireRelease(
-  Effect.promise(() =>
-    startUpstream((_r, res) => {
-      const body = JSON.stringify({
-        id: "msg_e2e",
-        type: "message",
-        role: "assistant",
-        model: "claude-e2e",
-        stop_reason: "end_turn",
-        stop_sequence: null,
-        content: [{ type: "text", text: "Done." }],
-        usage: { input_tokens: 1, output_tokens: 1 }
-      })
-      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-      res.end(body)
-    })
-  ),
-  (upstream) => Effect.promise(() => upstream.close())
-)
-
-const fetchJson = (url: string, init: RequestInit) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, init)
-    return { status: response.status, body: (await response.json()) as any }
-  })
-
-/** Polls the gateway until `ok` holds, failing past the deadline; returns the answer and how long it took. */
-const within = <A>(effect: Effect.Effect<A>, ok: (a: A) => boolean, what: string, deadlineMs: number) =>
-  Effect.gen(function* () {
-    const started = Date.now()
-    const answer = yield* effect.pipe(
-      Effect.filterOrFail(ok, (a) => new Error(`${what}: not within ${deadlineMs} ms (${JSON.stringify(a)})`)),
-      Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo(`${deadlineMs} millis`)))
-    )
-    return { answer, ms: Date.now() - started }
-  })
+import {
+  PROPAGATION_MS,
+  anthropicUpstream,
+  asOperator,
+  newAgent,
+  poll,
+  printLogsOnFailure,
+  sendThroughGateway,
+  startSplitDeployment
+} from "./Support.js"
 
 layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", excludeTestServices: true })(
   "containment on a split deployment",
@@ -68,35 +27,13 @@ layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", ex
       "a pause answered by the API is enforced by a gateway in another process within 1 s",
       () =>
         Effect.gen(function* () {
-          const upstream = yield* Upstream
-          const databaseUrl = Redacted.value(yield* throwawayDatabase.pipe(Effect.orDie))
-          // A NATS server of the test's own: the gateway role uses the default prefix.
-          const nats = yield* privateNatsServer
-          const shared = {
-            DATABASE_URL: databaseUrl,
-            NATS_URL: nats.url,
-            ANTHROPIC_BASE_URL: upstream.url,
-            SERVICE_ROLE_KEY
-          }
-          const [api, gateway] = yield* Effect.all(
-            [startServe({ role: "api", env: shared }), startServe({ role: "gateway", env: shared })],
-            { concurrency: "unbounded" }
-          )
-          const providerKey = `sk-ant-e2e-${randomBytes(8).toString("hex")}`
-          const agentId = agentIdOf(keyHashOf(providerKey)!, undefined)
-          const send = fetchJson(`${gateway.gatewayUrl}/anthropic/v1/messages`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "x-api-key": providerKey,
-              "anthropic-version": "2023-06-01"
-            },
-            body: JSON.stringify({ model: "claude-e2e", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
-          })
+          const upstream = yield* anthropicUpstream()
+          const { api, gateway } = yield* startSplitDeployment(["api", "gateway"], { ANTHROPIC_BASE_URL: upstream.url })
+          const { providerKey, agentId } = newAgent()
+          const send = sendThroughGateway(gateway.gatewayUrl, providerKey)
           const operator = (path: string, body?: unknown) =>
-            fetchJson(`${api.apiUrl}/v1/agents/${agentId}/${path}`, {
+            asOperator(`${api.apiUrl}/v1/agents/${agentId}/${path}`, {
               method: "POST",
-              headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}`, "content-type": "application/json" },
               ...(body === undefined ? {} : { body: JSON.stringify(body) })
             })
 
@@ -108,8 +45,8 @@ layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", ex
               status: 200,
               body: { containment_status: "paused", contained_by: "service" }
             })
-            const refused = yield* within(send, (res) => res.status === 403, "refused after pause", PROPAGATION_MS)
-            expect(refused.answer.body).toEqual({
+            const refused = yield* poll(send, (res) => res.status === 403, "refused after pause", PROPAGATION_MS)
+            expect(refused.body).toEqual({
               error: "agent is paused: incident 42",
               type: "containment_error",
               reason: "agent_paused",
@@ -127,22 +64,16 @@ layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", ex
             expect(upstream.requests.length).toBe(forwarded)
 
             expect((yield* operator("resume")).status).toBe(200)
-            yield* within(send, (res) => res.status === 200, "forwarded after resume", PROPAGATION_MS)
+            yield* poll(send, (res) => res.status === 200, "forwarded after resume", PROPAGATION_MS)
 
             expect((yield* operator("kill")).status).toBe(200)
-            const killed = yield* within(send, (res) => res.status === 403, "refused after kill", PROPAGATION_MS)
-            expect(killed.answer.body).toMatchObject({
+            const killed = yield* poll(send, (res) => res.status === 403, "refused after kill", PROPAGATION_MS)
+            expect(killed.body).toMatchObject({
               error: "agent is killed",
               reason: "agent_killed",
               containment_error: { reason: "agent_killed", agent_id: agentId }
             })
-          }).pipe(
-            Effect.tapErrorCause(() =>
-              Effect.sync(() =>
-                console.error([api, gateway].map((p) => p.output().slice(-30).join("\n")).join("\n----\n"))
-              )
-            )
-          )
+          }).pipe(printLogsOnFailure(api, gateway))
         }),
       { timeout: 180_000 }
     )

@@ -11,20 +11,20 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
-import { randomBytes } from "node:crypto"
-import type { ServerResponse } from "node:http"
-import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
-import { keyHashOf } from "../../adapters/providers/Identity.js"
-import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
-import { privateNatsServer } from "../adapters/bus/NatsSupport.js"
-import { type FakeUpstream, startUpstream } from "../adapters/gateway/Harness.js"
+import type { FakeUpstream } from "../adapters/gateway/Harness.js"
 import { skipsWithout } from "../support/Integration.js"
-import { throwawayDatabase } from "../support/Postgres.js"
 import { type ServeProcess, startServe } from "./ServeProcess.js"
-
-const SERVICE_ROLE_KEY = `srk-e2e-${randomBytes(12).toString("hex")}`
+import {
+  PROPAGATION_MS,
+  SERVICE_ROLE_KEY,
+  anthropicUpstream,
+  asOperator,
+  newAgent,
+  poll,
+  printLogsOnFailure,
+  sendThroughGateway,
+  startSplitDeployment
+} from "./Support.js"
 
 const POLICY_YAML = `meta:
   schema_version: "1.0"
@@ -42,50 +42,17 @@ defaults:
   unmapped_tool_action: allow
 `
 
-const anthropicAnswer = (res: ServerResponse) => {
-  const body = JSON.stringify({
-    id: "msg_policy",
-    type: "message",
-    role: "assistant",
-    model: "claude-e2e",
-    stop_reason: "end_turn",
-    stop_sequence: null,
-    content: [{ type: "text", text: "Done." }],
-    usage: { input_tokens: 5, output_tokens: 2 }
-  })
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
-}
-
-const Upstream = Effect.acquireRelease(
-  Effect.promise(() => startUpstream((_r, res) => anthropicAnswer(res))),
-  (upstream) => Effect.promise(() => upstream.close())
-)
-
-/** One Anthropic request offering `tools`, as an SDK sends it. */
+/** One Anthropic request offering `tools`, with the policy verdict the gateway answers in its header. */
 const offer = (gatewayUrl: string, providerKey: string, tools: ReadonlyArray<string>) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${gatewayUrl}/anthropic/v1/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": providerKey, "anthropic-version": "2023-06-01" },
-      body: JSON.stringify({
-        model: "claude-e2e",
-        max_tokens: 16,
-        messages: [{ role: "user", content: "list the files" }],
-        tools: tools.map((name) => ({ name, input_schema: { type: "object" } }))
-      })
-    })
-    return { status: response.status, verdict: response.headers.get("x-policy-verdict"), body: await response.json() }
-  })
+  sendThroughGateway(gatewayUrl, providerKey, { prompt: "list the files", tools }).pipe(
+    Effect.map((res) => ({ status: res.status, verdict: res.headers.get("x-policy-verdict"), body: res.body }))
+  )
 
 const putPolicy = (apiUrl: string, agentId: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${apiUrl}/v1/agents/${agentId}/policy`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${SERVICE_ROLE_KEY}`, "content-type": "application/yaml" },
-      body: POLICY_YAML
-    })
-    return { status: response.status, body: (await response.json()) as any }
+  asOperator(`${apiUrl}/v1/agents/${agentId}/policy`, {
+    method: "PUT",
+    headers: { "content-type": "application/yaml" },
+    body: POLICY_YAML
   })
 
 /**
@@ -99,8 +66,7 @@ const forbiddenToolIsRefused = (
   withinMs: number
 ): Effect.Effect<number> =>
   Effect.gen(function* () {
-    const providerKey = `sk-ant-e2e-${randomBytes(8).toString("hex")}`
-    const agentId = agentIdOf(keyHashOf(providerKey)!, undefined)
+    const { providerKey, agentId } = newAgent()
     const before = yield* offer(gateway.gatewayUrl, providerKey, ["shell_exec"])
     expect(before).toMatchObject({ status: 200, verdict: null })
 
@@ -109,14 +75,11 @@ const forbiddenToolIsRefused = (
     expect(put.body).toMatchObject({ scope: "agent", agent_id: agentId, version: 1, updated_by: "service" })
     const answered = Date.now()
 
-    const attempt = offer(gateway.gatewayUrl, providerKey, ["get_weather", "shell_exec"]).pipe(
-      Effect.filterOrFail(
-        (res) => res.status === 403,
-        (res) => new Error(`not refused ${Date.now() - answered} ms after the API answered: ${res.status}`)
-      )
-    )
-    const refused = yield* (
-      withinMs === 0 ? attempt : Effect.retry(attempt, Schedule.spaced("20 millis").pipe(Schedule.upTo(withinMs)))
+    const refused = yield* poll(
+      offer(gateway.gatewayUrl, providerKey, ["get_weather", "shell_exec"]),
+      (res) => res.status === 403,
+      "the forbidden tool refused",
+      withinMs
     ).pipe(Effect.orDie)
     const delay = Date.now() - answered
     expect(refused.verdict).toBe("fail")
@@ -141,20 +104,15 @@ const forbiddenToolIsRefused = (
     return delay
   })
 
-const dumpOnFailure = (...processes: ReadonlyArray<ServeProcess>) =>
-  Effect.tapErrorCause(() =>
-    Effect.sync(() => console.error(processes.map((p) => p.output().slice(-30).join("\n")).join("\n----\n")))
-  )
-
 layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("tool policy end to end", (it) => {
   it.scoped(
     "embedded default: a YAML policy PUT through the API blocks the forbidden tool on the very next request",
     () =>
       Effect.gen(function* () {
-        const upstream = yield* Upstream
+        const upstream = yield* anthropicUpstream()
         const serve = yield* startServe({ env: { ANTHROPIC_BASE_URL: upstream.url, SERVICE_ROLE_KEY } })
         // The first request after the answer is already refused: no retry (withinMs 0).
-        yield* forbiddenToolIsRefused(serve, serve, upstream, 0).pipe(dumpOnFailure(serve))
+        yield* forbiddenToolIsRefused(serve, serve, upstream, 0).pipe(printLogsOnFailure(serve))
       }),
     { timeout: 240_000 }
   )
@@ -163,23 +121,12 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("tool 
     "split roles on PostgreSQL and NATS: the gateway in another process refuses within 1 s",
     () =>
       Effect.gen(function* () {
-        const upstream = yield* Upstream
-        const databaseUrl = Redacted.value(yield* throwawayDatabase.pipe(Effect.orDie))
-        const nats = yield* privateNatsServer
-        const shared = {
-          DATABASE_URL: databaseUrl,
-          NATS_URL: nats.url,
-          CANDOR_PARTITIONS: "4",
-          SIGNING_KEY: formatSigningKey(generateSigningKey()),
-          ANTHROPIC_BASE_URL: upstream.url,
-          SERVICE_ROLE_KEY
-        }
-        const [api, gateway] = yield* Effect.all(
-          [startServe({ role: "api", env: shared }), startServe({ role: "gateway", env: shared })],
-          { concurrency: "unbounded" }
+        const upstream = yield* anthropicUpstream()
+        const { api, gateway } = yield* startSplitDeployment(["api", "gateway"], { ANTHROPIC_BASE_URL: upstream.url })
+        const delay = yield* forbiddenToolIsRefused(gateway, api, upstream, PROPAGATION_MS).pipe(
+          printLogsOnFailure(api, gateway)
         )
-        const delay = yield* forbiddenToolIsRefused(gateway, api, upstream, 1000).pipe(dumpOnFailure(api, gateway))
-        expect(delay).toBeLessThan(1000)
+        expect(delay).toBeLessThan(PROPAGATION_MS)
       }),
     { timeout: 240_000 }
   )
