@@ -2,8 +2,8 @@
  * `npm run bench:governance`: what governance costs and how fast it travels.
  *
  * 1. The tool policy on the gateway's request path: `evaluatePolicy` for a request declaring 8 tools,
- *    against policies of 10, 100 and 1,000 rules (half exact names, half globs), beside the cost of
- *    no policy. The reference service claims "under 5 ms for fewer than 100 rules".
+ *    against policies of 10, 100 and 1,000 rules (half exact names, half globs). The reference
+ *    service claims "under 5 ms for fewer than 100 rules".
  * 2. A governance log append (entry, Merkle nodes, signed tree head, in one transaction) on embedded
  *    PGlite and, with TEST_DATABASE_URL or DATABASE_URL, on PostgreSQL: sequential latency, and the
  *    rate with 8 appends in flight on 8 logs.
@@ -137,12 +137,10 @@ const governanceOn = (database: Layer.Layer<SqlClient.SqlClient, unknown>) =>
 const propagationRows = (url: string) =>
   Effect.gen(function* () {
     const prefix = `bench${Date.now()}`
-    const writer = yield* KvAgentState.make({ prefix }).pipe(
-      Effect.provide(NatsConnection.layer(url, { name: "bench-writer" }))
-    )
-    const reader = yield* KvAgentState.make({ prefix }).pipe(
-      Effect.provide(NatsConnection.layer(url, { name: "bench-reader" }))
-    )
+    // Two connections, as two processes have; built in this scope so they outlive each `make`.
+    const connect = (name: string) => Layer.build(NatsConnection.layer(url, { name }))
+    const writer = yield* KvAgentState.make({ prefix }).pipe(Effect.provide(yield* connect("bench-writer")))
+    const reader = yield* KvAgentState.make({ prefix }).pipe(Effect.provide(yield* connect("bench-reader")))
     const latencies: Array<number> = []
     for (let i = 0; i < 200; i++) {
       const agentId = `agent-${i}`
