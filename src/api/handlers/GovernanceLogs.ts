@@ -7,6 +7,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { GovernanceLog } from "../../../adapters/store/GovernanceLog.js"
+import type { StoreError } from "../../../adapters/store/Store.js"
 import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../../core/Governance.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
@@ -80,45 +81,34 @@ const consistency = (log: GovernanceLogRef, from: number, to: number | undefined
     return { origin: end.origin, from: sized(start), to: sized(end), proof }
   })
 
-/** Members of any role read the organization's log. */
-const readOrg = (orgId: string) => Effect.asVoid(orgRole(orgId))
+type LogRead<A> = Effect.Effect<A, BadRequest | NotFound | StoreError, GovernanceLog>
+
+/** A read of an agent's log, for readers of the agent. */
+const agentLog = <A>(agentId: string, read: (log: GovernanceLogRef) => LogRead<A>) =>
+  readAgent(agentId).pipe(Effect.zipRight(read(agentGovernanceLog(agentId))), Effect.catchTag("StoreError", internal))
+
+/** A read of an organization's log, for its members of any role. */
+const orgLog = <A>(orgId: string, read: (log: GovernanceLogRef) => LogRead<A>) =>
+  orgRole(orgId).pipe(Effect.zipRight(read(orgGovernanceLog(orgId))), Effect.catchTag("StoreError", internal))
 
 export const GovernanceLogsLive = HttpApiBuilder.group(CandorApi, "governanceLogs", (handlers) =>
   handlers
     .handle("agentGovernanceLog", ({ path, urlParams }) =>
-      readAgent(path.agent_id).pipe(
-        Effect.zipRight(page(agentGovernanceLog(path.agent_id), urlParams.offset, urlParams.limit)),
-        Effect.catchTag("StoreError", internal)
-      )
+      agentLog(path.agent_id, (log) => page(log, urlParams.offset, urlParams.limit))
     )
     .handle("agentGovernanceConsistency", ({ path, urlParams }) =>
-      readAgent(path.agent_id).pipe(
-        Effect.zipRight(consistency(agentGovernanceLog(path.agent_id), urlParams.from, urlParams.to)),
-        Effect.catchTag("StoreError", internal)
-      )
+      agentLog(path.agent_id, (log) => consistency(log, urlParams.from, urlParams.to))
     )
     .handle("agentGovernanceInclusion", ({ path, urlParams }) =>
-      readAgent(path.agent_id).pipe(
-        Effect.zipRight(inclusion(agentGovernanceLog(path.agent_id), path.index, urlParams.tree_size)),
-        Effect.catchTag("StoreError", internal)
-      )
+      agentLog(path.agent_id, (log) => inclusion(log, path.index, urlParams.tree_size))
     )
     .handle("orgGovernanceLog", ({ path, urlParams }) =>
-      readOrg(path.org_id).pipe(
-        Effect.zipRight(page(orgGovernanceLog(path.org_id), urlParams.offset, urlParams.limit)),
-        Effect.catchTag("StoreError", internal)
-      )
+      orgLog(path.org_id, (log) => page(log, urlParams.offset, urlParams.limit))
     )
     .handle("orgGovernanceConsistency", ({ path, urlParams }) =>
-      readOrg(path.org_id).pipe(
-        Effect.zipRight(consistency(orgGovernanceLog(path.org_id), urlParams.from, urlParams.to)),
-        Effect.catchTag("StoreError", internal)
-      )
+      orgLog(path.org_id, (log) => consistency(log, urlParams.from, urlParams.to))
     )
     .handle("orgGovernanceInclusion", ({ path, urlParams }) =>
-      readOrg(path.org_id).pipe(
-        Effect.zipRight(inclusion(orgGovernanceLog(path.org_id), path.index, urlParams.tree_size)),
-        Effect.catchTag("StoreError", internal)
-      )
+      orgLog(path.org_id, (log) => inclusion(log, path.index, urlParams.tree_size))
     )
 )
