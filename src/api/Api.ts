@@ -30,6 +30,7 @@ import { TracesApi } from "./groups/Traces.js"
 import { VerificationApi } from "./groups/Verification.js"
 import { GovernanceLogsApi } from "./groups/GovernanceLogs.js"
 import { PoliciesApi } from "./groups/Policies.js"
+import { WebhookEventTypesApi } from "./groups/WebhookEventTypes.js"
 import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 
@@ -56,6 +57,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(VerificationApi)
   .add(GovernanceLogsApi)
   .add(PoliciesApi)
+  .add(WebhookEventTypesApi)
   .add(ContainmentApi)
   .add(OrgConscienceApi)
   .addError(InternalError)

@@ -42,6 +42,7 @@ import { VerificationLive } from "./handlers/Verification.js"
 import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
 import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
 import { PoliciesLive } from "./handlers/Policies.js"
+import { WebhookEventTypesLive } from "./handlers/WebhookEventTypes.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
@@ -88,7 +89,8 @@ const HandlersLive = Layer.mergeAll(
   GovernanceLogsLive,
   ContainmentLive,
   PoliciesLive,
-  OrgConscienceLive
+  OrgConscienceLive,
+  WebhookEventTypesLive
 ).pipe(
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
   Layer.provide(PolicyRepo.layer),
