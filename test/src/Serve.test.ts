@@ -222,7 +222,8 @@ describe("bin/candor.js", () => {
       child.kill("SIGKILL")
       rmSync(dataDir, { recursive: true, force: true })
     }
-  })
+    // A cold start (migrations, key generation) takes seconds, many more on a loaded machine.
+  }, 90_000)
 })
 
 /** `candor serve` as a child with these settings (a fresh data dir); its stdout and stderr lines, in order. */
