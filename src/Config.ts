@@ -28,6 +28,10 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly gatewayPort: number
     /** Address both servers bind to. */
     readonly host: string
+    /** PEM certificate chain of both servers; with `tlsKeyFile` (both or neither) they serve HTTPS. */
+    readonly tlsCertFile: Option.Option<string>
+    /** PEM private key of `tlsCertFile`. */
+    readonly tlsKeyFile: Option.Option<string>
     /** Directory of the embedded database and of generated keys; created at start. */
     readonly dataDir: string
     /** PostgreSQL connection string; `None` selects the embedded PGlite database in `dataDir`. */
@@ -81,6 +85,8 @@ export const defaults: Settings = {
   port: 8080,
   gatewayPort: 8081,
   host: "127.0.0.1",
+  tlsCertFile: Option.none(),
+  tlsKeyFile: Option.none(),
   dataDir: "./.candor",
   databaseUrl: Option.none(),
   natsUrl: Option.none(),
@@ -268,6 +274,13 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
   port: withDefault("PORT", port, defaults.port, "Port of the management API and /health (0: any free port)"),
   gatewayPort: withDefault("GATEWAY_PORT", port, defaults.gatewayPort, "Port of the LLM gateway (0: any free port)"),
   host: withDefault("HOST", text, defaults.host, "Bind address of both servers"),
+  tlsCertFile: optional(
+    "TLS_CERT_FILE",
+    text,
+    "plain HTTP",
+    "PEM certificate (chain) of both servers: HTTPS, TLS 1.2+, reloaded on SIGHUP"
+  ),
+  tlsKeyFile: optional("TLS_KEY_FILE", text, "plain HTTP", "PEM private key of TLS_CERT_FILE (set both or neither)"),
   dataDir: withDefault("CANDOR_DATA_DIR", text, defaults.dataDir, "Embedded database and generated keys"),
   databaseUrl: optional("DATABASE_URL", postgresUrl, "embedded PGlite", "PostgreSQL connection string (secret)"),
   natsUrl: optional("NATS_URL", natsUrl, "in-process bus", "NATS server with JetStream"),
@@ -343,10 +356,37 @@ export const configDocs: ReadonlyArray<ConfigDoc> = Object.values(settings).map(
   ({ default: def, description, key }) => ({ key, default: def, description })
 )
 
+/** A certificate without its key (or the reverse) is a mistake, not a request for plain HTTP. */
+const tlsPair = (s: Settings): Either.Either<Settings, ConfigError.ConfigError> => {
+  const missing =
+    Option.isSome(s.tlsCertFile) && Option.isNone(s.tlsKeyFile)
+      ? ["TLS_KEY_FILE", "TLS_CERT_FILE"]
+      : Option.isNone(s.tlsCertFile) && Option.isSome(s.tlsKeyFile)
+        ? ["TLS_CERT_FILE", "TLS_KEY_FILE"]
+        : undefined
+  return missing === undefined
+    ? Either.right(s)
+    : Either.left(
+        ConfigError.MissingData(
+          [missing[0]!],
+          `${missing[0]} is not set but ${missing[1]} is: set both (HTTPS) or neither (plain HTTP)`
+        )
+      )
+}
+
 /** Reads and validates every setting. */
-export const config: Config.Config<Settings> = Config.all(
-  Object.fromEntries(Object.entries(settings).map(([field, s]) => [field, s.config]))
-) as Config.Config<Settings> // the mapped type of `settings` guarantees the shape
+export const config: Config.Config<Settings> = (
+  Config.all(
+    Object.fromEntries(Object.entries(settings).map(([field, s]) => [field, s.config]))
+  ) as Config.Config<Settings>
+) // the mapped type of `settings` guarantees the shape
+  .pipe(Config.mapOrFail(tlsPair))
+
+/** The certificate and key files when both are set (HTTPS), otherwise `undefined` (plain HTTP). */
+export const tlsFiles = (s: Pick<Settings, "tlsCertFile" | "tlsKeyFile">) =>
+  Option.isSome(s.tlsCertFile) && Option.isSome(s.tlsKeyFile)
+    ? { certFile: s.tlsCertFile.value, keyFile: s.tlsKeyFile.value }
+    : undefined
 
 /** Only LOG_LEVEL: the logger is set up before (and even without) the rest of the configuration. */
 export const logLevelConfig: Config.Config<LogLevel.LogLevel> = settings.logLevel.config

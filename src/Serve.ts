@@ -15,6 +15,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
+import type { Server as TlsServer } from "node:tls"
 import { resolve } from "node:path"
 import { layerFromSpec } from "../adapters/analysis/AnalysisSpec.js"
 import { Bus } from "../adapters/bus/Bus.js"
@@ -37,8 +39,10 @@ import * as IdentityTokens from "../adapters/auth/IdentityTokens.js"
 import { planRates } from "../adapters/auth/RateLimiter.js"
 import { storeFamilies } from "../adapters/metrics/StoreGauges.js"
 import * as ApiLive from "./api/ApiLive.js"
-import { CandorConfig } from "./Config.js"
+import { CandorConfig, tlsFiles } from "./Config.js"
 import { ListenFailed, listenErrorCode } from "../adapters/http/ListenFailed.js"
+import { loadTls, reloadOnSighup, serverTlsOptions } from "../adapters/http/Tls.js"
+import { warnIfPlainHttp } from "./http/PlainHttpWarning.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
@@ -117,32 +121,43 @@ const ReadinessLive = (withStore: boolean) =>
   )
 
 /**
+ * The node server behind HOST:PORT: `node:https` (TLS 1.2 minimum, reloaded on SIGHUP) when
+ * TLS_CERT_FILE and TLS_KEY_FILE are set, `node:http` otherwise (with a warning when HOST is not
+ * loopback). Same HTTP/1.1 defaults either way.
+ */
+const NodeServerLive = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const config = yield* CandorConfig
+    const { host, port } = config
+    const files = tlsFiles(config)
+    yield* warnIfPlainHttp("api", host, files !== undefined)
+    const listenFailed = Layer.catchAll((error: unknown) =>
+      Layer.fail(new ListenFailed({ variable: "PORT", host, port, code: listenErrorCode(error) }))
+    )
+    if (files === undefined) return NodeHttpServer.layer(createServer, { host, port }).pipe(listenFailed)
+    const server = createHttpsServer(serverTlsOptions(yield* loadTls(files)))
+    return NodeHttpServer.layer(() => server, { host, port }).pipe(
+      listenFailed,
+      // Registered alongside the listen: a reload before the first connection is harmless.
+      Layer.merge(Layer.scopedDiscard(reloadOnSighup(server as TlsServer, files, "api")))
+    )
+  })
+)
+
+/**
  * The HTTP server on HOST:PORT; it also provides `HttpServer`, so callers can read the bound
  * address. Health and metrics on every role; the API when `withApi`.
  */
 const HttpLive = (withApi: boolean, withStore: boolean) =>
-  Layer.unwrapEffect(
-    Effect.map(CandorConfig, ({ host, port }) =>
-      HttpLayerRouter.serve(
-        Layer.mergeAll(
-          HealthRoutes,
-          NotFoundLive,
-          RequestMetricsLive,
-          withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
-        ),
-        { disableListenLog: true }
-      ).pipe(
-        Layer.provide(ReadinessLive(withStore)),
-        Layer.provideMerge(
-          NodeHttpServer.layer(createServer, { host, port }).pipe(
-            Layer.catchAll((error) =>
-              Layer.fail(new ListenFailed({ variable: "PORT", host, port, code: listenErrorCode(error) }))
-            )
-          )
-        )
-      )
-    )
-  )
+  HttpLayerRouter.serve(
+    Layer.mergeAll(
+      HealthRoutes,
+      NotFoundLive,
+      RequestMetricsLive,
+      withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
+    ),
+    { disableListenLog: true }
+  ).pipe(Layer.provide(ReadinessLive(withStore)), Layer.provideMerge(NodeServerLive))
 
 /**
  * One structured line once the servers are bound, with the ports actually bound (PORT=0 and
@@ -151,12 +166,14 @@ const HttpLive = (withApi: boolean, withStore: boolean) =>
 const announce = (selected: ReadonlyArray<Role>) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
-      const { dataDir } = yield* CandorConfig
+      const config = yield* CandorConfig
+      const { dataDir } = config
       const { address } = yield* HttpServer.HttpServer
       const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
+      const url = HttpServer.formatAddress(address)
       yield* Effect.log("listening").pipe(
         Effect.annotateLogs({
-          url: HttpServer.formatAddress(address),
+          url: tlsFiles(config) === undefined ? url : url.replace(/^http:/, "https:"),
           ...(address._tag === "TcpAddress" ? { port: address.port } : {}),
           ...(Option.isSome(gateway) ? { gateway_url: gateway.value.url, gateway_port: gateway.value.port } : {}),
           roles: selected,
@@ -180,18 +197,21 @@ const AnalysisLive = Layer.unwrapEffect(
 
 /** The LLM gateway on HOST:GATEWAY_PORT, inspecting every exchange; publishes to the shared bus. */
 const GatewayLive = Layer.unwrapEffect(
-  Effect.map(CandorConfig, (config) =>
-    Gateway.layer({
+  Effect.map(CandorConfig, (config) => {
+    const tls = tlsFiles(config)
+    return Gateway.layer({
       port: config.gatewayPort,
       host: config.host,
-      upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl }
+      upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl },
+      ...(tls === undefined ? {} : { tls })
     }).pipe(
+      Layer.tap(() => warnIfPlainHttp("gateway", config.host, tls !== undefined)),
       Layer.provide(
         GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
     )
-  )
+  })
 )
 
 /** How long a worker's partition lease outlives its last renewal. */

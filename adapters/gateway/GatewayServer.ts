@@ -13,13 +13,18 @@
  * body fully received to the upstream dispatch (routing, Inspector), plus from the upstream's
  * response headers to ours. Upstream time and the client's upload are excluded; in `enforce` mode a
  * held response includes the wait for its verdict.
+ *
+ * With `tls` set the same handler and HTTP/1.1 settings run on `node:https` (TLS 1.2 minimum), the
+ * certificate reloaded on SIGHUP (adapters/http/Tls.ts).
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
+import type { Server as TlsServer } from "node:tls"
 import { Inspector, type RequestDecision } from "./Inspector.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { Exchange, type ExchangeSink, jsonError, writeLocal } from "./Exchange.js"
@@ -34,6 +39,7 @@ import {
   type UpstreamTimeouts
 } from "./Upstreams.js"
 import { ListenFailed, listenErrorCode } from "../http/ListenFailed.js"
+import { loadTls, reloadOnSighup, reloadTls, serverTlsOptions, type TlsFileError, type TlsFiles } from "../http/Tls.js"
 import type { ProviderName } from "../providers/Provider.js"
 
 export interface GatewayTuning {
@@ -58,7 +64,12 @@ export interface GatewayOptions {
   /** Base URL of each provider's upstream (origin plus an optional path prefix). */
   readonly upstreams: Readonly<Record<ProviderName, string>>
   readonly tuning?: Partial<GatewayTuning>
+  /** Serve HTTPS with this certificate and key (reloaded on SIGHUP); unset: plain HTTP. */
+  readonly tls?: TlsFiles
 }
+
+/** HTTP/1.1 settings of the gateway's server, the same over TLS: keep-alive outlasts the usual 60 s idle timeout of load balancers. */
+const HTTP_OPTIONS: ServerOptions = { keepAliveTimeout: 65_000 }
 
 type InspectorService = Inspector["Type"]
 
@@ -175,25 +186,31 @@ export class GatewayServer extends Context.Tag("candor/adapters/gateway/GatewayS
   {
     readonly server: Server
     readonly port: number
+    /** `http://…` or, with TLS, `https://…`. */
     readonly url: string
+    /** Re-reads the certificate and key now (what SIGHUP does); without TLS, nothing. */
+    readonly reloadTls: Effect.Effect<void, TlsFileError>
   }
 >() {}
 
 /** Listens on host:port for the life of the scope; on release stops accepting, waits for in-flight exchanges up to the grace period, then cuts them. */
-export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, ListenFailed, Inspector> =>
+export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, ListenFailed | TlsFileError, Inspector> =>
   Layer.scoped(
     GatewayServer,
     Effect.gen(function* () {
       const inspector = yield* Inspector
       const runtime = yield* Effect.runtime<never>()
       const settings = { ...defaultTuning, ...options.tuning }
+      // Read before anything is bound: a bad file stops startup with its path.
+      const tls = options.tls === undefined ? undefined : { files: options.tls, material: yield* loadTls(options.tls) }
       const upstreams = makeUpstreams(options.upstreams, settings.timeouts)
-      return yield* Effect.acquireRelease(
+      const bound = yield* Effect.acquireRelease(
         Effect.async<{ server: Server; port: number; url: string }, ListenFailed>((resume) => {
-          const server = createServer(
-            { keepAliveTimeout: 65_000 },
-            makeGatewayHandler(upstreams, inspector, runtime, settings)
-          )
+          const handler = makeGatewayHandler(upstreams, inspector, runtime, settings)
+          const server: Server =
+            tls === undefined
+              ? createServer(HTTP_OPTIONS, handler)
+              : createHttpsServer({ ...HTTP_OPTIONS, ...serverTlsOptions(tls.material) }, handler)
           // Only binding errors: once listening, the server reports nothing through this listener.
           const failed = (error: Error) => {
             void closeUpstreams(upstreams).catch(() => destroyUpstreams(upstreams))
@@ -213,11 +230,16 @@ export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, Liste
             server.off("error", failed)
             const { port } = server.address() as AddressInfo
             const host = options.host.includes(":") ? `[${options.host}]` : options.host
-            resume(Effect.succeed({ server, port, url: `http://${host}:${port}` }))
+            const scheme = tls === undefined ? "http" : "https"
+            resume(Effect.succeed({ server, port, url: `${scheme}://${host}:${port}` }))
           })
         }),
         ({ server }) => Effect.promise(() => shutdown(server, upstreams, settings.shutdownGraceMs))
       )
+      if (tls === undefined) return { ...bound, reloadTls: Effect.void }
+      const secure = bound.server as unknown as TlsServer // created by createHttpsServer above
+      yield* reloadOnSighup(secure, tls.files, "gateway")
+      return { ...bound, reloadTls: reloadTls(secure, tls.files) }
     })
   )
 

@@ -17,15 +17,19 @@ const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
 
 /** Settings the child would otherwise inherit from the test's own environment. */
 const CANDOR_KEYS =
-  /^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|GATEWAY_PORT|HOST|LOG_LEVEL|ANTHROPIC_BASE_URL)$/
+  /^(DATABASE_URL|NATS_URL|CANDOR_\w+|SIGNING_KEY|PORT|GATEWAY_PORT|HOST|LOG_LEVEL|ANTHROPIC_BASE_URL|TLS_\w+)$/
 
 const inherited = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => !CANDOR_KEYS.test(key)))
 
 export interface ServeProcess {
-  /** `http://127.0.0.1:<PORT>`: health and, with the api role, the API. */
+  /** `http://127.0.0.1:<PORT>` (`https://` with TLS_CERT_FILE): health and, with the api role, the API. */
   readonly apiUrl: string
-  /** `http://127.0.0.1:<GATEWAY_PORT>`. */
+  /** `http://127.0.0.1:<GATEWAY_PORT>` (`https://` with TLS_CERT_FILE). */
   readonly gatewayUrl: string
+  readonly port: number
+  readonly gatewayPort: number
+  /** Sends the process a signal (SIGHUP reloads the TLS certificate). */
+  readonly signal: (signal: NodeJS.Signals) => void
   readonly dataDir: string
   /** Its log lines so far, for failure messages. */
   readonly output: () => ReadonlyArray<string>
@@ -76,9 +80,13 @@ export const startServe = (
       stop
     )
     yield* untilListening(child, lines, { name: "candor serve", timeout: "90 seconds" })
+    const scheme = options.env?.["TLS_CERT_FILE"] === undefined ? "http" : "https"
     return {
-      apiUrl: `http://127.0.0.1:${port}`,
-      gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+      apiUrl: `${scheme}://127.0.0.1:${port}`,
+      gatewayUrl: `${scheme}://127.0.0.1:${gatewayPort}`,
+      port,
+      gatewayPort,
+      signal: (signal) => void child.kill(signal),
       dataDir,
       output: () => [...lines]
     }

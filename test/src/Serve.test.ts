@@ -94,6 +94,8 @@ describe("config", () => {
       "PORT",
       "GATEWAY_PORT",
       "HOST",
+      "TLS_CERT_FILE",
+      "TLS_KEY_FILE",
       "CANDOR_DATA_DIR",
       "DATABASE_URL",
       "NATS_URL",
