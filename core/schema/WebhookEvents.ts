@@ -69,12 +69,12 @@ export type EventStatus = "active" | "declared"
 
 interface EventType {
   readonly description: string
-  readonly data: Schema.Schema.Any
+  readonly data: Schema.Schema.AnyNoContext
   /** `declared`: accepted in subscriptions, fires when its feature lands. */
   readonly status: EventStatus
 }
 
-const event = (description: string, data: Schema.Schema.Any, status: EventStatus = "declared"): EventType => ({
+const event = (description: string, data: Schema.Schema.AnyNoContext, status: EventStatus = "declared"): EventType => ({
   description,
   data,
   status
