@@ -32,6 +32,7 @@ import { GovernanceLogsApi } from "./groups/GovernanceLogs.js"
 import { PoliciesApi } from "./groups/Policies.js"
 import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
+import { ExportApi } from "./groups/Export.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -58,6 +59,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(PoliciesApi)
   .add(ContainmentApi)
   .add(OrgConscienceApi)
+  .add(ExportApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

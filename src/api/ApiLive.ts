@@ -45,6 +45,7 @@ import { PoliciesLive } from "./handlers/Policies.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
+import { ExportLive } from "./handlers/Export.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -88,7 +89,8 @@ const HandlersLive = Layer.mergeAll(
   GovernanceLogsLive,
   ContainmentLive,
   PoliciesLive,
-  OrgConscienceLive
+  OrgConscienceLive,
+  ExportLive
 ).pipe(
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
   Layer.provide(PolicyRepo.layer),
