@@ -82,15 +82,23 @@ const parseCsv = (text: string): Array<Array<string>> => {
   let quoted = false
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++)
-      else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"') quoted = true
-    else if (c === ",") (row.push(field), (field = ""))
-    else if (c === "\r" && text[i + 1] === "\n") {
-      ;(row.push(field), rows.push(row), (row = []), (field = ""), i++)
-    } else field += c
+    if (quoted && c === '"' && text[i + 1] === '"') {
+      field += '"'
+      i++
+    } else if (quoted && c === '"') quoted = false
+    else if (quoted || (c !== '"' && c !== "," && c !== "\r")) field += c
+    else if (c === '"') quoted = true
+    else if (c === ",") {
+      row.push(field)
+      field = ""
+    } else {
+      // CRLF ends the row.
+      row.push(field)
+      rows.push(row)
+      row = []
+      field = ""
+      i++
+    }
   }
   return rows
 }
