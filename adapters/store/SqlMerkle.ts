@@ -91,6 +91,30 @@ export const makeMerkleReads = (sql: SqlClient, tables: MerkleTables = checkpoin
       (read) => inclusionProof(leafIndex, treeSize, read)
     )
 
+  /**
+   * Inclusion proofs of several leaves at one size, from one read of their nodes (the export's page
+   * of certificates): the same proofs as `inclusion`, one undefined per leaf that is not in the log.
+   */
+  const inclusions = (logId: string, leafIndices: ReadonlyArray<number>, treeSize: number) => {
+    const valid = (leafIndex: number) => isCount(leafIndex) && isCount(treeSize) && leafIndex < treeSize
+    const ids = new Map<string, { level: number; index: number }>()
+    for (const leafIndex of leafIndices.filter(valid))
+      for (const node of inclusionProofNodes(leafIndex, treeSize)) ids.set(key(node.level, node.index), node)
+    return (
+      leafIndices.length === 0
+        ? Effect.succeed([])
+        : Effect.flatMap(logSize(logId), (size) =>
+            treeSize > size
+              ? Effect.succeed(leafIndices.map(() => undefined))
+              : Effect.map(readNodes(logId, [...ids.values()]), (read) =>
+                  leafIndices.map((leafIndex) =>
+                    valid(leafIndex) ? inclusionProof(leafIndex, treeSize, read)?.map(toHex) : undefined
+                  )
+                )
+          )
+    ).pipe(Effect.mapError((cause) => new StoreError({ operation: "inclusionProofs", cause })))
+  }
+
   /** As core/Merkle.ts: 0 < fromSize ≤ toSize, or both 0 (the empty proof). */
   const consistency = (logId: string, fromSize: number, toSize: number) =>
     prove(
@@ -116,5 +140,5 @@ export const makeMerkleReads = (sql: SqlClient, tables: MerkleTables = checkpoin
       : Effect.succeed(undefined)
     ).pipe(Effect.mapError((cause) => new StoreError({ operation: "rootAt", cause })))
 
-  return { logSize, inclusion, consistency, root }
+  return { logSize, inclusion, inclusions, consistency, root }
 }

@@ -33,6 +33,7 @@ import { PoliciesApi } from "./groups/Policies.js"
 import { WebhookEventTypesApi } from "./groups/WebhookEventTypes.js"
 import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
+import { ExportApi } from "./groups/Export.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -60,6 +61,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(WebhookEventTypesApi)
   .add(ContainmentApi)
   .add(OrgConscienceApi)
+  .add(ExportApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

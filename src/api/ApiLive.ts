@@ -46,6 +46,7 @@ import { WebhookEventTypesLive } from "./handlers/WebhookEventTypes.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
+import { ExportLive } from "./handlers/Export.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -90,7 +91,8 @@ const HandlersLive = Layer.mergeAll(
   ContainmentLive,
   PoliciesLive,
   OrgConscienceLive,
-  WebhookEventTypesLive
+  WebhookEventTypesLive,
+  ExportLive
 ).pipe(
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
   Layer.provide(PolicyRepo.layer),

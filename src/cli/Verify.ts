@@ -1,6 +1,6 @@
 /**
  * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]`: the
- * offline verifier. Given a governance log entry's inclusion proof instead, it checks the entry against
+ * offline verifier (`candor verify --export <file>` checks an evidence export: ./VerifyExport.ts). Given a governance log entry's inclusion proof instead, it checks the entry against
  * the signed tree head (the proof's, or the one given). Checks a certificate's signature, chain link, Merkle inclusion (and the signed
  * tree head when given) and its verdict proof with core/ and the prover's verifier: no database, and
  * no network except one fetch of the key listing with `--keys-url`. Prints a readable report; the
@@ -21,6 +21,7 @@ import type { CertificateVerification } from "../../core/Certificate.js"
 import { verifyGovernanceEntry } from "../../core/Governance.js"
 import { GovernanceInclusionProof } from "../../core/schema/Governance.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
+import { formatExportReport, verifyExportFile } from "./VerifyExport.js"
 
 export class VerifyUsageError extends Data.TaggedError("VerifyUsageError")<{ readonly message: string }> {}
 
@@ -131,32 +132,60 @@ export const verifyGovernanceProof = (
   return { valid: result.ok, lines }
 }
 
-/** Verifies one certificate (or governance inclusion proof) file; `valid` decides the exit code. */
-export const verifyFile = (options: {
-  readonly certificate: string
-  readonly keys: Option.Option<string>
-  readonly keysUrl: Option.Option<string>
-  readonly treeHead: Option.Option<string>
-}) =>
+/** The key listing of exactly one of --keys and --keys-url, as core's verifiers take it. */
+const loadKeys = (options: { readonly keys: Option.Option<string>; readonly keysUrl: Option.Option<string> }) =>
   Effect.gen(function* () {
     if (Option.isSome(options.keys) === Option.isSome(options.keysUrl)) {
       return yield* new VerifyUsageError({
         message: "give the signing keys with exactly one of --keys <file> or --keys-url <url>"
       })
     }
-    const certificate = yield* parseJson(yield* readText(options.certificate), options.certificate)
-    const keys = Option.isSome(options.keys)
+    const listing = Option.isSome(options.keys)
       ? yield* keysOf(yield* parseJson(yield* readText(options.keys.value), options.keys.value), options.keys.value)
       : yield* Effect.flatMap(fetchKeys(Option.getOrThrow(options.keysUrl)), (text) =>
           Effect.flatMap(parseJson(text, "the key listing"), (json) => keysOf(json, "the key listing"))
         )
+    return listedKeys(listing)
+  })
+
+/**
+ * Verifies one certificate (or governance inclusion proof) file, or with `export` an evidence
+ * export (./VerifyExport.ts); `valid` decides the exit code.
+ */
+export const verifyFile = (options: {
+  readonly certificate: Option.Option<string>
+  readonly export?: Option.Option<string> | undefined
+  readonly keys: Option.Option<string>
+  readonly keysUrl: Option.Option<string>
+  readonly treeHead: Option.Option<string>
+}) =>
+  Effect.gen(function* () {
+    const exportFile = options.export ?? Option.none()
+    if (Option.isSome(options.certificate) === Option.isSome(exportFile)) {
+      return yield* new VerifyUsageError({
+        message: "give exactly one of a certificate file or --export <file>"
+      })
+    }
+    if (Option.isSome(exportFile)) {
+      if (Option.isSome(options.treeHead))
+        return yield* new VerifyUsageError({ message: "--tree-head does not apply to an export: it ends with its own" })
+      const keys = yield* loadKeys(options)
+      const report = yield* verifyExportFile(exportFile.value, keys).pipe(
+        Effect.mapError(() => new VerifyUsageError({ message: `cannot read ${exportFile.value}` }))
+      )
+      yield* Console.log(formatExportReport(report))
+      return { valid: report.valid }
+    }
+    const path = Option.getOrThrow(options.certificate)
+    const keys = yield* loadKeys(options)
+    const certificate = yield* parseJson(yield* readText(path), path)
     const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
     if (isGovernanceProof(certificate)) {
-      const governance = verifyGovernanceProof(certificate, listedKeys(keys), treeHead)
+      const governance = verifyGovernanceProof(certificate, keys, treeHead)
       yield* Console.log(governance.lines.join("\n"))
       return { valid: governance.valid }
     }
-    const report = verifyWithKeys(certificate, listedKeys(keys), { treeHead, verifyVerdictProof })
+    const report = verifyWithKeys(certificate, keys, { treeHead, verifyVerdictProof })
     yield* Console.log(formatReport(certificate, report, treeHead !== undefined))
     return report
   })
@@ -167,6 +196,13 @@ export const verifyCommand = Command.make(
     certificate: Args.file({ name: "certificate.json" }).pipe(
       Args.withDescription(
         "The certificate, as GET /v1/checkpoints/{id}/certificate returns it, or a governance log entry's inclusion proof"
+      ),
+      Args.optional
+    ),
+    export: Options.file("export").pipe(
+      Options.optional,
+      Options.withDescription(
+        "An evidence export (GET /v1/agents/{id}/export, JSONL) instead: every certificate and every inclusion against its final signed tree head"
       )
     ),
     keys: Options.file("keys").pipe(
@@ -199,6 +235,6 @@ export const verifyCommand = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "Verify a certificate offline (signature, chain link, Merkle inclusion, verdict proof), or a governance log entry against a signed tree head"
+    "Verify a certificate offline (signature, chain link, Merkle inclusion, verdict proof), a governance log entry against a signed tree head, or a whole evidence export"
   )
 )

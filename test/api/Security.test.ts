@@ -399,6 +399,18 @@ const ROWS: ReadonlyArray<Row> = [
     intended: "member"
   },
   {
+    method: "GET",
+    route: "/v1/agents/:agent_id/export",
+    target: Effect.gen(function* () {
+      const { orgAgent } = yield* fixtures
+      // An agent with a log: one without has nothing to export (404 for everyone).
+      yield* Effect.orDie(seed(orgAgent, 1))
+      return { path: `/v1/agents/${orgAgent}/export` }
+    }),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
     method: "PUT",
     route: "/v1/agents/:agent_id/enforcement",
     target: fixed(

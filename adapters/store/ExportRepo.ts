@@ -1,0 +1,92 @@
+/**
+ * The evidence export's reads (src/api/handlers/Export.ts): an agent's checkpoints in log order, a
+ * page at a time by keyset on the chain position (the `(agent_id, position)` unique index), each
+ * with its certificate, linked trace and completed verdict proof; and the inclusion proofs of a
+ * page's leaves at one tree size from one read of the Merkle nodes. Same SQL on PostgreSQL and PGlite.
+ *
+ * Rows are the stored bodies as they are: an export holds only what the store holds (no prompt,
+ * response or thinking text is ever stored). Checkpoints past retention are gone from the page;
+ * their leaves stay in the log.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Certificate } from "../../core/Certificate.js"
+import type { ExportEntry } from "../../core/Export.js"
+import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { APTrace } from "../../core/schema/Trace.js"
+import { toCount } from "./Rows.js"
+import { makeMerkleReads } from "./SqlMerkle.js"
+import { StoreError } from "./Store.js"
+
+export interface ExportPageQuery {
+  readonly agentId: string
+  /** Positions after this one (-1 for the start of the log). */
+  readonly after: number
+  /** Positions below this one: the size of the tree head the export ends with. */
+  readonly below: number
+  /** Checkpoint timestamps at or after this instant (RFC 3339). */
+  readonly from?: string | undefined
+  /** Checkpoint timestamps before this instant. */
+  readonly to?: string | undefined
+  readonly limit: number
+}
+
+export interface ExportRow extends ExportEntry {
+  readonly position: number
+}
+
+export class ExportRepo extends Context.Tag("candor/adapters/store/ExportRepo")<
+  ExportRepo,
+  {
+    readonly page: (query: ExportPageQuery) => Effect.Effect<ReadonlyArray<ExportRow>, StoreError>
+    /** Audit paths (hex) of these leaves at `treeSize`, in order; undefined for a leaf not in the log. */
+    readonly inclusionProofs: (
+      agentId: string,
+      leafIndices: ReadonlyArray<number>,
+      treeSize: number
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<string> | undefined>, StoreError>
+  }
+>() {}
+
+interface Row {
+  readonly position: unknown
+  readonly checkpoint: IntegrityCheckpoint
+  readonly certificate: Certificate
+  readonly trace: APTrace | null
+  readonly proof: Record<string, unknown> | null
+}
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const merkle = makeMerkleReads(sql)
+
+  const page = (query: ExportPageQuery) =>
+    sql<Row>`
+      select k.position, k.body as checkpoint, c.body as certificate, t.body as trace, p.proof
+      from checkpoints k
+      join certificates c on c.checkpoint_id = k.checkpoint_id
+      left join traces t on t.trace_id = (k.body ->> 'linked_trace_id') and t.agent_id = k.agent_id
+      left join proofs p on p.checkpoint_id = k.checkpoint_id and p.status = 'completed'
+      where k.agent_id = ${query.agentId} and k.position > ${query.after} and k.position < ${query.below}
+        ${query.from === undefined ? sql`` : sql`and k.occurred_at >= ${query.from}::timestamptz`}
+        ${query.to === undefined ? sql`` : sql`and k.occurred_at < ${query.to}::timestamptz`}
+      order by k.position
+      limit ${query.limit}`.pipe(
+      Effect.map((rows) =>
+        rows.map((row): ExportRow => ({
+          position: toCount(row.position),
+          checkpoint: row.checkpoint,
+          certificate: row.certificate,
+          trace: row.trace ?? null,
+          proof: row.proof ?? null
+        }))
+      ),
+      Effect.mapError((cause) => new StoreError({ operation: "exportPage", cause }))
+    )
+
+  return ExportRepo.of({ page, inclusionProofs: merkle.inclusions })
+})
+
+export const layer: Layer.Layer<ExportRepo, never, SqlClient.SqlClient> = Layer.effect(ExportRepo, make)
