@@ -15,6 +15,7 @@ import { type CommitInput, Store } from "../adapters/store/Store.js"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 import { fresh, makeInput } from "../test/adapters/store/Fixtures.js"
 import { throwawayDatabase } from "../test/support/Postgres.js"
+import * as SecretKeys from "../adapters/keys/SecretKeys.js"
 
 const total = Number(process.env.BENCH_CHECKPOINTS ?? 20_000)
 const agentCount = Number(process.env.BENCH_AGENTS ?? 50)
@@ -25,10 +26,15 @@ const layer =
   backend === "postgres"
     ? Layer.unwrapScoped(
         Effect.map(throwawayDatabase, (url) =>
-          StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })
+          StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+            Layer.provide(SecretKeys.layerEphemeral)
+          )
         )
       )
-    : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
+    : SqlStore.layer.pipe(
+        Layer.provide(SecretKeys.layerEphemeral),
+        Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer()))
+      )
 
 /** Batches in which each agent appears with consecutive inputs, as a partition consumer sends them. */
 const makeBatches = (): ReadonlyArray<ReadonlyArray<CommitInput>> => {

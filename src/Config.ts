@@ -72,6 +72,8 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly serviceRoleKey: Option.Option<Redacted.Redacted>
     /** Ed25519 private key of certificates and tree heads; `None` generates one into `dataDir`. */
     readonly signingKey: Option.Option<Redacted.Redacted>
+    /** Key-encryption key(s) of stored secrets, active first; `None` generates one into `dataDir`. */
+    readonly secretKey: Option.Option<Redacted.Redacted>
     /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
     readonly logOrigin: string
     /** Least severe level that is logged. */
@@ -107,6 +109,7 @@ export const defaults: Settings = {
   authJwtAudience: Option.none(),
   serviceRoleKey: Option.none(),
   signingKey: Option.none(),
+  secretKey: Option.none(),
   logOrigin: "candor.local",
   logLevel: LogLevel.Info
 }
@@ -336,6 +339,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
   authJwtAudience: optional("AUTH_JWT_AUDIENCE", text, "not checked", "Required aud claim of tokens"),
   serviceRoleKey: optional("SERVICE_ROLE_KEY", secret, "service-role calls refused", "The administrative key (secret)"),
   signingKey: optional("SIGNING_KEY", secret, "generated into the data dir", "Ed25519 private key (secret)"),
+  secretKey: optional(
+    "CANDOR_SECRET_KEY",
+    secret,
+    "generated into the data dir",
+    "Key-encryption key of stored secrets (secret)"
+  ),
   logOrigin: withDefault(
     "CANDOR_LOG_ORIGIN",
     logOrigin,

@@ -2,7 +2,7 @@
  * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
  * on HOST:PORT (health and metrics on every role, the management API on `api`), the gateway on
  * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays). Bus, agent
- * state, store and signing key are shared by all roles of one process: in-process on the embedded
+ * state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
  * default, NATS JetStream and KV when NATS_URL is set.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -23,6 +23,7 @@ import { Bus } from "../adapters/bus/Bus.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
+import * as SecretKeys from "../adapters/keys/SecretKeys.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../adapters/store/GovernanceLog.js"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
@@ -65,12 +66,20 @@ const DataDirLive = Layer.effectDiscard(
   })
 )
 
+/**
+ * The key-encryption key of stored secrets, one per process: the API seals webhook secrets, the
+ * workers' webhook relay opens them at send time.
+ */
+const SecretKeysFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) => SecretKeys.layer({ secretKey: config.secretKey, dataDir: config.dataDir }))
+)
+
 /** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
 const StoreFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   )
-)
+).pipe(Layer.provideMerge(SecretKeysFromConfig))
 
 /** The governance logs, on the process's store and signing key (the API and the workers append). */
 const GovernanceLogFromConfig = Layer.unwrapEffect(

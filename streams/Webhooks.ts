@@ -18,7 +18,7 @@ import {
   type OutboxDraft,
   type OutboxItem,
   Store,
-  type WebhookRegistration
+  type WebhookSubscription
 } from "../adapters/store/Store.js"
 import { WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { decodePayload } from "./OutboxRelay.js"
@@ -32,7 +32,7 @@ export interface WebhookTarget {
   readonly events: ReadonlyArray<string>
 }
 
-export const webhookTarget = (registration: WebhookRegistration): WebhookTarget => ({
+export const webhookTarget = (registration: WebhookSubscription): WebhookTarget => ({
   registration_id: registration.registration_id,
   callback_url: registration.callback_url,
   events: registration.events

@@ -15,6 +15,7 @@ import governanceLog from "./migrations/0006_governance_log.js"
 import containment from "./migrations/0007_containment.js"
 import orgConscienceValues from "./migrations/0008_org_conscience_values.js"
 import policies from "./migrations/0009_policies.js"
+import sealedSecrets from "./migrations/0010_sealed_secrets.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -29,7 +30,8 @@ export const migrationNames = [
   "0006_governance_log",
   "0007_containment",
   "0008_org_conscience_values",
-  "0009_policies"
+  "0009_policies",
+  "0010_sealed_secrets"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -41,7 +43,8 @@ export const migrations = Migrator.fromRecord({
   "0006_governance_log": governanceLog,
   "0007_containment": containment,
   "0008_org_conscience_values": orgConscienceValues,
-  "0009_policies": policies
+  "0009_policies": policies,
+  "0010_sealed_secrets": sealedSecrets
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -32,9 +32,12 @@ import {
   type OutboxItem,
   Store,
   StoreError,
-  type WebhookRegistration
+  type WebhookRegistration,
+  type WebhookSubscription
 } from "./Store.js"
 import { transaction } from "./Transaction.js"
+import { openWebhookSecret, sealWebhookSecret } from "./WebhookSecrets.js"
+import { SecretKeys } from "../keys/SecretKeys.js"
 
 const storeError =
   (operation: string) =>
@@ -49,17 +52,15 @@ interface WebhookRow {
   readonly registration_id: string
   readonly agent_id: string
   readonly callback_url: string
-  readonly secret: string
   readonly events: ReadonlyArray<string>
   readonly active: boolean
   readonly created_at: unknown
 }
 
-const webhookOf = (row: WebhookRow): WebhookRegistration => ({
+const subscriptionOf = (row: WebhookRow): WebhookSubscription => ({
   registration_id: row.registration_id,
   agent_id: row.agent_id,
   callback_url: row.callback_url,
-  secret: row.secret,
   events: row.events,
   active: row.active,
   created_at: toIso(row.created_at)
@@ -67,6 +68,7 @@ const webhookOf = (row: WebhookRow): WebhookRegistration => ({
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const secretKeys = yield* SecretKeys
   const merkle = makeMerkleReads(sql)
 
   const firstBody = <A>(operation: string, query: Effect.Effect<ReadonlyArray<{ readonly body: unknown }>, SqlError>) =>
@@ -280,14 +282,13 @@ export const make = Effect.gen(function* () {
 
   const putWebhook = (registration: WebhookRegistration): Effect.Effect<void, StoreError> =>
     sql`
-      insert into webhooks (registration_id, agent_id, callback_url, secret, events, active, created_at)
-      values (${registration.registration_id}, ${registration.agent_id}, ${registration.callback_url}, ${registration.secret},
+      insert into webhooks (registration_id, agent_id, callback_url, secret_sealed, events, active, created_at)
+      values (${registration.registration_id}, ${registration.agent_id}, ${registration.callback_url},
+              ${sealWebhookSecret(secretKeys.active, registration.registration_id, registration.secret)},
               ${json(registration.events)}::jsonb, ${registration.active}, ${registration.created_at}::timestamptz)
       on conflict (registration_id) do update set
-        callback_url = excluded.callback_url, secret = excluded.secret, events = excluded.events, active = excluded.active`.pipe(
-      Effect.asVoid,
-      storeError("putWebhook")
-    )
+        callback_url = excluded.callback_url, secret_sealed = excluded.secret_sealed, legacy_secret = null,
+        events = excluded.events, active = excluded.active`.pipe(Effect.asVoid, storeError("putWebhook"))
 
   /** Rows past the retention of the agent's active card; agents without a card keep everything. */
   const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
@@ -407,15 +408,25 @@ export const make = Effect.gen(function* () {
     putWebhook,
     webhooksFor: (agentId) =>
       sql<WebhookRow>`
-        select * from webhooks where agent_id = ${agentId} and active
+        select registration_id, agent_id, callback_url, events, active, created_at
+        from webhooks where agent_id = ${agentId} and active
         order by created_at, registration_id`.pipe(
-        Effect.map((rows) => rows.map(webhookOf)),
+        Effect.map((rows) => rows.map(subscriptionOf)),
         storeError("webhooksFor")
       ),
     getWebhook: (registrationId) =>
-      sql<WebhookRow>`select * from webhooks where registration_id = ${registrationId}`.pipe(
-        Effect.map(([row]) => (row === undefined ? undefined : webhookOf(row))),
-        storeError("getWebhook")
+      sql<WebhookRow & { secret_sealed: string | null; legacy_secret: string | null }>`
+        select registration_id, agent_id, callback_url, events, active, created_at, secret_sealed, legacy_secret
+        from webhooks where registration_id = ${registrationId}`.pipe(
+        Effect.mapError((cause) => new StoreError({ operation: "getWebhook", cause })),
+        Effect.flatMap(([row]) =>
+          row === undefined
+            ? Effect.succeed(undefined)
+            : openWebhookSecret(secretKeys.all, row).pipe(
+                Effect.map((secret): WebhookRegistration => ({ ...subscriptionOf(row), secret })),
+                Effect.mapError((cause) => new StoreError({ operation: "getWebhook", cause }))
+              )
+        )
       ),
     deleteWebhook: (registrationId) =>
       sql<{ registration_id: string }>`
@@ -444,4 +455,4 @@ export const make = Effect.gen(function* () {
 })
 
 /** The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase). */
-export const layer: Layer.Layer<Store, never, SqlClient.SqlClient> = Layer.effect(Store, make)
+export const layer: Layer.Layer<Store, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(Store, make)

@@ -164,7 +164,8 @@ export interface ContainmentLogEntry {
 
 /**
  * A webhook registration. The secret signs every delivery (core/WebhookSignature.ts) and is read
- * at send time, so a rotated secret applies to pending retries too; it is never written elsewhere.
+ * at send time, so a rotated secret applies to pending retries too; it is never written elsewhere,
+ * and is stored sealed under the key-encryption key (adapters/store/WebhookSecrets.ts).
  */
 export interface WebhookRegistration {
   /** `reg-<uuid>`. */
@@ -178,6 +179,9 @@ export interface WebhookRegistration {
   /** RFC 3339. */
   readonly created_at: string
 }
+
+/** A registration without its secret: what the actors address drafts to (only the relay opens the secret). */
+export type WebhookSubscription = Omit<WebhookRegistration, "secret">
 
 export class Store extends Context.Tag("candor/adapters/store/Store")<
   Store,
@@ -280,8 +284,9 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
     // ---- webhook registrations ----
     /** Inserts, or replaces the registration with the same id (URL, secret, events, active). */
     readonly putWebhook: (registration: WebhookRegistration) => Effect.Effect<void, StoreError>
-    /** The agent's active registrations, oldest first. */
-    readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookRegistration>, StoreError>
+    /** The agent's active registrations, oldest first, without their secrets. */
+    readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookSubscription>, StoreError>
+    /** With its secret opened; a secret this process cannot open fails (`WebhookSecretUnreadable` as the cause). */
     readonly getWebhook: (registrationId: string) => Effect.Effect<WebhookRegistration | undefined, StoreError>
     /** Whether there was one to delete. */
     readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>

@@ -4,9 +4,10 @@
  * can use the client.
  */
 import type { MigrationError } from "@effect/sql/Migrator"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
@@ -15,6 +16,8 @@ import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlStore from "./SqlStore.js"
 import type { Store } from "./Store.js"
+import { SecretKeys } from "../keys/SecretKeys.js"
+import { sealLegacySecrets } from "./WebhookSecrets.js"
 
 export interface StoreConfig {
   /** `DATABASE_URL`; none: the embedded database. */
@@ -38,6 +41,13 @@ export const layerSql = (config: StoreConfig): Layer.Layer<SqlClient.SqlClient, 
     })
   )
 
-/** The store, with the client it runs on. */
-export const layer = (config: StoreConfig): Layer.Layer<Store | SqlClient.SqlClient, SqlError | MigrationError> =>
-  SqlStore.layer.pipe(Layer.provideMerge(layerSql(config)))
+/** Seals the webhook secrets stored in clear before migration 0010 (a no-op once done). */
+const sealLegacy = Layer.effectDiscard(
+  Effect.flatMap(Effect.all([SqlClient.SqlClient, SecretKeys]), ([sql, keys]) => sealLegacySecrets(sql, keys.active))
+)
+
+/** The store, with the client it runs on; secrets still in clear are sealed before it is used. */
+export const layer = (
+  config: StoreConfig
+): Layer.Layer<Store | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>
+  SqlStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(sealLegacy, layerSql(config))))

@@ -38,6 +38,7 @@ import { runWorkers } from "../../streams/PartitionWorkers.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 export type Backend = "postgres" | "pglite"
 export type WorkerMode = "process" | "inline"
@@ -241,10 +242,15 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
         backend === "postgres"
           ? Layer.unwrapScoped(
               Effect.map(throwawayDatabase, (databaseUrl) =>
-                StoreDatabase.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" })
+                StoreDatabase.layer({ databaseUrl: Option.some(databaseUrl), dataDir: "unused" }).pipe(
+                  Layer.provide(SecretKeys.layerEphemeral)
+                )
               )
             )
-          : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
+          : SqlStore.layer.pipe(
+              Layer.provide(SecretKeys.layerEphemeral),
+              Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer()))
+            )
       const workers = Layer.scopedDiscard(runWorkers({ logOrigin: LOG_ORIGIN, subjectPrefix: prefix })).pipe(
         Layer.provide(
           Layer.mergeAll(

@@ -26,6 +26,7 @@ import { throwawayDatabase } from "../../test/support/Postgres.js"
 import { type Backend, deploy, natsUrl } from "./Deployment.js"
 import { agentIds, awaitCommitted, type CpuShare, cpuMeter, makeEvents, now, publishAll, warmUp } from "./Load.js"
 import { settings } from "./Settings.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 export interface ThroughputRow {
   readonly name: string
@@ -137,10 +138,15 @@ export const workerAlone = (backend: Backend) =>
         backend === "postgres"
           ? Layer.unwrapScoped(
               Effect.map(throwawayDatabase, (url) =>
-                StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })
+                StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+                  Layer.provide(SecretKeys.layerEphemeral)
+                )
               )
             )
-          : SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer())))
+          : SqlStore.layer.pipe(
+              Layer.provide(SecretKeys.layerEphemeral),
+              Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer()))
+            )
       const context = yield* Layer.build(storeLayer)
       const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, context)
       const actors = yield* run(makeAgentActors(defaultActorsOptions))

@@ -7,6 +7,9 @@
  * stays listed so its certificates keep verifying; running processes sign with the new key once
  * restarted. With SIGNING_KEY set the key is the operator's: rotating means setting a new
  * SIGNING_KEY, and the old key stays listed because the workers registered it when they started.
+ *
+ * `candor keys rotate-secret-key`: a new key-encryption key and every stored secret re-sealed under
+ * it (adapters/keys/SecretRotation.ts); the same database caveat applies.
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -14,7 +17,10 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { formatSecretKey } from "../../core/SecretBox.js"
 import { rotateEmbeddedKey } from "../../adapters/keys/Rotation.js"
+import { rotateSecretKey } from "../../adapters/keys/SecretRotation.js"
 import { publicKeyInfo } from "../../adapters/keys/Trust.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
@@ -81,7 +87,51 @@ const rotate = Command.make("rotate", {}, () =>
   )
 )
 
+const rotateSecret = Command.make("rotate-secret-key", {}, () =>
+  Effect.gen(function* () {
+    const config = yield* CandorConfig
+    const sql = yield* SqlClient.SqlClient
+    const rotation = yield* rotateSecretKey({
+      secretKey: config.secretKey,
+      dataDir: config.dataDir,
+      sql,
+      // Printed before the re-seal, and only here: a failure after the commit cannot lose it.
+      announce: (key) =>
+        Console.log(
+          [
+            "New CANDOR_SECRET_KEY (shown once; keep it with your other secrets):",
+            "",
+            `  ${formatSecretKey(key)}`,
+            ""
+          ].join("\n")
+        )
+    })
+    yield* Console.log(
+      [
+        `Re-sealed ${rotation.resealed} stored secret(s) under key ${rotation.next}` +
+          (rotation.previous.length === 0 ? "." : `; ${rotation.previous.join(", ")} no longer opens them.`),
+        rotation.path === undefined
+          ? "Set CANDOR_SECRET_KEY to the new key on every process and restart them; until then they cannot open the secrets (webhook deliveries are retried)."
+          : `New key in ${rotation.path}. Restart running Candor processes to use it.`
+      ].join("\n")
+    )
+  }).pipe(
+    Effect.provide(
+      Layer.unwrapEffect(
+        Effect.map(CandorConfig, (config) =>
+          StoreDatabase.layerSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+        )
+      )
+    ),
+    Effect.provide(layerFromEnv)
+  )
+).pipe(
+  Command.withDescription(
+    "Replace the key-encryption key of stored secrets and re-seal them all under the new one (one transaction)"
+  )
+)
+
 export const keysCommand = Command.make("keys").pipe(
-  Command.withDescription("The signing keys of certificates and signed tree heads"),
-  Command.withSubcommands([list, rotate])
+  Command.withDescription("The signing keys of certificates and signed tree heads, and the key of stored secrets"),
+  Command.withSubcommands([list, rotate, rotateSecret])
 )

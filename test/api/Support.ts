@@ -58,6 +58,7 @@ import { HealthRoutes, Readiness } from "../../src/http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
 import { NotFoundLive } from "../../src/http/NotFound.js"
 import * as Postgres from "../support/Postgres.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 export interface ApiResponse {
   readonly status: number
@@ -284,7 +285,11 @@ export interface HarnessOptions {
 
 /** The migrated database and the store on it. */
 const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
-  SqlStore.layer.pipe(Layer.provideMerge(StoreDatabase.migrated(client)), Layer.orDie)
+  SqlStore.layer.pipe(
+    Layer.provide(SecretKeys.layerEphemeral),
+    Layer.provideMerge(StoreDatabase.migrated(client)),
+    Layer.orDie
+  )
 
 /**
  * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`,

@@ -20,6 +20,7 @@ import { privateNatsServer } from "../adapters/bus/NatsSupport.js"
 import { type FakeUpstream, startUpstream } from "../adapters/gateway/Harness.js"
 import { throwawayDatabase } from "../support/Postgres.js"
 import { type ServeProcess, runCandor, startServe } from "./ServeProcess.js"
+import { formatSecretKey, generateSecretKey } from "../../core/SecretBox.js"
 
 /** The operator's key, given to every process a test starts. */
 export const SERVICE_ROLE_KEY = `srk-e2e-${randomBytes(12).toString("hex")}`
@@ -123,7 +124,7 @@ type Role = "worker" | "gateway" | "prover" | "api"
 /**
  * Each of `roles` in its own `candor serve` process on a throwaway PostgreSQL database and a NATS
  * server of the test's own (so the default subject prefix is isolated too: the gateway role does not
- * read CANDOR_NATS_PREFIX), sharing one signing key, the service-role key and `env`. The worker starts
+ * read CANDOR_NATS_PREFIX), sharing one signing key, one key-encryption key, the service-role key and `env`. The worker starts
  * first, as it migrates the database and registers the key; the others then start together.
  */
 export const startSplitDeployment = <R extends Role>(
@@ -138,6 +139,8 @@ export const startSplitDeployment = <R extends Role>(
       NATS_URL: nats.url,
       CANDOR_PARTITIONS: "4",
       SIGNING_KEY: formatSigningKey(generateSigningKey()),
+      // The API seals webhook secrets, the worker's relay opens them: one key-encryption key for all.
+      CANDOR_SECRET_KEY: formatSecretKey(generateSecretKey()),
       SERVICE_ROLE_KEY,
       ...env
     }

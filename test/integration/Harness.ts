@@ -25,6 +25,7 @@ import { committedCount, verifyAgentRecord } from "../streams/PipelineChecks.js"
 import { gatewayEvent } from "../support/Events.js"
 import { throwawayDatabase } from "../support/Postgres.js"
 import type { WorkerProcess, WorkerProcessOptions } from "../support/WorkerProcess.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 export const PARTITIONS = 8
 /** The workers' CANDOR_LOG_ORIGIN (unset: the default). */
@@ -72,6 +73,7 @@ export const deployment = (
 export const observer = (d: Deployment): Layer.Layer<Store | Bus | NatsConnection, unknown> =>
   Layer.mergeAll(
     SqlStore.layer.pipe(
+      Layer.provide(SecretKeys.layerEphemeral),
       Layer.provide(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))
     ),
     Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS }).pipe(

@@ -116,6 +116,7 @@ describe("config", () => {
       "AUTH_JWT_AUDIENCE",
       "SERVICE_ROLE_KEY",
       "SIGNING_KEY",
+      "CANDOR_SECRET_KEY",
       "CANDOR_LOG_ORIGIN",
       "LOG_LEVEL"
     ])

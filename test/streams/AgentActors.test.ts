@@ -16,8 +16,12 @@ import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { CONTEXT_TTL_MS } from "../../streams/AgentContext.js"
 import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
-const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+const Pglite = SqlStore.layer.pipe(
+  Layer.provide(SecretKeys.layerEphemeral),
+  Layer.provideMerge(migrated(PgliteClient.layer()))
+)
 
 /** The store, counting the reads the actors make by kind. */
 const counting = Effect.map(Store, (store) => {

@@ -22,6 +22,7 @@ import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { commitDeliveries, type CommitOptions } from "../../streams/CommitDeliveries.js"
 import { gatewayEvent } from "../support/Events.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const options: CommitOptions = {
   key: generateSigningKey(),
@@ -76,7 +77,10 @@ const runOnTestClock = <A>(fiber: Fiber.RuntimeFiber<A>) =>
     return yield* Fiber.join(fiber)
   })
 
-const Pglite = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+const Pglite = SqlStore.layer.pipe(
+  Layer.provide(SecretKeys.layerEphemeral),
+  Layer.provideMerge(migrated(PgliteClient.layer()))
+)
 
 layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
   it.scoped("commits first deliveries and catches a duplicate among them", () =>

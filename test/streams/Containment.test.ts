@@ -24,11 +24,12 @@ import { agentGovernanceLog } from "../../core/Governance.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { changeContainment } from "../../streams/Containment.js"
 import { applyDecision, decision, DECISION_OUTBOX } from "../../streams/Decisions.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const World = GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
-      SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer()))),
+      SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer()))),
       SigningKeys.fromKey(generateSigningKey()),
       AgentState.layerMemory,
       Bus.layerMemory

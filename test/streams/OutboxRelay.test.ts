@@ -16,8 +16,12 @@ import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { decodePayload, relayDefaults, runRelay } from "../../streams/OutboxRelay.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
-const StoreLayer = SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+const StoreLayer = SqlStore.layer.pipe(
+  Layer.provide(SecretKeys.layerEphemeral),
+  Layer.provideMerge(migrated(PgliteClient.layer()))
+)
 
 const Greeting = Schema.Struct({ to: Schema.String, times: Schema.Number })
 

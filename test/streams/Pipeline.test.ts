@@ -23,6 +23,7 @@ import { makeEventPublisher } from "../../adapters/gateway/EventPublisher.js"
 import { buildResponseEvent } from "../../adapters/gateway/ResponseEvent.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted, verifyAgentRecord } from "./PipelineChecks.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const key = generateSigningKey()
 const logOrigin = "candor.test"
@@ -33,7 +34,7 @@ const Infra = Layer.mergeAll(
   AgentState.layerMemory,
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
-  SqlStore.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))
+  SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer())))
 ).pipe((infra) => GovernanceLog.layer({ logOrigin: logOrigin }).pipe(Layer.provideMerge(infra)))
 const Workers = Layer.scopedDiscard(runWorkers({ logOrigin, subjectPrefix: "candor" })).pipe(Layer.provideMerge(Infra))
 

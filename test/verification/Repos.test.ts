@@ -19,6 +19,7 @@ import { generateSigningKey } from "../../core/Signing.js"
 import { fresh, makeInputs, resolveKey, uniqueId } from "../adapters/store/Fixtures.js"
 import * as Postgres from "../support/Postgres.js"
 import { layerIntegration } from "../support/Integration.js"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const backends = {
   pglite: PgliteClient.layer(),
@@ -36,10 +37,11 @@ const liveJobs = (checkpointId: string) =>
   ).pipe(Effect.map((rows) => rows.length))
 
 for (const [name, client] of Object.entries(backends)) {
-  const Env = Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, SqlStore.layer).pipe(
-    Layer.provideMerge(migrated(client)),
-    Layer.orDie
-  )
+  const Env = Layer.mergeAll(
+    KeyRepo.layer,
+    ProofRepo.layer,
+    SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral))
+  ).pipe(Layer.provideMerge(migrated(client)), Layer.orDie)
 
   layerIntegration(name === "postgres" ? ["postgres"] : [], Env, { timeout: "90 seconds" })(
     `repositories on ${name}`,

@@ -15,11 +15,16 @@ import { VERDICTS } from "../../../core/schema/Verdict.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
 import { fresh, makeInputs, uniqueId } from "./Fixtures.js"
 import { layerIntegration } from "../../support/Integration.js"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>
     AgentQueries.layer.pipe(
-      Layer.provideMerge(StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))
+      Layer.provideMerge(
+        StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+          Layer.provide(SecretKeys.layerEphemeral)
+        )
+      )
     )
   )
 )

@@ -16,13 +16,18 @@ import { agentGovernanceLog, verifyGovernanceEntry } from "../../../core/Governa
 import { generateSigningKey } from "../../../core/Signing.js"
 import { layerIntegration } from "../../support/Integration.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 
 const key = generateSigningKey()
 
 const Live = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) =>
     GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(
-      Layer.provideMerge(StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" })),
+      Layer.provideMerge(
+        StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+          Layer.provide(SecretKeys.layerEphemeral)
+        )
+      ),
       Layer.provideMerge(SigningKeys.fromKey(key))
     )
   )

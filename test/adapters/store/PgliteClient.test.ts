@@ -18,6 +18,7 @@ import * as Migrations from "../../../adapters/store/Migrations.js"
 import { Store } from "../../../adapters/store/Store.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { fresh, makeInputs } from "./Fixtures.js"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-pglite-"))),
@@ -46,7 +47,7 @@ describe("PgliteClient", () => {
         yield* Effect.gen(function* () {
           const store = yield* Store
           expect(yield* store.commitBatch(chain.inputs)).toEqual({ _tag: "Committed" })
-        }).pipe(Effect.provide(StoreDatabase.layer(config)))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
         expect(existsSync(join(dataDir, "pg", "PG_VERSION"))).toBe(true)
 
         yield* Effect.gen(function* () {
@@ -98,7 +99,7 @@ describe("PgliteClient", () => {
           // Several statements in one call: how migrations run.
           yield* sql.unsafe("insert into t values (5); insert into t values (6)").unprepared
           expect(yield* sql<{ n: number }>`select count(*)::int as n from t`).toEqual([{ n: 4 }])
-        }).pipe(Effect.provide(StoreDatabase.layer(config)))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
       }),
     60_000
   )
@@ -113,9 +114,11 @@ describe("PgliteClient", () => {
         yield* Effect.gen(function* () {
           yield* SqlClient.SqlClient
           expect(readFileSync(lock, "utf8")).toBe(String(process.pid))
-          const second = yield* Effect.flip(Layer.build(StoreDatabase.layer(config)).pipe(Effect.scoped))
+          const second = yield* Effect.flip(
+            Layer.build(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))).pipe(Effect.scoped)
+          )
           expect(String(second)).toContain(`in use by process ${process.pid}`)
-        }).pipe(Effect.provide(StoreDatabase.layer(config)))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
         // Released when the first closed.
         expect(existsSync(lock)).toBe(false)
 
@@ -127,7 +130,7 @@ describe("PgliteClient", () => {
         yield* Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient
           expect(yield* sql<{ n: number }>`select 1 as n`).toEqual([{ n: 1 }])
-        }).pipe(Effect.provide(StoreDatabase.layer(config)))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
       }),
     60_000
   )

@@ -9,9 +9,14 @@ import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
 import { storeConformance } from "./Conformance.js"
 import { layerIntegration } from "../../support/Integration.js"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 
 const StoreOnPostgres = Layer.unwrapScoped(
-  Effect.map(throwawayDatabase, (url) => StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }))
+  Effect.map(throwawayDatabase, (url) =>
+    StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+      Layer.provide(SecretKeys.layerEphemeral)
+    )
+  )
 )
 
 layerIntegration("postgres", StoreOnPostgres, { timeout: "60 seconds" })("SqlStore on PostgreSQL", (it) => {

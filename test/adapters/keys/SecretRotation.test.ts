@@ -1,0 +1,143 @@
+/**
+ * `candor keys rotate-secret-key`: every stored secret re-sealed under a new key in one
+ * transaction; the old key opens nothing afterwards. On the embedded default the key file ends
+ * with the new key alone; with CANDOR_SECRET_KEY the new key is announced (once) and no file written.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { formatSecretKey, generateSecretKey, open, type SecretKey, seal } from "../../../core/SecretBox.js"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
+import { rotateSecretKey } from "../../../adapters/keys/SecretRotation.js"
+import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../../adapters/store/SqlStore.js"
+import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
+import { webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-kek-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const registration = (n: number) => ({
+  registration_id: `reg-rotate-${n}`,
+  agent_id: "agent-rotate",
+  callback_url: `https://receiver.example/${n}`,
+  secret: `whsec-rotate-${n}-`.padEnd(40, "x"),
+  events: ["verdict"],
+  active: true,
+  created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, n)).toISOString()
+})
+
+/** Stores two registrations sealed under `keys`' active key; returns their secrets. */
+const storeTwo = (key: SecretKey) =>
+  Effect.gen(function* () {
+    const store = yield* SqlStore.make.pipe(Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
+    for (const n of [1, 2]) yield* store.putWebhook(registration(n))
+  })
+
+const sealedRows = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ registration_id: string; secret_sealed: string }>`
+    select registration_id, secret_sealed from webhooks order by registration_id`
+)
+
+/** Whether every stored secret opens under exactly `keys`. */
+const opensUnder = (keys: ReadonlyArray<SecretKey>) =>
+  Effect.map(sealedRows, (rows) =>
+    rows.every(
+      (row, i) => open(keys, row.secret_sealed, webhookSecretAad(row.registration_id)) === registration(i + 1).secret
+    )
+  )
+
+const noAnnouncement = () => Effect.die("the embedded default prints no key")
+
+describe("rotate-secret-key", () => {
+  it.scoped("embedded default: re-seals under a new key file; the old key opens nothing", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* tempDir
+      const sql = yield* SqlClient.SqlClient
+      const old = (yield* SecretKeys.SecretKeys.pipe(
+        Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
+      )).active
+      yield* storeTwo(old)
+      expect(yield* opensUnder([old])).toBe(true)
+
+      const rotation = yield* rotateSecretKey({ secretKey: Option.none(), dataDir, sql, announce: noAnnouncement })
+      expect(rotation).toMatchObject({ previous: [old.keyId], resealed: 2 })
+      expect(rotation.next).not.toBe(old.keyId)
+
+      const after = yield* SecretKeys.readKeyFile(dataDir)
+      expect(after?.map((key) => key.keyId)).toEqual([rotation.next])
+      expect(yield* opensUnder([old])).toBe(false)
+      expect(yield* opensUnder(after!)).toBe(true)
+      expect(readFileSync(join(dataDir, SecretKeys.SECRET_KEY_FILE), "utf8")).not.toContain(formatSecretKey(old))
+      // The next start reads the new key, and the store opens the secrets with it.
+      const restarted = yield* SqlStore.make.pipe(
+        Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
+      )
+      expect((yield* restarted.getWebhook("reg-rotate-2"))?.secret).toBe(registration(2).secret)
+    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+  )
+
+  it.scoped("CANDOR_SECRET_KEY: announces the new key before re-sealing, and writes no key file", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* tempDir
+      const sql = yield* SqlClient.SqlClient
+      const old = generateSecretKey()
+      yield* storeTwo(old)
+      const announced: Array<SecretKey> = []
+      const rotation = yield* rotateSecretKey({
+        secretKey: Option.some(Redacted.make(formatSecretKey(old))),
+        dataDir,
+        sql,
+        announce: (key) =>
+          opensUnder([old]).pipe(
+            Effect.map((beforeReseal) => {
+              // Shown while the secrets are still under the old key: nothing is lost if the re-seal fails.
+              expect(beforeReseal).toBe(true)
+              announced.push(key)
+            }),
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.orDie
+          )
+      })
+      expect(announced.map((key) => key.keyId)).toEqual([rotation.next])
+      expect(yield* opensUnder([old])).toBe(false)
+      expect(yield* opensUnder(announced)).toBe(true)
+      expect(existsSync(join(dataDir, SecretKeys.SECRET_KEY_FILE))).toBe(false)
+    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+  )
+
+  it.scoped("a secret the current keys cannot open fails the whole re-seal; nothing moves", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* tempDir
+      const sql = yield* SqlClient.SqlClient
+      const old = generateSecretKey()
+      yield* storeTwo(old)
+      yield* sql`
+        insert into webhooks (registration_id, agent_id, callback_url, secret_sealed, events)
+        values ('reg-rotate-9', 'agent-rotate', 'https://receiver.example/9',
+                ${seal(generateSecretKey(), "x".repeat(40), webhookSecretAad("reg-rotate-9"))}, '["verdict"]')`
+      const failure = yield* Effect.flip(
+        rotateSecretKey({
+          secretKey: Option.some(Redacted.make(formatSecretKey(old))),
+          dataDir,
+          sql,
+          announce: () => Effect.void
+        })
+      )
+      expect(failure).toBeInstanceOf(WebhookSecretUnreadable)
+      const rows = yield* sealedRows
+      expect(open([old], rows[0]!.secret_sealed, webhookSecretAad("reg-rotate-1"))).toBe(registration(1).secret)
+      expect(open([old], rows[1]!.secret_sealed, webhookSecretAad("reg-rotate-2"))).toBe(registration(2).secret)
+    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+  )
+})
