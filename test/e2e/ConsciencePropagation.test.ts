@@ -66,20 +66,21 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })(
               body: JSON.stringify({ mode: "enforce" })
             })
             expect(mode.status).toBe(200)
-            /** The agent's newest checkpoint, once the worker has committed `count` of them. */
-            const newestCheckpoint = (count: number) =>
+            /**
+             * The agent's newest checkpoint certified `verdict`. Only the request judged against the
+             * change can be certified so (the others are clear), so it is that request's checkpoint.
+             */
+            const newestCertified = (verdict: string) =>
               poll(
-                asOwner(`${api.apiUrl}/v1/agents/${agentId}/checkpoints?limit=1`),
-                (res) => res.status === 200 && res.body.total >= count,
-                "checkpoints committed",
+                asOwner(`${api.apiUrl}/v1/agents/${agentId}/checkpoints?limit=1&verdict=${verdict}`),
+                (res) => res.status === 200 && res.body.total >= 1,
+                `a ${verdict} checkpoint committed`,
                 30_000
               ).pipe(Effect.map((res) => res.body.checkpoints[0]))
 
-            let calls = 0
-            const callGateway = Effect.suspend(() => {
-              calls++
-              return sendThroughGateway(gateway.gatewayUrl, providerKey)
-            }).pipe(Effect.map((res) => res.status))
+            const callGateway = Effect.suspend(() => sendThroughGateway(gateway.gatewayUrl, providerKey)).pipe(
+              Effect.map((res) => res.status)
+            )
             /** Polls the gateway until it answers `status`, which must come within PROPAGATION_MS of the API's answer. */
             const gatewayAnswersInTime = (status: number, what: string) =>
               Effect.gen(function* () {
@@ -102,13 +103,11 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })(
             })
             expect(created.status, JSON.stringify(created.body)).toBe(201)
             yield* gatewayAnswersInTime(403, "the gateway to block on the mandatory value")
-            const blockedCalls = calls
 
             // The worker certified the blocked request against the new values.
             const effective = yield* asOwner(`${api.apiUrl}/v1/agents/${agentId}/conscience-values/effective`)
             expect(effective.body.values.map((value: any) => value.name)).toContain("no-competitors")
-            const blocked = yield* newestCheckpoint(blockedCalls)
-            expect(blocked.verdict).toBe("boundary_violation")
+            const blocked = yield* newestCertified("boundary_violation")
             const certificate = yield* asOwner(`${api.apiUrl}/v1/checkpoints/${blocked.checkpoint_id}/certificate`)
             expect(certificate.body.input_commitments.values_hash).toBe(effective.body.values_hash)
             expect(certificate.body.claims.boundary_values).toContain("no-competitors")
@@ -120,9 +119,7 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })(
             })
             expect(patched.status).toBe(200)
             yield* gatewayAnswersInTime(200, "the gateway to pass on the advisory value")
-            const passedCalls = calls
-            const passed = yield* newestCheckpoint(passedCalls)
-            expect(passed.verdict).toBe("review_needed")
+            const passed = yield* newestCertified("review_needed")
             const relaxed = yield* asOwner(`${api.apiUrl}/v1/agents/${agentId}/conscience-values/effective`)
             const passedCertificate = yield* asOwner(`${api.apiUrl}/v1/checkpoints/${passed.checkpoint_id}/certificate`)
             expect(passedCertificate.body.input_commitments.values_hash).toBe(relaxed.body.values_hash)
