@@ -4,7 +4,7 @@
  * adapters/store/GovernanceLog.ts; the record format is core/schema/Governance.ts.
  */
 import { canonicalBytes } from "./Canonical.js"
-import { fromHex, toHex } from "./Bytes.js"
+import { fromHex } from "./Bytes.js"
 import { leafHash, verifyInclusion } from "./Merkle.js"
 import { type NoteVerifier, verifyCheckpointNote } from "./Note.js"
 import type { GovernanceRecord } from "./schema/Governance.js"
@@ -55,5 +55,3 @@ export const verifyGovernanceEntry = (input: {
   })
   return included ? { ok: true } : { ok: false, error: `the record is not leaf ${input.index} of the signed tree` }
 }
-
-export const hexLeafHash = (record: GovernanceRecord): string => toHex(governanceLeafHash(record))

@@ -13,7 +13,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
@@ -21,7 +20,14 @@ import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { agentSettingsOf, type AgentSettingsRecord, type CheckpointQuery, type Page, StoreError } from "./Store.js"
+import {
+  agentSettingsOf,
+  type AgentSettingsRecord,
+  type CheckpointQuery,
+  type Page,
+  StoreError,
+  storeError
+} from "./Store.js"
 
 export type VerdictCounts = { readonly [V in Verdict]: number }
 
@@ -86,11 +92,6 @@ export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQuerie
     readonly aipDriftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
   }
 >() {}
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Deadlock or serialization failure against a concurrent commit touching the same counters: try again. */
 const isLostRace = (error: SqlError): boolean => {

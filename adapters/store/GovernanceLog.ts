@@ -9,12 +9,10 @@
  * Every append stores the tree head signed at its new size, so any size has its head on record.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { fromHex, toHex } from "../../core/Bytes.js"
 import { type GovernanceLogRef, governanceLeafHash, governanceLogKey, governanceOrigin } from "../../core/Governance.js"
@@ -29,7 +27,7 @@ import {
 import { SigningKeys } from "../keys/SigningKeys.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
-import { StoreError } from "./Store.js"
+import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 /** What the caller says about an action; the log adds its origin and the time. */
@@ -92,11 +90,6 @@ export interface GovernanceLogOptions {
 }
 
 const decodeRecord = Schema.decodeUnknown(GovernanceRecord)
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 export const make = (options: GovernanceLogOptions) =>
   Effect.gen(function* () {

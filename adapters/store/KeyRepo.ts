@@ -8,7 +8,6 @@
  * newest": certificates it signed verify as before.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -16,7 +15,7 @@ import * as Layer from "effect/Layer"
 import { fromHex, toHex } from "../../core/Bytes.js"
 import { isValidPublicKey, keyIdOf } from "../../core/Signing.js"
 import { toIso } from "./Rows.js"
-import { StoreError } from "./Store.js"
+import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 export interface SigningKeyRecord {
@@ -58,11 +57,6 @@ const recordOf = (row: KeyRow): SigningKeyRecord => ({
   created_at: toIso(row.created_at),
   retired_at: row.retired_at === null || row.retired_at === undefined ? null : toIso(row.retired_at)
 })
-
-const storeError =
-  (operation: string) =>
-  <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, StoreError> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** A key no verifier could accept: refused before it is listed. */
 export class InvalidPublicKey extends Data.TaggedError("InvalidPublicKey")<{ readonly length: number }> {

@@ -9,7 +9,6 @@
  * decided on what is committed, never on a concurrent change's snapshot.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,7 +24,7 @@ import type {
   OrgConscienceValue
 } from "../../core/schema/Conscience.js"
 import { type Columns, fromRow, json, toCount, toIso } from "./Rows.js"
-import { type Store, StoreError } from "./Store.js"
+import { type Store, StoreError, storeError } from "./Store.js"
 
 /** The members of a value a change may set. */
 export interface OrgConscienceFields {
@@ -90,11 +89,6 @@ export class OrgConscienceRepo extends Context.Tag("candor/adapters/store/OrgCon
     ) => Effect.Effect<ReadonlyArray<OrgConscienceLogEntry>, StoreError>
   }
 >() {}
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, StoreError, R> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const valueOf = fromRow(
   (row: Columns<OrgConscienceValue, "sort_order" | "created_at" | "updated_at">): OrgConscienceValue => ({

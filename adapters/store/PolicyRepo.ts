@@ -10,16 +10,14 @@
  * serialised, and version numbers only ever grow.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import { Policy, type PolicyMeta, type PolicyScope } from "../../core/schema/Policy.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { StoreError } from "./Store.js"
+import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 /** Whose policy: an agent's or an organization's. */
@@ -97,11 +95,6 @@ interface PolicyRow {
 }
 
 const decodePolicy = Schema.decodeUnknown(Policy)
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const storedOf = (row: PolicyRow) =>
   Effect.map(

@@ -8,7 +8,6 @@
  * A completed proof is copied into the stored certificate as `verdict_proof`, outside the signature.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -16,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { Certificate } from "../../core/Certificate.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { StoreError } from "./Store.js"
+import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 /** The outbox kind of proof jobs (streams/Decisions.ts `PROVER_OUTBOX`). */
@@ -88,11 +87,6 @@ const recordOf = (row: ProofRow): ProofRecord => ({
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
-
-const storeError =
-  (operation: string) =>
-  <A>(effect: Effect.Effect<A, SqlError>): Effect.Effect<A, StoreError> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const COLUMNS = "checkpoint_id, agent_id, status, proof, attempts, error, created_at, updated_at"
 

@@ -10,7 +10,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as ParseResult from "effect/ParseResult"
 import { type AgentLogState, emptyLogState } from "../../core/Attestation.js"
 import { fromHex } from "../../core/Bytes.js"
 import type { Certificate } from "../../core/Certificate.js"
@@ -32,17 +31,13 @@ import {
   type OutboxItem,
   Store,
   StoreError,
+  storeError,
   type WebhookRegistration,
   type WebhookSubscription
 } from "./Store.js"
 import { transaction } from "./Transaction.js"
 import { openWebhookSecret, sealWebhookSecret } from "./WebhookSecrets.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** Bodies of the rows, in the order the query returned them. */
 const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> =>

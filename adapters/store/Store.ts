@@ -8,6 +8,7 @@
  * agent is compared-and-set, so two workers that both believe they own a partition cannot fork a
  * chain or duplicate a Merkle leaf: the loser gets `Conflict`, reloads and retries.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -29,6 +30,12 @@ export class StoreError extends Data.TaggedError("StoreError")<{
   readonly operation: string
   readonly cause: unknown
 }> {}
+
+/** A query's failure (SQL, or a stored value that does not decode) as the `StoreError` of `operation`. */
+export const storeError =
+  (operation: string) =>
+  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
+    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** One checkpoint, attested, with everything that must be stored with it. */
 export interface CommitInput {

@@ -3,14 +3,13 @@
  * activations, and the blog (posts and author records). Seeded by migrations/0003_identity.ts.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Agent } from "../../../core/schema/Agent.js"
 import type { Plan } from "../../../core/schema/Plan.js"
 import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
-import { defaultAgentSettings, StoreError, type AgentSettingsRecord } from "../Store.js"
+import { defaultAgentSettings, StoreError, storeError, type AgentSettingsRecord } from "../Store.js"
 
 export interface Promo {
   readonly code: string
@@ -64,11 +63,6 @@ export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/Cat
     readonly agentRecord: (agentId: string) => Effect.Effect<Agent | undefined, StoreError>
   }
 >() {}
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 type PlanRow = Columns<
   Plan,

@@ -3,13 +3,12 @@
  * secret is stored (the secret is shown once, at creation), and lookups go by that hash.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
 import { type Columns, fromRow, toIso } from "../Rows.js"
-import { StoreError } from "../Store.js"
+import { StoreError, storeError } from "../Store.js"
 
 export interface ApiKey {
   readonly key_id: string
@@ -69,11 +68,6 @@ export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/
     readonly endSession: (sessionId: string) => Effect.Effect<ImpersonationSession | undefined, StoreError>
   }
 >() {}
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
 

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
 import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
-import { StoreError } from "../Store.js"
+import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
 export interface User {
@@ -124,11 +124,6 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
     readonly allAgents: Effect.Effect<ReadonlyArray<string>, StoreError>
   }
 >() {}
-
-const storeError =
-  (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError, R>) =>
-    Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 const userOf = fromRow((row: Columns<User, "created_at">): User => ({
   user_id: row.user_id,
