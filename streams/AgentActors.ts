@@ -1,6 +1,6 @@
 /**
- * The agents' actors: each agent's state (chain head, Merkle frontier, card, settings and webhook
- * context), created from the store on first use and evicted when idle or when the map is full.
+ * The agents' actors: each agent's state (chain head, Merkle frontier, card, settings and
+ * organization), created from the store on first use and evicted when idle or when the map is full.
  *
  * Why not a fiber and a queue per agent: an agent's events all arrive on one partition, and each
  * partition is one sequential consumer, so the partition fiber already is every one of its agents'
@@ -20,7 +20,6 @@ import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
 import type { AgentActorState } from "./AttestEvent.js"
 import { defaultGroupCommitOptions, type GroupCommitOptions, makeGroupCommit } from "./GroupCommit.js"
-import { webhookTarget } from "./Webhooks.js"
 
 export interface AgentActorsOptions {
   /** Actors kept at most; the least recently used go first. */
@@ -125,23 +124,17 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
 
     const loadContext = (agentId: string, now: number) =>
       Effect.map(
-        Effect.all(
-          [
-            store.activeCard(agentId),
-            resolvedConscienceOf(store, agentId),
-            store.agentSettings(agentId),
-            store.webhooksFor(agentId)
-          ],
-          { concurrency: "unbounded" }
-        ),
-        ([card, conscience, settings, webhooks]) =>
+        Effect.all([store.activeCard(agentId), resolvedConscienceOf(store, agentId), store.agentSettings(agentId)], {
+          concurrency: "unbounded"
+        }),
+        ([card, conscience, settings]) =>
           agentContext(
             card?.card,
             conscience.values,
             {
               autoContainThreshold: settings.auto_containment_threshold ?? undefined,
               contained: settings.containment !== null,
-              webhooks: webhooks.map(webhookTarget)
+              orgId: conscience.orgId
             },
             now
           )

@@ -1,9 +1,9 @@
 /**
  * What an agent's checkpoints are judged and committed against: its active card and conscience
- * values, with their commitments, and the settings and webhook registrations its decisions follow.
- * Read from the store when the agent's actor is created, again as soon as the agent's settings
- * change (`AgentState.subscribeChanges`: a card, conscience-value or setting update), and at the
- * latest after `CONTEXT_TTL_MS`, so webhook registrations (which tell no one) also reach the actors.
+ * values, with their commitments, the settings its decisions follow and the organization its events
+ * name. Read from the store when the agent's actor is created, again as soon as the agent's settings
+ * change (`AgentState.subscribeChanges`: a card, conscience-value, setting or claim update), and at
+ * the latest after `CONTEXT_TTL_MS`.
  * The conscience values are resolved as `/conscience-values/effective` resolves them
  * (core/ConscienceResolution.ts), so the API shows the `values_hash` the certificates bind.
  */
@@ -11,7 +11,6 @@ import type { AlignmentCard } from "../core/schema/Card.js"
 import type { ConscienceValue } from "../core/schema/Conscience.js"
 import { cardHash, valuesHash } from "../core/Commitments.js"
 import { boundaryValueNames } from "../core/ConscienceResolution.js"
-import type { WebhookTarget } from "./Webhooks.js"
 
 export const CONTEXT_TTL_MS = 5 * 60_000
 
@@ -26,16 +25,16 @@ export interface AgentContext {
   readonly autoContainThreshold: number | undefined
   /** Paused or killed in the stored settings: auto-containment does not pause it again. */
   readonly contained: boolean
-  /** The agent's active webhook registrations (without their secrets). */
-  readonly webhooks: ReadonlyArray<WebhookTarget>
+  /** The agent's organization (through its claim), named by its events; null: personal or unclaimed. */
+  readonly orgId: string | null
   readonly loadedAt: number
 }
 
-/** The part of the agent's stored settings and registrations the actor acts on. */
+/** The part of the agent's stored settings and claim the actor acts on. */
 export interface ContextSettings {
   readonly autoContainThreshold: number | undefined
   readonly contained: boolean
-  readonly webhooks: ReadonlyArray<WebhookTarget>
+  readonly orgId: string | null
 }
 
 export const agentContext = (
@@ -51,6 +50,6 @@ export const agentContext = (
   boundaryValues: boundaryValueNames(values),
   autoContainThreshold: settings.autoContainThreshold,
   contained: settings.contained,
-  webhooks: settings.webhooks,
+  orgId: settings.orgId,
   loadedAt
 })

@@ -19,7 +19,9 @@ import { shouldProve } from "../core/ProofSampling.js"
 import { verifyTrace } from "../core/TraceVerification.js"
 import type { AgentContext } from "./AgentContext.js"
 import { decision, PROVER_OUTBOX } from "./Decisions.js"
-import { driftAlertOccurrence, verdictOccurrence, webhookDrafts } from "./Webhooks.js"
+import { driftEvent, policyViolationEvent, responsePolicyViolation, verdictEvent } from "../core/EventData.js"
+import { newEnvelope } from "../core/Events.js"
+import { eventDraft } from "./Events.js"
 
 export interface StepEnv {
   readonly key: SigningKey
@@ -151,20 +153,18 @@ export const attestEvent = (
       )
     )
   }
-  if (actor.context.webhooks.length > 0) {
-    outbox.push(
-      ...webhookDrafts(
-        actor.context.webhooks,
-        actor.agentId,
-        [
-          verdictOccurrence(checkpoint, attestation.certificate.certificate_id),
-          // A pause is announced (`agent.paused`) by the decision relay, when the transition is applied.
-          ...alerts.map(driftAlertOccurrence)
-        ],
-        env.now
-      )
-    )
-  }
+  // Catalogue events, committed with the checkpoint (a pause is announced when the decision is applied,
+  // streams/Containment.ts). Their ids derive from the checkpoint and alert ids: a replayed step repeats them.
+  const orgId = actor.context.orgId
+  const responsePolicy = responsePolicyViolation(actor.agentId, checkpoint.checkpoint_id, trace.context?.metadata)
+  const events = [
+    verdictEvent(checkpoint, attestation.certificate.certificate_id, orgId, env.now),
+    ...alerts.map((alert) => driftEvent(alert, orgId, env.now)),
+    responsePolicy === undefined
+      ? undefined
+      : policyViolationEvent(responsePolicy, checkpoint.checkpoint_id, orgId, env.now)
+  ]
+  for (const event of events) if (event !== undefined) outbox.push(eventDraft(newEnvelope(event)))
   if (shouldProve(checkpoint.checkpoint_id, verdict)) {
     outbox.push({ kind: PROVER_OUTBOX, payload: { checkpoint_id: checkpoint.checkpoint_id, agent_id: actor.agentId } })
   }

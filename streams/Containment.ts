@@ -5,9 +5,10 @@
  * One SQL transaction locks the agent's row, decides with core/Containment.ts's `transition` on the
  * settings it read (compare-and-set: two admins acting at once are ordered, and the second is judged
  * on the first one's result), and writes together: the new settings, the containment log row, the
- * governance log entry and the webhook drafts (`agent.paused`, `agent.resumed`, `agent.killed`). The
- * caller then tells the gateways (`publishContainment`) before it answers: the store is the truth, the
- * gateways' copy follows it, and pushing what the store holds is always safe to repeat.
+ * governance log entry and its catalogue event (`agent.paused`, `agent.resumed` or `agent.killed`,
+ * in the outbox). The caller then tells the gateways (`publishContainment`) before it answers: the
+ * store is the truth, the gateways' copy follows it, and pushing what the store holds is always safe
+ * to repeat.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { randomUUID } from "node:crypto"
@@ -21,7 +22,9 @@ import { transaction } from "../adapters/store/Transaction.js"
 import { containmentStatus, sameContainment, transition } from "../core/Containment.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ContainmentAction, ContainmentState } from "../core/schema/Containment.js"
-import { containmentOccurrence, webhookDrafts, webhookTarget } from "./Webhooks.js"
+import { containmentEvent } from "../core/EventData.js"
+import { newEnvelope } from "../core/Events.js"
+import { eventDraft } from "./Events.js"
 
 export interface ContainmentChange {
   readonly agentId: string
@@ -92,8 +95,7 @@ export const changeContainment = (
           previous_state: governanceState(previous),
           new_state: governanceState(next.right)
         })
-        const targets = (yield* store.webhooksFor(agentId)).map(webhookTarget)
-        yield* store.enqueueOutbox(webhookDrafts(targets, agentId, [containmentOccurrence(entry, org_id)], now))
+        yield* store.enqueueOutbox([eventDraft(newEnvelope(containmentEvent(entry, org_id, now)))])
         return { _tag: "Changed", entry, containment: next.right } satisfies ContainmentOutcome
       })
     ).pipe(

@@ -9,14 +9,22 @@
  * it with backoff and finally keeps it as dead, visible, never dropped; a crash mid-proof leaves the
  * job leased, and it is taken again when the lease runs out. A statement the prover refuses (its
  * verdict is not the rule's) is marked `failed` once and not retried: no retry could prove it.
+ * A failure after which no retry comes (the job's last attempt, or a refusal) also writes the
+ * `proof.failed` event, in the transaction that marks the proof failed.
  * The `Prover` proves in worker threads: the relay only waits.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import { ProofJob, ProofRepo } from "../adapters/store/ProofRepo.js"
-import { type OutboxItem, Store } from "../adapters/store/Store.js"
+import { type OutboxItem, Store, StoreError } from "../adapters/store/Store.js"
+import { transaction } from "../adapters/store/Transaction.js"
+import { proofFailedEvent } from "../core/EventData.js"
+import { newEnvelope } from "../core/Events.js"
 import { Prover } from "../prover/Prover.js"
 import { statementOf } from "../prover/Statement.js"
+import { eventDraft } from "./Events.js"
 import { decodePayload, exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
 
 /** Few jobs per round: the prover's pool is small, and a leased job waits its turn. */
@@ -37,8 +45,34 @@ export class ProofDidNotVerify extends Data.TaggedError("ProofDidNotVerify")<{ r
   }
 }
 
-/** The relay's handler for one job. */
-export const proveJob = (item: OutboxItem) =>
+/**
+ * Marks the proof failed; when no retry will come (`final`), with its `proof.failed` event in the
+ * same transaction. The event names the agent's organization (through its claim) when it has one.
+ */
+const recordFailure = (job: ProofJob, error: string, attempts: number, final: boolean) =>
+  Effect.gen(function* () {
+    const proofs = yield* ProofRepo
+    if (!final) return yield* proofs.fail(job.checkpoint_id, error)
+    const store = yield* Store
+    const sql = yield* SqlClient.SqlClient
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const orgId = (yield* store.orgConscienceLayer(job.agent_id))?.org_id ?? null
+    const event = proofFailedEvent(
+      { checkpoint_id: job.checkpoint_id, agent_id: job.agent_id, error, attempts },
+      orgId,
+      at
+    )
+    yield* transaction(
+      sql,
+      Effect.zipRight(proofs.fail(job.checkpoint_id, error), store.enqueueOutbox([eventDraft(newEnvelope(event))]))
+    ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "failProof", cause }))))
+  })
+
+/**
+ * The relay's handler for one job; `maxAttempts` is the relay's, so the handler knows which
+ * attempt is the last (the outbox counts `item.attempts` from 1, this one included).
+ */
+export const proveJobWith = (maxAttempts: number) => (item: OutboxItem) =>
   Effect.gen(function* () {
     const job = yield* decodeProofJob(item)
     const proofs = yield* ProofRepo
@@ -59,8 +93,11 @@ export const proveJob = (item: OutboxItem) =>
     }
     const prover = yield* Prover
     const statement = statementOf(certificate)
+    const last = item.attempts >= maxAttempts
     const proof = yield* prover.prove(statement).pipe(
-      Effect.tapError((error) => proofs.fail(job.checkpoint_id, `${error.reason}: ${error.message}`)),
+      Effect.tapError((error) =>
+        recordFailure(job, `${error.reason}: ${error.message}`, started.attempts, last || error.reason === "refused")
+      ),
       // A refused statement stays failed, visibly; retrying could not change the answer.
       Effect.catchIf(
         (error) => error._tag === "ProverError" && error.reason === "refused",
@@ -74,7 +111,7 @@ export const proveJob = (item: OutboxItem) =>
     }
     // Checked before it is published: a proof that does not verify is a prover bug, retried like a failure.
     if (!(yield* prover.verify(statement, proof))) {
-      yield* proofs.fail(job.checkpoint_id, "failed: the proof made does not verify")
+      yield* recordFailure(job, "failed: the proof made does not verify", started.attempts, last)
       return yield* new ProofDidNotVerify({ checkpointId: job.checkpoint_id })
     }
     yield* proofs.complete(job.checkpoint_id, proof)
@@ -82,3 +119,6 @@ export const proveJob = (item: OutboxItem) =>
       Effect.annotateLogs({ checkpoint_id: job.checkpoint_id, attempts: started.attempts, prover: prover.id })
     )
   })
+
+/** The handler with the default relay's attempts. */
+export const proveJob = proveJobWith(proofRelayDefaults.maxAttempts)

@@ -10,13 +10,14 @@ import type { Store } from "../adapters/store/Store.js"
 import type { Prover } from "../prover/Prover.js"
 import { PROVER_OUTBOX } from "./Decisions.js"
 import { makeSignal, type RelayOptions, runRelay } from "./OutboxRelay.js"
-import { proofRelayDefaults, proveJob } from "./ProofJobs.js"
+import { proofRelayDefaults, proveJobWith } from "./ProofJobs.js"
 
 /** Runs until its scope closes. Jobs are found by polling: commits happen in other processes too. */
 export const runProverWorkers = (options: Partial<Omit<RelayOptions, "kind">> = {}) =>
   Effect.gen(function* () {
     const wake = yield* makeSignal
-    yield* runRelay({ ...proofRelayDefaults, ...options, kind: PROVER_OUTBOX }, proveJob, wake).pipe(Effect.forkScoped)
+    const relay = { ...proofRelayDefaults, ...options, kind: PROVER_OUTBOX }
+    yield* runRelay(relay, proveJobWith(relay.maxAttempts), wake).pipe(Effect.forkScoped)
   })
 
 /** The relay as a layer, with its repository; needs the store, its `SqlClient` and a `Prover`. */

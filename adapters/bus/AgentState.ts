@@ -36,6 +36,11 @@ export const AgentSettings = Schema.Struct({
   /** The resolved conscience values; none: the defaults (`DEFAULT_CONSCIENCE_VALUES`). */
   conscienceValues: Schema.optional(Schema.Array(ConscienceValue)),
   /**
+   * The agent's organization (its claim), named by the gateway's events; none: personal or unclaimed.
+   * Written with the resolved policy (the API's PolicyPropagation), which every claim change pushes.
+   */
+  orgId: Schema.optional(Schema.String),
+  /**
    * Auto-containment's threshold. The gateways do not act on it; it is shared so that changing it
    * is a settings change like the others, which tells the workers to reload the agent's context.
    */

@@ -18,6 +18,12 @@
  * order whichever judge call finishes first. A held response (enforce, non-streaming) takes its
  * judge slot and its place in the agent's order the same way, and answers as soon as its verdict is known.
  *
+ * The gateway announces what it decides on its own: `enforcement.blocked` for every 403 it answers
+ * (containment, tool policy, an enforce-mode boundary violation) and `policy.violation` when the
+ * request's declared tools break the policy (warn or fail). Each is published to the `EventFeed`
+ * on a fiber of its own, never on the client's path: a feed that is slow or down delays and fails
+ * no answer (a failed publish is logged, without content). A process built without a feed announces nothing.
+ *
  * Time comes from the Effect `Clock` the layer is built with, so tests can drive the grace period.
  */
 import * as Cause from "effect/Cause"
@@ -26,8 +32,18 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import { randomUUID } from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
+import {
+  blockedEvent,
+  type GatewayBlock,
+  policyBlockReason,
+  policyViolationEvent,
+  UNREADABLE_REQUEST_REASON
+} from "../../core/EventData.js"
+import { type EventOccurrence, newEnvelope } from "../../core/Events.js"
 import {
   appliedVerdict,
   evaluatePolicy,
@@ -49,6 +65,7 @@ import { sha256Hex } from "../providers/Identity.js"
 import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
+import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
 import { agentIdOf, derivedSessionId, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
@@ -185,6 +202,9 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const { publish } = yield* makeEventPublisher(subjectPrefix)
     // Made after the publisher, so closed before it: analysis stops, then publishing drains.
     const analyses = yield* FiberSet.make<void>()
+    const feed = yield* Effect.serviceOption(EventFeed)
+    /** Catalogue events on their way to the feed, each on its own fiber. */
+    const announcements = yield* FiberSet.make<void>()
     /** Judge slots: taken before an exchange leaves the queue, given back once its judge has answered. */
     const judging = yield* Effect.makeSemaphore(concurrency)
     /**
@@ -287,6 +307,28 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       // Only the error's kind: messages of parse errors can quote the text they failed on (thinking).
       Effect.logWarning("gateway analysis failed").pipe(Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) }))
 
+    /** Publishes an event off the caller's path: never waited on, a failure only logged (its kind, not the event). */
+    const announce = (occurrence: EventOccurrence | undefined): Effect.Effect<void> =>
+      Option.isNone(feed) || occurrence === undefined
+        ? Effect.void
+        : FiberSet.run(
+            announcements,
+            feed.value.publish(newEnvelope(occurrence)).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.logWarning("gateway event not published").pipe(
+                  Effect.annotateLogs({
+                    type: occurrence.type,
+                    agent_id: occurrence.agent_id,
+                    error: errorKind(Cause.squash(cause))
+                  })
+                )
+              )
+            )
+          ).pipe(Effect.asVoid)
+
+    const blocked = (settings: AgentSettings, block: GatewayBlock) =>
+      announce(blockedEvent(block, randomUUID(), settings.orgId ?? null, new Date(clock.unsafeCurrentTimeMillis())))
+
     /**
      * Starts one exchange's analysis on its own fiber; the caller holds a judge slot and a place in
      * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes
@@ -383,8 +425,19 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const sessionId = headerText(request.headers["x-candor-session"]) ?? derivedSessionId(agentId, now)
           const settings = yield* state.get(agentId)
           const containment = settings.containment
+          const block = (rule: GatewayBlock["rule"], reason: string) =>
+            blocked(settings, {
+              agentId,
+              sessionId,
+              provider: adapter.name,
+              rule,
+              reason,
+              checkpointId: null
+            })
           if (containment !== undefined) {
-            return { respond: jsonResponse(403, containmentErrorBody(agentId, containment)) }
+            const body = containmentErrorBody(agentId, containment)
+            yield* block("containment", body.reason)
+            return { respond: jsonResponse(403, body) }
           }
           // The request body is parsed only when something depends on it (the fast path never does).
           let body: unknown
@@ -407,6 +460,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               !policy.defaults.fail_open &&
               policy.defaults.enforcement_mode === "enforce"
             ) {
+              yield* block("policy", UNREADABLE_REQUEST_REASON)
               return { respond: policyUnreadable }
             }
             const tools = adapter.declaredTools(requestBody())
@@ -414,8 +468,19 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)
+            yield* announce(
+              policyViolationEvent(
+                { agentId, checkpointId: null, phase: "request", mode, evaluation },
+                randomUUID(),
+                settings.orgId ?? null,
+                new Date(now)
+              )
+            )
             // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
-            if (requestVerdict === "fail") return { respond: policyBlocked(evaluation) }
+            if (requestVerdict === "fail") {
+              yield* block("policy", policyBlockReason(evaluation))
+              return { respond: policyBlocked(evaluation) }
+            }
             if (evaluation.verdict === "fail") {
               yield* Effect.logWarning("tool policy violated (warn mode: forwarded)").pipe(
                 Effect.annotateLogs({ agent_id: agentId, tools: evaluation.violations.map((v) => v.tool) })
@@ -477,6 +542,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           )
           const event = yield* Deferred.await(verdict)
           if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
+          yield* blocked(exchange.settings, {
+            agentId: exchange.agentId,
+            sessionId: exchange.sessionId,
+            provider: exchange.adapter.name,
+            rule: "enforce",
+            reason: "boundary_violation",
+            checkpointId: event.checkpoint.checkpoint_id
+          })
           return {
             respond: jsonResponse(403, {
               error: "blocked by Candor: boundary violation",
@@ -488,5 +561,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     return service
   })
 
-/** Needs the provider adapters, agent state, the judge and the bus; the worker lives as long as the layer. */
+/**
+ * Needs the provider adapters, agent state, the judge and the bus, and uses the `EventFeed` when the
+ * process provides one; the worker lives as long as the layer.
+ */
 export const layer = (options: Partial<GatewayInspectorOptions> = {}) => Layer.scoped(Inspector, make(options))

@@ -54,7 +54,7 @@ const VerdictData = Schema.Struct({
 const PolicyFinding = Schema.Struct({
   type: Schema.String,
   tool: Schema.String,
-  reason: Schema.String,
+  reason: Schema.String.annotations({ description: "The policy rule's own reason, never the request's content" }),
   severity: Severity
 })
 
@@ -137,18 +137,24 @@ export const WEBHOOK_EVENT_TYPES = {
   "agent.paused": event("An agent was paused, by a person or by auto-containment", Containment, "active"),
   "agent.resumed": event("A paused agent was resumed, or a killed one reactivated", Containment, "active"),
   "agent.killed": event("An agent was killed", Containment, "active"),
-  "verdict.boundary_violation": event("A checkpoint was certified boundary_violation", VerdictData),
-  "verdict.review_needed": event("A checkpoint was certified review_needed", VerdictData),
-  "drift.detected": event("An AIP or AAP drift alert was raised", DriftAlert),
+  "verdict.boundary_violation": event("A checkpoint was certified boundary_violation", VerdictData, "active"),
+  "verdict.review_needed": event("A checkpoint was certified review_needed", VerdictData, "active"),
+  "drift.detected": event("An AIP or AAP drift alert was raised", DriftAlert, "active"),
   "policy.violation": event(
-    "A request or response broke the agent's tool policy",
+    "A request's declared tools or a response's tool calls broke the agent's tool policy (warn or fail)",
     Schema.Struct({
       agent_id: AgentId,
+      /** The response's checkpoint; null for a request (judged before it is forwarded). */
       checkpoint_id: Nullable(CheckpointId),
-      verdict: Schema.Literal("warn", "fail"),
+      phase: Schema.Literal("request", "response"),
+      verdict: Schema.Literal("warn", "fail").annotations({
+        description: "The policy's verdict; `mode` says what was done about it (enforce blocks a request)"
+      }),
       mode: Schema.String,
-      violations: Schema.Array(PolicyFinding)
-    })
+      violations: Schema.Array(PolicyFinding),
+      warnings: Schema.Array(PolicyFinding)
+    }),
+    "active"
   ),
   "enforcement.blocked": event(
     "The gateway answered 403 (enforce, policy or containment): the rule and reason, never the content",
@@ -157,8 +163,14 @@ export const WEBHOOK_EVENT_TYPES = {
       session_id: Nullable(SessionId),
       provider: Schema.String,
       rule: Schema.Literal("enforce", "policy", "containment"),
-      reason: Schema.String
-    })
+      reason: Schema.String.annotations({
+        description:
+          "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation"
+      }),
+      /** The blocked response's checkpoint (rule `enforce`); null otherwise. */
+      checkpoint_id: Nullable(CheckpointId)
+    }),
+    "active"
   ),
   "proof.failed": event(
     "A verdict proof failed after its last attempt",
@@ -167,7 +179,8 @@ export const WEBHOOK_EVENT_TYPES = {
       agent_id: AgentId,
       error: Schema.String,
       attempts: Schema.NonNegativeInt
-    })
+    }),
+    "active"
   )
 } as const satisfies Readonly<Record<string, EventType>>
 

@@ -2,7 +2,7 @@
  * Organization conscience values. Every change is one transaction: the change itself (under the
  * organization's row lock), its entry in the organization's conscience log, its entry in the
  * organization's governance log (with the `values_hash` of the organization's active values), and
- * a `conscience.values_updated` webhook draft for each registration of the organization's agents.
+ * one `conscience.values_updated` event for the organization (in the outbox).
  * Once committed, the resolved values of every agent of the organization are pushed to the
  * gateways and workers (ConscienceState.ts).
  *
@@ -23,9 +23,11 @@ import {
   OrgConscienceRepo,
   resolvedConscienceOf
 } from "../../../adapters/store/OrgConscienceRepo.js"
-import { type OutboxDraft, Store, StoreError } from "../../../adapters/store/Store.js"
+import { Store, StoreError } from "../../../adapters/store/Store.js"
 import { transaction } from "../../../adapters/store/Transaction.js"
 import { valuesHash } from "../../../core/Commitments.js"
+import { conscienceEvent } from "../../../core/EventData.js"
+import { newEnvelope } from "../../../core/Events.js"
 import { activeOrgValues, effectiveValues } from "../../../core/ConscienceResolution.js"
 import { orgGovernanceLog } from "../../../core/Governance.js"
 import {
@@ -35,13 +37,11 @@ import {
   type OrgConscienceLogAction,
   type OrgConscienceValue
 } from "../../../core/schema/Conscience.js"
-import { webhookDrafts, webhookTarget } from "../../../streams/Webhooks.js"
+import { eventDraft } from "../../../streams/Events.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
 import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access.js"
 import { pushResolvedConscience } from "./ConscienceState.js"
-
-export const CONSCIENCE_VALUES_UPDATED = "conscience.values_updated"
 
 const FIELDS = ["type", "name", "content", "severity", "is_active"] as const
 
@@ -127,23 +127,17 @@ const mutate = <A, R>(
           new_state: { ...newState, value_id: done.valueId, changes: done.changes },
           hashes: { values_hash: newState.values_hash }
         })
+        yield* store.enqueueOutbox([
+          eventDraft(
+            newEnvelope(
+              conscienceEvent(
+                { org_id: orgId, entry_id: entryId, action: done.action, value_id: done.valueId, actor },
+                new Date(at)
+              )
+            )
+          )
+        ])
         const agents = yield* identity.agentsOfOrg(orgId)
-        const occurrence = {
-          names: [CONSCIENCE_VALUES_UPDATED],
-          id: `${CONSCIENCE_VALUES_UPDATED}:${orgId}:${entryId}`,
-          data: { org_id: orgId, action: done.action, value_id: done.valueId, actor }
-        }
-        const seen = new Set<string>()
-        const drafts: Array<OutboxDraft> = []
-        for (const agentId of agents) {
-          const targets = (yield* store.webhooksFor(agentId)).filter((registration) => {
-            if (seen.has(registration.registration_id)) return false
-            seen.add(registration.registration_id)
-            return true
-          })
-          drafts.push(...webhookDrafts(targets.map(webhookTarget), agentId, [occurrence], new Date(at)))
-        }
-        yield* store.enqueueOutbox(drafts)
         return { agents, result: done.result }
       })
     ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "orgConscience", cause }))))

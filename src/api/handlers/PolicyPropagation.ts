@@ -1,7 +1,8 @@
 /**
  * Telling the gateways which tool policy an agent is subject to: the organization's and the agent's
  * merged (core/Policy.ts `resolvePolicy`), written to `AgentState` after the change is committed.
- * An agent with neither gets `policy: undefined`, so the gateways stop evaluating.
+ * An agent with neither gets `policy: undefined`, so the gateways stop evaluating. The agent's
+ * organization goes with it (`orgId`, for the gateway's events): every claim change pushes the policy.
  *
  * Every write is the whole resolved policy, recomputed from the store, so sending a change again
  * (after a 503 from an unreachable bus) converges, whatever was pushed before.
@@ -18,8 +19,11 @@ const PUSH_CONCURRENCY = 8
 /** The agent's resolved policy, to the gateways. */
 export const pushAgentPolicy = (agentId: string) =>
   Effect.gen(function* () {
-    const { org, agent } = yield* (yield* PolicyRepo).forAgent(agentId)
-    yield* (yield* AgentState).update(agentId, { policy: resolvePolicy(org?.policy, agent?.policy) })
+    const { org, agent, orgId } = yield* (yield* PolicyRepo).forAgent(agentId)
+    yield* (yield* AgentState).update(agentId, {
+      policy: resolvePolicy(org?.policy, agent?.policy),
+      orgId: orgId ?? undefined
+    })
   })
 
 /** Every agent of the organization (after its policy changed), each with its own policy merged in. */
@@ -33,7 +37,7 @@ export const pushOrgPolicy = (orgId: string) =>
       agents,
       (agentId) =>
         Effect.flatMap(repo.current(agentPolicyOwner(agentId)), (agent) =>
-          state.update(agentId, { policy: resolvePolicy(org?.policy, agent?.policy) })
+          state.update(agentId, { policy: resolvePolicy(org?.policy, agent?.policy), orgId })
         ),
       { concurrency: PUSH_CONCURRENCY, discard: true }
     )
