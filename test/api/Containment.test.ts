@@ -6,15 +6,13 @@
  * - the role × action matrix: only the intended callers succeed, and a refused call changes nothing
  *   (settings, gateway state, containment log, governance log);
  * - validation of the reason and of the threshold;
- * - the containment log, the governance entries (with verifying inclusion proofs) and the webhook
- *   drafts in the outbox;
+ * - the containment log, the governance entries (with verifying inclusion proofs) and the catalogue
+ *   events in the outbox;
  * - a gateway on the same agent state refuses the agent's next request at once.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { AgentState } from "../../adapters/bus/AgentState.js"
@@ -26,10 +24,11 @@ import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { providerAdapters } from "../../adapters/providers/Registry.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { Store } from "../../adapters/store/Store.js"
-import { newWebhookRegistration } from "../../adapters/webhooks/WebhookRegistration.js"
+import { eventId } from "../../core/Events.js"
 import { agentGovernanceLog, verifyGovernanceEntry } from "../../core/Governance.js"
 import { call, startGateway, startUpstream } from "../adapters/gateway/Harness.js"
 import { FakeJudge } from "../adapters/gateway/Fakes.js"
+import { outboxEvents } from "../support/EventOutbox.js"
 import { type ApiResponse, ApiHarness, type CallOptions, layer as harness } from "./Support.js"
 
 type Family = "agent" | "org"
@@ -380,24 +379,12 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
     })
   )
 
-  it.effect("drafts agent.paused, agent.resumed and agent.killed webhooks in the outbox with the change", () =>
+  it.effect("writes agent.paused, agent.resumed and agent.killed events to the outbox with the change", () =>
     Effect.gen(function* () {
       const { fixtures } = yield* api
       const { agentId } = yield* orgAgent
       const store = yield* Store
-      const register = (events: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          const registration = Either.getOrThrow(
-            newWebhookRegistration(
-              { agent_id: agentId, callback_url: "https://hooks.example/c", secret: "s".repeat(40), events },
-              new Date()
-            )
-          )
-          yield* store.putWebhook(registration)
-          return registration.registration_id
-        })
-      const all = yield* register(["agent.paused", "agent.resumed", "agent.killed"])
-      const killsOnly = yield* register(["agent.killed"])
+      const before = (yield* outboxEvents({ agentId })).length
       const owner = { token: fixtures.owner.token }
       yield* act("org", agentId, "pause", { ...owner, body: { reason: "look" } })
       yield* act("org", agentId, "pause", owner) // refused: no event
@@ -405,14 +392,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
       yield* act("agent", agentId, "kill", owner)
       yield* act("org", agentId, "reactivate", owner)
 
-      const sql = yield* SqlClient.SqlClient
-      const drafts = (registrationId: string) =>
-        Effect.map(sql<{ payload: any }>`select payload from outbox where kind = 'webhook' order by id`, (rows) =>
-          rows
-            .map((row) => (typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload))
-            .filter((payload) => payload.registration_id === registrationId)
-        )
-      const sent = yield* drafts(all)
+      const sent = (yield* outboxEvents({ agentId })).slice(before)
       const data = (action: string, reason: string | null, previous_status: Status, new_status: Status) => ({
         agent_id: agentId,
         org_id: fixtures.orgId,
@@ -422,15 +402,15 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         previous_status,
         new_status
       })
-      expect(sent.map((p: any) => [p.event, p.body.event, p.body.agent_id, p.body.data])).toEqual([
-        ["agent.paused", "agent.paused", agentId, data("pause", "look", "active", "paused")],
-        ["agent.resumed", "agent.resumed", agentId, data("resume", null, "paused", "active")],
-        ["agent.killed", "agent.killed", agentId, data("kill", null, "active", "killed")],
-        ["agent.resumed", "agent.resumed", agentId, data("reactivate", null, "killed", "active")]
+      expect(sent.map((e) => [e.type, e.org_id, e.agent_id, e.data])).toEqual([
+        ["agent.paused", fixtures.orgId, agentId, data("pause", "look", "active", "paused")],
+        ["agent.resumed", fixtures.orgId, agentId, data("resume", null, "paused", "active")],
+        ["agent.killed", fixtures.orgId, agentId, data("kill", null, "active", "killed")],
+        ["agent.resumed", fixtures.orgId, agentId, data("reactivate", null, "killed", "active")]
       ])
-      expect(new Set(sent.map((p: any) => p.body.id)).size).toBe(4)
-      expect((yield* drafts(killsOnly)).map((p: any) => p.event)).toEqual(["agent.killed"])
-      expect(JSON.stringify(sent)).not.toContain("s".repeat(40))
+      // Each change is its own occurrence, named by its containment log row.
+      const log = [...(yield* store.containmentLog(agentId, 4))].reverse()
+      expect(sent.map((e) => e.id)).toEqual(log.map((entry, n) => eventId(sent[n]!.type, entry.id)))
     })
   )
 

@@ -1,11 +1,10 @@
 /**
  * Organization conscience values over HTTP: CRUD, the limits, the order, both modes with the
  * resolved (effective) values, who may do what, the change log, the governance entries, the
- * webhook drafts, what reaches the gateways, and a change stored but not shared (503). With the
+ * catalogue events, what reaches the gateways, and a change stored but not shared (503). With the
  * workers running beside the API: a certificate committed after a change binds the `values_hash`
  * the effective route showed, and a mandatory value is a boundary where an advisory one is not.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,6 +23,7 @@ import { agentGovernanceLog, orgGovernanceLog, verifyGovernanceEntry } from "../
 import type { Concern } from "../../core/schema/Concern.js"
 import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
+import { outboxEvents } from "../support/EventOutbox.js"
 import { gatewayEvent } from "../support/Events.js"
 import { awaitCommitted } from "../streams/PipelineChecks.js"
 import { cardFor } from "./AgentData.js"
@@ -571,57 +571,25 @@ layer(harness(), { timeout: "120 seconds" })("organization conscience values", (
     })
   )
 
-  it.effect(
-    "every change drafts a conscience.values_updated webhook for each subscribed registration of the organization's agents",
-    () =>
-      Effect.gen(function* () {
-        const api = yield* ApiHarness
-        const store = yield* Store
-        const sql = yield* SqlClient.SqlClient
-        const { owner } = api.fixtures
-        const { agentId, orgId, root } = yield* freshOrg
-        const otherAgent = yield* api.claimAgent({ userId: owner.userId, orgId })
-        const registration = (agent: string, events: ReadonlyArray<string>) => ({
-          registration_id: `reg-${randomUUID()}`,
-          agent_id: agent,
-          callback_url: "https://hooks.example.test/candor",
-          secret: "s".repeat(32),
-          events,
-          active: true,
-          created_at: new Date().toISOString()
-        })
-        const subscribed = [
-          registration(agentId, ["conscience.values_updated", "verdict"]),
-          registration(otherAgent, ["conscience.values_updated"])
-        ]
-        for (const r of [...subscribed, registration(agentId, ["verdict"])]) yield* store.putWebhook(r)
-        const value = yield* create(root, { type: "HOPE", name: "hooked", content: "c" })
-        yield* api.call("PUT", `${root}/mode`, { token: owner.token, body: { mode: "replace" } })
+  it.effect("every change writes one conscience.values_updated event for the organization, whatever its agents", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { owner } = api.fixtures
+      const { orgId, root } = yield* freshOrg
+      yield* api.claimAgent({ userId: owner.userId, orgId })
+      const value = yield* create(root, { type: "HOPE", name: "hooked", content: "SHOULD-NOT-LEAK" })
+      yield* api.call("PUT", `${root}/mode`, { token: owner.token, body: { mode: "replace" } })
 
-        const rows = yield* sql<{ payload: any }>`select payload from outbox where kind = 'webhook' order by id`
-        const drafts = rows
-          .map((row) => (typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload))
-          .filter((payload) => payload.event === "conscience.values_updated" && payload.body.data.org_id === orgId)
-        expect(drafts).toHaveLength(4)
-        expect(new Set(drafts.map((draft) => draft.registration_id))).toEqual(
-          new Set(subscribed.map((r) => r.registration_id))
-        )
-        const created = drafts.filter((draft) => draft.body.data.action === "create")
-        expect(created.map((draft) => draft.body.data)).toEqual([
-          { org_id: orgId, action: "create", value_id: value.value_id, actor: owner.userId },
-          { org_id: orgId, action: "create", value_id: value.value_id, actor: owner.userId }
-        ])
-        expect(new Set(created.map((draft) => draft.body.agent_id))).toEqual(new Set([agentId, otherAgent]))
-        // One occurrence, one id for every registration (receivers deduplicate on it).
-        expect(new Set(created.map((draft) => draft.body.id)).size).toBe(1)
-        const modeChange = drafts.filter((draft) => draft.body.data.action === "mode_change")
-        expect(modeChange[0]!.body.data).toEqual({
-          org_id: orgId,
-          action: "mode_change",
-          value_id: null,
-          actor: owner.userId
-        })
-      })
+      const events = yield* outboxEvents({ orgId, type: "conscience.values_updated" })
+      expect(events.map((e) => e.data)).toEqual([
+        { org_id: orgId, action: "create", value_id: value.value_id, actor: owner.userId },
+        { org_id: orgId, action: "mode_change", value_id: null, actor: owner.userId }
+      ])
+      // Organization events: no agent; one id per change, from its log entry.
+      expect(events.every((e) => e.org_id === orgId && e.agent_id === undefined)).toBe(true)
+      expect(new Set(events.map((e) => e.id)).size).toBe(2)
+      expect(JSON.stringify(events)).not.toContain("SHOULD-NOT-LEAK")
+    })
   )
 })
 

@@ -1,13 +1,11 @@
 /**
  * Auto-containment through the same transition as a person's pause (streams/Containment.ts), by the
  * decision relay's handler on PGlite: it pauses an active agent as `system` with the same
- * `agent.paused` webhook, never overrides a kill or re-pauses, and a decision handled twice does
+ * `agent.paused` event, never overrides a kill or re-pauses, and a decision handled twice does
  * not pause again an agent an admin resumed in between.
  */
 import { expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { AgentState } from "../../adapters/bus/AgentState.js"
@@ -18,13 +16,14 @@ import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { type OutboxItem, Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreDatabase.js"
-import { newWebhookRegistration } from "../../adapters/webhooks/WebhookRegistration.js"
 import { autoContainment, violationStreakOf } from "../../core/Containment.js"
 import { agentGovernanceLog } from "../../core/Governance.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { changeContainment } from "../../streams/Containment.js"
 import { applyDecision, decision, DECISION_OUTBOX } from "../../streams/Decisions.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { eventId } from "../../core/Events.js"
+import { outboxEvents } from "../support/EventOutbox.js"
 
 const World = GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(
   Layer.provideMerge(
@@ -67,31 +66,11 @@ const pauseDecision = (agentId: string, lastCheckpoint: string, id = randomUUID(
 const manual = (agentId: string, action: "pause" | "resume" | "kill" | "reactivate") =>
   changeContainment({ agentId, action, actor: "user-1", reason: null })
 
-const webhookEvents = (agentId: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ event: string; action: string }>`
-      select payload->>'event' as event, payload->'body'->'data'->>'action' as action from outbox
-      where kind = 'webhook' and payload->'body'->>'agent_id' = ${agentId} order by id`
-  )
-
 layer(World, { timeout: "60 seconds" })("auto-containment through the containment transition", (it) => {
-  it.scoped("pauses an active agent as system, with the agent.paused webhook of a manual pause", () =>
+  it.scoped("pauses an active agent as system, with the agent.paused event of a manual pause", () =>
     Effect.gen(function* () {
       const store = yield* Store
       const agentId = `agt-auto-${randomUUID().slice(0, 8)}`
-      const registration = Either.getOrThrow(
-        newWebhookRegistration(
-          {
-            agent_id: agentId,
-            callback_url: "https://hooks.example/a",
-            secret: "s".repeat(40),
-            events: ["agent.paused"]
-          },
-          new Date()
-        )
-      )
-      yield* store.putWebhook(registration)
       const bus = yield* Bus
       const published = yield* bus.subscribe(`candor.containment.${agentId}`)
       const last = checkpointId()
@@ -114,7 +93,25 @@ layer(World, { timeout: "60 seconds" })("auto-containment through the containmen
           metadata: { checkpoint_id: last, violations: 3 }
         })
       ])
-      expect(yield* webhookEvents(agentId)).toEqual([{ event: "agent.paused", action: "auto_pause" }])
+      const [entry] = yield* store.containmentLog(agentId, 1)
+      expect(yield* outboxEvents({ agentId })).toEqual([
+        {
+          id: eventId("agent.paused", entry!.id),
+          type: "agent.paused",
+          created_at: expect.any(String),
+          org_id: null,
+          agent_id: agentId,
+          data: {
+            agent_id: agentId,
+            org_id: null,
+            action: "auto_pause",
+            actor: "system",
+            reason: "Auto-contained: 3 consecutive boundary violations",
+            previous_status: "active",
+            new_status: "paused"
+          }
+        }
+      ])
       const governance = yield* (yield* GovernanceLog.GovernanceLog).entries(agentGovernanceLog(agentId), 0, 10)
       expect(governance.entries.map((e) => [e.record.action, e.record.actor])).toEqual([
         ["containment.auto_pause", "system"]

@@ -1,8 +1,10 @@
 /**
- * Webhooks and auto-containment through the whole worker on the embedded default (in-process bus,
- * PGlite), against real loopback receivers: signed deliveries a receiver verifies, retries until a
- * failing receiver answers 2xx (delivered exactly once, finally), dead items kept, no secret in the
- * outbox, and a pause reaching the stored settings, the enforcement records and the gateways' state.
+ * Webhook deliveries and auto-containment through the whole worker on the embedded default
+ * (in-process bus, PGlite), against real loopback receivers: signed deliveries a receiver verifies,
+ * retries until a failing receiver answers 2xx (delivered exactly once, finally), dead items kept,
+ * no secret in the outbox, and a pause reaching the stored settings, the enforcement records, the
+ * gateways' state and the outbox as its `agent.paused` event. Delivery items are written here as the
+ * webhook fan-out writes them (producers write catalogue events, not deliveries).
  */
 import { layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -28,7 +30,8 @@ import { newWebhookRegistration } from "../../adapters/webhooks/WebhookRegistrat
 import { relayDefaults } from "../../streams/OutboxRelay.js"
 import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
-import type { WebhookBody } from "../../streams/Webhooks.js"
+import { WEBHOOK_OUTBOX, type WebhookBody, type WebhookPayload } from "../../streams/Webhooks.js"
+import { outboxEvents } from "../support/EventOutbox.js"
 import { makeReceiver } from "../adapters/webhooks/Receiver.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted } from "./PipelineChecks.js"
@@ -72,6 +75,26 @@ const register = (agentId: string, url: string, events: ReadonlyArray<string>) =
     return registration
   })
 
+/** A delivery of `event` to the registration, with a fresh id, as the fan-out writes it; returns its body. */
+const deliver = (registration: { registration_id: string; callback_url: string; agent_id: string }, event: string) =>
+  Effect.gen(function* () {
+    const body: WebhookBody = {
+      id: `evt-${randomUUID().replaceAll("-", "")}`,
+      event,
+      agent_id: registration.agent_id,
+      created_at: new Date().toISOString(),
+      data: { agent_id: registration.agent_id }
+    }
+    const payload: WebhookPayload = {
+      registration_id: registration.registration_id,
+      url: registration.callback_url,
+      event,
+      body
+    }
+    yield* (yield* Store).enqueueOutbox([{ kind: WEBHOOK_OUTBOX, payload }])
+    return body
+  })
+
 /** Webhook outbox rows of a registration, dead ones included. */
 const outboxRows = (registrationId: string) =>
   Effect.flatMap(
@@ -90,29 +113,22 @@ const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => bo
   )
 
 layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
-  "webhooks and auto-containment through the workers",
+  "webhook deliveries and auto-containment through the workers",
   (it) => {
     it.scoped("delivers a verdict a receiver verifies with the registration's secret", () =>
       Effect.gen(function* () {
         const agentId = uniqueAgent("hook")
         const receiver = yield* makeReceiver(() => 200)
         const registration = yield* register(agentId, receiver.url, ["verdict"])
-        const event = gatewayEvent(agentId, { concerns: [violation] })
-        yield* publish(event)
+        const sent = yield* deliver(registration, "verdict")
         const request = yield* receiver.take
         expect(verifyWebhook(registration.secret, request.body, request.headers, new Date())).toMatchObject({
           ok: true
         })
         expect(request.headers["content-type"]).toBe("application/aip+json")
         expect(request.headers["x-aip-version"]).toBe("1.0.0")
-        const body = JSON.parse(request.body) as WebhookBody
-        expect(body).toMatchObject({
-          id: `verdict:${event.checkpoint.checkpoint_id}`,
-          event: "verdict",
-          agent_id: agentId,
-          data: { checkpoint_id: event.checkpoint.checkpoint_id, verdict: "boundary_violation" }
-        })
-        expect(request.body).not.toContain(violation.evidence)
+        expect(JSON.parse(request.body) as WebhookBody).toEqual(sent)
+        expect(request.headers["x-candor-delivery"]).toBe(sent.id)
         expect(
           yield* eventually(outboxRows(registration.registration_id), (rows) => rows.length === 0, "delivery completed")
         ).toEqual([])
@@ -124,7 +140,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         const agentId = uniqueAgent("retry")
         const receiver = yield* makeReceiver((n) => (n <= 2 ? 500 : 200))
         const registration = yield* register(agentId, receiver.url, ["verdict"])
-        yield* publish(gatewayEvent(agentId))
+        yield* deliver(registration, "verdict")
         const first = yield* receiver.take
         // Not completed before the third answer: the item is in the outbox, naming the registration only.
         const [pending] = yield* outboxRows(registration.registration_id)
@@ -134,8 +150,8 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         expect(retries.map((r) => r.body)).toEqual([first.body, first.body])
         expect(new Set([first, ...retries].map((r) => r.headers["x-candor-delivery"])).size).toBe(1)
         yield* eventually(outboxRows(registration.registration_id), (rows) => rows.length === 0, "delivery completed")
-        // Completed after the 200: nothing more arrives (the next commit's delivery comes after it).
-        yield* publish(gatewayEvent(agentId))
+        // Completed after the 200: nothing more arrives (the next delivery comes after it).
+        yield* deliver(registration, "verdict")
         const next = yield* receiver.take
         expect(JSON.parse(next.body).id).not.toBe(JSON.parse(first.body).id)
         expect(receiver.received).toHaveLength(4)
@@ -150,7 +166,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         const agentId = uniqueAgent("dead")
         const receiver = yield* makeReceiver(() => 503)
         const registration = yield* register(agentId, receiver.url, ["verdict"])
-        yield* publish(gatewayEvent(agentId))
+        yield* deliver(registration, "verdict")
         const [row] = yield* eventually(
           outboxRows(registration.registration_id),
           (rows) => rows[0]?.dead === true,
@@ -173,14 +189,12 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
       })
     )
 
-    it.scoped("auto-containment after N violations: stored settings, enforcement record, gateway state, webhook", () =>
+    it.scoped("auto-containment after N violations: stored settings, enforcement record, gateway state, event", () =>
       Effect.gen(function* () {
         const store = yield* Store
         const agentState = yield* AgentState
         const bus = yield* Bus
         const agentId = uniqueAgent("contain")
-        const receiver = yield* makeReceiver(() => 200)
-        yield* register(agentId, receiver.url, ["agent.paused"])
         yield* store.putAgentSettings(agentId, { auto_containment_threshold: 3, mode: "enforce" })
         const published = yield* bus.subscribe(`candor.containment.${agentId}`)
         const violations = Array.from({ length: 3 }, () => gatewayEvent(agentId, { concerns: [violation] }))
@@ -218,10 +232,15 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         })
         expect((yield* published.take).payload).toEqual({ agent_id: agentId, ...settings.containment })
         // The same event as a manual pause, from the same transition.
-        const hook = yield* receiver.take
-        expect(JSON.parse(hook.body)).toMatchObject({
-          event: "agent.paused",
+        const [paused] = yield* eventually(
+          outboxEvents({ agentId, type: "agent.paused" }),
+          (events) => events.length > 0,
+          "agent.paused written"
+        )
+        expect(paused).toMatchObject({
+          type: "agent.paused",
           agent_id: agentId,
+          org_id: null,
           data: {
             agent_id: agentId,
             org_id: null,
@@ -265,7 +284,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         )
         expect(yield* store.enforcementRecords(agentId, 10)).toHaveLength(1)
         expect(yield* store.containmentLog(agentId, 10)).toHaveLength(1)
-        expect(receiver.received).toHaveLength(1)
+        expect(yield* outboxEvents({ agentId, type: "agent.paused" })).toHaveLength(1)
       })
     )
   }

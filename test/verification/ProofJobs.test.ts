@@ -2,6 +2,8 @@
  * Proof jobs are durable: a prover failure is visible as `failed` with its attempts and retried
  * with backoff until the proof is made; a statement the prover refuses stays failed without
  * retries; a job given up after its last attempt is still visible, and its owner can ask again.
+ * A failure no retry follows (a refusal, the last attempt) writes one `proof.failed` event, an
+ * intermediate one none.
  * The attached proof never disturbs the certificate's signature.
  */
 import { expect, layer } from "@effect/vitest"
@@ -15,6 +17,8 @@ import { Prover } from "../../prover/Prover.js"
 import { ProverError } from "../../prover/ProverError.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
 import { ApiHarness } from "../api/Support.js"
+import { eventId } from "../../core/Events.js"
+import { outboxEvents } from "../support/EventOutbox.js"
 import { commitEvents, eventually, violation, world } from "./Support.js"
 
 /** What the prover does on each attempt for a checkpoint, consumed in order; then it proves. */
@@ -46,6 +50,11 @@ const jobs = (checkpointId: string) =>
       select attempts, dead from outbox where kind = 'prover' and (payload ->> 'checkpoint_id') = ${checkpointId}`
   )
 
+const proofFailed = (checkpointId: string) =>
+  Effect.map(outboxEvents({ type: "proof.failed" }), (events) =>
+    events.filter((e) => (e.data as { checkpoint_id: string }).checkpoint_id === checkpointId)
+  )
+
 const ScriptedWorld = world({ prover: ScriptedProver, relay: { backoffMs: () => 500, maxAttempts: 3 } })
 
 layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("proof jobs", (it) => {
@@ -65,6 +74,8 @@ layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("pro
       )
       expect(done.body).toMatchObject({ attempts: 3, error: null })
       expect(yield* jobs(id!)).toEqual([])
+      // Failed twice, then proved: no failure was final.
+      expect(yield* proofFailed(id!)).toEqual([])
 
       const cert = (yield* api.call("GET", `/v1/checkpoints/${id}/certificate`)).body
       const { active } = yield* SigningKeys
@@ -79,7 +90,8 @@ layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("pro
   it.effect("a refused statement is failed once, not retried", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
-      const [id] = yield* commitEvents("agt-jobs-refused", [[violation]], plan(["refuse", "refuse", "refuse"]))
+      const { orgAgent, orgId } = api.fixtures
+      const [id] = yield* commitEvents(orgAgent, [[violation]], plan(["refuse", "refuse", "refuse"]))
       const failed = yield* eventually(
         api.call("GET", `/v1/checkpoints/${id}/proof`),
         (res) => res.body.status === "failed"
@@ -88,6 +100,16 @@ layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("pro
       // The job is done (nothing left to retry), and the script still holds the two unused refusals.
       yield* eventually(jobs(id!), (rows) => rows.length === 0)
       expect(plans.get(id!)).toHaveLength(2)
+      expect(yield* proofFailed(id!)).toEqual([
+        {
+          id: eventId("proof.failed", id!),
+          type: "proof.failed",
+          created_at: expect.any(String),
+          org_id: orgId,
+          agent_id: orgAgent,
+          data: { checkpoint_id: id, agent_id: orgAgent, error: "refused: verdict is not the rule's", attempts: 1 }
+        }
+      ])
     })
   )
 
@@ -104,6 +126,10 @@ layer(ScriptedWorld, { timeout: "120 seconds", excludeTestServices: true })("pro
         error: "failed: worker crashed",
         verdict_proof: null
       })
+      // Written with the last failure, in its transaction: one event, after the third attempt.
+      expect((yield* proofFailed(id!)).map((e) => [e.org_id, e.agent_id, e.data])).toEqual([
+        [null, agentA, { checkpoint_id: id, agent_id: agentA, error: "failed: worker crashed", attempts: 3 }]
+      ])
 
       const asked = yield* api.call("POST", `/v1/checkpoints/${id}/prove`, { token: userA.token })
       expect(asked.status).toBe(202)

@@ -1,0 +1,37 @@
+/**
+ * The catalogue events a transaction wrote to the outbox (kind `event`), for producer tests: each
+ * payload decoded as an envelope and its data with its type's schema, so a test that reads an event
+ * has also checked it is what the catalogue says.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { WEBHOOK_EVENT_TYPES, WebhookEnvelope, type WebhookEventType } from "../../core/schema/WebhookEvents.js"
+import { EVENT_OUTBOX } from "../../streams/Events.js"
+
+export interface EventFilter {
+  readonly agentId?: string
+  readonly orgId?: string
+  readonly type?: string
+}
+
+/** In outbox order, the events matching every given member of `filter`. */
+export const outboxEvents = (filter: EventFilter = {}) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ payload: string }>`
+      select payload::text as payload from outbox where kind = ${EVENT_OUTBOX} order by id`
+    return rows
+      .map((row) => {
+        const envelope = Schema.decodeUnknownSync(WebhookEnvelope)(JSON.parse(row.payload))
+        const schema = WEBHOOK_EVENT_TYPES[envelope.type as WebhookEventType].data as Schema.Schema<unknown>
+        Schema.decodeUnknownSync(schema)(envelope.data)
+        return envelope
+      })
+      .filter(
+        (e) =>
+          (filter.agentId === undefined || e.agent_id === filter.agentId) &&
+          (filter.orgId === undefined || e.org_id === filter.orgId) &&
+          (filter.type === undefined || e.type === filter.type)
+      )
+  })
