@@ -650,7 +650,7 @@ layer(withWorkers, { timeout: "120 seconds", excludeTestServices: true })("consc
         const store = yield* Store
         const bus = yield* Bus
         const { owner } = api.fixtures
-        const { agentId, root } = yield* freshOrg
+        const { agentId, orgId, root } = yield* freshOrg
         let published = 0
         /** Publishes an event with these concerns and waits for its certificate. */
         const attested = (concerns: ReadonlyArray<Concern>) =>
@@ -685,6 +685,12 @@ layer(withWorkers, { timeout: "120 seconds", excludeTestServices: true })("consc
 
         const advisory = yield* attested([highConcern("soft-line")])
         expect(advisory.checkpoint.verdict).toBe("review_needed")
+        // The verdicts' events, committed with them, name the agent's organization.
+        const verdicts = yield* outboxEvents({ agentId })
+        expect(verdicts.map((e) => [e.type, e.org_id, (e.data as { checkpoint_id: string }).checkpoint_id])).toEqual([
+          ["verdict.boundary_violation", orgId, mandatory.checkpoint.checkpoint_id],
+          ["verdict.review_needed", orgId, advisory.checkpoint.checkpoint_id]
+        ])
 
         // Deactivated: no longer in force, at once.
         const id = (yield* api.call("GET", root, { token: owner.token })).body.values[0].value_id

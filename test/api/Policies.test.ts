@@ -303,6 +303,7 @@ layer(harness(), { timeout: "120 seconds" })("policy API", (it) => {
         expect(org.status).toBe(200)
         // The organization's change reaches its agents.
         expect((yield* state.get(agentId)).policy).toEqual(org.body.policy)
+        expect((yield* state.get(agentId)).orgId).toBe(orgId)
         expect((yield* resolved()).body).toMatchObject({
           resolved_policy: org.body.policy,
           sources: { org_policy_version: 1, agent_policy_version: null }
@@ -362,7 +363,7 @@ layer(harness(), { timeout: "120 seconds" })("policy API", (it) => {
     )
 
     it.effect(
-      "an agent claimed into an organization later is put under its policy at once; deleting the org lifts it",
+      "an agent claimed into an organization later is put under its policy (and named by its org) at once; deleting the org lifts it",
       () =>
         Effect.gen(function* () {
           const api = yield* ApiHarness
@@ -378,15 +379,19 @@ layer(harness(), { timeout: "120 seconds" })("policy API", (it) => {
           })
           expect(personal.status).toBe(200)
           expect((yield* state.get(agentId)).policy).toBeUndefined()
+          expect((yield* state.get(agentId)).orgId).toBeUndefined()
           const claimed = yield* api.call("POST", "/v1/agents/claim", {
             token: owner.token,
             body: { provider_key: providerKey, org_id: orgId }
           })
           expect(claimed).toMatchObject({ status: 200, body: { agent_id: agentId, org_id: orgId } })
           expect((yield* state.get(agentId)).policy).toEqual(org.body.policy)
+          // The gateway's events name the organization.
+          expect((yield* state.get(agentId)).orgId).toBe(orgId)
 
           expect((yield* api.call("DELETE", `/v1/orgs/${orgId}`, { token: owner.token })).status).toBe(200)
           expect((yield* state.get(agentId)).policy).toBeUndefined()
+          expect((yield* state.get(agentId)).orgId).toBeUndefined()
         })
     )
   })
