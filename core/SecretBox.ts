@@ -1,5 +1,6 @@
 /**
- * Envelope encryption of the secrets the store keeps (webhook signing secrets): AES-256-GCM from
+ * Envelope encryption of the secrets the store keeps (webhook signing secrets) and of its
+ * reasoning-derived fields (adapters/store/SealedFields.ts): AES-256-GCM from
  * node:crypto under a key-encryption key (KEK), in a text format of our own so a sealed value fits
  * a `text` column and says which KEK sealed it:
  *
@@ -66,9 +67,28 @@ const header = (keyId: string): string => `${VERSION}.${keyId}`
 
 const additionalData = (keyId: string, aad: string): Uint8Array => utf8(`${header(keyId)}\n${aad}`)
 
+/**
+ * Nonces are drawn from a pool of random bytes filled a few hundred at a time: a `randomBytes`
+ * call costs more than the encryption of a short field, and the commit path seals several per
+ * checkpoint. Each slice is used once; a spent pool is replaced by a new buffer, never refilled.
+ */
+const NONCE_POOL = NONCE_LENGTH * 341
+let noncePool = Buffer.alloc(0)
+let nonceOffset = 0
+
+const freshNonce = (): Buffer => {
+  if (nonceOffset + NONCE_LENGTH > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL)
+    nonceOffset = 0
+  }
+  const nonce = noncePool.subarray(nonceOffset, nonceOffset + NONCE_LENGTH)
+  nonceOffset += NONCE_LENGTH
+  return nonce
+}
+
 /** `plaintext` sealed under `key`, bound to `aad` (what row it belongs to). */
 export const seal = (key: SecretKey, plaintext: string, aad: string): string => {
-  const nonce = randomBytes(NONCE_LENGTH)
+  const nonce = freshNonce()
   const cipher = createCipheriv("aes-256-gcm", key.bytes, nonce, { authTagLength: TAG_LENGTH })
   cipher.setAAD(additionalData(key.keyId, aad))
   const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()])

@@ -1,6 +1,9 @@
 /**
- * Rotating the key-encryption key (`candor keys rotate-secret-key`): a new KEK, and every stored
- * secret re-sealed under it in one transaction (adapters/store/WebhookSecrets.ts).
+ * Rotating the key-encryption key (`candor keys rotate-secret-key`): a new KEK, every stored
+ * secret re-sealed under it in one transaction (adapters/store/WebhookSecrets.ts), then every row
+ * with reasoning-derived fields (checkpoints, traces, certificates: adapters/store/SealedFields.ts)
+ * in batches of one transaction each. A failure part way leaves some rows under the new key and
+ * the rest under the old one, every one of them readable with both.
  *
  * On the embedded default the key file moves through three states, each readable whatever happens
  * next: `[old]`, then `[new, old]` (written before the re-seal, so a crash at any later step leaves a
@@ -20,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { generateSecretKey, type SecretKey } from "../../core/SecretBox.js"
+import { resealFields, type SealedFieldUnreadable } from "../store/SealedFields.js"
 import { resealWebhookSecrets, type WebhookSecretUnreadable } from "../store/WebhookSecrets.js"
 import { parseSecretKeys, readKeyFile, SecretKeyError, writeKeyFile } from "./SecretKeys.js"
 
@@ -30,6 +34,8 @@ export interface SecretRotation {
   readonly next: string
   /** How many stored secrets were re-sealed. */
   readonly resealed: number
+  /** How many rows with reasoning-derived fields were re-sealed. */
+  readonly resealedRows: number
   /** The key file written, on the embedded default. */
   readonly path: string | undefined
 }
@@ -42,7 +48,7 @@ export const rotateSecretKey = (options: {
   readonly announce: (key: SecretKey) => Effect.Effect<void>
 }): Effect.Effect<
   SecretRotation,
-  SecretKeyError | WebhookSecretUnreadable | SqlError | PlatformError,
+  SecretKeyError | WebhookSecretUnreadable | SealedFieldUnreadable | SqlError | PlatformError,
   FileSystem.FileSystem
 > =>
   Effect.gen(function* () {
@@ -55,11 +61,13 @@ export const rotateSecretKey = (options: {
         )
       yield* options.announce(next)
       const resealed = yield* resealWebhookSecrets(options.sql, current, next)
-      return { previous: current.map((key) => key.keyId), next: next.keyId, resealed, path: undefined }
+      const resealedRows = yield* resealFields(options.sql, current, next)
+      return { previous: current.map((key) => key.keyId), next: next.keyId, resealed, resealedRows, path: undefined }
     }
     const current = (yield* readKeyFile(options.dataDir)) ?? []
     yield* writeKeyFile(options.dataDir, [next, ...current])
     const resealed = yield* resealWebhookSecrets(options.sql, [next, ...current], next)
+    const resealedRows = yield* resealFields(options.sql, [next, ...current], next)
     const path = yield* writeKeyFile(options.dataDir, [next])
-    return { previous: current.map((key) => key.keyId), next: next.keyId, resealed, path }
+    return { previous: current.map((key) => key.keyId), next: next.keyId, resealed, resealedRows, path }
   })

@@ -6,7 +6,8 @@
  * Re-evaluating a checkpoint changes its verdict column, its stored body and the per-verdict
  * counters of `checkpoint_counts` (kept by the commit path, read by the checkpoint list's `total`)
  * in one statement, compare-and-set on the previous verdict: two re-verifications of one agent at
- * the same moment move each checkpoint and each counter once.
+ * the same moment move each checkpoint and each counter once. Bodies are opened as read and
+ * sealed again as written (./SealedFields.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -19,7 +20,17 @@ import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
+import type { SecretKey } from "../../core/SecretBox.js"
+import { SecretKeys } from "../keys/SecretKeys.js"
 import { json, toCount, toIso } from "./Rows.js"
+import {
+  checkpointFields,
+  openBodies,
+  sealBody,
+  type SealedFieldUnreadable,
+  type SealedRow,
+  traceFields
+} from "./SealedFields.js"
 import {
   agentSettingsOf,
   type AgentSettingsRecord,
@@ -135,16 +146,17 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
  */
 export const selectCheckpointPage = (
   sql: SqlClient.SqlClient,
+  keys: ReadonlyArray<SecretKey>,
   query: CheckpointQuery
-): Effect.Effect<Page<IntegrityCheckpoint>, SqlError> => {
+): Effect.Effect<Page<IntegrityCheckpoint>, SqlError | SealedFieldUnreadable> => {
   const filters = [
     sql`agent_id = ${query.agentId}`,
     ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
     ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
   ]
   // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
-  const page = sql<{ body: unknown }>`
-    select c.body
+  const page = sql<SealedRow<IntegrityCheckpoint>>`
+    select c.checkpoint_id as id, c.sealed_by, c.body
     from (
       select position, occurred_at from checkpoints where ${sql.and(filters)}
       order by occurred_at desc, position desc
@@ -160,15 +172,15 @@ export const selectCheckpointPage = (
           where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
       : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
   return Effect.all([page, total], { concurrency: 2 }).pipe(
-    Effect.map(([rows, [count]]) => ({
-      items: rows.map((row) => row.body as IntegrityCheckpoint),
-      total: toCount(count?.total)
-    }))
+    Effect.flatMap(([rows, [count]]) =>
+      Effect.map(openBodies(checkpointFields, keys, rows), (items) => ({ items, total: toCount(count?.total) }))
+    )
   )
 }
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const secretKeys = yield* SecretKeys
 
   const agentSummaries = (agentIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<AgentSummary>, StoreError> =>
     agentIds.length === 0
@@ -193,13 +205,13 @@ export const make = Effect.gen(function* () {
         )
 
   const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> =>
-    storeError("checkpointPage")(selectCheckpointPage(sql, query))
+    storeError("checkpointPage")(selectCheckpointPage(sql, secretKeys.all, query))
 
   const nonClearCheckpoints = (agentId: string, limit: number, offset: number) =>
-    sql<{ body: unknown }>`
-      select body from checkpoints where agent_id = ${agentId} and verdict <> 'clear'
+    sql<SealedRow<IntegrityCheckpoint>>`
+      select checkpoint_id as id, sealed_by, body from checkpoints where agent_id = ${agentId} and verdict <> 'clear'
       order by occurred_at desc, position desc limit ${limit} offset ${offset}`.pipe(
-      Effect.map((rows) => rows.map((row) => row.body as IntegrityCheckpoint)),
+      Effect.flatMap((rows) => openBodies(checkpointFields, secretKeys.all, rows)),
       storeError("nonClearCheckpoints")
     )
 
@@ -209,14 +221,14 @@ export const make = Effect.gen(function* () {
       checkpoint_id: checkpoint.checkpoint_id,
       previous,
       verdict: checkpoint.verdict,
-      body: checkpoint
+      body: sealBody(checkpointFields, secretKeys.active, checkpoint.checkpoint_id, checkpoint)
     }))
     // Counter rows are upserted in (agent, verdict) order, so concurrent writers lock them alike.
     return sql<{ checkpoint_id: string }>`
       with r as (
         select * from json_to_recordset(${json(rows)}::json) as r(checkpoint_id text, previous text, verdict text, body json)
       ), updated as (
-        update checkpoints c set verdict = r.verdict, body = r.body
+        update checkpoints c set verdict = r.verdict, body = r.body, sealed_by = ${secretKeys.active.keyId}
         from r where c.checkpoint_id = r.checkpoint_id and c.verdict = r.previous
         returning c.checkpoint_id, c.agent_id, r.previous, r.verdict
       ), deltas as (
@@ -236,11 +248,11 @@ export const make = Effect.gen(function* () {
   }
 
   const violatingTraces = (agentId: string, limit: number, offset: number) =>
-    sql<{ body: unknown }>`
-      select body from traces
+    sql<SealedRow<APTrace>>`
+      select trace_id as id, sealed_by, body from traces
       where agent_id = ${agentId} and (body -> 'verification' ->> 'verified') = 'false'
       order by occurred_at desc, trace_id limit ${limit} offset ${offset}`.pipe(
-      Effect.map((rows) => rows.map((row) => row.body as APTrace)),
+      Effect.flatMap((rows) => openBodies(traceFields, secretKeys.all, rows)),
       storeError("violatingTraces")
     )
 
@@ -248,8 +260,13 @@ export const make = Effect.gen(function* () {
     traces.length === 0
       ? Effect.succeed(0)
       : sql<{ trace_id: string }>`
-          update traces t set body = r.body
-          from json_to_recordset(${json(traces.map((trace) => ({ trace_id: trace.trace_id, body: trace })))}::json)
+          update traces t set body = r.body, sealed_by = ${secretKeys.active.keyId}
+          from json_to_recordset(${json(
+            traces.map((trace) => ({
+              trace_id: trace.trace_id,
+              body: sealBody(traceFields, secretKeys.active, trace.trace_id, trace)
+            }))
+          )}::json)
             as r(trace_id text, body json)
           where t.trace_id = r.trace_id
           returning t.trace_id`.pipe(
@@ -296,4 +313,7 @@ export const make = Effect.gen(function* () {
 })
 
 /** The queries on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase). */
-export const layer: Layer.Layer<AgentQueries, never, SqlClient.SqlClient> = Layer.effect(AgentQueries, make)
+export const layer: Layer.Layer<AgentQueries, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(
+  AgentQueries,
+  make
+)

@@ -2,11 +2,15 @@
  * What one `commitBatch` writes, worked out before touching the database: the chain-head moves to
  * compare-and-set, and one array of rows per table. Each array is sent as a single JSON parameter
  * and expanded by `json_to_recordset`, so a batch costs the same handful of statements whatever its
- * size, with one SQL text for both backends (no driver-specific array encoding).
+ * size, with one SQL text for both backends (no driver-specific array encoding). The fields derived
+ * from the model's reasoning are sealed here under the active key (./SealedFields.ts), each row
+ * naming that key in `sealed_by`.
  */
 import type { AgentLogState } from "../../core/Attestation.js"
 import { bytesEqual, toHex } from "../../core/Bytes.js"
 import { genesisHash } from "../../core/Chain.js"
+import type { SecretKey } from "../../core/SecretBox.js"
+import { certificateFields, checkpointFields, sealBody, traceFields } from "./SealedFields.js"
 import type { CommitInput } from "./Store.js"
 
 /** The stored head of one agent before and after the batch (hashes hex, frontier hex largest first). */
@@ -27,6 +31,8 @@ export interface CheckpointRow {
   readonly occurred_at: string
   readonly position: number
   readonly body: object
+  /** The key id the body's reasoning-derived fields are sealed under. */
+  readonly sealed_by: string
 }
 
 export interface CommitPlan {
@@ -61,7 +67,7 @@ const timestamptz = (text: string): string => text.toUpperCase()
  * Groups the inputs by agent and checks that each agent's inputs extend one another, starting
  * from its genesis when the first one starts at position 0, and that no checkpoint id repeats.
  */
-export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
+export const planCommit = (inputs: ReadonlyArray<CommitInput>, key: SecretKey): PlanResult => {
   const firsts = new Map<string, CommitInput>()
   const lasts = new Map<string, CommitInput>()
   const broken = new Set<string>()
@@ -116,18 +122,21 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>): PlanResult => {
       verdict: checkpoint.verdict,
       occurred_at: timestamptz(checkpoint.timestamp),
       position: attestation.link.entry.position,
-      body: checkpoint
+      body: sealBody(checkpointFields, key, checkpoint.checkpoint_id, checkpoint),
+      sealed_by: key.keyId
     })),
     certificates: inputs.map(({ attestation: { certificate } }) => ({
       checkpoint_id: certificate.subject.checkpoint_id,
       key_id: certificate.key_id,
-      body: certificate
+      body: sealBody(certificateFields, key, certificate.subject.checkpoint_id, certificate),
+      sealed_by: key.keyId
     })),
     traces: inputs.map(({ trace }) => ({
       trace_id: trace.trace_id,
       agent_id: trace.agent_id,
       occurred_at: timestamptz(trace.timestamp),
-      body: trace
+      body: sealBody(traceFields, key, trace.trace_id, trace),
+      sealed_by: key.keyId
     })),
     nodes: inputs.flatMap(({ attestation }) =>
       attestation.nodes.map((node) => ({

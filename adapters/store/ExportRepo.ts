@@ -4,8 +4,8 @@
  * with its certificate, linked trace and completed verdict proof; and the inclusion proofs of a
  * page's leaves at one tree size from one read of the Merkle nodes. Same SQL on PostgreSQL and PGlite.
  *
- * Rows are the stored bodies as they are: an export holds only what the store holds (no prompt,
- * response or thinking text is ever stored). Checkpoints past retention are gone from the page;
+ * Rows are the stored bodies, their sealed fields opened (./SealedFields.ts): an export holds
+ * only what the store holds (no prompt, response or thinking text is ever stored). Checkpoints past retention are gone from the page;
  * their leaves stay in the log.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -16,7 +16,16 @@ import type { Certificate } from "../../core/Certificate.js"
 import type { ExportEntry } from "../../core/Export.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { APTrace } from "../../core/schema/Trace.js"
+import type { SecretKey } from "../../core/SecretBox.js"
+import { SecretKeys } from "../keys/SecretKeys.js"
 import { toCount } from "./Rows.js"
+import {
+  certificateFields,
+  checkpointFields,
+  openBody,
+  type SealedFieldUnreadable,
+  traceFields
+} from "./SealedFields.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
 import { StoreError } from "./Store.js"
 
@@ -52,19 +61,53 @@ export class ExportRepo extends Context.Tag("candor/adapters/store/ExportRepo")<
 
 interface Row {
   readonly position: unknown
+  readonly checkpoint_id: string
+  readonly checkpoint_sealed_by: string | null
   readonly checkpoint: IntegrityCheckpoint
+  readonly certificate_sealed_by: string | null
   readonly certificate: Certificate
+  readonly trace_id: string | null
+  readonly trace_sealed_by: string | null
   readonly trace: APTrace | null
   readonly proof: Record<string, unknown> | null
 }
 
+const entryOf = (keys: ReadonlyArray<SecretKey>, row: Row): Effect.Effect<ExportRow, SealedFieldUnreadable> =>
+  Effect.all({
+    checkpoint: openBody(checkpointFields, keys, {
+      id: row.checkpoint_id,
+      sealed_by: row.checkpoint_sealed_by,
+      body: row.checkpoint
+    }),
+    certificate: openBody(certificateFields, keys, {
+      id: row.checkpoint_id,
+      sealed_by: row.certificate_sealed_by,
+      body: row.certificate
+    }),
+    trace:
+      row.trace === null || row.trace_id === null
+        ? Effect.succeed(null)
+        : openBody(traceFields, keys, { id: row.trace_id, sealed_by: row.trace_sealed_by, body: row.trace })
+  }).pipe(
+    Effect.map(({ certificate, checkpoint, trace }) => ({
+      position: toCount(row.position),
+      checkpoint,
+      certificate,
+      trace,
+      proof: row.proof ?? null
+    }))
+  )
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const secretKeys = yield* SecretKeys
   const merkle = makeMerkleReads(sql)
 
   const page = (query: ExportPageQuery) =>
     sql<Row>`
-      select k.position, k.body as checkpoint, c.body as certificate, t.body as trace, p.proof
+      select k.position, k.checkpoint_id, k.sealed_by as checkpoint_sealed_by, k.body as checkpoint,
+        c.sealed_by as certificate_sealed_by, c.body as certificate,
+        t.trace_id, t.sealed_by as trace_sealed_by, t.body as trace, p.proof
       from checkpoints k
       join certificates c on c.checkpoint_id = k.checkpoint_id
       left join traces t on t.trace_id = (k.body ->> 'linked_trace_id') and t.agent_id = k.agent_id
@@ -74,19 +117,11 @@ export const make = Effect.gen(function* () {
         ${query.to === undefined ? sql`` : sql`and k.occurred_at < ${query.to}::timestamptz`}
       order by k.position
       limit ${query.limit}`.pipe(
-      Effect.map((rows) =>
-        rows.map((row): ExportRow => ({
-          position: toCount(row.position),
-          checkpoint: row.checkpoint,
-          certificate: row.certificate,
-          trace: row.trace ?? null,
-          proof: row.proof ?? null
-        }))
-      ),
+      Effect.flatMap((rows) => Effect.forEach(rows, (row) => entryOf(secretKeys.all, row))),
       Effect.mapError((cause) => new StoreError({ operation: "exportPage", cause }))
     )
 
   return ExportRepo.of({ page, inclusionProofs: merkle.inclusions })
 })
 
-export const layer: Layer.Layer<ExportRepo, never, SqlClient.SqlClient> = Layer.effect(ExportRepo, make)
+export const layer: Layer.Layer<ExportRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(ExportRepo, make)

@@ -14,7 +14,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { Certificate } from "../../core/Certificate.js"
+import { SecretKeys } from "../keys/SecretKeys.js"
 import { json, toCount, toIso } from "./Rows.js"
+import { certificateFields, openBodies, type SealedRow } from "./SealedFields.js"
 import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
@@ -92,6 +94,7 @@ const COLUMNS = "checkpoint_id, agent_id, status, proof, attempts, error, create
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const secretKeys = yield* SecretKeys
   const columns = sql.literal(COLUMNS)
 
   const get = (checkpointId: string) =>
@@ -154,7 +157,8 @@ export const make = Effect.gen(function* () {
         yield* sql`
         update proofs set status = 'completed', proof = ${json(proof)}::jsonb, error = null, updated_at = now()
         where checkpoint_id = ${checkpointId}`
-        // The body is kept as written (json, not jsonb): read it, set the one field, write it back.
+        // The body is kept as written (json, not jsonb): read it, set the one field, write it back
+        // (its sealed claim stays sealed as it was, for this row).
         const [row] = yield* sql<{ body: Certificate }>`
         select body from certificates where checkpoint_id = ${checkpointId} for update`
         if (row === undefined) return
@@ -170,15 +174,16 @@ export const make = Effect.gen(function* () {
       where checkpoint_id = ${checkpointId} and status <> 'completed'`.pipe(Effect.asVoid, storeError("failProof"))
 
   const agentCertificates = (agentId: string, fromPosition: number, limit: number) =>
-    sql<{ body: Certificate }>`
-      select c.body from checkpoints k join certificates c on c.checkpoint_id = k.checkpoint_id
+    sql<SealedRow<Certificate>>`
+      select c.checkpoint_id as id, c.sealed_by, c.body
+      from checkpoints k join certificates c on c.checkpoint_id = k.checkpoint_id
       where k.agent_id = ${agentId} and k.position >= ${fromPosition}
       order by k.position limit ${limit}`.pipe(
-      Effect.map((rows) => rows.map((row) => row.body)),
+      Effect.flatMap((rows) => openBodies(certificateFields, secretKeys.all, rows)),
       storeError("agentCertificates")
     )
 
   return ProofRepo.of({ get, request, start, complete, fail, agentCertificates })
 })
 
-export const layer: Layer.Layer<ProofRepo, never, SqlClient.SqlClient> = Layer.effect(ProofRepo, make)
+export const layer: Layer.Layer<ProofRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(ProofRepo, make)

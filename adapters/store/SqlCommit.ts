@@ -12,6 +12,7 @@ import type { SqlClient } from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type { SecretKey } from "../../core/SecretBox.js"
 import { type CommitPlan, planCommit } from "./CommitPlan.js"
 import { json, toCount } from "./Rows.js"
 import { type CommitInput, type CommitResult, StoreError } from "./Store.js"
@@ -60,10 +61,11 @@ const writePlan = (sql: SqlClient, plan: CommitPlan, now: string) =>
       returning 1
     ), inserted as (
       -- ON CONFLICT DO NOTHING without a target covers both the checkpoint id and (agent, position).
-      insert into checkpoints (checkpoint_id, agent_id, session_id, verdict, occurred_at, position, body)
-      select checkpoint_id, agent_id, session_id, verdict, occurred_at, position, body
+      insert into checkpoints (checkpoint_id, agent_id, session_id, verdict, occurred_at, position, body, sealed_by)
+      select checkpoint_id, agent_id, session_id, verdict, occurred_at, position, body, sealed_by
       from json_to_recordset(${json(plan.checkpoints)}::json)
-        as r(checkpoint_id text, agent_id text, session_id text, verdict text, occurred_at timestamptz, position bigint, body json)
+        as r(checkpoint_id text, agent_id text, session_id text, verdict text, occurred_at timestamptz, position bigint,
+             body json, sealed_by text)
       on conflict do nothing
       returning agent_id, verdict
     ), counted as (
@@ -71,13 +73,15 @@ const writePlan = (sql: SqlClient, plan: CommitPlan, now: string) =>
       select agent_id, verdict, count(*) from inserted group by agent_id, verdict
       on conflict (agent_id, verdict) do update set count = checkpoint_counts.count + excluded.count
     ), certificates_ as (
-      insert into certificates (checkpoint_id, key_id, body)
-      select checkpoint_id, key_id, body
-      from json_to_recordset(${json(plan.certificates)}::json) as r(checkpoint_id text, key_id text, body json)
+      insert into certificates (checkpoint_id, key_id, body, sealed_by)
+      select checkpoint_id, key_id, body, sealed_by
+      from json_to_recordset(${json(plan.certificates)}::json)
+        as r(checkpoint_id text, key_id text, body json, sealed_by text)
     ), traces_ as (
-      insert into traces (trace_id, agent_id, occurred_at, body)
-      select trace_id, agent_id, occurred_at, body
-      from json_to_recordset(${json(plan.traces)}::json) as r(trace_id text, agent_id text, occurred_at timestamptz, body json)
+      insert into traces (trace_id, agent_id, occurred_at, body, sealed_by)
+      select trace_id, agent_id, occurred_at, body, sealed_by
+      from json_to_recordset(${json(plan.traces)}::json)
+        as r(trace_id text, agent_id text, occurred_at timestamptz, body json, sealed_by text)
       on conflict do nothing
     ), nodes_ as (
       insert into merkle_nodes (agent_id, level, idx, hash)
@@ -129,10 +133,10 @@ const conflictsOf = (sql: SqlClient, plan: CommitPlan): Effect.Effect<CommitResu
   })
 
 export const makeCommitBatch =
-  (sql: SqlClient) =>
+  (sql: SqlClient, key: SecretKey) =>
   (inputs: ReadonlyArray<CommitInput>): Effect.Effect<CommitResult, StoreError> => {
     if (inputs.length === 0) return Effect.succeed(COMMITTED)
-    const planned = planCommit(inputs)
+    const planned = planCommit(inputs, key)
     if (planned._tag === "Broken") return Effect.succeed(conflict(planned.agentIds))
     return Clock.currentTimeMillis.pipe(
       Effect.flatMap((now) => writePlan(sql, planned.plan, new Date(now).toISOString())),

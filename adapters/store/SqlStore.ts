@@ -3,7 +3,9 @@
  * One SQL text for both (PGlite is PostgreSQL); see migrations/0001_initial.ts for the schema.
  *
  * Stored records (checkpoints, traces, certificates, cards, alerts) are read back without decoding:
- * only this store writes them, from values already typed by their schemas.
+ * only this store writes them, from values already typed by their schemas. The fields of
+ * checkpoints, traces and certificates derived from the model's reasoning are sealed by the commit
+ * and opened by every read (./SealedFields.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -35,6 +37,15 @@ import {
   type WebhookRegistration,
   type WebhookSubscription
 } from "./Store.js"
+import {
+  certificateFields,
+  checkpointFields,
+  openBodies,
+  openBody,
+  type SealedRow,
+  type SealedTable,
+  traceFields
+} from "./SealedFields.js"
 import { transaction } from "./Transaction.js"
 import { openWebhookSecret, sealWebhookSecret } from "./WebhookSecrets.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
@@ -66,9 +77,14 @@ export const make = Effect.gen(function* () {
   const secretKeys = yield* SecretKeys
   const merkle = makeMerkleReads(sql)
 
-  const firstBody = <A>(operation: string, query: Effect.Effect<ReadonlyArray<{ readonly body: unknown }>, SqlError>) =>
+  /** The first row's body with its sealed fields opened. */
+  const firstOpened = <A>(
+    operation: string,
+    spec: SealedTable<A>,
+    query: Effect.Effect<ReadonlyArray<SealedRow<A>>, SqlError>
+  ): Effect.Effect<A | undefined, StoreError> =>
     query.pipe(
-      Effect.map((rows) => rows[0]?.body as A | undefined),
+      Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : openBody(spec, secretKeys.all, row))),
       storeError(operation)
     )
 
@@ -97,7 +113,7 @@ export const make = Effect.gen(function* () {
         )
 
   const listCheckpoints: Store["Type"]["listCheckpoints"] = (query) =>
-    storeError("listCheckpoints")(selectCheckpointPage(sql, query))
+    storeError("listCheckpoints")(selectCheckpointPage(sql, secretKeys.all, query))
 
   const treeHead: Store["Type"]["treeHead"] = (agentId, treeSize) =>
     sql<{ agent_id: string; tree_size: unknown; root: string; note: string; created_at: unknown }>`
@@ -325,32 +341,42 @@ export const make = Effect.gen(function* () {
   return Store.of({
     loadLogState,
     existingCheckpoints,
-    commitBatch: makeCommitBatch(sql),
+    commitBatch: makeCommitBatch(sql, secretKeys.active),
     ping: sql`select 1`.pipe(Effect.asVoid, storeError("ping")),
 
     getCheckpoint: (checkpointId) =>
-      firstBody<IntegrityCheckpoint>(
+      firstOpened(
         "getCheckpoint",
-        sql`select body from checkpoints where checkpoint_id = ${checkpointId}`
+        checkpointFields,
+        sql<SealedRow<IntegrityCheckpoint>>`
+          select checkpoint_id as id, sealed_by, body from checkpoints where checkpoint_id = ${checkpointId}`
       ),
     listCheckpoints,
     getCertificate: (checkpointId) =>
-      firstBody<Certificate>(
+      firstOpened(
         "getCertificate",
-        sql`select body from certificates where checkpoint_id = ${checkpointId}`
+        certificateFields,
+        sql<SealedRow<Certificate>>`
+          select checkpoint_id as id, sealed_by, body from certificates where checkpoint_id = ${checkpointId}`
       ),
-    getTrace: (traceId) => firstBody<APTrace>("getTrace", sql`select body from traces where trace_id = ${traceId}`),
+    getTrace: (traceId) =>
+      firstOpened(
+        "getTrace",
+        traceFields,
+        sql<SealedRow<APTrace>>`select trace_id as id, sealed_by, body from traces where trace_id = ${traceId}`
+      ),
     recentTraces: (agentId, limit) =>
-      sql<{ body: unknown }>`
-        select body from traces where agent_id = ${agentId} order by occurred_at desc limit ${limit}`.pipe(
-        Effect.map(bodies<APTrace>),
+      sql<SealedRow<APTrace>>`
+        select trace_id as id, sealed_by, body from traces where agent_id = ${agentId}
+        order by occurred_at desc limit ${limit}`.pipe(
+        Effect.flatMap((rows) => openBodies(traceFields, secretKeys.all, rows)),
         storeError("recentTraces")
       ),
     sessionCheckpoints: (sessionId, limit) =>
-      sql<{ body: unknown }>`
-        select body from checkpoints where session_id = ${sessionId}
+      sql<SealedRow<IntegrityCheckpoint>>`
+        select checkpoint_id as id, sealed_by, body from checkpoints where session_id = ${sessionId}
         order by occurred_at desc, position desc limit ${limit}`.pipe(
-        Effect.map(bodies<IntegrityCheckpoint>),
+        Effect.flatMap((rows) => openBodies(checkpointFields, secretKeys.all, rows)),
         storeError("sessionCheckpoints")
       ),
     inclusionProof: merkle.inclusion,

@@ -25,16 +25,22 @@ import type { APTrace } from "../../core/schema/Trace.js"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import { type ContainmentAction, ContainmentState } from "../../core/schema/Containment.js"
 import { EnforcementMode, FailurePolicy, type Verdict } from "../../core/schema/Verdict.js"
+import type { SealedFieldUnreadable } from "./SealedFields.js"
 
 export class StoreError extends Data.TaggedError("StoreError")<{
   readonly operation: string
   readonly cause: unknown
 }> {}
 
-/** A query's failure (SQL, or a stored value that does not decode) as the `StoreError` of `operation`. */
+/**
+ * A query's failure (SQL, a stored value that does not decode, a sealed field that does not open)
+ * as the `StoreError` of `operation`.
+ */
 export const storeError =
   (operation: string) =>
-  <A, R>(effect: Effect.Effect<A, SqlError | ParseResult.ParseError, R>): Effect.Effect<A, StoreError, R> =>
+  <A, R>(
+    effect: Effect.Effect<A, SqlError | ParseResult.ParseError | SealedFieldUnreadable, R>
+  ): Effect.Effect<A, StoreError, R> =>
     Effect.mapError(effect, (cause) => new StoreError({ operation, cause }))
 
 /** One checkpoint, attested, with everything that must be stored with it. */

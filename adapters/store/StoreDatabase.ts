@@ -17,6 +17,7 @@ import * as PgliteClient from "./PgliteClient.js"
 import * as SqlStore from "./SqlStore.js"
 import type { Store } from "./Store.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
+import { sealLegacyFields } from "./SealedFields.js"
 import { sealLegacySecrets } from "./WebhookSecrets.js"
 
 export interface StoreConfig {
@@ -41,12 +42,26 @@ export const layerSql = (config: StoreConfig): Layer.Layer<SqlClient.SqlClient, 
     })
   )
 
-/** Seals the webhook secrets stored in clear before migration 0010 (a no-op once done). */
-const sealLegacy = Layer.effectDiscard(
-  Effect.flatMap(Effect.all([SqlClient.SqlClient, SecretKeys]), ([sql, keys]) => sealLegacySecrets(sql, keys.active))
+/**
+ * Seals what was stored in clear before it was sealed at rest (a no-op once done): the webhook
+ * secrets of before migration 0010, before the store is used (a handful of rows); the
+ * reasoning-derived fields of before 0014 in the background, in batches, so a large table does not
+ * hold up the start (reads take those rows as they are meanwhile; a pass cut short by a stop
+ * resumes at the next start). A failed pass is logged, and retried at the next start.
+ */
+const sealLegacy = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const keys = yield* SecretKeys
+    yield* sealLegacySecrets(sql, keys.active)
+    yield* sealLegacyFields(sql, keys.active).pipe(
+      Effect.catchAll((error) => Effect.logWarning("sealing the fields stored before 0014 stopped", error)),
+      Effect.forkScoped
+    )
+  })
 )
 
-/** The store, with the client it runs on; secrets still in clear are sealed before it is used. */
+/** The store, with the client it runs on; what is still in clear is sealed (see `sealLegacy`). */
 export const layer = (
   config: StoreConfig
 ): Layer.Layer<Store | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>

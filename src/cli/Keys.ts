@@ -108,10 +108,10 @@ const rotateSecret = Command.make("rotate-secret-key", {}, () =>
     })
     yield* Console.log(
       [
-        `Re-sealed ${rotation.resealed} stored secret(s) under key ${rotation.next}` +
+        `Re-sealed ${rotation.resealed} stored secret(s) and ${rotation.resealedRows} row(s) of checkpoints, traces and certificates under key ${rotation.next}` +
           (rotation.previous.length === 0 ? "." : `; ${rotation.previous.join(", ")} no longer opens them.`),
         rotation.path === undefined
-          ? "Set CANDOR_SECRET_KEY to the new key on every process and restart them; until then they cannot open the secrets (webhook deliveries are retried)."
+          ? "Set CANDOR_SECRET_KEY to the new key on every process and restart them; until then they cannot open the secrets (webhook deliveries are retried) nor the sealed fields."
           : `New key in ${rotation.path}. Restart running Candor processes to use it.`
       ].join("\n")
     )
@@ -127,7 +127,7 @@ const rotateSecret = Command.make("rotate-secret-key", {}, () =>
   )
 ).pipe(
   Command.withDescription(
-    "Replace the key-encryption key of stored secrets and re-seal them all under the new one (one transaction)"
+    "Replace the key-encryption key of stored secrets and re-seal them all under the new one (secrets in one transaction, then checkpoints, traces and certificates in batches)"
   )
 )
 

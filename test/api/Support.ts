@@ -283,10 +283,12 @@ export interface HarnessOptions {
   readonly maxBodyBytes?: number
 }
 
-/** The migrated database and the store on it. */
-const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
+/** The migrated database and the store on it, with the key its sealed fields are under (the API's reads open them too). */
+const storeLayer = (
+  client: Layer.Layer<SqlClient.SqlClient, unknown>
+): Layer.Layer<Store | SqlClient.SqlClient | SecretKeys.SecretKeys> =>
   SqlStore.layer.pipe(
-    Layer.provide(SecretKeys.layerEphemeral),
+    Layer.provideMerge(SecretKeys.layerEphemeral),
     Layer.provideMerge(StoreDatabase.migrated(client)),
     Layer.orDie
   )

@@ -37,11 +37,11 @@ const liveJobs = (checkpointId: string) =>
   ).pipe(Effect.map((rows) => rows.length))
 
 for (const [name, client] of Object.entries(backends)) {
-  const Env = Layer.mergeAll(
-    KeyRepo.layer,
-    ProofRepo.layer,
-    SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral))
-  ).pipe(Layer.provideMerge(migrated(client)), Layer.orDie)
+  const Env = Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, SqlStore.layer).pipe(
+    Layer.provideMerge(migrated(client)),
+    Layer.provide(SecretKeys.layerEphemeral),
+    Layer.orDie
+  )
 
   layerIntegration(name === "postgres" ? ["postgres"] : [], Env, { timeout: "90 seconds" })(
     `repositories on ${name}`,

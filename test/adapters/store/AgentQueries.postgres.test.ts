@@ -22,7 +22,7 @@ const Live = Layer.unwrapScoped(
     AgentQueries.layer.pipe(
       Layer.provideMerge(
         StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
-          Layer.provide(SecretKeys.layerEphemeral)
+          Layer.provideMerge(SecretKeys.layerEphemeral)
         )
       )
     )

@@ -42,6 +42,11 @@ export interface InputOptions {
   readonly alerts?: boolean
   /** Overrides the checkpoint id of the entry at `position`. */
   readonly checkpointId?: (position: number) => string | undefined
+  /**
+   * The reasoning-derived text of the entry at `position`: each concern's evidence, and the summary
+   * (checkpoint, certificate claim, and the trace's selection reasoning, as the gateway writes it).
+   */
+  readonly reasoning?: (position: number) => { readonly evidence: string; readonly summary: string }
 }
 
 const BASE_TIME = Date.parse("2026-11-01T00:00:00.000Z")
@@ -54,6 +59,8 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
   const sessionId = options.sessionId?.(position) ?? `${agentId}-session`
   const timestamp = (options.timestamp ?? defaultTime)(position)
   const concerns = CONCERNS[position % CONCERNS.length]!
+  const reasoning = options.reasoning?.(position)
+  const summary = reasoning?.summary ?? `summary ${position}`
   const attestation = attest(
     before,
     {
@@ -63,7 +70,7 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
       claims: {
         concerns,
         boundary_values: ["boundary-no-deception"],
-        reasoning_summary: `summary ${position}`,
+        reasoning_summary: summary,
         analysis_model: "rules",
         extraction_confidence: 1
       },
@@ -91,10 +98,10 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
     concerns: concerns.map((c) => ({
       category: c.category,
       severity: c.severity,
-      evidence: "e",
+      evidence: reasoning?.evidence ?? "e",
       description: c.description
     })),
-    reasoning_summary: `summary ${position}`,
+    reasoning_summary: summary,
     conscience_context: {
       values_checked: [],
       conflicts: [],
@@ -121,7 +128,7 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
     card_id: "card-1",
     timestamp,
     action: { type: "execute", name: "reply", category: "bounded" },
-    decision: { selected: "reply", selection_reasoning: "r", values_applied: ["honesty"] },
+    decision: { selected: "reply", selection_reasoning: reasoning?.summary ?? "r", values_applied: ["honesty"] },
     context: { session_id: sessionId },
     verification: { verified: true, violations: [] },
     created_at: timestamp

@@ -19,6 +19,7 @@ import { Store } from "../../../adapters/store/Store.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { fresh, makeInputs } from "./Fixtures.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
+import { generateSecretKey } from "../../../core/SecretBox.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-pglite-"))),
@@ -43,11 +44,13 @@ describe("PgliteClient", () => {
         const dataDir = yield* tempDir
         const config = { databaseUrl: Option.none(), dataDir }
         const chain = makeInputs("agent-file", fresh("agent-file"), 3)
+        // One key across restarts, as the data dir's key file gives `candor serve`.
+        const keys = SecretKeys.SecretKeys.fromKeys(generateSecretKey())
 
         yield* Effect.gen(function* () {
           const store = yield* Store
           expect(yield* store.commitBatch(chain.inputs)).toEqual({ _tag: "Committed" })
-        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(keys))))
         expect(existsSync(join(dataDir, "pg", "PG_VERSION"))).toBe(true)
 
         yield* Effect.gen(function* () {
@@ -99,7 +102,7 @@ describe("PgliteClient", () => {
           // Several statements in one call: how migrations run.
           yield* sql.unsafe("insert into t values (5); insert into t values (6)").unprepared
           expect(yield* sql<{ n: number }>`select count(*)::int as n from t`).toEqual([{ n: 4 }])
-        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(SecretKeys.layerEphemeral))))
+        }).pipe(Effect.provide(StoreDatabase.layer(config).pipe(Layer.provide(keys))))
       }),
     60_000
   )
