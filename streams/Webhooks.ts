@@ -9,19 +9,10 @@
  * secret ever sits in the outbox. Bodies hold no thinking text: a verdict is summarised from the
  * checkpoint without the concerns' evidence excerpts.
  */
-import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
 import type { DriftAlert } from "../core/schema/Drift.js"
-import {
-  type ContainmentLogEntry,
-  type OutboxDraft,
-  type OutboxItem,
-  Store,
-  type WebhookSubscription
-} from "../adapters/store/Store.js"
-import { WebhookSender } from "../adapters/webhooks/WebhookSender.js"
-import { decodePayload } from "./OutboxRelay.js"
+import type { ContainmentLogEntry, OutboxDraft, WebhookSubscription } from "../adapters/store/Store.js"
 
 export const WEBHOOK_OUTBOX = "webhook"
 
@@ -60,8 +51,6 @@ export const WebhookPayload = Schema.Struct({
   body: WebhookBody
 })
 export interface WebhookPayload extends Schema.Schema.Type<typeof WebhookPayload> {}
-
-const decodeWebhookPayload = decodePayload(WebhookPayload)
 
 /** Something that happened, under every event name a registration may know it by. */
 export interface Occurrence {
@@ -173,28 +162,3 @@ export const webhookDrafts = (
       ]
     })
   )
-
-/**
- * The webhook relay's handler: signs with the registration's secret as it is now and sends. A
- * registration deleted, deactivated or no longer subscribed in the meantime means there is no one
- * to deliver to: the item is done.
- */
-export const deliverWebhook = (item: OutboxItem) =>
-  Effect.gen(function* () {
-    const store = yield* Store
-    const sender = yield* WebhookSender
-    const payload = yield* decodeWebhookPayload(item)
-    const registration = yield* store.getWebhook(payload.registration_id)
-    if (registration === undefined || !registration.active || !registration.events.includes(payload.event)) {
-      return yield* Effect.logInfo("webhook registration gone or unsubscribed; delivery skipped").pipe(
-        Effect.annotateLogs({ registration_id: payload.registration_id, event: payload.event, id: item.id })
-      )
-    }
-    yield* sender.send({
-      url: registration.callback_url,
-      secret: registration.secret,
-      body: JSON.stringify(payload.body),
-      event: payload.event,
-      deliveryId: payload.body.id
-    })
-  })

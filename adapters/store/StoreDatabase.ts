@@ -16,6 +16,7 @@ import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlStore from "./SqlStore.js"
 import type { Store } from "./Store.js"
+import type { WebhookRepo } from "./WebhookRepo.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 import { sealLegacySecrets } from "./WebhookSecrets.js"
 
@@ -49,5 +50,5 @@ const sealLegacy = Layer.effectDiscard(
 /** The store, with the client it runs on; secrets still in clear are sealed before it is used. */
 export const layer = (
   config: StoreConfig
-): Layer.Layer<Store | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>
+): Layer.Layer<Store | WebhookRepo | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>
   SqlStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(sealLegacy, layerSql(config))))

@@ -49,6 +49,7 @@ import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
+import type { WebhookRepo } from "../../adapters/store/WebhookRepo.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import type { OrgRole } from "../../core/schema/Organization.js"
 import { generateSigningKey } from "../../core/Signing.js"
@@ -284,7 +285,9 @@ export interface HarnessOptions {
 }
 
 /** The migrated database and the store on it. */
-const storeLayer = (client: Layer.Layer<SqlClient.SqlClient, unknown>): Layer.Layer<Store | SqlClient.SqlClient> =>
+const storeLayer = (
+  client: Layer.Layer<SqlClient.SqlClient, unknown>
+): Layer.Layer<Store | WebhookRepo | SqlClient.SqlClient> =>
   SqlStore.layer.pipe(
     Layer.provide(SecretKeys.layerEphemeral),
     Layer.provideMerge(StoreDatabase.migrated(client)),
