@@ -141,7 +141,11 @@ const webhookRows = (scope: "org" | "agent"): ReadonlyArray<Row> => {
     intended: "admin"
   })
   return [
-    row("GET", "/webhooks", fixed((f) => `${fixedRoot(f)}/webhooks`)),
+    row(
+      "GET",
+      "/webhooks",
+      fixed((f) => `${fixedRoot(f)}/webhooks`)
+    ),
     row(
       "POST",
       "/webhooks",
@@ -150,17 +154,41 @@ const webhookRows = (scope: "org" | "agent"): ReadonlyArray<Row> => {
         body: { url: "http://127.0.0.1:9/hook", event_types: ["agent.paused"] }
       }))
     ),
-    row("GET", "/webhooks/deliveries", fixed((f) => `${fixedRoot(f)}/webhooks/deliveries`)),
+    row(
+      "GET",
+      "/webhooks/deliveries",
+      fixed((f) => `${fixedRoot(f)}/webhooks/deliveries`)
+    ),
     row(
       "POST",
       "/webhooks/deliveries/:delivery_id/redeliver",
       onFresh((w) => `${w.root}/webhooks/deliveries/${w.delivery}/redeliver`)
     ),
-    row("GET", "/webhooks/:endpoint_id", onFresh((w) => w.endpoint)),
-    row("PATCH", "/webhooks/:endpoint_id", onFresh((w) => w.endpoint, { description: "changed" })),
-    row("DELETE", "/webhooks/:endpoint_id", onFresh((w) => w.endpoint)),
-    row("POST", "/webhooks/:endpoint_id/rotate-secret", onFresh((w) => `${w.endpoint}/rotate-secret`)),
-    row("POST", "/webhooks/:endpoint_id/test", onFresh((w) => `${w.endpoint}/test`))
+    row(
+      "GET",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint)
+    ),
+    row(
+      "PATCH",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint, { description: "changed" })
+    ),
+    row(
+      "DELETE",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint)
+    ),
+    row(
+      "POST",
+      "/webhooks/:endpoint_id/rotate-secret",
+      onFresh((w) => `${w.endpoint}/rotate-secret`)
+    ),
+    row(
+      "POST",
+      "/webhooks/:endpoint_id/test",
+      onFresh((w) => `${w.endpoint}/test`)
+    )
   ]
 }
 

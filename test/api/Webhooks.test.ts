@@ -140,7 +140,11 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
         body: { description: "changed", event_types: ["agent.killed", "agent.killed"], agent_ids: [agentId] }
       })
       expect(patched.status).toBe(200)
-      expect(patched.body).toMatchObject({ description: "changed", event_types: ["agent.killed"], agent_ids: [agentId] })
+      expect(patched.body).toMatchObject({
+        description: "changed",
+        event_types: ["agent.killed"],
+        agent_ids: [agentId]
+      })
 
       const unknown = yield* api.call("POST", `${root}/webhooks`, {
         token: api.fixtures.admin.token,
@@ -201,9 +205,7 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
       const other = yield* receiverAnswering(() => 200)
       const endpoint = yield* createEndpoint(root, { url: receiver.url, event_types: ["agent.paused"] })
       yield* createEndpoint(root, { url: other.url, event_types: ["agent.killed"] })
-      yield* createEndpoint(root, { url: other.url, event_types: [], agent_ids: [] }).pipe(
-        Effect.zipRight(Effect.void)
-      )
+      yield* createEndpoint(root, { url: other.url, event_types: [], agent_ids: [] }).pipe(Effect.zipRight(Effect.void))
       const envelope = paused(agentId, orgId, yield* now)
       yield* fanOutEvent(envelope)
       yield* fanOutEvent(envelope) // the feed may hand an event over twice: still one delivery per endpoint
@@ -252,7 +254,9 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
       const root = `/v1/orgs/${orgId}`
       const gone = yield* receiverAnswering(() => 404)
       const goneEndpoint = yield* createEndpoint(root, { url: gone.url, event_types: [] })
-      const limited = yield* receiverAnswering((n) => (n === 1 ? { status: 429, headers: { "retry-after": "120" } } : 200))
+      const limited = yield* receiverAnswering((n) =>
+        n === 1 ? { status: 429, headers: { "retry-after": "120" } } : 200
+      )
       const limitedEndpoint = yield* createEndpoint(root, { url: limited.url, event_types: [] })
       yield* fanOutEvent(paused(agentId, orgId, yield* now))
       expect(yield* relay).toBe(2)
@@ -468,9 +472,7 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
       const { agentA, userA, userB } = api.fixtures
       const own = yield* receiverAnswering(() => 200)
       const mine = yield* createEndpoint(`/v1/agents/${agentA}`, { url: own.url, event_types: [] }, userA.token)
-      expect(
-        (yield* api.call("GET", `/v1/agents/${agentA}/webhooks`, { token: userB.token })).status
-      ).toBe(404)
+      expect((yield* api.call("GET", `/v1/agents/${agentA}/webhooks`, { token: userB.token })).status).toBe(404)
       const refused = yield* api.call("POST", `/v1/agents/${agentA}/webhooks`, {
         token: userA.token,
         body: { url: own.url, event_types: [], agent_ids: [api.fixtures.orgAgent] }
@@ -478,9 +480,9 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
       expect(refused.status).toBe(400)
       yield* fanOutEvent(paused(agentA, null, yield* now))
       expect(yield* relay).toBe(1)
-      expect(verifyWebhook(mine.signing_secret, (yield* own.take).body, own.received[0]!.headers, yield* now)).toMatchObject(
-        { ok: true }
-      )
+      expect(
+        verifyWebhook(mine.signing_secret, (yield* own.take).body, own.received[0]!.headers, yield* now)
+      ).toMatchObject({ ok: true })
 
       // An organization endpoint limited to one agent: another agent's events do not reach it.
       const { orgId, agentId } = yield* freshOrg
