@@ -19,6 +19,19 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
+/** The older registrations' event names as the catalogue's (idempotent: rows without them are untouched). */
+export const FOLD_LEGACY_EVENT_NAMES = `
+update webhooks set events = (
+  select coalesce(jsonb_agg(name order by name), '[]'::jsonb) from (
+    select case e when 'drift_alert' then 'drift.detected' when 'containment' then 'agent.paused' else e end as name
+    from jsonb_array_elements_text(webhooks.events) as e where e <> 'verdict'
+    union
+    select n from unnest(array['verdict.boundary_violation', 'verdict.review_needed']) as n
+    where webhooks.events ? 'verdict'
+  ) folded
+)
+where events ?| array['verdict', 'drift_alert', 'containment']`
+
 const ddl = `
 alter table webhooks alter column agent_id drop not null;
 alter table webhooks add column org_id text;
@@ -34,16 +47,7 @@ alter table webhooks alter column updated_at set not null;
 alter table webhooks alter column updated_at set default now();
 create index webhooks_org on webhooks (org_id, created_at) where org_id is not null;
 
-update webhooks set events = (
-  select coalesce(jsonb_agg(name order by name), '[]'::jsonb) from (
-    select case e when 'drift_alert' then 'drift.detected' when 'containment' then 'agent.paused' else e end as name
-    from jsonb_array_elements_text(webhooks.events) as e where e <> 'verdict'
-    union
-    select n from unnest(array['verdict.boundary_violation', 'verdict.review_needed']) as n
-    where webhooks.events ? 'verdict'
-  ) folded
-)
-where events ?| array['verdict', 'drift_alert', 'containment'];
+${FOLD_LEGACY_EVENT_NAMES};
 
 create table webhook_deliveries (
   delivery_id text primary key,
