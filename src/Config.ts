@@ -74,6 +74,11 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly signingKey: Option.Option<Redacted.Redacted>
     /** Key-encryption key(s) of stored secrets, active first; `None` generates one into `dataDir`. */
     readonly secretKey: Option.Option<Redacted.Redacted>
+    /**
+     * Webhooks may use plain http and reach private, loopback and link-local addresses (development
+     * and tests only; adapters/webhooks/WebhookUrlGuard.ts reads the same variable).
+     */
+    readonly webhookAllowPrivate: boolean
     /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
     readonly logOrigin: string
     /** Least severe level that is logged. */
@@ -110,6 +115,7 @@ export const defaults: Settings = {
   serviceRoleKey: Option.none(),
   signingKey: Option.none(),
   secretKey: Option.none(),
+  webhookAllowPrivate: false,
   logOrigin: "candor.local",
   logLevel: LogLevel.Info
 }
@@ -223,6 +229,11 @@ const analysisModel = reader((text) =>
 )
 
 // The origin is the first line of a signed note (C2SP tlog-checkpoint): no spaces or newlines.
+const flag = reader((text) => {
+  const lower = text.toLowerCase()
+  return lower === "true" || lower === "false" ? Either.right(lower === "true") : Either.left("must be true or false")
+})
+
 const logOrigin = reader((text) =>
   /^\S+$/.test(text) ? Either.right(text) : Either.left(`must not contain whitespace, got "${text}"`)
 )
@@ -344,6 +355,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     secret,
     "generated into the data dir",
     "Key-encryption key of stored secrets (secret)"
+  ),
+  webhookAllowPrivate: withDefault(
+    "CANDOR_WEBHOOK_ALLOW_PRIVATE",
+    flag,
+    defaults.webhookAllowPrivate,
+    "true: webhooks may use http and private, loopback, link-local addresses (development and tests only)"
   ),
   logOrigin: withDefault(
     "CANDOR_LOG_ORIGIN",

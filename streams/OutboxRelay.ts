@@ -7,6 +7,10 @@
  * Handlers decode their payload with `decodePayload` and the kind's schema. A payload that does not
  * decode (written by another version, or damaged) cannot be sent by any retry: it is logged and kept
  * as dead at once.
+ *
+ * A handler with a schedule of its own (webhook deliveries) says what a failure means with a tagged
+ * error: `RetryIn` (try again after so long, whatever the relay's backoff and attempt limit) or
+ * `FinalFailure` (no retry: kept as dead at once). Any other failure follows the relay's backoff.
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
@@ -16,7 +20,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import { type OutboxItem, Store } from "../adapters/store/Store.js"
+import { type OutboxItem, Store, type StoreError } from "../adapters/store/Store.js"
 
 export interface RelayOptions {
   readonly kind: string
@@ -59,19 +63,55 @@ export const decodePayload = <A, I>(schema: Schema.Schema<A, I>) => {
     )
 }
 
+/** The handler's own schedule: another attempt after `ms`, however many attempts came before. */
+export class RetryIn extends Data.TaggedError("RetryIn")<{ readonly ms: number; readonly error: string }> {}
+
+/** The handler's own verdict: no attempt can succeed; kept as dead at once. */
+export class FinalFailure extends Data.TaggedError("FinalFailure")<{ readonly error: string }> {}
+
 const malformedIn = (cause: Cause.Cause<unknown>): Option.Option<MalformedPayload> =>
   Option.filter(Cause.failureOption(cause), (error): error is MalformedPayload => error instanceof MalformedPayload)
+
+const scheduledIn = (cause: Cause.Cause<unknown>): Option.Option<RetryIn | FinalFailure> =>
+  Option.filter(
+    Cause.failureOption(cause),
+    (error): error is RetryIn | FinalFailure => error instanceof RetryIn || error instanceof FinalFailure
+  )
+
+/** Attempts are counted by the handler: the relay never marks a `RetryIn` item dead. */
+const UNLIMITED_ATTEMPTS = 2 ** 31 - 1
 
 /** A wake-up signal: commits offer, relays take. Sliding with room for one, so offers never pile up. */
 export const makeSignal = Queue.sliding<void>(1)
 
-export const runRelay = <R>(
+/**
+ * One round of a relay: claims the due items of its kind and handles each; returns how many it
+ * claimed. `runRelay` repeats it; tests call it directly, under a controlled clock.
+ */
+export const relayRound = <R>(
   options: RelayOptions,
-  handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>,
-  wake: Queue.Dequeue<void>
-): Effect.Effect<never, never, Store | R> =>
+  handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>
+): Effect.Effect<number, StoreError, Store | R> =>
   Effect.gen(function* () {
     const store = yield* Store
+    const retry = (item: OutboxItem, cause: Cause.Cause<unknown>) =>
+      Option.match(scheduledIn(cause), {
+        onSome: (scheduled) =>
+          scheduled._tag === "RetryIn"
+            ? store.failOutbox(item.id, scheduled.error, scheduled.ms, UNLIMITED_ATTEMPTS)
+            : store.failOutbox(item.id, scheduled.error, 0, 0),
+        // The cause may quote a remote answer; keep only that it failed and how often.
+        onNone: () =>
+          store
+            .failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts)
+            .pipe(
+              Effect.zipRight(
+                Effect.logWarning("outbox delivery failed").pipe(
+                  Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
+                )
+              )
+            )
+      })
     const sendOne = (item: OutboxItem) =>
       handle(item).pipe(
         Effect.matchCauseEffect({
@@ -89,36 +129,30 @@ export const runRelay = <R>(
                       )
                     )
                   ),
-              // The cause may quote a remote answer; keep only that it failed and how often.
-              onNone: () =>
-                store
-                  .failOutbox(item.id, "delivery failed", options.backoffMs(item.attempts), options.maxAttempts)
-                  .pipe(
-                    Effect.zipRight(
-                      Effect.logWarning("outbox delivery failed").pipe(
-                        Effect.annotateLogs({ kind: options.kind, id: item.id, attempts: item.attempts })
-                      )
-                    )
-                  )
+              onNone: () => retry(item, cause)
             })
         })
       )
-    const round = Effect.gen(function* () {
-      const items = yield* store.claimOutbox(options.kind, options.batch, options.leaseMs)
-      yield* Effect.forEach(items, sendOne, { concurrency: 16, discard: true })
-      return items.length
-    })
-    return yield* round.pipe(
-      Effect.catchAll((error) =>
-        Effect.logWarning("outbox relay round failed").pipe(
-          Effect.annotateLogs({ kind: options.kind, error: error._tag }),
-          Effect.as(0)
-        )
-      ),
-      // A full batch means more may be waiting: go again at once; otherwise wait for a commit or the poll.
-      Effect.flatMap((sent) =>
-        sent >= options.batch ? Effect.void : Effect.race(Queue.take(wake), Effect.sleep(options.pollInterval))
-      ),
-      Effect.forever
-    )
+    const items = yield* store.claimOutbox(options.kind, options.batch, options.leaseMs)
+    yield* Effect.forEach(items, sendOne, { concurrency: 16, discard: true })
+    return items.length
   })
+
+export const runRelay = <R>(
+  options: RelayOptions,
+  handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>,
+  wake: Queue.Dequeue<void>
+): Effect.Effect<never, never, Store | R> =>
+  relayRound(options, handle).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("outbox relay round failed").pipe(
+        Effect.annotateLogs({ kind: options.kind, error: error._tag }),
+        Effect.as(0)
+      )
+    ),
+    // A full batch means more may be waiting: go again at once; otherwise wait for a commit or the poll.
+    Effect.flatMap((sent) =>
+      sent >= options.batch ? Effect.void : Effect.race(Queue.take(wake), Effect.sleep(options.pollInterval))
+    ),
+    Effect.forever
+  )

@@ -23,7 +23,7 @@ import { commitDeliveries } from "./CommitDeliveries.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
-import { deliverWebhook, WEBHOOK_OUTBOX } from "./Webhooks.js"
+import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
 
 export interface WorkerOptions {
   readonly logOrigin: string

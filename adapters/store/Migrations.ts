@@ -16,6 +16,7 @@ import containment from "./migrations/0007_containment.js"
 import orgConscienceValues from "./migrations/0008_org_conscience_values.js"
 import policies from "./migrations/0009_policies.js"
 import sealedSecrets from "./migrations/0010_sealed_secrets.js"
+import webhookEndpoints from "./migrations/0011_webhook_endpoints.js"
 import sealedFields from "./migrations/0014_sealed_fields.js"
 import { transaction } from "./Transaction.js"
 
@@ -33,6 +34,7 @@ export const migrationNames = [
   "0008_org_conscience_values",
   "0009_policies",
   "0010_sealed_secrets",
+  "0011_webhook_endpoints",
   "0014_sealed_fields"
 ] as const
 
@@ -47,6 +49,7 @@ export const migrations = Migrator.fromRecord({
   "0008_org_conscience_values": orgConscienceValues,
   "0009_policies": policies,
   "0010_sealed_secrets": sealedSecrets,
+  "0011_webhook_endpoints": webhookEndpoints,
   "0014_sealed_fields": sealedFields
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

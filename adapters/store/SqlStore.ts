@@ -47,6 +47,7 @@ import {
   traceFields
 } from "./SealedFields.js"
 import { transaction } from "./Transaction.js"
+import { WebhookRepo } from "./WebhookRepo.js"
 import { openWebhookSecret, sealWebhookSecret } from "./WebhookSecrets.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 
@@ -475,5 +476,12 @@ export const make = Effect.gen(function* () {
   })
 })
 
-/** The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase). */
-export const layer: Layer.Layer<Store, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(Store, make)
+/**
+ * The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase).
+ * With it, the webhook endpoints' repository (WebhookRepo.ts), on the same client and key: wherever
+ * there is a store, deliveries can be fanned out and sent.
+ */
+export const layer: Layer.Layer<Store | WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.merge(
+  Layer.effect(Store, make),
+  WebhookRepo.layer
+)

@@ -4,6 +4,9 @@
  * does not open there, and opened only when a delivery is signed. Rows stored before migration
  * 0010 still hold a clear `legacy_secret`: `sealLegacySecrets` seals them when a process opens the
  * store, and until then they are read as they are.
+ *
+ * During a rotation (migration 0011) the previous secret keeps signing beside the new one for a
+ * while: it is sealed too, under its own additional data, so it cannot be swapped with the current one.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -17,6 +20,19 @@ export const webhookSecretAad = (registrationId: string): string => `webhooks.se
 
 export const sealWebhookSecret = (key: SecretKey, registrationId: string, secret: string): string =>
   seal(key, secret, webhookSecretAad(registrationId))
+
+/** The additional data of an endpoint's previous secret (kept for a while after a rotation). */
+export const previousSecretAad = (registrationId: string): string => `webhooks.previous_secret:${registrationId}`
+
+export const sealPreviousSecret = (key: SecretKey, registrationId: string, secret: string): string =>
+  seal(key, secret, previousSecretAad(registrationId))
+
+/** The previous secret of a row, or undefined when it does not open (never fatal: the current one still signs). */
+export const openPreviousSecret = (
+  keys: ReadonlyArray<SecretKey>,
+  registrationId: string,
+  sealed: string
+): string | undefined => open(keys, sealed, previousSecretAad(registrationId))
 
 /** A stored secret this process cannot open; the message names the row and the key, never a secret. */
 export class WebhookSecretUnreadable extends Data.TaggedError("WebhookSecretUnreadable")<{
@@ -91,12 +107,24 @@ export const resealWebhookSecrets = (
   transaction(
     sql,
     Effect.gen(function* () {
-      const rows = yield* sql<SecretColumns>`
-        select registration_id, secret_sealed, legacy_secret from webhooks order by registration_id for update`
+      const rows = yield* sql<SecretColumns & { previous_secret_sealed: string | null }>`
+        select registration_id, secret_sealed, legacy_secret, previous_secret_sealed
+        from webhooks order by registration_id for update`
       for (const row of rows) {
         const secret = yield* openWebhookSecret(from, row)
+        // The previous secret of a rotation: re-sealed too, or it would stay under the old key.
+        let previous: string | null = null
+        if (row.previous_secret_sealed !== null) {
+          const clear = openPreviousSecret(from, row.registration_id, row.previous_secret_sealed)
+          if (clear === undefined)
+            return yield* new WebhookSecretUnreadable({
+              message: `the previous secret of webhook ${row.registration_id} does not open under the current keys`
+            })
+          previous = sealPreviousSecret(to, row.registration_id, clear)
+        }
         yield* sql`
-          update webhooks set secret_sealed = ${sealWebhookSecret(to, row.registration_id, secret)}, legacy_secret = null
+          update webhooks set secret_sealed = ${sealWebhookSecret(to, row.registration_id, secret)}, legacy_secret = null,
+            previous_secret_sealed = ${previous}
           where registration_id = ${row.registration_id}`
       }
       return rows.length

@@ -33,7 +33,13 @@ export const GOVERNANCE_ACTIONS = [
   "conscience.activate",
   "conscience.deactivate",
   "conscience.reorder",
-  "conscience.mode_change"
+  "conscience.mode_change",
+  // webhook endpoints, on the organization's or the agent's log (never holding a secret)
+  "webhook.create",
+  "webhook.update",
+  "webhook.delete",
+  "webhook.rotate_secret",
+  "webhook.redeliver"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type

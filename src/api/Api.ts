@@ -34,6 +34,7 @@ import { WebhookEventTypesApi } from "./groups/WebhookEventTypes.js"
 import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 import { ExportApi } from "./groups/Export.js"
+import { WebhooksApi } from "./groups/Webhooks.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -58,6 +59,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(VerificationApi)
   .add(GovernanceLogsApi)
   .add(PoliciesApi)
+  .add(WebhooksApi)
   .add(WebhookEventTypesApi)
   .add(ContainmentApi)
   .add(OrgConscienceApi)

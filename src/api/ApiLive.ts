@@ -43,6 +43,7 @@ import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
 import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
 import { PoliciesLive } from "./handlers/Policies.js"
 import { WebhookEventTypesLive } from "./handlers/WebhookEventTypes.js"
+import { WebhooksLive } from "./handlers/Webhooks.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
@@ -92,6 +93,7 @@ const HandlersLive = Layer.mergeAll(
   PoliciesLive,
   OrgConscienceLive,
   WebhookEventTypesLive,
+  WebhooksLive,
   ExportLive
 ).pipe(
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.

@@ -15,6 +15,9 @@ import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { Store } from "../../adapters/store/Store.js"
+import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../adapters/store/WebhookRepo.js"
+import { newEnvelope } from "../../core/Events.js"
+import { fanOutEvent } from "../../streams/WebhookFanOut.js"
 import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../core/Governance.js"
 import { CandorApi } from "../../src/api/Api.js"
 import { cardFor, seed } from "./AgentData.js"
@@ -34,7 +37,11 @@ interface Row {
   /** The declared route template, to check every route of the API is in the table. */
   readonly route: string
   /** A fresh target per call for routes that change what they touch. */
-  readonly target: Effect.Effect<Target, never, ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog>
+  readonly target: Effect.Effect<
+    Target,
+    never,
+    ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog | WebhookRepo
+  >
   /** Callers that must succeed (2xx); every other one must get 403 or 404. */
   readonly allowed: ReadonlyArray<Caller>
   /** The intended caller, which must succeed too. */
@@ -90,6 +97,100 @@ const freshConscienceValue = Effect.gen(function* () {
   })
   return `/v1/orgs/${orgId}/conscience-values/${created.body.value_id}`
 })
+
+/** A webhook endpoint (made with the service-role key) of a fresh organization or a fresh agent of the fixtures' one, with one delivery. */
+const freshWebhook = (scope: "org" | "agent") =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const { orgId, owner } = api.fixtures
+    const fresh = scope === "org" ? yield* freshOrg : yield* api.claimAgent({ userId: owner.userId, orgId })
+    const root = scope === "org" ? `/v1/orgs/${fresh}` : `/v1/agents/${fresh}`
+    const created = yield* api.call("POST", `${root}/webhooks`, {
+      token: api.serviceRoleKey,
+      body: { url: "http://127.0.0.1:9/hook", event_types: [] }
+    })
+    if (created.status !== 201) return yield* Effect.dieMessage(`POST ${root}/webhooks: ${created.status}`)
+    yield* Effect.orDie(
+      fanOutEvent(
+        newEnvelope({
+          type: "agent.paused",
+          source: randomUUID(),
+          org_id: scope === "org" ? fresh : orgId,
+          ...(scope === "agent" ? { agent_id: fresh } : {}),
+          created_at: new Date(),
+          data: {}
+        })
+      )
+    )
+    const owned = scope === "org" ? orgEndpointOwner(fresh) : agentEndpointOwner(fresh)
+    const page = yield* Effect.orDie((yield* WebhookRepo).deliveries(owned, { limit: 1, offset: 0 }))
+    return { root, endpoint: `${root}/webhooks/${created.body.endpoint_id}`, delivery: page.items[0]!.delivery_id }
+  })
+
+/** The webhook routes of one owner: Owner and Admin (and the service-role key) only. */
+const webhookRows = (scope: "org" | "agent"): ReadonlyArray<Row> => {
+  const root = scope === "org" ? "/v1/orgs/:org_id" : "/v1/agents/:agent_id"
+  const fixedRoot = (f: Harness.Fixtures) => (scope === "org" ? `/v1/orgs/${f.orgId}` : `/v1/agents/${f.orgAgent}`)
+  const onFresh = (path: (w: { root: string; endpoint: string; delivery: string }) => string, body?: unknown) =>
+    Effect.map(freshWebhook(scope), (w): Target => ({ path: path(w), ...(body === undefined ? {} : { body }) }))
+  const row = (method: Row["method"], route: string, target: Row["target"]): Row => ({
+    method,
+    route: `${root}${route}`,
+    target,
+    allowed: ["service"],
+    intended: "admin"
+  })
+  return [
+    row(
+      "GET",
+      "/webhooks",
+      fixed((f) => `${fixedRoot(f)}/webhooks`)
+    ),
+    row(
+      "POST",
+      "/webhooks",
+      Effect.map(freshWebhook(scope), (w) => ({
+        path: `${w.root}/webhooks`,
+        body: { url: "http://127.0.0.1:9/hook", event_types: ["agent.paused"] }
+      }))
+    ),
+    row(
+      "GET",
+      "/webhooks/deliveries",
+      fixed((f) => `${fixedRoot(f)}/webhooks/deliveries`)
+    ),
+    row(
+      "POST",
+      "/webhooks/deliveries/:delivery_id/redeliver",
+      onFresh((w) => `${w.root}/webhooks/deliveries/${w.delivery}/redeliver`)
+    ),
+    row(
+      "GET",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint)
+    ),
+    row(
+      "PATCH",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint, { description: "changed" })
+    ),
+    row(
+      "DELETE",
+      "/webhooks/:endpoint_id",
+      onFresh((w) => w.endpoint)
+    ),
+    row(
+      "POST",
+      "/webhooks/:endpoint_id/rotate-secret",
+      onFresh((w) => `${w.endpoint}/rotate-secret`)
+    ),
+    row(
+      "POST",
+      "/webhooks/:endpoint_id/test",
+      onFresh((w) => `${w.endpoint}/test`)
+    )
+  ]
+}
 
 const ALL: ReadonlyArray<Caller> = CALLERS
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
@@ -441,6 +542,9 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "service"
   },
+  // ---- webhook endpoints ----
+  ...webhookRows("org"),
+  ...webhookRows("agent"),
   // ---- tool policies ----
   {
     method: "GET",
@@ -724,7 +828,8 @@ const credentials = (api: ApiHarness["Type"], memberKey: string) => ({
   admin: { token: api.fixtures.admin.token }
 })
 
-layer(Harness.layer(), { timeout: "120 seconds" })("security", (it) => {
+// Webhook receivers on 127.0.0.1 (the rows' endpoints): CANDOR_WEBHOOK_ALLOW_PRIVATE on.
+layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })("security", (it) => {
   it.effect("the table covers every authenticated route of the API", () =>
     Effect.sync(() => {
       const inTable = new Set(ROWS.map((row) => `${row.method} ${row.route}`))

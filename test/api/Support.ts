@@ -49,6 +49,8 @@ import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
+import type { WebhookRepo } from "../../adapters/store/WebhookRepo.js"
+import { WebhookNetwork } from "../../adapters/webhooks/WebhookUrlGuard.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import type { OrgRole } from "../../core/schema/Organization.js"
 import { generateSigningKey } from "../../core/Signing.js"
@@ -281,12 +283,14 @@ export interface HarnessOptions {
   readonly agentState?: Layer.Layer<AgentState>
   readonly planRates?: Readonly<Record<string, number>>
   readonly maxBodyBytes?: number
+  /** CANDOR_WEBHOOK_ALLOW_PRIVATE (default off): webhook receivers on 127.0.0.1 over http. */
+  readonly webhookAllowPrivate?: boolean
 }
 
 /** The migrated database and the store on it, with the key its sealed fields are under (the API's reads open them too). */
 const storeLayer = (
   client: Layer.Layer<SqlClient.SqlClient, unknown>
-): Layer.Layer<Store | SqlClient.SqlClient | SecretKeys.SecretKeys> =>
+): Layer.Layer<Store | WebhookRepo | SqlClient.SqlClient | SecretKeys.SecretKeys> =>
   SqlStore.layer.pipe(
     Layer.provideMerge(SecretKeys.layerEphemeral),
     Layer.provideMerge(StoreDatabase.migrated(client)),
@@ -322,7 +326,10 @@ export const layer = (options: HarnessOptions = {}) => {
   const served = HttpLayerRouter.serve(
     Layer.mergeAll(api, NotFoundLive, HealthRoutes.pipe(Layer.provide(readiness)), metrics, RequestMetricsLive),
     { disableLogger: true, disableListenLog: true }
-  ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })))
+  ).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+    Layer.provide(Layer.succeed(WebhookNetwork, { allowPrivate: options.webhookAllowPrivate ?? false }))
+  )
   return Layer.effect(ApiHarness, make(secret, serviceRoleKey)).pipe(
     Layer.provideMerge(served),
     Layer.provideMerge(ApiLive.IdentityLive),

@@ -117,6 +117,7 @@ describe("config", () => {
       "SERVICE_ROLE_KEY",
       "SIGNING_KEY",
       "CANDOR_SECRET_KEY",
+      "CANDOR_WEBHOOK_ALLOW_PRIVATE",
       "CANDOR_LOG_ORIGIN",
       "LOG_LEVEL"
     ])

@@ -1,6 +1,6 @@
 /**
  * `candor keys rotate-secret-key`: every stored secret re-sealed under a new key in one
- * transaction; the old key opens nothing afterwards. On the embedded default the key file ends
+ * transaction (an endpoint's previous secret of a rotation too); the old key opens nothing afterwards. On the embedded default the key file ends
  * with the new key alone; with CANDOR_SECRET_KEY the new key is announced (once) and no file written.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -18,7 +18,8 @@ import { rotateSecretKey } from "../../../adapters/keys/SecretRotation.js"
 import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
-import { webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
+import { orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
+import { previousSecretAad, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-kek-"))),
@@ -113,6 +114,38 @@ describe("rotate-secret-key", () => {
       expect(yield* opensUnder([old])).toBe(false)
       expect(yield* opensUnder(announced)).toBe(true)
       expect(existsSync(join(dataDir, SecretKeys.SECRET_KEY_FILE))).toBe(false)
+    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+  )
+
+  it.scoped("re-seals an endpoint's previous secret (a rotation in progress) with its current one", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* tempDir
+      const sql = yield* SqlClient.SqlClient
+      const old = generateSecretKey()
+      const at = new Date(Date.UTC(2026, 10, 1))
+      const owner = orgEndpointOwner("org_rotate")
+      const repoUnder = (key: SecretKey) =>
+        WebhookRepo.pipe(Effect.provide(WebhookRepo.layer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
+      const before = yield* repoUnder(old)
+      const endpoint = yield* before.create(
+        owner,
+        { url: "https://receiver.example/e", description: "", event_types: [], agent_ids: [] },
+        "whsec_first",
+        at
+      )
+      yield* before.rotate(owner, endpoint.endpoint_id, "whsec_second", new Date(at.getTime() + 86_400_000), at)
+      const announced: Array<SecretKey> = []
+      yield* rotateSecretKey({
+        secretKey: Option.some(Redacted.make(formatSecretKey(old))),
+        dataDir,
+        sql,
+        announce: (key) => Effect.sync(() => announced.push(key))
+      })
+      const [row] = yield* sql<{ previous_secret_sealed: string }>`
+        select previous_secret_sealed from webhooks where registration_id = ${endpoint.endpoint_id}`
+      expect(open([old], row!.previous_secret_sealed, previousSecretAad(endpoint.endpoint_id))).toBeUndefined()
+      const after = yield* repoUnder(announced[0]!)
+      expect(yield* after.secrets(endpoint.endpoint_id, at)).toEqual(["whsec_second", "whsec_first"])
     }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
   )
 

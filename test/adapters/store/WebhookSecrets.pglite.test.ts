@@ -19,6 +19,7 @@ import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
 import { Store, type WebhookRegistration } from "../../../adapters/store/Store.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
+import { orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { sealLegacySecrets, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
 
@@ -68,6 +69,38 @@ describe("webhook secrets at rest (PGlite)", () => {
         const store = yield* Store
         expect(yield* store.getWebhook(first.registration_id)).toEqual(rotated)
         expect(yield* store.getWebhook(second.registration_id)).toEqual(second)
+      }).pipe(Effect.provide(serveLike))
+    })
+  )
+
+  it.scoped("an endpoint's current and previous secrets (after a rotation) are in no file of the data dir", () =>
+    Effect.gen(function* () {
+      const dataDir = yield* tempDir
+      const serveLike = StoreDatabase.layer({ databaseUrl: Option.none(), dataDir }).pipe(
+        Layer.provideMerge(SecretKeys.layer({ secretKey: Option.none(), dataDir })),
+        Layer.provide(NodeFileSystem.layer)
+      )
+      const first = `whsec_${randomBytes(32).toString("base64url")}`
+      const second = `whsec_${randomBytes(32).toString("base64url")}`
+      const at = new Date(Date.UTC(2026, 10, 1))
+      const url = `https://receiver-${randomBytes(6).toString("hex")}.example/hook`
+      const owner = orgEndpointOwner("org_secrets")
+      const endpointId = yield* Effect.gen(function* () {
+        const repo = yield* WebhookRepo
+        const endpoint = yield* repo.create(owner, { url, description: "", event_types: [], agent_ids: [] }, first, at)
+        yield* repo.rotate(owner, endpoint.endpoint_id, second, new Date(at.getTime() + 86_400_000), at)
+        expect(yield* repo.secrets(endpoint.endpoint_id, at)).toEqual([second, first])
+        return endpoint.endpoint_id
+      }).pipe(Effect.provide(serveLike))
+
+      expect(filesHolding(join(dataDir, "pg"), [Buffer.from(url)]).length).toBeGreaterThan(0)
+      for (const secret of [first, second]) expect(filesHolding(dataDir, spellings(secret))).toEqual([])
+
+      // After a restart both still open; past the expiry only the new one signs.
+      yield* Effect.gen(function* () {
+        const repo = yield* WebhookRepo
+        expect(yield* repo.secrets(endpointId, at)).toEqual([second, first])
+        expect(yield* repo.secrets(endpointId, new Date(at.getTime() + 86_400_001))).toEqual([second])
       }).pipe(Effect.provide(serveLike))
     })
   )

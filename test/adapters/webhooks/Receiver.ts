@@ -1,7 +1,7 @@
 /**
  * A webhook receiver on a loopback port for tests: records every request (headers and raw body)
- * and answers with the status its `respond` function gives for the n-th request (from 1), or never
- * answers (`"hang"`). Closed, hanging connections included, when the scope closes.
+ * and answers with the status (and headers) its `respond` function gives for the n-th request (from
+ * 1), or never answers (`"hang"`). Closed, hanging connections included, when the scope closes.
  */
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -24,7 +24,10 @@ export interface Receiver {
   readonly take: Effect.Effect<ReceivedRequest>
 }
 
-export const makeReceiver = (respond: (n: number) => number | "hang"): Effect.Effect<Receiver, never, Scope.Scope> =>
+/** A status, a status with headers (`Retry-After`), or no answer at all. */
+export type Answer = number | { readonly status: number; readonly headers: Record<string, string> } | "hang"
+
+export const makeReceiver = (respond: (n: number) => Answer): Effect.Effect<Receiver, never, Scope.Scope> =>
   Effect.gen(function* () {
     const received: Array<ReceivedRequest> = []
     const queue = yield* Queue.unbounded<ReceivedRequest>()
@@ -40,8 +43,10 @@ export const makeReceiver = (respond: (n: number) => number | "hang"): Effect.Ef
         }
         received.push(entry)
         Queue.unsafeOffer(queue, entry)
-        const status = respond(received.length)
-        if (status !== "hang") response.writeHead(status, { "content-type": "text/plain" }).end(`answer ${status}`)
+        const answer = respond(received.length)
+        if (answer === "hang") return
+        const { status, headers } = typeof answer === "number" ? { status: answer, headers: {} } : answer
+        response.writeHead(status, { "content-type": "text/plain", ...headers }).end(`answer ${status}`)
       })
     })
     const port = yield* Effect.acquireRelease(

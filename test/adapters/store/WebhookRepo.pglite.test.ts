@@ -1,0 +1,23 @@
+/** The webhook repository on PGlite (cases in WebhookRepoCases.ts). */
+import { describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
+import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
+import * as SqlStore from "../../../adapters/store/SqlStore.js"
+import { migrated } from "../../../adapters/store/StoreDatabase.js"
+import { endpointsAndDeliveries, legacyEventNamesFolded } from "./WebhookRepoCases.js"
+
+const Db = SqlStore.layer.pipe(
+  Layer.provide(SecretKeys.layerEphemeral),
+  Layer.provideMerge(migrated(PgliteClient.layer()))
+)
+
+describe("WebhookRepo (PGlite)", () => {
+  it.effect("endpoints, candidates, deliveries, redelivery, disabling", () =>
+    endpointsAndDeliveries.pipe(Effect.provide(Db))
+  )
+  it.effect("migration 0011 folds the older event names into the catalogue's", () =>
+    legacyEventNamesFolded.pipe(Effect.provide(Db))
+  )
+})
