@@ -14,7 +14,7 @@
  * - `<ciphertext and tag>`: the ciphertext followed by the 128-bit GCM tag; both base64url, unpadded.
  *
  * The additional data authenticated with the ciphertext is the header (`v1.<kek id>`) and the
- * caller's `aad`, which names the row the value belongs to (`webhooks.secret:<registration_id>`):
+ * caller's `aad`, which names the row the value belongs to (`webhooks.secret:<endpoint id>`):
  * a sealed value copied into another row, or a header edited to name another key, does not open.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"

@@ -33,9 +33,7 @@ import {
   type OutboxItem,
   Store,
   StoreError,
-  storeError,
-  type WebhookRegistration,
-  type WebhookSubscription
+  storeError
 } from "./Store.js"
 import {
   certificateFields,
@@ -48,30 +46,11 @@ import {
 } from "./SealedFields.js"
 import { transaction } from "./Transaction.js"
 import { WebhookRepo } from "./WebhookRepo.js"
-import { openWebhookSecret, sealWebhookSecret } from "./WebhookSecrets.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 
 /** Bodies of the rows, in the order the query returned them. */
 const bodies = <A>(rows: ReadonlyArray<{ readonly body: unknown }>): ReadonlyArray<A> =>
   rows.map((row) => row.body as A)
-
-interface WebhookRow {
-  readonly registration_id: string
-  readonly agent_id: string
-  readonly callback_url: string
-  readonly events: ReadonlyArray<string>
-  readonly active: boolean
-  readonly created_at: unknown
-}
-
-const subscriptionOf = (row: WebhookRow): WebhookSubscription => ({
-  registration_id: row.registration_id,
-  agent_id: row.agent_id,
-  callback_url: row.callback_url,
-  events: row.events,
-  active: row.active,
-  created_at: toIso(row.created_at)
-})
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -292,16 +271,6 @@ export const make = Effect.gen(function* () {
       storeError("enforcementRecords")
     )
 
-  const putWebhook = (registration: WebhookRegistration): Effect.Effect<void, StoreError> =>
-    sql`
-      insert into webhooks (registration_id, agent_id, callback_url, secret_sealed, events, active, created_at)
-      values (${registration.registration_id}, ${registration.agent_id}, ${registration.callback_url},
-              ${sealWebhookSecret(secretKeys.active, registration.registration_id, registration.secret)},
-              ${json(registration.events)}::jsonb, ${registration.active}, ${registration.created_at}::timestamptz)
-      on conflict (registration_id) do update set
-        callback_url = excluded.callback_url, secret_sealed = excluded.secret_sealed, legacy_secret = null,
-        events = excluded.events, active = excluded.active`.pipe(Effect.asVoid, storeError("putWebhook"))
-
   /** Rows past the retention of the agent's active card; agents without a card keep everything. */
   const purgeExpired = (now: Date): Effect.Effect<number, StoreError> => {
     const at = now.toISOString()
@@ -426,36 +395,6 @@ export const make = Effect.gen(function* () {
     appendContainmentLog,
     containmentLog,
     enforcementRecords,
-
-    putWebhook,
-    webhooksFor: (agentId) =>
-      sql<WebhookRow>`
-        select registration_id, agent_id, callback_url, events, active, created_at
-        from webhooks where agent_id = ${agentId} and active
-        order by created_at, registration_id`.pipe(
-        Effect.map((rows) => rows.map(subscriptionOf)),
-        storeError("webhooksFor")
-      ),
-    getWebhook: (registrationId) =>
-      sql<WebhookRow & { secret_sealed: string | null; legacy_secret: string | null }>`
-        select registration_id, agent_id, callback_url, events, active, created_at, secret_sealed, legacy_secret
-        from webhooks where registration_id = ${registrationId}`.pipe(
-        Effect.mapError((cause) => new StoreError({ operation: "getWebhook", cause })),
-        Effect.flatMap(([row]) =>
-          row === undefined
-            ? Effect.succeed(undefined)
-            : openWebhookSecret(secretKeys.all, row).pipe(
-                Effect.map((secret): WebhookRegistration => ({ ...subscriptionOf(row), secret })),
-                Effect.mapError((cause) => new StoreError({ operation: "getWebhook", cause }))
-              )
-        )
-      ),
-    deleteWebhook: (registrationId) =>
-      sql<{ registration_id: string }>`
-        delete from webhooks where registration_id = ${registrationId} returning registration_id`.pipe(
-        Effect.map((rows) => rows.length > 0),
-        storeError("deleteWebhook")
-      ),
 
     enqueueOutbox: (drafts) =>
       drafts.length === 0

@@ -175,27 +175,6 @@ export interface ContainmentLogEntry {
   readonly created_at: string
 }
 
-/**
- * A webhook registration. The secret signs every delivery (core/WebhookSignature.ts) and is read
- * at send time, so a rotated secret applies to pending retries too; it is never written elsewhere,
- * and is stored sealed under the key-encryption key (adapters/store/WebhookSecrets.ts).
- */
-export interface WebhookRegistration {
-  /** `reg-<uuid>`. */
-  readonly registration_id: string
-  readonly agent_id: string
-  readonly callback_url: string
-  readonly secret: string
-  /** Event names the endpoint receives (`verdict`, `drift_alert`, `containment`, `agent.paused`, …). */
-  readonly events: ReadonlyArray<string>
-  readonly active: boolean
-  /** RFC 3339. */
-  readonly created_at: string
-}
-
-/** A registration without its secret: what the actors address drafts to (only the relay opens the secret). */
-export type WebhookSubscription = Omit<WebhookRegistration, "secret">
-
 export class Store extends Context.Tag("candor/adapters/store/Store")<
   Store,
   {
@@ -293,16 +272,6 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       agentId: string,
       limit: number
     ) => Effect.Effect<ReadonlyArray<EnforcementRecord>, StoreError>
-
-    // ---- webhook registrations ----
-    /** Inserts, or replaces the registration with the same id (URL, secret, events, active). */
-    readonly putWebhook: (registration: WebhookRegistration) => Effect.Effect<void, StoreError>
-    /** The agent's active registrations, oldest first, without their secrets. */
-    readonly webhooksFor: (agentId: string) => Effect.Effect<ReadonlyArray<WebhookSubscription>, StoreError>
-    /** With its secret opened; a secret this process cannot open fails (`WebhookSecretUnreadable` as the cause). */
-    readonly getWebhook: (registrationId: string) => Effect.Effect<WebhookRegistration | undefined, StoreError>
-    /** Whether there was one to delete. */
-    readonly deleteWebhook: (registrationId: string) => Effect.Effect<boolean, StoreError>
 
     // ---- outbox ----
     /**

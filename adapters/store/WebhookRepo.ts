@@ -32,7 +32,7 @@ export const orgEndpointOwner = (orgId: string): EndpointOwner => ({ scope: "org
 export const agentEndpointOwner = (agentId: string): EndpointOwner => ({ scope: "agent", id: agentId })
 
 export interface WebhookEndpoint {
-  /** `whe-<uuid>` (`reg-<uuid>` for registrations stored before 0011). */
+  /** `whe-<uuid>` (`reg-<uuid>` for the per-agent webhooks stored before 0011). */
   readonly endpoint_id: string
   readonly owner: EndpointOwner
   readonly url: string

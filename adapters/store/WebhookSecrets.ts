@@ -1,9 +1,10 @@
 /**
- * Webhook signing secrets at rest: sealed under the active key-encryption key (core/SecretBox.ts)
- * before they reach SQL, bound to their registration id so a sealed value copied to another row
- * does not open there, and opened only when a delivery is signed. Rows stored before migration
- * 0010 still hold a clear `legacy_secret`: `sealLegacySecrets` seals them when a process opens the
- * store, and until then they are read as they are.
+ * Webhook endpoint signing secrets at rest: sealed under the active key-encryption key
+ * (core/SecretBox.ts) before they reach SQL, bound to their endpoint id (the `registration_id`
+ * column, a name kept from migration 0002) so a sealed value copied to another row does not open
+ * there, and opened only when a delivery is signed (WebhookRepo.ts, `secrets`). Rows stored before
+ * migration 0010 still hold a clear `legacy_secret`: `sealLegacySecrets` seals them when a process
+ * opens the store, and until then they are read as they are.
  *
  * During a rotation (migration 0011) the previous secret keeps signing beside the new one for a
  * while: it is sealed too, under its own additional data, so it cannot be swapped with the current one.
@@ -15,24 +16,24 @@ import * as Effect from "effect/Effect"
 import { open, seal, sealedKeyId, type SecretKey } from "../../core/SecretBox.js"
 import { transaction } from "./Transaction.js"
 
-/** The additional data of a webhook's secret: the column and the row. */
-export const webhookSecretAad = (registrationId: string): string => `webhooks.secret:${registrationId}`
+/** The additional data of an endpoint's secret: the column and the row. */
+export const webhookSecretAad = (endpointId: string): string => `webhooks.secret:${endpointId}`
 
-export const sealWebhookSecret = (key: SecretKey, registrationId: string, secret: string): string =>
-  seal(key, secret, webhookSecretAad(registrationId))
+export const sealWebhookSecret = (key: SecretKey, endpointId: string, secret: string): string =>
+  seal(key, secret, webhookSecretAad(endpointId))
 
 /** The additional data of an endpoint's previous secret (kept for a while after a rotation). */
-export const previousSecretAad = (registrationId: string): string => `webhooks.previous_secret:${registrationId}`
+export const previousSecretAad = (endpointId: string): string => `webhooks.previous_secret:${endpointId}`
 
-export const sealPreviousSecret = (key: SecretKey, registrationId: string, secret: string): string =>
-  seal(key, secret, previousSecretAad(registrationId))
+export const sealPreviousSecret = (key: SecretKey, endpointId: string, secret: string): string =>
+  seal(key, secret, previousSecretAad(endpointId))
 
 /** The previous secret of a row, or undefined when it does not open (never fatal: the current one still signs). */
 export const openPreviousSecret = (
   keys: ReadonlyArray<SecretKey>,
-  registrationId: string,
+  endpointId: string,
   sealed: string
-): string | undefined => open(keys, sealed, previousSecretAad(registrationId))
+): string | undefined => open(keys, sealed, previousSecretAad(endpointId))
 
 /** A stored secret this process cannot open; the message names the row and the key, never a secret. */
 export class WebhookSecretUnreadable extends Data.TaggedError("WebhookSecretUnreadable")<{
@@ -52,7 +53,9 @@ export const openWebhookSecret = (
 ): Effect.Effect<string, WebhookSecretUnreadable> => {
   if (row.secret_sealed === null) {
     return row.legacy_secret === null
-      ? Effect.fail(new WebhookSecretUnreadable({ message: `webhook ${row.registration_id} has no stored secret` }))
+      ? Effect.fail(
+          new WebhookSecretUnreadable({ message: `webhook endpoint ${row.registration_id} has no stored secret` })
+        )
       : Effect.succeed(row.legacy_secret)
   }
   const secret = open(keys, row.secret_sealed, webhookSecretAad(row.registration_id))
@@ -63,10 +66,10 @@ export const openWebhookSecret = (
     new WebhookSecretUnreadable({
       message:
         keyId === undefined
-          ? `the secret of webhook ${row.registration_id} is not a sealed value of a known format`
+          ? `the secret of webhook endpoint ${row.registration_id} is not a sealed value of a known format`
           : held
-            ? `the secret of webhook ${row.registration_id} does not open under key ${keyId}: altered, or moved from another row`
-            : `the secret of webhook ${row.registration_id} is sealed under key ${keyId}, which this process does not hold (CANDOR_SECRET_KEY must be the same on every process)`
+            ? `the secret of webhook endpoint ${row.registration_id} does not open under key ${keyId}: altered, or moved from another row`
+            : `the secret of webhook endpoint ${row.registration_id} is sealed under key ${keyId}, which this process does not hold (CANDOR_SECRET_KEY must be the same on every process)`
     })
   )
 }
@@ -118,7 +121,7 @@ export const resealWebhookSecrets = (
           const clear = openPreviousSecret(from, row.registration_id, row.previous_secret_sealed)
           if (clear === undefined)
             return yield* new WebhookSecretUnreadable({
-              message: `the previous secret of webhook ${row.registration_id} does not open under the current keys`
+              message: `the previous secret of webhook endpoint ${row.registration_id} does not open under the current keys`
             })
           previous = sealPreviousSecret(to, row.registration_id, clear)
         }

@@ -8,7 +8,7 @@
  * link-local (169.254/16, fe80::/10, which holds the metadata address 169.254.169.254), CGNAT
  * (100.64/10), unspecified, multicast, reserved, or fd00:ec2::254. The check runs when an endpoint
  * is stored and again when each delivery connects (`guardedLookup`), so a name that resolves to a
- * public address at registration and to a private one later (DNS rebinding) is still refused.
+ * public address when the endpoint is stored and to a private one later (DNS rebinding) is still refused.
  *
  * `CANDOR_WEBHOOK_ALLOW_PRIVATE=true` lifts all of it (http and private addresses), for development
  * and tests with receivers on 127.0.0.1.

@@ -5,7 +5,8 @@
  *   scope would be a nullable `org_id` beside `agent_id`). `events` is a JSON array of event names.
  *   The secret is kept because every delivery is signed with it at send time; it never leaves this
  *   table (outbox payloads name the registration, not the secret).
- *   0010_sealed_secrets seals it at rest under a key-encryption key.
+ *   0010_sealed_secrets seals it at rest under a key-encryption key; 0011_webhook_endpoints makes
+ *   these rows webhook endpoints.
  * - `enforcement_records`: a decision (a pause, later a nudge or a block) is recorded once per
  *   checkpoint and action, so an outbox item handled twice (a crash between the handler and its
  *   completion) leaves one record. Rows without a checkpoint are never deduplicated (NULLs are distinct).

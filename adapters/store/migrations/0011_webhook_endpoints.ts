@@ -1,5 +1,5 @@
 /**
- * Webhook registrations become endpoints (the webhook endpoints API, adapters/store/WebhookRepo.ts),
+ * The per-agent webhooks of 0002 become endpoints (the webhook endpoints API, adapters/store/WebhookRepo.ts),
  * and every delivery is a row.
  *
  * - `webhooks` keeps its columns (`registration_id` is the endpoint id, `callback_url` the URL,
@@ -7,7 +7,7 @@
  *   (`org_id` for an organization's endpoint, `agent_id` alone for an agent's), a description, an
  *   agent filter, why it was disabled, its consecutive failed attempts, the previous secret of a
  *   rotation (sealed like the current one) with its expiry, and `updated_at`.
- * - The event names of the older registrations are folded into the catalogue's
+ * - The event names of the older per-agent webhooks are folded into the catalogue's
  *   (core/schema/WebhookEvents.ts): `verdict` into `verdict.boundary_violation` and
  *   `verdict.review_needed`, `drift_alert` into `drift.detected`, `containment` into `agent.paused`.
  * - `webhook_deliveries`: one row per endpoint and event (unique), holding the envelope it sends,
@@ -19,7 +19,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
-/** The older registrations' event names as the catalogue's (idempotent: rows without them are untouched). */
+/** The older per-agent webhooks' event names as the catalogue's (idempotent: rows without them are untouched). */
 export const FOLD_LEGACY_EVENT_NAMES = `
 update webhooks set events = (
   select coalesce(jsonb_agg(name order by name), '[]'::jsonb) from (

@@ -1,7 +1,8 @@
 /**
- * `candor keys rotate-secret-key`: every stored secret re-sealed under a new key in one
- * transaction (an endpoint's previous secret of a rotation too); the old key opens nothing afterwards. On the embedded default the key file ends
- * with the new key alone; with CANDOR_SECRET_KEY the new key is announced (once) and no file written.
+ * `candor keys rotate-secret-key`: every stored webhook endpoint secret re-sealed under a new key in
+ * one transaction (an endpoint's previous secret of a rotation too); the old key opens nothing
+ * afterwards. On the embedded default the key file ends with the new key alone; with
+ * CANDOR_SECRET_KEY the new key is announced (once) and no file written.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
@@ -16,7 +17,6 @@ import { formatSecretKey, generateSecretKey, open, type SecretKey, seal } from "
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 import { rotateSecretKey } from "../../../adapters/keys/SecretRotation.js"
 import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
-import * as SqlStore from "../../../adapters/store/SqlStore.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { previousSecretAad, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
@@ -26,37 +26,44 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
-const registration = (n: number) => ({
-  registration_id: `reg-rotate-${n}`,
-  agent_id: "agent-rotate",
-  callback_url: `https://receiver.example/${n}`,
-  secret: `whsec-rotate-${n}-`.padEnd(40, "x"),
-  events: ["verdict"],
-  active: true,
-  created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, n)).toISOString()
-})
+const at = new Date(Date.UTC(2026, 10, 1))
+const owner = orgEndpointOwner("org_rotate")
 
-/** Stores two registrations sealed under `keys`' active key; returns their secrets. */
+/** The repository on the migrated database at hand, sealing under `key` (and opening with it). */
+const repoUnder = (key: SecretKey) =>
+  WebhookRepo.pipe(Effect.provide(WebhookRepo.layer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
+
+interface Stored {
+  readonly endpointId: string
+  readonly secret: string
+}
+
+/** Creates two endpoints with their secrets sealed under `key`. */
 const storeTwo = (key: SecretKey) =>
   Effect.gen(function* () {
-    const store = yield* SqlStore.make.pipe(Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
-    for (const n of [1, 2]) yield* store.putWebhook(registration(n))
+    const repo = yield* repoUnder(key)
+    const stored: Array<Stored> = []
+    for (const n of [1, 2]) {
+      const secret = `whsec_rotate_${n}_`.padEnd(40, "x")
+      const fields = { url: `https://receiver.example/${n}`, description: "", event_types: [], agent_ids: [] }
+      const endpoint = yield* repo.create(owner, fields, secret, new Date(at.getTime() + n * 1000))
+      stored.push({ endpointId: endpoint.endpoint_id, secret })
+    }
+    return stored
   })
 
-const sealedRows = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) =>
-    sql<{ registration_id: string; secret_sealed: string }>`
-    select registration_id, secret_sealed from webhooks order by registration_id`
-)
-
-/** Whether every stored secret opens under exactly `keys`. */
-const opensUnder = (keys: ReadonlyArray<SecretKey>) =>
-  Effect.map(sealedRows, (rows) =>
-    rows.every(
-      (row, i) => open(keys, row.secret_sealed, webhookSecretAad(row.registration_id)) === registration(i + 1).secret
+const sealedOf = (endpointId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ secret_sealed: string }>`select secret_sealed from webhooks where registration_id = ${endpointId}`.pipe(
+      Effect.map(([row]) => row!.secret_sealed)
     )
   )
+
+/** Whether every stored secret opens under exactly `keys`. */
+const opensUnder = (keys: ReadonlyArray<SecretKey>, stored: ReadonlyArray<Stored>) =>
+  Effect.forEach(stored, ({ endpointId, secret }) =>
+    Effect.map(sealedOf(endpointId), (sealed) => open(keys, sealed, webhookSecretAad(endpointId)) === secret)
+  ).pipe(Effect.map((opened) => opened.every(Boolean)))
 
 const noAnnouncement = () => Effect.die("the embedded default prints no key")
 
@@ -68,8 +75,8 @@ describe("rotate-secret-key", () => {
       const old = (yield* SecretKeys.SecretKeys.pipe(
         Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
       )).active
-      yield* storeTwo(old)
-      expect(yield* opensUnder([old])).toBe(true)
+      const stored = yield* storeTwo(old)
+      expect(yield* opensUnder([old], stored)).toBe(true)
 
       const rotation = yield* rotateSecretKey({ secretKey: Option.none(), dataDir, sql, announce: noAnnouncement })
       expect(rotation).toMatchObject({ previous: [old.keyId], resealed: 2 })
@@ -77,14 +84,15 @@ describe("rotate-secret-key", () => {
 
       const after = yield* SecretKeys.readKeyFile(dataDir)
       expect(after?.map((key) => key.keyId)).toEqual([rotation.next])
-      expect(yield* opensUnder([old])).toBe(false)
-      expect(yield* opensUnder(after!)).toBe(true)
+      expect(yield* opensUnder([old], stored)).toBe(false)
+      expect(yield* opensUnder(after!, stored)).toBe(true)
       expect(readFileSync(join(dataDir, SecretKeys.SECRET_KEY_FILE), "utf8")).not.toContain(formatSecretKey(old))
-      // The next start reads the new key, and the store opens the secrets with it.
-      const restarted = yield* SqlStore.make.pipe(
+      // The next start reads the new key, and the repository opens the secrets with it.
+      const restarted = yield* WebhookRepo.pipe(
+        Effect.provide(WebhookRepo.layer),
         Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
       )
-      expect((yield* restarted.getWebhook("reg-rotate-2"))?.secret).toBe(registration(2).secret)
+      expect(yield* restarted.secrets(stored[1]!.endpointId, at)).toEqual([stored[1]!.secret])
     }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
   )
 
@@ -93,14 +101,14 @@ describe("rotate-secret-key", () => {
       const dataDir = yield* tempDir
       const sql = yield* SqlClient.SqlClient
       const old = generateSecretKey()
-      yield* storeTwo(old)
+      const stored = yield* storeTwo(old)
       const announced: Array<SecretKey> = []
       const rotation = yield* rotateSecretKey({
         secretKey: Option.some(Redacted.make(formatSecretKey(old))),
         dataDir,
         sql,
         announce: (key) =>
-          opensUnder([old]).pipe(
+          opensUnder([old], stored).pipe(
             Effect.map((beforeReseal) => {
               // Shown while the secrets are still under the old key: nothing is lost if the re-seal fails.
               expect(beforeReseal).toBe(true)
@@ -111,8 +119,8 @@ describe("rotate-secret-key", () => {
           )
       })
       expect(announced.map((key) => key.keyId)).toEqual([rotation.next])
-      expect(yield* opensUnder([old])).toBe(false)
-      expect(yield* opensUnder(announced)).toBe(true)
+      expect(yield* opensUnder([old], stored)).toBe(false)
+      expect(yield* opensUnder(announced, stored)).toBe(true)
       expect(existsSync(join(dataDir, SecretKeys.SECRET_KEY_FILE))).toBe(false)
     }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
   )
@@ -122,10 +130,6 @@ describe("rotate-secret-key", () => {
       const dataDir = yield* tempDir
       const sql = yield* SqlClient.SqlClient
       const old = generateSecretKey()
-      const at = new Date(Date.UTC(2026, 10, 1))
-      const owner = orgEndpointOwner("org_rotate")
-      const repoUnder = (key: SecretKey) =>
-        WebhookRepo.pipe(Effect.provide(WebhookRepo.layer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
       const before = yield* repoUnder(old)
       const endpoint = yield* before.create(
         owner,
@@ -154,11 +158,12 @@ describe("rotate-secret-key", () => {
       const dataDir = yield* tempDir
       const sql = yield* SqlClient.SqlClient
       const old = generateSecretKey()
-      yield* storeTwo(old)
+      const stored = yield* storeTwo(old)
+      // A row sealed under a key this process never held (another deployment's, say).
       yield* sql`
-        insert into webhooks (registration_id, agent_id, callback_url, secret_sealed, events)
-        values ('reg-rotate-9', 'agent-rotate', 'https://receiver.example/9',
-                ${seal(generateSecretKey(), "x".repeat(40), webhookSecretAad("reg-rotate-9"))}, '["verdict"]')`
+        insert into webhooks (registration_id, org_id, callback_url, secret_sealed, events)
+        values ('whe-rotate-9', 'org_rotate', 'https://receiver.example/9',
+                ${seal(generateSecretKey(), "x".repeat(40), webhookSecretAad("whe-rotate-9"))}, '[]')`
       const failure = yield* Effect.flip(
         rotateSecretKey({
           secretKey: Option.some(Redacted.make(formatSecretKey(old))),
@@ -168,9 +173,7 @@ describe("rotate-secret-key", () => {
         })
       )
       expect(failure).toBeInstanceOf(WebhookSecretUnreadable)
-      const rows = yield* sealedRows
-      expect(open([old], rows[0]!.secret_sealed, webhookSecretAad("reg-rotate-1"))).toBe(registration(1).secret)
-      expect(open([old], rows[1]!.secret_sealed, webhookSecretAad("reg-rotate-2"))).toBe(registration(2).secret)
+      expect(yield* opensUnder([old], stored)).toBe(true)
     }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
   )
 })

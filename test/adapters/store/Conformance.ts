@@ -12,12 +12,7 @@ import { fromHex } from "../../../core/Bytes.js"
 import { verifyCertificate } from "../../../core/Certificate.js"
 import { MemoryMerkleLog, verifyConsistency, verifyInclusion } from "../../../core/Merkle.js"
 import { verifyCheckpointNote } from "../../../core/Note.js"
-import {
-  type CommitInput,
-  defaultAgentSettings,
-  Store,
-  type WebhookRegistration
-} from "../../../adapters/store/Store.js"
+import { type CommitInput, defaultAgentSettings, Store } from "../../../adapters/store/Store.js"
 import {
   card,
   checkpointId,
@@ -523,42 +518,6 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       expect(Number.isNaN(Date.parse(records[0]!.created_at))).toBe(false)
       expect((yield* store.enforcementRecords(b, 10)).map((r) => [r.mode, r.action])).toEqual([["enforce", "block"]])
       expect(yield* store.enforcementRecords(uniqueId("nobody"), 10)).toEqual([])
-    })
-  )
-
-  it.effect("stores, lists, replaces and deletes webhook registrations", () =>
-    Effect.gen(function* () {
-      const store = yield* Store
-      const [a, b] = [uniqueId("a"), uniqueId("b")]
-      const registration = (agentId: string, n: number): WebhookRegistration => ({
-        registration_id: uniqueId("reg"),
-        agent_id: agentId,
-        callback_url: `https://hooks.example/${n}`,
-        secret: `s${n}`.repeat(16),
-        events: ["verdict", "drift_alert"],
-        active: true,
-        created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, n)).toISOString()
-      })
-      const [one, two, other] = [registration(a, 1), registration(a, 2), registration(b, 3)]
-      // Listing gives no secret (only the relay opens one, at send time); a single read opens it.
-      const listed = ({ secret: _secret, ...rest }: WebhookRegistration) => rest
-      expect(yield* store.webhooksFor(a)).toEqual([])
-      yield* store.putWebhook(two)
-      yield* store.putWebhook(one)
-      yield* store.putWebhook(other)
-      expect(yield* store.webhooksFor(a)).toEqual([listed(one), listed(two)])
-      expect(yield* store.getWebhook(other.registration_id)).toEqual(other)
-      // A rotated secret and a new event list replace the row; an inactive one is no longer listed.
-      const rotated = { ...one, secret: "r".repeat(40), events: ["containment"] }
-      yield* store.putWebhook(rotated)
-      expect(yield* store.getWebhook(one.registration_id)).toEqual(rotated)
-      yield* store.putWebhook({ ...two, active: false })
-      expect(yield* store.webhooksFor(a)).toEqual([listed(rotated)])
-      expect(yield* store.deleteWebhook(one.registration_id)).toBe(true)
-      expect(yield* store.deleteWebhook(one.registration_id)).toBe(false)
-      expect(yield* store.getWebhook(one.registration_id)).toBeUndefined()
-      expect(yield* store.webhooksFor(a)).toEqual([])
-      expect(yield* store.webhooksFor(b)).toEqual([listed(other)])
     })
   )
 

@@ -8,7 +8,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { expect } from "vitest"
-import { Store } from "../../../adapters/store/Store.js"
 import {
   agentEndpointOwner,
   DISABLE_AFTER_FAILURES,
@@ -107,18 +106,13 @@ export const endpointsAndDeliveries = Effect.gen(function* () {
 })
 
 export const legacyEventNamesFolded = Effect.gen(function* () {
-  const store = yield* Store
   const sql = yield* SqlClient.SqlClient
+  // Rows as the older per-agent registrations left them: an agent's, under the older event names.
   const legacy = (id: string, events: ReadonlyArray<string>) =>
-    store.putWebhook({
-      registration_id: id,
-      agent_id: "agt-legacy",
-      callback_url: "https://legacy.example/hook",
-      secret: "x".repeat(40),
-      events,
-      active: true,
-      created_at: at.toISOString()
-    })
+    sql`insert into webhooks (registration_id, agent_id, callback_url, legacy_secret, events)
+      values (${id}, 'agt-legacy', 'https://legacy.example/hook', ${"x".repeat(40)}, ${JSON.stringify(events)}::jsonb)`.pipe(
+      Effect.orDie
+    )
   yield* legacy("reg-fold-1", ["verdict", "drift_alert", "containment", "agent.killed"])
   yield* legacy("reg-fold-2", ["agent.paused", "containment"])
   yield* legacy("reg-fold-3", ["agent.resumed"])
