@@ -16,6 +16,7 @@ import containment from "./migrations/0007_containment.js"
 import orgConscienceValues from "./migrations/0008_org_conscience_values.js"
 import policies from "./migrations/0009_policies.js"
 import sealedSecrets from "./migrations/0010_sealed_secrets.js"
+import feedEvents from "./migrations/0012_feed_events.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -31,7 +32,8 @@ export const migrationNames = [
   "0007_containment",
   "0008_org_conscience_values",
   "0009_policies",
-  "0010_sealed_secrets"
+  "0010_sealed_secrets",
+  "0012_feed_events"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -44,7 +46,8 @@ export const migrations = Migrator.fromRecord({
   "0007_containment": containment,
   "0008_org_conscience_values": orgConscienceValues,
   "0009_policies": policies,
-  "0010_sealed_secrets": sealedSecrets
+  "0010_sealed_secrets": sealedSecrets,
+  "0012_feed_events": feedEvents
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**
