@@ -16,9 +16,10 @@
  * test/adapters/bus/EventFeedConformance.ts.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type { WebhookEnvelope } from "../../core/schema/WebhookEvents.js"
 import type { BusError } from "./BusError.js"
 import { DEFAULT_PREFIX } from "./Subjects.js"
@@ -49,7 +50,17 @@ export class EventFeed extends Context.Tag("candor/adapters/bus/EventFeed")<
     ) => Effect.Effect<Stream.Stream<WebhookEnvelope, BusError>, BusError, Scope.Scope>
     readonly consume: (durable: string) => Stream.Stream<FeedDelivery, BusError>
   }
->() {}
+>() {
+  /**
+   * A feed with no one behind it, for a lone embedded gateway (`--role gateway` without NATS_URL:
+   * no store, no workers, no API to read it): publishes are dropped, readers wait forever.
+   */
+  static readonly layerDetached: Layer.Layer<EventFeed> = Layer.succeed(EventFeed, {
+    publish: () => Effect.void,
+    read: () => Effect.succeed(Stream.never),
+    consume: () => Stream.never
+  })
+}
 
 /** The knobs both feeds share. */
 export interface FeedOptions {

@@ -34,6 +34,7 @@ import { WebhookEventTypesApi } from "./groups/WebhookEventTypes.js"
 import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 import { ExportApi } from "./groups/Export.js"
+import { StreamApi } from "./groups/Stream.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -62,6 +63,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ContainmentApi)
   .add(OrgConscienceApi)
   .add(ExportApi)
+  .add(StreamApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")
