@@ -53,6 +53,9 @@ import { feedConsumerName, feedFilter, feedIndexBucket, feedStreamName, feedSubj
 /** Events a reader may hold for a slow client before it is ended (the client resumes by id). */
 export const READER_BUFFER = 10_000
 
+/** Decoded events kept for the other readers of the process. */
+const RECENT_DECODED = 4_096
+
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.parseJson(WebhookEnvelope))
@@ -172,10 +175,25 @@ export const make = (
             const seq = m.info.streamSequence
             if (seq <= last || m.info.timestampNanos / 1e6 < notBeforeMs) return Option.none()
             last = seq
-            return decodeEnvelope(decoder.decode(m.data))
+            return decoded(seq, m.data)
           })
         )
       })
+
+    /**
+     * Recent events by stream sequence, decoded once for every reader of this process (they then
+     * share the envelope object, and the API its encoded frame).
+     */
+    const recent = new Map<number, Option.Option<WebhookEnvelope>>()
+    const decoded = (seq: number, data: Uint8Array): Option.Option<WebhookEnvelope> => {
+      let envelope = recent.get(seq)
+      if (envelope === undefined) {
+        envelope = decodeEnvelope(decoder.decode(data))
+        recent.set(seq, envelope)
+        if (recent.size > RECENT_DECODED) recent.delete(recent.keys().next().value!)
+      }
+      return envelope
+    }
 
     const ensureConsumer = (durable: string) =>
       tryNats(`feed consumer ${durable}`, () =>

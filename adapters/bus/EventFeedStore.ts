@@ -2,9 +2,10 @@
  * The event feed on the store (the embedded default, no NATS): table `feed_events`
  * (migrations/0012_feed_events.ts), one row per event id, read in `seq` order.
  *
- * - `publish` inserts under a transaction-scoped advisory lock (`on conflict (id) do nothing`), so
- *   sequences are committed in order and a reader that has seen `seq` n has seen everything below
- *   it; then it wakes the tailer.
+ * - `publish` hands the envelope to the process's one writer, which inserts what has queued up (up
+ *   to `PUBLISH_BATCH`) in one transaction under an advisory lock (`on conflict (id) do nothing`),
+ *   so sequences are committed in order and a reader that has seen `seq` n has seen everything
+ *   below it; then it wakes the tailer. A publish resolves once its batch has committed.
  * - One tailer per process reads what was committed past its head (woken by local publishes,
  *   polling for other processes' on a shared PostgreSQL) and broadcasts each row with the sequence
  *   of the row before it. Readers replay from the table by pages, then follow the broadcast; a
@@ -20,6 +21,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -29,7 +31,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { WebhookEnvelope } from "../../core/schema/WebhookEvents.js"
-import { toCount } from "../store/Rows.js"
+import { json, toCount } from "../store/Rows.js"
 import { transaction } from "../store/Transaction.js"
 import { BusError } from "./BusError.js"
 import {
@@ -56,6 +58,8 @@ export const defaultStoreFeedOptions: StoreFeedOptions = {
 /** Serialises inserts (commit order = sequence order); distinct from the migrations' lock. */
 const PUBLISH_LOCK = 7260412
 const PAGE = 500
+/** Envelopes written in one transaction at most. */
+const PUBLISH_BATCH = 500
 /** Broadcast rows a slow reader may lag before it reads the gap from the table instead. */
 const HUB_CAPACITY = 4_096
 const CURSOR_FLUSH = "250 millis"
@@ -132,21 +136,49 @@ export const make = (
       Effect.forkIn(scope)
     )
 
+    // ---- publishing: group commit, one writer per process ----
+    const pending = yield* Queue.unbounded<{
+      readonly envelope: WebhookEnvelope
+      readonly done: Deferred.Deferred<void, BusError>
+    }>()
+    const insert = (envelopes: ReadonlyArray<WebhookEnvelope>, publishedAt: string) =>
+      transaction(
+        sql,
+        Effect.zipRight(
+          sql`select pg_advisory_xact_lock(${PUBLISH_LOCK}) as locked`,
+          sql`insert into feed_events (id, type, org_id, agent_id, created_at, published_at, envelope)
+            select r.id, r.type, r.org_id, r.agent_id, r.created_at, ${publishedAt}::timestamptz, r.envelope
+            from json_to_recordset(${json(
+              envelopes.map((envelope, ord) => ({
+                ord,
+                id: envelope.id,
+                type: envelope.type,
+                org_id: envelope.org_id,
+                agent_id: envelope.agent_id ?? null,
+                created_at: envelope.created_at,
+                envelope
+              }))
+            )}::json)
+              as r(ord integer, id text, type text, org_id text, agent_id text, created_at timestamptz, envelope json)
+            order by r.ord
+            on conflict (id) do nothing`
+        )
+      ).pipe(Effect.mapError(feedError("feed publish")))
+    yield* Effect.gen(function* () {
+      const batch = yield* Queue.takeBetween(pending, 1, PUBLISH_BATCH)
+      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const exit = yield* Effect.exit(
+        Effect.asVoid(insert(Chunk.toReadonlyArray(Chunk.map(batch, (p) => p.envelope)), now))
+      )
+      for (const p of batch) yield* Deferred.done(p.done, exit)
+      yield* Queue.offer(wake, undefined)
+    }).pipe(Effect.forever, Effect.forkIn(scope))
+
+    /** Durable once its batch has committed; concurrent publishes share one transaction. */
     const publish: EventFeed["Type"]["publish"] = (envelope) =>
-      Effect.gen(function* () {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* transaction(
-          sql,
-          Effect.zipRight(
-            sql`select pg_advisory_xact_lock(${PUBLISH_LOCK}) as locked`,
-            sql`insert into feed_events (id, type, org_id, agent_id, created_at, published_at, envelope)
-              values (${envelope.id}, ${envelope.type}, ${envelope.org_id}, ${envelope.agent_id ?? null},
-                ${envelope.created_at}::timestamptz, ${now.toISOString()}::timestamptz, ${JSON.stringify(envelope)}::json)
-              on conflict (id) do nothing`
-          )
-        ).pipe(Effect.mapError(feedError("feed publish")))
-        yield* Queue.offer(wake, undefined)
-      })
+      Effect.flatMap(Deferred.make<void, BusError>(), (done) =>
+        Effect.zipRight(Queue.offer(pending, { envelope, done }), Deferred.await(done))
+      )
 
     /** The sequence a position reads after. */
     const startOf = (from: FeedPosition): Effect.Effect<number, BusError> => {
@@ -175,24 +207,33 @@ export const make = (
     const readAfter = (start: number): Effect.Effect<Stream.Stream<FeedRow, BusError>, never, Scope.Scope> =>
       Effect.map(PubSub.subscribe(hub), (live) => {
         let last = start
-        const seen = (row: FeedRow) => Effect.sync(() => void (last = row.seq))
+        // Decided as each broadcast row is taken (not when it has gone downstream, which may be
+        // several rows later): a row is followed only if it is new, after its gap when it has one.
         const following = Stream.fromQueue(live).pipe(
-          Stream.flatMap((row) =>
-            row.seq <= last
-              ? Stream.empty
-              : row.prev > last
-                ? Stream.concat(
-                    Stream.suspend(() => pages(last, row.seq)),
-                    Stream.make(row)
-                  )
-                : Stream.make(row)
-          )
+          Stream.chunks,
+          Stream.flatMap((chunk) => {
+            // What arrived together goes on together (one chunk), gaps read from the table in between.
+            const parts: Array<Stream.Stream<FeedRow, BusError>> = []
+            let run: Array<FeedRow> = []
+            for (const row of chunk) {
+              if (row.seq <= last) continue
+              const from = last
+              last = row.seq
+              if (row.prev > from) {
+                if (run.length > 0) parts.push(Stream.fromChunk(Chunk.unsafeFromArray(run)))
+                run = []
+                parts.push(pages(from, row.seq))
+              }
+              run.push(row)
+            }
+            if (run.length > 0) parts.push(Stream.fromChunk(Chunk.unsafeFromArray(run)))
+            return parts.length === 1 ? parts[0]! : Stream.concatAll(Chunk.unsafeFromArray(parts))
+          })
         )
-        return Stream.suspend(() => pages(start)).pipe(
-          Stream.concat(following),
-          Stream.filter((row) => row.seq > last),
-          Stream.tap(seen)
+        const replay = Stream.suspend(() => pages(start)).pipe(
+          Stream.tap((row) => Effect.sync(() => void (last = row.seq)))
         )
+        return Stream.concat(replay, following)
       })
 
     const read: EventFeed["Type"]["read"] = (from) =>

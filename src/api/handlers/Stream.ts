@@ -13,6 +13,7 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -24,6 +25,7 @@ import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
 import { EventFeed, type FeedPosition } from "../../../adapters/bus/EventFeed.js"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../../../adapters/http/ApiErrors.js"
+import type { StoreError } from "../../../adapters/store/Store.js"
 import { streamClients, streamEventsSent, streamLag } from "../../../adapters/metrics/StreamMetrics.js"
 import { typeSelected } from "../../../core/Events.js"
 import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
@@ -56,6 +58,21 @@ const credentialOf = (principal: Principal): string =>
     : principal.kind === "api_key"
       ? `key:${principal.keyId}`
       : "service"
+
+/**
+ * Frames by envelope, shared by every connection of the process: readers of one feed hand out the
+ * same envelope objects, so a hundred clients cost one JSON encoding per event, not a hundred.
+ */
+const sseFrames = new WeakMap<WebhookEnvelope, string>()
+const ndjsonLines = new WeakMap<WebhookEnvelope, string>()
+const frameOf = (frames: WeakMap<WebhookEnvelope, string>, event: WebhookEnvelope): string => {
+  let text = frames.get(event)
+  if (text === undefined) {
+    text = frames === sseFrames ? sseFrame(event) : ndjsonLine(event)
+    frames.set(event, text)
+  }
+  return text
+}
 
 export const StreamLive = (options: Partial<StreamOptions> = {}) =>
   HttpApiBuilder.group(CandorApi, "stream", (handlers) => {
@@ -110,20 +127,9 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
 
         // Read decisions of this connection: agent → may read, organization → is a member.
         const decisions = new Map<string, { readonly allowed: boolean; readonly until: number }>()
-        const decided = <E>(key: string, decide: Effect.Effect<boolean, E>) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const known = decisions.get(key)
-            if (known !== undefined && known.until > now) return Effect.succeed(known.allowed)
-            return Effect.tap(decide, (allowed) =>
-              Effect.sync(() => {
-                if (decisions.size > 10_000) decisions.clear()
-                decisions.set(key, { allowed, until: now + settings.accessCacheMs })
-              })
-            )
-          })
-        const mayRead = (event: WebhookEnvelope) =>
+        const decide = (event: WebhookEnvelope): [string, Effect.Effect<boolean, StoreError>] =>
           event.agent_id !== undefined
-            ? decided(
+            ? [
                 `agent:${event.agent_id}`,
                 access
                   .agent(principal, event.agent_id, "read")
@@ -131,37 +137,56 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
                     Effect.as(true),
                     Effect.catchTags({ NotFound: () => Effect.succeed(false), Forbidden: () => Effect.succeed(false) })
                   )
-              )
+              ]
             : event.org_id !== null
-              ? decided(
+              ? [
                   `org:${event.org_id}`,
                   Effect.map(access.orgRole(principal, event.org_id), (role) => role !== undefined)
-                )
+                ]
               : // An event of no agent and no organization: Candor's own, for the service-role key.
-                Effect.succeed(principal.kind === "service")
+                ["candor", Effect.succeed(principal.kind === "service")]
+        /** The cached decision (no effect on the hot path), else asks AccessControl and caches the answer. */
+        const mayRead = (event: WebhookEnvelope, now: number) => {
+          const [key, ask] = decide(event)
+          const known = decisions.get(key)
+          if (known !== undefined && known.until > now) return Effect.succeed(known.allowed)
+          return Effect.tap(ask, (allowed) =>
+            Effect.sync(() => {
+              if (decisions.size > 10_000) decisions.clear()
+              decisions.set(key, { allowed, until: now + settings.accessCacheMs })
+            })
+          )
+        }
         const selected = (event: WebhookEnvelope) =>
           typeSelected(event.type, filter.patterns) &&
           (agentId === undefined || event.agent_id === agentId) &&
           (orgId === undefined || event.org_id === orgId)
 
-        const frame = format === "sse" ? sseFrame : ndjsonLine
-        const sent = (event: WebhookEnvelope) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            Effect.zipRight(
-              Metric.increment(streamEventsSent),
-              Metric.update(streamLag, Math.max(0, now - Date.parse(event.created_at)) / 1000)
-            )
+        const frames = format === "sse" ? sseFrames : ndjsonLines
+        // A chunk at a time: what arrived together is authorised, counted and written together.
+        const body = events.pipe(
+          Stream.mapChunksEffect((chunk) =>
+            Effect.gen(function* () {
+              let text = ""
+              let sent = 0
+              const now = yield* Clock.currentTimeMillis
+              for (const event of chunk) {
+                if (!selected(event)) continue
+                const known = decisions.get(decide(event)[0])
+                if (!(known !== undefined && known.until > now ? known.allowed : yield* mayRead(event, now))) continue
+                text += frameOf(frames, event)
+                sent++
+                streamLag.unsafeUpdate(Math.max(0, now - Date.parse(event.created_at)) / 1000, [])
+              }
+              if (sent > 0) yield* Metric.incrementBy(streamEventsSent, sent)
+              return text === "" ? Chunk.empty<string>() : Chunk.of(text)
+            })
           )
-        const frames = events.pipe(
-          Stream.filter(selected),
-          Stream.filterEffect(mayRead),
-          Stream.tap(sent),
-          Stream.map(frame)
         )
         const heartbeat = heartbeatFrame(format)
         // The first heartbeat says the position is fixed: what is published from here on will come.
-        const body = Stream.merge(
-          Stream.concat(Stream.make(heartbeat), frames),
+        const output = Stream.merge(
+          Stream.concat(Stream.make(heartbeat), body),
           Stream.fromSchedule(Schedule.spaced(settings.heartbeatMs)).pipe(Stream.as(heartbeat)),
           { haltStrategy: "left" }
         ).pipe(
@@ -171,7 +196,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           Stream.encodeText,
           Stream.ensuring(close)
         )
-        return HttpServerResponse.stream(body, {
+        return HttpServerResponse.stream(output, {
           contentType: CONTENT_TYPES[format],
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
         })
