@@ -20,6 +20,10 @@ import type { Server as TlsServer } from "node:tls"
 import { resolve } from "node:path"
 import { layerFromSpec } from "../adapters/analysis/AnalysisSpec.js"
 import { Bus } from "../adapters/bus/Bus.js"
+import type { BusError } from "../adapters/bus/BusError.js"
+import { EventFeed } from "../adapters/bus/EventFeed.js"
+import * as EventFeedJetStream from "../adapters/bus/EventFeedJetStream.js"
+import * as EventFeedStore from "../adapters/bus/EventFeedStore.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
@@ -239,12 +243,13 @@ const MessagingLive = (withWorkers: boolean) =>
     Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
       const worker = Option.getOrElse(workerId, defaultWorkerId)
       if (Option.isNone(natsUrl)) {
+        // No connection here: only FeedLive asks for one, and only when NATS_URL is set.
         return Layer.mergeAll(
           Bus.layerMemoryWith({ prefix, partitions }),
           AgentState.layerMemory,
           PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
           Layer.succeed(BusHealth, Effect.void)
-        )
+        ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
       }
       return Layer.mergeAll(
         Bus.layerJetStream({ prefix, partitions }),
@@ -258,8 +263,28 @@ const MessagingLive = (withWorkers: boolean) =>
             nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
           )
         )
-      ).pipe(Layer.provide(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+        // The connection stays in the context: the event feed (FeedLive) shares it.
+      ).pipe(Layer.provideMerge(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
     })
+  )
+
+/**
+ * The feed of catalogue events (adapters/bus/EventFeed.ts): the API streams it, the workers publish
+ * and fan it out to webhooks, the gateway publishes blocked requests and policy violations. On NATS,
+ * stream `<PREFIX>_FEED` (on the messaging connection); embedded, the store's `feed_events` table;
+ * a lone gateway without NATS has no store and no reader (`layerDetached`).
+ */
+const FeedLive = (withStore: boolean) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      CandorConfig,
+      ({ natsPrefix: prefix, natsUrl }): Layer.Layer<EventFeed, BusError, NatsConnection | SqlClient.SqlClient> =>
+        Option.isSome(natsUrl)
+          ? EventFeedJetStream.layer({ prefix })
+          : withStore
+            ? EventFeedStore.layer()
+            : EventFeed.layerDetached
+    )
   )
 
 /** The agent actors: the consumers, on the shared store and signing key. */
@@ -285,9 +310,11 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
   const withProver = selected.includes("prover")
   const announced = announce(selected).pipe(Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)))
   // The gateway is bound before the line that announces both.
+  const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     Layer.merge(withWorkers ? WorkersLive : Layer.empty),
-    Layer.merge(withProver ? ProverLive : Layer.empty)
+    Layer.merge(withProver ? ProverLive : Layer.empty),
+    Layer.provide(FeedLive(withStore))
   )
   const stored = roles.pipe(
     Layer.provide(GovernanceLogFromConfig),
@@ -295,7 +322,7 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
   )
   // Only the API, the workers and the prover read or write records: a gateway process opens no database
   // (the types cannot see that they are absent then).
-  return (withApi || withWorkers || withProver ? stored : (roles as unknown as typeof stored)).pipe(
+  return (withStore ? stored : (roles as unknown as typeof stored)).pipe(
     Layer.provide(MessagingLive(withWorkers)),
     Layer.provide(DataDirLive)
   )

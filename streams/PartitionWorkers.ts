@@ -2,6 +2,10 @@
  * The worker role: one consumer per owned partition, each committing its batches through the
  * agents' actors, plus the outbox relays. Partitions are started and stopped as ownership changes
  * (a lease gained or lost); a consumer that fails is logged and restarted, never left dead.
+ *
+ * Catalogue events: the event relay publishes `event` outbox items to the feed, and the webhook
+ * fan-out consumes the feed under the durable name `webhooks` (shared by every worker), turning each
+ * event into its deliveries; a failed fan-out is nak'd and comes back after a backoff.
  */
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -14,6 +18,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
+import { EventFeed, type FeedDelivery } from "../adapters/bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../adapters/bus/Subjects.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
@@ -21,7 +26,9 @@ import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/W
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
 import { commitDeliveries } from "./CommitDeliveries.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
-import { makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
+import { EVENT_OUTBOX, publishEvent } from "./Events.js"
+import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
+import { fanOutEvent } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
 
@@ -36,6 +43,10 @@ export interface WorkerOptions {
   readonly webhookRelay: Omit<RelayOptions, "kind">
   /** How often checkpoints past their card's `audit_commitment.retention_days` are deleted. */
   readonly retentionInterval: Duration.DurationInput
+  /** The durable consumer of the feed the webhook fan-out runs under (one name for every worker). */
+  readonly fanOutConsumer: string
+  /** Delay before a failed fan-out is delivered again, by delivery count (1 s, 4 s, 16 s, … capped at 5 min). */
+  readonly fanOutBackoffMs: (deliveries: number) => number
 }
 
 export const defaultWorkerOptions: WorkerOptions = {
@@ -45,7 +56,9 @@ export const defaultWorkerOptions: WorkerOptions = {
   retryDelayMs: 1_000,
   keepAliveMs: 10_000,
   webhookRelay: relayDefaults,
-  retentionInterval: "1 hour"
+  retentionInterval: "1 hour",
+  fanOutConsumer: "webhooks",
+  fanOutBackoffMs: exponentialBackoff
 }
 
 /**
@@ -65,6 +78,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     // One signal per relay: a commit that wrote items of its kind wakes it.
     const wakeDecisions = yield* makeSignal
     const wakeWebhooks = yield* makeSignal
+    const wakeEvents = yield* makeSignal
     const commitOptions = { ...settings, key }
 
     const consume = (partition: number) =>
@@ -73,9 +87,13 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
         Stream.mapEffect((batch) =>
           commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions).pipe(
             Effect.tap(({ outboxKinds }) =>
-              Effect.zipRight(
-                outboxKinds.has(DECISION_OUTBOX) ? Queue.offer(wakeDecisions, undefined) : Effect.void,
-                outboxKinds.has(WEBHOOK_OUTBOX) ? Queue.offer(wakeWebhooks, undefined) : Effect.void
+              Effect.all(
+                [
+                  outboxKinds.has(DECISION_OUTBOX) ? Queue.offer(wakeDecisions, undefined) : Effect.void,
+                  outboxKinds.has(WEBHOOK_OUTBOX) ? Queue.offer(wakeWebhooks, undefined) : Effect.void,
+                  outboxKinds.has(EVENT_OUTBOX) ? Queue.offer(wakeEvents, undefined) : Effect.void
+                ],
+                { discard: true }
               )
             )
           )
@@ -115,6 +133,32 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       (item) => Effect.provideService(deliverWebhook(item), WebhookSender, sender),
       wakeWebhooks
     ).pipe(Effect.forkScoped)
+
+    // Catalogue events: from the outbox to the feed.
+    yield* runRelay({ ...relayDefaults, kind: EVENT_OUTBOX } satisfies RelayOptions, publishEvent, wakeEvents).pipe(
+      Effect.forkScoped
+    )
+    // The webhook fan-out: each feed event becomes its webhook deliveries; acked once they are stored.
+    const feed = yield* EventFeed
+    const fanOut = (delivery: FeedDelivery) =>
+      fanOutEvent(delivery.envelope).pipe(
+        Effect.zipRight(delivery.ack),
+        Effect.catchAll((error) =>
+          Effect.logWarning("webhook fan-out failed; retrying").pipe(
+            Effect.annotateLogs({ event: delivery.envelope.id, deliveries: delivery.deliveryCount, error: error._tag }),
+            Effect.zipRight(Effect.ignore(delivery.nak(settings.fanOutBackoffMs(delivery.deliveryCount))))
+          )
+        )
+      )
+    yield* feed.consume(settings.fanOutConsumer).pipe(
+      Stream.mapEffect(fanOut, { concurrency: 8, unordered: true }),
+      Stream.runDrain,
+      Effect.catchAllCause((cause) =>
+        Effect.logError("webhook fan-out stopped; restarting").pipe(Effect.annotateLogs({ cause: cause._tag }))
+      ),
+      Effect.repeat(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
 
     // Retention: idempotent, so every worker may run it; the logs (chain, Merkle nodes, tree heads) stay.
     const store = yield* Store

@@ -24,14 +24,15 @@ import { consumerName, partitionFilter, streamNames, streamSubjects } from "./Su
 
 const STREAM_NAME_IN_USE = 10058
 
-const nanos = (ms: number): number => ms * 1_000_000
+export const nanos = (ms: number): number => ms * 1_000_000
 
 export const tryNats = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, BusError> =>
   Effect.tryPromise({ try: run, catch: (cause) => new BusError({ operation, cause }) })
 
-const ensureStream = (
+export const ensureStream = (
   jsm: JetStreamManager,
-  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window">
+  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window"> &
+    Partial<Pick<StreamConfig, "max_age">>
 ) =>
   tryNats(`ensureStream ${config.name}`, async () => {
     try {

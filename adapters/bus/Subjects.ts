@@ -9,6 +9,8 @@
  *   <prefix>.alerts.…  <prefix>.containment.…     the actors' decisions (stream <PREFIX>_DECISIONS)
  *   <prefix>.dead.events.<partition>.<agent_id>   events given up after max-deliver (stream <PREFIX>_DEAD)
  *   <prefix>-agent-state, <prefix>-partition-leases   KV buckets: agents' settings and nudges, partition leases
+ *   <prefix>.feed.<org_id|_>.<agent_id|_>.<type>  catalogue events (stream <PREFIX>_FEED, docs/stream.md)
+ *   <prefix>-feed-index                           KV bucket: event id → its sequence in <PREFIX>_FEED
  */
 import { createHash } from "node:crypto"
 
@@ -103,3 +105,35 @@ export const matchesPrefix = (subject: string, subjectPrefix: string): boolean =
 /** The NATS subscriptions equivalent to `matchesPrefix`. */
 export const wildcardsOf = (subjectPrefix: string): ReadonlyArray<string> =>
   subjectPrefix.endsWith(".") ? [`${subjectPrefix}>`] : [subjectPrefix, `${subjectPrefix}.>`]
+
+/** The stream of catalogue events (adapters/bus/EventFeedJetStream.ts): `candor` → `CANDOR_FEED`. */
+export const feedStreamName = (prefix: string): string => `${prefix.toUpperCase()}_FEED`
+
+/** Every subject of the feed stream. */
+export const feedFilter = (prefix: string): string => `${prefix}.feed.>`
+
+/**
+ * One subject token for an id: kept as is when it is made of `[A-Za-z0-9_-]` (and is not `_`, which
+ * stands for "none"), else `=` and the base64url of its UTF-8 bytes (an agent id may hold dots).
+ */
+export const feedToken = (id: string | null | undefined): string =>
+  id === null || id === undefined || id === ""
+    ? "_"
+    : /^[A-Za-z0-9_-]+$/.test(id) && id !== "_"
+      ? id
+      : `=${Buffer.from(id, "utf8").toString("base64url")}`
+
+/**
+ * `<prefix>.feed.<org_id or _>.<agent_id or _>.<type>`: the type last (it has dots of its own), so
+ * `candor.feed.*.*.verdict.>` selects every verdict event and `candor.feed.<org>.>` one organization's.
+ */
+export const feedSubject = (
+  prefix: string,
+  event: { readonly org_id: string | null; readonly agent_id?: string | undefined; readonly type: string }
+): string => `${prefix}.feed.${feedToken(event.org_id)}.${feedToken(event.agent_id)}.${event.type}`
+
+/** The feed's durable consumers: `webhooks` → `feed-webhooks`. */
+export const feedConsumerName = (durable: string): string => `feed-${durable}`
+
+/** The KV bucket that finds an event's position in the feed stream by its id (`Last-Event-ID`). */
+export const feedIndexBucket = (prefix: string): string => `${prefix}-feed-index`

@@ -17,6 +17,7 @@ import orgConscienceValues from "./migrations/0008_org_conscience_values.js"
 import policies from "./migrations/0009_policies.js"
 import sealedSecrets from "./migrations/0010_sealed_secrets.js"
 import webhookEndpoints from "./migrations/0011_webhook_endpoints.js"
+import feedEvents from "./migrations/0012_feed_events.js"
 import sealedFields from "./migrations/0014_sealed_fields.js"
 import { transaction } from "./Transaction.js"
 
@@ -35,6 +36,7 @@ export const migrationNames = [
   "0009_policies",
   "0010_sealed_secrets",
   "0011_webhook_endpoints",
+  "0012_feed_events",
   "0014_sealed_fields"
 ] as const
 
@@ -50,6 +52,7 @@ export const migrations = Migrator.fromRecord({
   "0009_policies": policies,
   "0010_sealed_secrets": sealedSecrets,
   "0011_webhook_endpoints": webhookEndpoints,
+  "0012_feed_events": feedEvents,
   "0014_sealed_fields": sealedFields
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

@@ -30,6 +30,7 @@ import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
+import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
@@ -262,6 +263,7 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
           )
         ),
         Layer.provide(GovernanceLog.layer({ logOrigin: LOG_ORIGIN })),
+        Layer.provide(EventFeedStore.layer()),
         Layer.provideMerge(SigningKeys.fromKey(key)),
         Layer.provideMerge(storeLayer),
         Layer.provide(quiet)

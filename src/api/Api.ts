@@ -35,6 +35,7 @@ import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 import { ExportApi } from "./groups/Export.js"
 import { WebhooksApi } from "./groups/Webhooks.js"
+import { StreamApi } from "./groups/Stream.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -64,6 +65,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ContainmentApi)
   .add(OrgConscienceApi)
   .add(ExportApi)
+  .add(StreamApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

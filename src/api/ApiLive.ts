@@ -3,7 +3,7 @@
  * handlers, the Authentication middleware, the OpenAPI document at /v1/openapi.json, the docs page
  * at /docs (Swagger UI, its assets inlined: no CDN), the `{error}` bodies and the body size limit.
  *
- * What it needs from the process (store, identity repositories, agent state, signing key, auth
+ * What it needs from the process (store, identity repositories, agent state, event feed, signing key, auth
  * configuration) stays a requirement, provided by Serve.ts or by the test harness.
  */
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
@@ -48,12 +48,15 @@ import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
 import { ExportLive } from "./handlers/Export.js"
+import { type StreamOptions, StreamLive } from "./handlers/Stream.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
   readonly planRates: Readonly<Record<string, number>>
   /** Larger request bodies are refused with 413. */
   readonly maxBodyBytes: number
+  /** The live stream's heartbeat, connection limit and access cache (defaults: 15 s, 10, 30 s). */
+  readonly stream?: Partial<StreamOptions> | undefined
 }
 
 export const OPENAPI_PATH = "/v1/openapi.json"
@@ -114,7 +117,7 @@ export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts
 export const layer = (options: ApiOptions) =>
   Layer.mergeAll(
     HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
-      Layer.provide(HandlersLive),
+      Layer.provide(Layer.merge(HandlersLive, StreamLive(options.stream))),
       Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates }))
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),

@@ -46,6 +46,8 @@ interface Row {
   readonly allowed: ReadonlyArray<Caller>
   /** The intended caller, which must succeed too. */
   readonly intended: "owner" | "admin" | "member" | "service"
+  /** A stream that never ends: only the status and headers of a success are read. */
+  readonly headersOnly?: true
 }
 
 const fixtures = Effect.map(ApiHarness, (api) => api.fixtures)
@@ -807,6 +809,31 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "admin"
   },
+  // ---- the live alert stream: any credential; filters for what the caller may not read are 404 ----
+  {
+    method: "GET",
+    route: "/v1/stream",
+    target: fixed((f) => `/v1/stream?org_id=${f.orgId}`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member",
+    headersOnly: true
+  },
+  {
+    method: "GET",
+    route: "/v1/stream",
+    target: fixed((f) => `/v1/stream?agent_id=${f.orgAgent}&format=ndjson`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member",
+    headersOnly: true
+  },
+  {
+    method: "GET",
+    route: "/v1/stream",
+    target: fixed(() => "/v1/stream?types=agent.*"),
+    allowed: ALL,
+    intended: "member",
+    headersOnly: true
+  },
   {
     method: "GET",
     route: "/v1/agents/:agent_id/conscience-values/effective",
@@ -853,13 +880,17 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
         const who = credentials(api, memberKey)
 
         const anonymous = yield* row.target
-        const none = yield* api.call(row.method, anonymous.path, { body: anonymous.body })
+        const none = yield* api.call(row.method, anonymous.path, { body: anonymous.body, headersOnly: row.headersOnly })
         expect(none.status, `${row.method} ${anonymous.path} without credentials`).toBe(401)
         expect(Object.keys(none.body)).toStrictEqual(["error"])
 
         for (const caller of CALLERS) {
           const target = yield* row.target
-          const res = yield* api.call(row.method, target.path, { ...who[caller], body: target.body })
+          const res = yield* api.call(row.method, target.path, {
+            ...who[caller],
+            body: target.body,
+            headersOnly: row.headersOnly
+          })
           const label = `${row.method} ${target.path} as ${caller}: ${JSON.stringify(res.body)}`
           if (row.allowed.includes(caller)) {
             expect(res.status, label).toBeGreaterThanOrEqual(200)
@@ -871,7 +902,11 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
         }
 
         const target = yield* row.target
-        const intended = yield* api.call(row.method, target.path, { ...who[row.intended], body: target.body })
+        const intended = yield* api.call(row.method, target.path, {
+          ...who[row.intended],
+          body: target.body,
+          headersOnly: row.headersOnly
+        })
         expect(
           intended.status,
           `${row.method} ${target.path} as ${row.intended}: ${JSON.stringify(intended.body)}`

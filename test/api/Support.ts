@@ -40,6 +40,8 @@ import * as IdentityTokens from "../../adapters/auth/IdentityTokens.js"
 import { planRates } from "../../adapters/auth/RateLimiter.js"
 import { generateSecret, hashSecret, displayPrefix } from "../../adapters/auth/Secrets.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
+import type { EventFeed } from "../../adapters/bus/EventFeed.js"
+import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { keyHashOf } from "../../adapters/providers/Identity.js"
@@ -56,6 +58,7 @@ import type { OrgRole } from "../../core/schema/Organization.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { storeFamilies } from "../../adapters/metrics/StoreGauges.js"
 import * as ApiLive from "../../src/api/ApiLive.js"
+import type { StreamOptions } from "../../src/api/handlers/Stream.js"
 import { HealthRoutes, Readiness } from "../../src/http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
 import { NotFoundLive } from "../../src/http/NotFound.js"
@@ -77,6 +80,8 @@ export interface CallOptions {
   /** JSON-encoded unless it is a string (sent as is). */
   readonly body?: unknown
   readonly headers?: Record<string, string> | undefined
+  /** A 2xx answer's body is not read (a stream that never ends): only its status and headers. */
+  readonly headersOnly?: boolean | undefined
 }
 
 export interface TestUser {
@@ -163,6 +168,10 @@ const make = (secret: string, serviceRoleKey: string) =>
           headers["content-type"] ??= "application/json"
         }
         const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+        if (options.headersOnly === true && response.ok) {
+          await response.body?.cancel()
+          return { status: response.status, headers: response.headers, body: undefined }
+        }
         const text = await response.text()
         let parsed: unknown = text
         try {
@@ -281,10 +290,14 @@ export interface HarnessOptions {
   readonly databaseClient?: Layer.Layer<SqlClient.SqlClient, unknown>
   /** The gateways' shared state (default: in memory). */
   readonly agentState?: Layer.Layer<AgentState>
+  /** The event feed (default: the store's, as on the embedded default). */
+  readonly feed?: Layer.Layer<EventFeed, unknown, SqlClient.SqlClient>
   readonly planRates?: Readonly<Record<string, number>>
   readonly maxBodyBytes?: number
   /** CANDOR_WEBHOOK_ALLOW_PRIVATE (default off): webhook receivers on 127.0.0.1 over http. */
   readonly webhookAllowPrivate?: boolean
+  /** The live stream's heartbeat, connection limit and access cache. */
+  readonly stream?: Partial<StreamOptions>
 }
 
 /** The migrated database and the store on it, with the key its sealed fields are under (the API's reads open them too). */
@@ -298,7 +311,7 @@ const storeLayer = (
   )
 
 /**
- * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`,
+ * The served API and the harness. The context also holds the `Store`, `SqlClient`, `AgentState`, `EventFeed`,
  * `SigningKeys`, `IdentityRepo` and `CredentialRepo` the API runs on, for seeding and assertions.
  */
 export const layer = (options: HarnessOptions = {}) => {
@@ -313,7 +326,8 @@ export const layer = (options: HarnessOptions = {}) => {
   })
   const api = ApiLive.layer({
     planRates: options.planRates ?? TEST_PLAN_RATES,
-    maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES
+    maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES,
+    stream: options.stream
   })
   // The same routes as `candor serve --role api`: the API, health (store check), metrics.
   const readiness = Layer.effect(
@@ -334,6 +348,7 @@ export const layer = (options: HarnessOptions = {}) => {
     Layer.provideMerge(served),
     Layer.provideMerge(ApiLive.IdentityLive),
     Layer.provideMerge(GovernanceLog.layer({ logOrigin: TEST_LOG_ORIGIN })),
+    Layer.provideMerge((options.feed ?? EventFeedStore.layer()).pipe(Layer.orDie)),
     Layer.provideMerge(
       Layer.mergeAll(
         IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),

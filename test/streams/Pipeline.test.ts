@@ -23,6 +23,7 @@ import { makeEventPublisher } from "../../adapters/gateway/EventPublisher.js"
 import { buildResponseEvent } from "../../adapters/gateway/ResponseEvent.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted, verifyAgentRecord } from "./PipelineChecks.js"
+import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const key = generateSigningKey()
@@ -35,7 +36,11 @@ const Infra = Layer.mergeAll(
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
   SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer())))
-).pipe((infra) => GovernanceLog.layer({ logOrigin: logOrigin }).pipe(Layer.provideMerge(infra)))
+).pipe(
+  (infra) => GovernanceLog.layer({ logOrigin: logOrigin }).pipe(Layer.provideMerge(infra)),
+  // The feed the event relay publishes to and the webhook fan-out consumes.
+  (infra) => EventFeedStore.layer().pipe(Layer.orDie, Layer.provideMerge(infra))
+)
 const Workers = Layer.scopedDiscard(runWorkers({ logOrigin, subjectPrefix: "candor" })).pipe(Layer.provideMerge(Infra))
 
 const publish = (event: ReturnType<typeof gatewayEvent>) =>

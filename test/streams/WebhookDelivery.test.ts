@@ -34,6 +34,7 @@ import { runWorkers } from "../../streams/PartitionWorkers.js"
 import { makeReceiver } from "../adapters/webhooks/Receiver.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted } from "./PipelineChecks.js"
+import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const key = generateSigningKey()
@@ -46,7 +47,11 @@ const Infra = Layer.mergeAll(
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
   SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer())))
-).pipe((infra) => GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(Layer.provideMerge(infra)))
+).pipe(
+  (infra) => GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(Layer.provideMerge(infra)),
+  // The feed the event relay publishes to and the webhook fan-out consumes.
+  (infra) => EventFeedStore.layer().pipe(Layer.orDie, Layer.provideMerge(infra))
+)
 // Retries after 50 ms instead of 1 s, 4 s, 16 s: the schedule is the relay's, the test only shortens it.
 const webhookRelay = {
   ...relayDefaults,

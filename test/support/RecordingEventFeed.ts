@@ -31,7 +31,7 @@ export const layer = (options: { readonly fail?: boolean } = {}) =>
           options.fail === true
             ? Effect.dieMessage("feed unavailable")
             : Effect.sync(() => void published.push(envelope)).pipe(Effect.zipRight(Queue.offer(queue, envelope))),
-        read: () => Stream.empty,
+        read: () => Effect.succeed(Stream.empty),
         consume: () => Stream.empty
       }
       return Context.make(EventFeed, feed).pipe(Context.add(RecordedEvents, { published, take: Queue.take(queue) }))

@@ -1,0 +1,205 @@
+/**
+ * GET /v1/stream: the live alert stream (docs/stream.md). Reads the event feed from the client's
+ * position (Last-Event-ID / `?since=`, else now), keeps what the filters select and what the caller
+ * may read, and writes it as Server-Sent Events or NDJSON with a heartbeat, until the client leaves.
+ *
+ * Authorisation is per event, as the agent routes decide it (`AccessControl`): an agent's events
+ * when the caller may read the agent, an organization's own events (no agent) when the caller
+ * belongs to it; decisions are cached per connection for `accessCacheMs`, so a revoked membership
+ * stops the flow within that time. Filters for an agent or organization the caller may not read are
+ * refused like their routes do (404). Each credential holds at most `maxConnections` streams per
+ * process (429 beyond). The reader (a JetStream consumer, or a table tail) is released when the
+ * client disconnects.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { AccessControl } from "../../../adapters/auth/AccessControl.js"
+import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
+import { EventFeed, type FeedPosition } from "../../../adapters/bus/EventFeed.js"
+import { BadRequest, ServiceUnavailable, TooManyRequests } from "../../../adapters/http/ApiErrors.js"
+import type { StoreError } from "../../../adapters/store/Store.js"
+import { streamClients, streamEventsSent, streamLag } from "../../../adapters/metrics/StreamMetrics.js"
+import { typeSelected } from "../../../core/Events.js"
+import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
+import { heartbeatFrame, ndjsonLine, parseTypeFilter, resumeFrom, sseFrame } from "../../../core/StreamFilter.js"
+import { CandorApi } from "../Api.js"
+import type { StreamFormat } from "../groups/Stream.js"
+import { internal, orgRole } from "./Access.js"
+import { readAgent } from "./AgentAccess.js"
+
+export interface StreamOptions {
+  /** A heartbeat is written this often (keeps proxies from closing an idle connection). */
+  readonly heartbeatMs: number
+  /** Streams one credential may hold open on one API process. */
+  readonly maxConnections: number
+  /** How long a read decision (agent, organization) is reused within a connection. */
+  readonly accessCacheMs: number
+}
+
+export const defaultStreamOptions: StreamOptions = { heartbeatMs: 15_000, maxConnections: 10, accessCacheMs: 30_000 }
+
+const CONTENT_TYPES: Record<StreamFormat, string> = {
+  sse: "text/event-stream; charset=utf-8",
+  ndjson: "application/x-ndjson; charset=utf-8"
+}
+
+/** Whose connections count together: a user (also when impersonated), an API key, the service key. */
+const credentialOf = (principal: Principal): string =>
+  principal.kind === "user"
+    ? `user:${principal.userId}`
+    : principal.kind === "api_key"
+      ? `key:${principal.keyId}`
+      : "service"
+
+/**
+ * Frames by envelope, shared by every connection of the process: readers of one feed hand out the
+ * same envelope objects, so a hundred clients cost one JSON encoding per event, not a hundred.
+ */
+const sseFrames = new WeakMap<WebhookEnvelope, string>()
+const ndjsonLines = new WeakMap<WebhookEnvelope, string>()
+const frameOf = (frames: WeakMap<WebhookEnvelope, string>, event: WebhookEnvelope): string => {
+  let text = frames.get(event)
+  if (text === undefined) {
+    text = frames === sseFrames ? sseFrame(event) : ndjsonLine(event)
+    frames.set(event, text)
+  }
+  return text
+}
+
+export const StreamLive = (options: Partial<StreamOptions> = {}) =>
+  HttpApiBuilder.group(CandorApi, "stream", (handlers) => {
+    const settings = { ...defaultStreamOptions, ...options }
+    /** Open streams per credential, in this process. */
+    const open = new Map<string, number>()
+    const release = (credential: string) =>
+      Effect.sync(() => {
+        const left = (open.get(credential) ?? 1) - 1
+        if (left <= 0) open.delete(credential)
+        else open.set(credential, left)
+      }).pipe(Effect.zipRight(Metric.incrementBy(streamClients, -1)))
+
+    return handlers.handle("stream", ({ headers, urlParams }) =>
+      Effect.gen(function* () {
+        const principal = yield* CurrentPrincipal
+        const access = yield* AccessControl
+        const feed = yield* EventFeed
+        const filter = parseTypeFilter(urlParams.types)
+        if (filter._tag === "Invalid") return yield* new BadRequest({ error: filter.error })
+        const from = resumeFrom(headers["last-event-id"], urlParams.since)
+        if (from._tag === "Invalid") return yield* new BadRequest({ error: from.error })
+        const { agent_id: agentId, format, org_id: orgId } = urlParams
+        if (orgId !== undefined) yield* orgRole(orgId)
+        if (agentId !== undefined) yield* readAgent(agentId)
+
+        const credential = credentialOf(principal)
+        const held = open.get(credential) ?? 0
+        if (held >= settings.maxConnections) {
+          return yield* new TooManyRequests({
+            error: `at most ${settings.maxConnections} open streams per credential: close one first`,
+            retry_after_seconds: 5
+          })
+        }
+        open.set(credential, held + 1)
+        yield* Metric.increment(streamClients)
+        const scope = yield* Scope.make()
+        const close = Effect.zipRight(Scope.close(scope, Exit.void), release(credential))
+        const position: FeedPosition = from
+        const events = yield* feed.read(position).pipe(
+          Scope.extend(scope),
+          Effect.onError(() => close),
+          Effect.catchTag("BusError", (error) =>
+            Effect.zipRight(
+              Effect.logWarning("stream: the event feed is unavailable").pipe(
+                Effect.annotateLogs({ error: error.message })
+              ),
+              new ServiceUnavailable({ error: "the event feed is unavailable right now: try again shortly" })
+            )
+          )
+        )
+
+        // Read decisions of this connection: agent → may read, organization → is a member.
+        const decisions = new Map<string, { readonly allowed: boolean; readonly until: number }>()
+        const decide = (event: WebhookEnvelope): [string, Effect.Effect<boolean, StoreError>] =>
+          event.agent_id !== undefined
+            ? [
+                `agent:${event.agent_id}`,
+                access
+                  .agent(principal, event.agent_id, "read")
+                  .pipe(
+                    Effect.as(true),
+                    Effect.catchTags({ NotFound: () => Effect.succeed(false), Forbidden: () => Effect.succeed(false) })
+                  )
+              ]
+            : event.org_id !== null
+              ? [
+                  `org:${event.org_id}`,
+                  Effect.map(access.orgRole(principal, event.org_id), (role) => role !== undefined)
+                ]
+              : // An event of no agent and no organization: Candor's own, for the service-role key.
+                ["candor", Effect.succeed(principal.kind === "service")]
+        /** The cached decision (no effect on the hot path), else asks AccessControl and caches the answer. */
+        const mayRead = (event: WebhookEnvelope, now: number) => {
+          const [key, ask] = decide(event)
+          const known = decisions.get(key)
+          if (known !== undefined && known.until > now) return Effect.succeed(known.allowed)
+          return Effect.tap(ask, (allowed) =>
+            Effect.sync(() => {
+              if (decisions.size > 10_000) decisions.clear()
+              decisions.set(key, { allowed, until: now + settings.accessCacheMs })
+            })
+          )
+        }
+        const selected = (event: WebhookEnvelope) =>
+          typeSelected(event.type, filter.patterns) &&
+          (agentId === undefined || event.agent_id === agentId) &&
+          (orgId === undefined || event.org_id === orgId)
+
+        const frames = format === "sse" ? sseFrames : ndjsonLines
+        // A chunk at a time: what arrived together is authorised, counted and written together.
+        const body = events.pipe(
+          Stream.mapChunksEffect((chunk) =>
+            Effect.gen(function* () {
+              let text = ""
+              let sent = 0
+              const now = yield* Clock.currentTimeMillis
+              for (const event of chunk) {
+                if (!selected(event)) continue
+                const known = decisions.get(decide(event)[0])
+                if (!(known !== undefined && known.until > now ? known.allowed : yield* mayRead(event, now))) continue
+                text += frameOf(frames, event)
+                sent++
+                streamLag.unsafeUpdate(Math.max(0, now - Date.parse(event.created_at)) / 1000, [])
+              }
+              if (sent > 0) yield* Metric.incrementBy(streamEventsSent, sent)
+              return text === "" ? Chunk.empty<string>() : Chunk.of(text)
+            })
+          )
+        )
+        const heartbeat = heartbeatFrame(format)
+        // The first heartbeat says the position is fixed: what is published from here on will come.
+        const output = Stream.merge(
+          Stream.concat(Stream.make(heartbeat), body),
+          Stream.fromSchedule(Schedule.spaced(settings.heartbeatMs)).pipe(Stream.as(heartbeat)),
+          { haltStrategy: "left" }
+        ).pipe(
+          Stream.tapErrorCause((cause) =>
+            Effect.logWarning("stream cut short").pipe(Effect.annotateLogs({ cause: cause.toString().slice(0, 500) }))
+          ),
+          Stream.encodeText,
+          Stream.ensuring(close)
+        )
+        return HttpServerResponse.stream(output, {
+          contentType: CONTENT_TYPES[format],
+          headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+        })
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+  })

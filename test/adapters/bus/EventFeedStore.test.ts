@@ -1,0 +1,65 @@
+/**
+ * The store feed (embedded default) on PGlite: the shared conformance suite, then what is its own:
+ * a durable cursor that survives the process, and retention.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { EventFeed } from "../../../adapters/bus/EventFeed.js"
+import * as EventFeedStore from "../../../adapters/bus/EventFeedStore.js"
+import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
+import { migrated } from "../../../adapters/store/StoreDatabase.js"
+import { feedConformance, testEvent } from "./EventFeedConformance.js"
+
+const database = () => migrated(PgliteClient.layer()).pipe(Layer.orDie)
+
+feedConformance("store", (options) => EventFeedStore.layer(options).pipe(Layer.provide(database())))
+
+describe("EventFeedStore", () => {
+  it.live("a durable consumer resumes after its stored cursor in a new process", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const run = "cursor"
+      // The first "process": publishes five, acks three, stops (its cursor is flushed on close).
+      yield* Effect.gen(function* () {
+        const feed = yield* EventFeed
+        for (let i = 0; i < 5; i++) yield* feed.publish(testEvent(run, i))
+        yield* feed.consume("webhooks").pipe(
+          Stream.tap((d) => d.ack),
+          Stream.take(3),
+          Stream.runDrain
+        )
+      }).pipe(Effect.provide(EventFeedStore.layer()))
+      const cursor = yield* sql<{ seq: unknown }>`select seq from feed_cursors where name = 'webhooks'`
+      expect(Number(cursor[0]?.seq)).toBe(3)
+      // The second: gets 3 and 4 only.
+      const rest = yield* Effect.gen(function* () {
+        const feed = yield* EventFeed
+        return yield* feed.consume("webhooks").pipe(
+          Stream.tap((d) => d.ack),
+          Stream.take(2),
+          Stream.runCollect,
+          Effect.timeout("10 seconds")
+        )
+      }).pipe(Effect.provide(EventFeedStore.layer()))
+      expect(Chunk.toReadonlyArray(rest).map((d) => (d.envelope.data as { i: number }).i)).toEqual([3, 4])
+    }).pipe(Effect.provide(database()))
+  )
+
+  it.live("purges events older than its retention", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`insert into feed_events (id, type, org_id, agent_id, created_at, published_at, envelope)
+        values ('evt-old', 'agent.paused', null, null, now() - interval '8 days', now() - interval '8 days', '{}'::json)`
+      yield* Effect.gen(function* () {
+        const feed = yield* EventFeed
+        yield* feed.publish(testEvent("purge", 0))
+      }).pipe(Effect.provide(EventFeedStore.layer()))
+      const ids = yield* sql<{ id: string }>`select id from feed_events order by seq`
+      expect(ids.map((r) => r.id)).toEqual([testEvent("purge", 0).id])
+    }).pipe(Effect.provide(database()))
+  )
+})
