@@ -31,6 +31,7 @@ import * as SecretKeys from "../adapters/keys/SecretKeys.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../adapters/store/GovernanceLog.js"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
+import { WebhookNetwork } from "../adapters/webhooks/WebhookUrlGuard.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
@@ -287,6 +288,11 @@ const FeedLive = (withStore: boolean) =>
     )
   )
 
+/** Whether webhook endpoints may be private addresses or plain http (the API's checks and the workers' connections). */
+const WebhookNetworkFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) => Layer.succeed(WebhookNetwork, { allowPrivate: config.webhookAllowPrivate }))
+)
+
 /** The agent actors: the consumers, on the shared store and signing key. */
 const WorkersLive = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
@@ -323,6 +329,7 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
   // Only the API, the workers and the prover read or write records: a gateway process opens no database
   // (the types cannot see that they are absent then).
   return (withStore ? stored : (roles as unknown as typeof stored)).pipe(
+    Layer.provide(WebhookNetworkFromConfig),
     Layer.provide(MessagingLive(withWorkers)),
     Layer.provide(DataDirLive)
   )

@@ -22,14 +22,11 @@ import { BlockList, isIP, type LookupFunction } from "node:net"
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
 /**
- * Whether webhooks may reach private addresses and plain http. The default reads
- * `CANDOR_WEBHOOK_ALLOW_PRIVATE` (src/Config.ts declares and documents it); a process or a test
- * may provide its own value.
+ * Whether webhooks may reach private addresses and plain http: refused unless a process says
+ * otherwise (`candor serve` provides `CANDOR_WEBHOOK_ALLOW_PRIVATE` from src/Config.ts; tests their own).
  */
 export class WebhookNetwork extends Context.Reference<WebhookNetwork>()("candor/adapters/webhooks/WebhookNetwork", {
-  defaultValue: (): { readonly allowPrivate: boolean } => ({
-    allowPrivate: process.env["CANDOR_WEBHOOK_ALLOW_PRIVATE"]?.trim().toLowerCase() === "true"
-  })
+  defaultValue: (): { readonly allowPrivate: boolean } => ({ allowPrivate: false })
 }) {}
 
 /** Why a URL is refused: the API's 400 text. Names the host at most, never a query or credentials. */

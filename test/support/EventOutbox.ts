@@ -15,19 +15,28 @@ export interface EventFilter {
   readonly type?: string
 }
 
-/** In outbox order, the events matching every given member of `filter`. */
+/**
+ * The events written so far matching every given member of `filter`, in the order they were
+ * created: those still in the outbox and those the event relay (running in tests with workers)
+ * has already published to the store's feed. The outbox is read first: an event the relay moves
+ * in between is then seen in both, and counted once.
+ */
 export const outboxEvents = (filter: EventFilter = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ payload: string }>`
+    const pending = yield* sql<{ payload: string }>`
       select payload::text as payload from outbox where kind = ${EVENT_OUTBOX} order by id`
-    return rows
+    const published = yield* sql<{ payload: string }>`select envelope::text as payload from feed_events order by seq`
+    const seen = new Set<string>()
+    return [...published, ...pending]
       .map((row) => {
         const envelope = Schema.decodeUnknownSync(WebhookEnvelope)(JSON.parse(row.payload))
         const schema = WEBHOOK_EVENT_TYPES[envelope.type as WebhookEventType].data as Schema.Schema<unknown>
         Schema.decodeUnknownSync(schema)(envelope.data)
         return envelope
       })
+      .filter((envelope) => !seen.has(envelope.id) && seen.add(envelope.id) !== undefined)
+      .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at))
       .filter(
         (e) =>
           (filter.agentId === undefined || e.agent_id === filter.agentId) &&
