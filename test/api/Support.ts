@@ -26,7 +26,9 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -300,6 +302,16 @@ export interface HarnessOptions {
   readonly stream?: Partial<StreamOptions>
 }
 
+/**
+ * A layer whose fibers keep the real clock when the harness is built under the test clock: the
+ * feed's readers poll, and a test that sets the test clock to the real time (years ahead of its
+ * start) would otherwise run every poll in between.
+ */
+const onLiveClock = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  Layer.locallyWith(layer, DefaultServices.currentServices, (services) =>
+    Context.add(services, Clock.Clock, Context.get(DefaultServices.liveServices, Clock.Clock))
+  )
+
 /** The migrated database and the store on it, with the key its sealed fields are under (the API's reads open them too). */
 const storeLayer = (
   client: Layer.Layer<SqlClient.SqlClient, unknown>
@@ -348,7 +360,7 @@ export const layer = (options: HarnessOptions = {}) => {
     Layer.provideMerge(served),
     Layer.provideMerge(ApiLive.IdentityLive),
     Layer.provideMerge(GovernanceLog.layer({ logOrigin: TEST_LOG_ORIGIN })),
-    Layer.provideMerge((options.feed ?? EventFeedStore.layer()).pipe(Layer.orDie)),
+    Layer.provideMerge(onLiveClock((options.feed ?? EventFeedStore.layer()).pipe(Layer.orDie))),
     Layer.provideMerge(
       Layer.mergeAll(
         IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),

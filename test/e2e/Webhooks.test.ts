@@ -39,7 +39,7 @@ const alertsAreDeliveredSignedAndRetried = (gatewayUrl: string, apiUrl: string) 
     const created = yield* asOperator(`${apiUrl}/v1/agents/${agentId}/webhooks`, {
       method: "POST",
       body: JSON.stringify({
-        url: `${receiver.url}/hooks`,
+        url: receiver.url,
         description: "security team",
         event_types: ["verdict.boundary_violation", "agent.paused", "enforcement.blocked"]
       })
@@ -88,7 +88,7 @@ const alertsAreDeliveredSignedAndRetried = (gatewayUrl: string, apiUrl: string) 
 
     for (const request of requests) {
       expect(request.method).toBe("POST")
-      expect(request.path).toBe("/hooks")
+      expect(request.path).toBe(new URL(receiver.url).pathname)
       expect(request.headers["content-type"]).toContain("application/json")
       expect(verifyWebhook(secret, request.body, request.headers, new Date())).toMatchObject({ ok: true })
       expect(verifyWebhook("whsec_not-the-secret", request.body, request.headers, new Date())).toMatchObject({
@@ -100,7 +100,10 @@ const alertsAreDeliveredSignedAndRetried = (gatewayUrl: string, apiUrl: string) 
     // Deduplicated on the id: one event per occurrence (the violation counted once).
     const unique = new Map(requests.map((r) => [r.headers["x-candor-delivery"], JSON.parse(r.body)]))
     const paused = [...unique.values()].find((e) => e.type === "agent.paused")
-    expect(paused).toMatchObject({ agent_id: agentId, data: { action: "pause", actor: "service", reason: "incident 7" } })
+    expect(paused).toMatchObject({
+      agent_id: agentId,
+      data: { action: "pause", actor: "service", reason: "incident 7" }
+    })
     const blocked = [...unique.values()].find((e) => e.type === "enforcement.blocked")
     expect(blocked).toMatchObject({ agent_id: agentId, data: { rule: "containment", reason: "agent_paused" } })
 
@@ -131,23 +134,20 @@ layer(Layer.empty, { timeout: "120 seconds", excludeTestServices: true })("webho
   )
 })
 
-layer(Layer.empty, { timeout: "180 seconds", excludeTestServices: true })(
-  "webhooks on a split deployment",
-  (it) => {
-    it.scoped.skipIf(skipsWithout("postgres", "nats"))(
-      "API, gateway and worker apart: the same deliveries, from the worker's relay",
-      () =>
-        Effect.gen(function* () {
-          const upstream = yield* anthropicUpstream(INJECTED_THINKING)
-          const { api, gateway, worker } = yield* startSplitDeployment(["worker", "api", "gateway"], {
-            ANTHROPIC_BASE_URL: upstream.url,
-            ...ALLOW_PRIVATE
-          })
-          yield* alertsAreDeliveredSignedAndRetried(gateway.gatewayUrl, api.apiUrl).pipe(
-            printLogsOnFailure(api, gateway, worker)
-          )
-        }),
-      { timeout: 180_000 }
-    )
-  }
-)
+layer(Layer.empty, { timeout: "180 seconds", excludeTestServices: true })("webhooks on a split deployment", (it) => {
+  it.scoped.skipIf(skipsWithout("postgres", "nats"))(
+    "API, gateway and worker apart: the same deliveries, from the worker's relay",
+    () =>
+      Effect.gen(function* () {
+        const upstream = yield* anthropicUpstream(INJECTED_THINKING)
+        const { api, gateway, worker } = yield* startSplitDeployment(["worker", "api", "gateway"], {
+          ANTHROPIC_BASE_URL: upstream.url,
+          ...ALLOW_PRIVATE
+        })
+        yield* alertsAreDeliveredSignedAndRetried(gateway.gatewayUrl, api.apiUrl).pipe(
+          printLogsOnFailure(api, gateway, worker)
+        )
+      }),
+    { timeout: 180_000 }
+  )
+})
