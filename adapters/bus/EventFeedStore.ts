@@ -63,6 +63,8 @@ const PUBLISH_BATCH = 500
 /** Broadcast rows a slow reader may lag before it reads the gap from the table instead. */
 const HUB_CAPACITY = 4_096
 const CURSOR_FLUSH = "250 millis"
+/** The tailer reads at most this often (what is published meanwhile is broadcast together). */
+const TAIL_SPACING_MS = 20
 
 interface FeedRow {
   readonly seq: number
@@ -120,14 +122,25 @@ export const make = (
     let head = yield* maxSeq
     const tail: Effect.Effect<void, BusError> = Effect.gen(function* () {
       const rows = yield* rowsAfter(head)
-      for (const row of rows) {
+      const tailed = rows.map((row): Tailed => {
         const prev = head
         head = row.seq
-        yield* PubSub.publish(hub, { ...row, prev })
-      }
+        return { ...row, prev }
+      })
+      // One publish per page: each reader wakes once and takes the page as one chunk, not a row at a time.
+      if (tailed.length > 0) yield* PubSub.publishAll(hub, tailed)
       if (rows.length === PAGE) yield* tail
     })
+    let tailedAt = 0
     yield* Effect.race(Queue.take(wake), Effect.sleep(settings.pollMs)).pipe(
+      // At most one read per TAIL_SPACING_MS: under load, each reader takes one larger chunk rather than many small ones.
+      Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const wait = tailedAt + TAIL_SPACING_MS - now
+          tailedAt = Math.max(now, tailedAt + TAIL_SPACING_MS)
+          return wait > 0 ? Effect.sleep(wait) : Effect.void
+        })
+      ),
       Effect.zipRight(tail),
       Effect.catchAll((error) =>
         Effect.logWarning("event feed tail failed").pipe(Effect.annotateLogs({ error: error.message }))

@@ -18,11 +18,12 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
-import * as Schedule from "effect/Schedule"
+import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
+import type { BusError } from "../../../adapters/bus/BusError.js"
 import { EventFeed, type FeedPosition } from "../../../adapters/bus/EventFeed.js"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../../../adapters/http/ApiErrors.js"
 import type { StoreError } from "../../../adapters/store/Store.js"
@@ -59,20 +60,35 @@ const credentialOf = (principal: Principal): string =>
       ? `key:${principal.keyId}`
       : "service"
 
+/** An event as written: its frame's UTF-8 bytes, and its `created_at` in ms (for the lag metric). */
+interface Frame {
+  readonly bytes: Uint8Array
+  readonly createdMs: number
+}
+
 /**
  * Frames by envelope, shared by every connection of the process: readers of one feed hand out the
- * same envelope objects, so a hundred clients cost one JSON encoding per event, not a hundred.
+ * same envelope objects, so a hundred clients cost one JSON and UTF-8 encoding per event, not a hundred.
  */
-const sseFrames = new WeakMap<WebhookEnvelope, string>()
-const ndjsonLines = new WeakMap<WebhookEnvelope, string>()
-const frameOf = (frames: WeakMap<WebhookEnvelope, string>, event: WebhookEnvelope): string => {
-  let text = frames.get(event)
-  if (text === undefined) {
-    text = frames === sseFrames ? sseFrame(event) : ndjsonLine(event)
-    frames.set(event, text)
+const sseFrames = new WeakMap<WebhookEnvelope, Frame>()
+const ndjsonLines = new WeakMap<WebhookEnvelope, Frame>()
+const frameOf = (frames: WeakMap<WebhookEnvelope, Frame>, event: WebhookEnvelope): Frame => {
+  let frame = frames.get(event)
+  if (frame === undefined) {
+    frame = {
+      bytes: Buffer.from(frames === sseFrames ? sseFrame(event) : ndjsonLine(event), "utf8"),
+      createdMs: Date.parse(event.created_at)
+    }
+    frames.set(event, frame)
   }
-  return text
+  return frame
 }
+
+/** Frames written together: one buffer, one socket write. */
+const joined = (parts: ReadonlyArray<Uint8Array>): Uint8Array => (parts.length === 1 ? parts[0]! : Buffer.concat(parts))
+
+/** Chunks of frames a connection holds for its client before its reader waits. */
+const OUTPUT_BUFFER = 64
 
 export const StreamLive = (options: Partial<StreamOptions> = {}) =>
   HttpApiBuilder.group(CandorApi, "stream", (handlers) => {
@@ -127,30 +143,31 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
 
         // Read decisions of this connection: agent → may read, organization → is a member.
         const decisions = new Map<string, { readonly allowed: boolean; readonly until: number }>()
-        const decide = (event: WebhookEnvelope): [string, Effect.Effect<boolean, StoreError>] =>
+        /** Whose read decision an event needs (built on the hot path: a string, no effect). */
+        const keyOf = (event: WebhookEnvelope): string =>
           event.agent_id !== undefined
-            ? [
-                `agent:${event.agent_id}`,
-                access
-                  .agent(principal, event.agent_id, "read")
-                  .pipe(
-                    Effect.as(true),
-                    Effect.catchTags({ NotFound: () => Effect.succeed(false), Forbidden: () => Effect.succeed(false) })
-                  )
-              ]
+            ? `agent:${event.agent_id}`
             : event.org_id !== null
-              ? [
-                  `org:${event.org_id}`,
-                  Effect.map(access.orgRole(principal, event.org_id), (role) => role !== undefined)
-                ]
+              ? `org:${event.org_id}`
+              : "candor"
+        const decide = (event: WebhookEnvelope): Effect.Effect<boolean, StoreError> =>
+          event.agent_id !== undefined
+            ? access
+                .agent(principal, event.agent_id, "read")
+                .pipe(
+                  Effect.as(true),
+                  Effect.catchTags({ NotFound: () => Effect.succeed(false), Forbidden: () => Effect.succeed(false) })
+                )
+            : event.org_id !== null
+              ? Effect.map(access.orgRole(principal, event.org_id), (role) => role !== undefined)
               : // An event of no agent and no organization: Candor's own, for the service-role key.
-                ["candor", Effect.succeed(principal.kind === "service")]
+                Effect.succeed(principal.kind === "service")
         /** The cached decision (no effect on the hot path), else asks AccessControl and caches the answer. */
         const mayRead = (event: WebhookEnvelope, now: number) => {
-          const [key, ask] = decide(event)
+          const key = keyOf(event)
           const known = decisions.get(key)
           if (known !== undefined && known.until > now) return Effect.succeed(known.allowed)
-          return Effect.tap(ask, (allowed) =>
+          return Effect.tap(decide(event), (allowed) =>
             Effect.sync(() => {
               if (decisions.size > 10_000) decisions.clear()
               decisions.set(key, { allowed, until: now + settings.accessCacheMs })
@@ -163,37 +180,60 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           (orgId === undefined || event.org_id === orgId)
 
         const frames = format === "sse" ? sseFrames : ndjsonLines
-        // A chunk at a time: what arrived together is authorised, counted and written together.
-        const body = events.pipe(
-          Stream.mapChunksEffect((chunk) =>
-            Effect.gen(function* () {
-              let text = ""
-              let sent = 0
-              const now = yield* Clock.currentTimeMillis
-              for (const event of chunk) {
-                if (!selected(event)) continue
-                const known = decisions.get(decide(event)[0])
-                if (!(known !== undefined && known.until > now ? known.allowed : yield* mayRead(event, now))) continue
-                text += frameOf(frames, event)
-                sent++
-                streamLag.unsafeUpdate(Math.max(0, now - Date.parse(event.created_at)) / 1000, [])
-              }
-              if (sent > 0) yield* Metric.incrementBy(streamEventsSent, sent)
-              return text === "" ? Chunk.empty<string>() : Chunk.of(text)
-            })
-          )
-        )
-        const heartbeat = heartbeatFrame(format)
+        /** The frames of a chunk this caller may read, as one buffer (none: undefined). */
+        const framesOf = (chunk: Chunk.Chunk<WebhookEnvelope>) =>
+          Effect.gen(function* () {
+            const parts: Array<Uint8Array> = []
+            const now = yield* Clock.currentTimeMillis
+            for (const event of chunk) {
+              if (!selected(event)) continue
+              const known = decisions.get(keyOf(event))
+              if (!(known !== undefined && known.until > now ? known.allowed : yield* mayRead(event, now))) continue
+              const frame = frameOf(frames, event)
+              parts.push(frame.bytes)
+              streamLag.unsafeUpdate(Math.max(0, now - frame.createdMs) / 1000, [])
+            }
+            if (parts.length === 0) return undefined
+            yield* Metric.incrementBy(streamEventsSent, parts.length)
+            return joined(parts)
+          })
+
+        // The response reads what the reader and the heartbeat put here; a full buffer makes the
+        // reader wait (a slow client holds back its own reader, never the others).
+        const out = yield* Mailbox.make<Uint8Array, BusError | StoreError>({ capacity: OUTPUT_BUFFER })
+        const heartbeat = Buffer.from(heartbeatFrame(format), "utf8")
         // The first heartbeat says the position is fixed: what is published from here on will come.
-        const output = Stream.merge(
-          Stream.concat(Stream.make(heartbeat), body),
-          Stream.fromSchedule(Schedule.spaced(settings.heartbeatMs)).pipe(Stream.as(heartbeat)),
-          { haltStrategy: "left" }
-        ).pipe(
+        out.unsafeOffer(heartbeat)
+        let wrote = false
+        // A chunk at a time: what arrived together is authorised, counted and written together.
+        yield* events.pipe(
+          Stream.runForEachChunk((chunk) =>
+            Effect.flatMap(framesOf(chunk), (bytes) => {
+              if (bytes === undefined) return Effect.void
+              wrote = true
+              return out.offer(bytes)
+            })
+          ),
+          Effect.exit,
+          Effect.flatMap((exit) => out.done(exit)),
+          Effect.forkIn(scope)
+        )
+        // A heartbeat when nothing was written for `heartbeatMs`: no timer on the path of events.
+        yield* Effect.sleep(settings.heartbeatMs).pipe(
+          Effect.zipRight(
+            Effect.suspend(() => {
+              const idle = !wrote
+              wrote = false
+              return idle ? out.offer(heartbeat) : Effect.void
+            })
+          ),
+          Effect.forever,
+          Effect.forkIn(scope)
+        )
+        const output = Mailbox.toStream(out).pipe(
           Stream.tapErrorCause((cause) =>
             Effect.logWarning("stream cut short").pipe(Effect.annotateLogs({ cause: cause.toString().slice(0, 500) }))
           ),
-          Stream.encodeText,
           Stream.ensuring(close)
         )
         return HttpServerResponse.stream(output, {

@@ -12,6 +12,7 @@ import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import * as EventFeedStore from "../../../adapters/bus/EventFeedStore.js"
 import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import { migrated } from "../../../adapters/store/StoreDatabase.js"
+import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import { feedConformance, testEvent } from "./EventFeedConformance.js"
 
 const database = () => migrated(PgliteClient.layer()).pipe(Layer.orDie)
@@ -47,6 +48,29 @@ describe("EventFeedStore", () => {
       }).pipe(Effect.provide(EventFeedStore.layer()))
       expect(Chunk.toReadonlyArray(rest).map((d) => (d.envelope.data as { i: number }).i)).toEqual([3, 4])
     }).pipe(Effect.provide(database()))
+  )
+
+  it.live("a reader more than the broadcast buffer behind reads what it missed from the table, in order, once", () =>
+    Effect.gen(function* () {
+      const feed = yield* EventFeed
+      const slow = yield* Stream.toPull(yield* feed.read({ _tag: "Now" }))
+      const fast = yield* feed.read({ _tag: "Now" })
+      const n = 5_000
+      yield* feed.publish(testEvent("gap", -1))
+      // The slow reader takes the first event (it is following the broadcast now), then stalls.
+      const first = Chunk.toReadonlyArray(yield* slow)
+      expect(first.map((e) => e.data)).toEqual([{ i: -1 }])
+      yield* Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        (i) => feed.publish(testEvent("gap", i)),
+        { concurrency: 500, discard: true }
+      )
+      // Once the fast reader has them all, all were broadcast: the slow one kept only the last 4,096.
+      const expected = yield* fast.pipe(Stream.take(n + 1), Stream.runCollect, Effect.timeout("60 seconds"))
+      const got: Array<WebhookEnvelope> = [...first]
+      while (got.length < n + 1) got.push(...Chunk.toReadonlyArray(yield* Effect.timeout(slow, "20 seconds")))
+      expect(got.map((e) => e.id)).toEqual(Chunk.toReadonlyArray(expected).map((e) => e.id))
+    }).pipe(Effect.scoped, Effect.provide(EventFeedStore.layer()), Effect.provide(database()))
   )
 
   it.live("purges events older than its retention", () =>
