@@ -113,5 +113,18 @@ export const layer = (options: {
     })
   )
 
-/** A fresh random KEK held only in memory: for tests and benchmarks, whose databases are thrown away. */
-export const layerEphemeral: Layer.Layer<SecretKeys> = Layer.sync(SecretKeys, () => fromList([generateSecretKey()]))
+/** Given keys, the first active: a test or benchmark that hands its processes one CANDOR_SECRET_KEY. */
+export const layerFromKeys = (keys: ReadonlyArray<SecretKey>): Layer.Layer<SecretKeys> =>
+  Layer.succeed(SecretKeys, fromList(keys))
+
+let ephemeral: SecretKey | undefined
+
+/**
+ * A random KEK held only in memory, one per process: for tests and benchmarks, whose databases are
+ * thrown away. Every layer of the process shares it, as every process of a deployment shares
+ * CANDOR_SECRET_KEY, so several workers on one database (an integration test, a benchmark) open
+ * each other's sealed rows.
+ */
+export const layerEphemeral: Layer.Layer<SecretKeys> = Layer.sync(SecretKeys, () =>
+  fromList([(ephemeral ??= generateSecretKey())])
+)

@@ -13,6 +13,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { expect } from "vitest"
+import { formatSecretKey, generateSecretKey, type SecretKey } from "../../core/SecretBox.js"
 import { formatSigningKey, generateSigningKey, type SigningKey } from "../../core/Signing.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import { Bus } from "../../adapters/bus/Bus.js"
@@ -36,6 +37,8 @@ export interface Deployment {
   readonly natsUrl: string
   readonly prefix: string
   readonly key: SigningKey
+  /** The key-encryption key every worker and the observer share. */
+  readonly secretKey: SecretKey
   /** The environment of one more worker of this deployment. */
   readonly worker: (workerId: string) => WorkerProcessOptions
 }
@@ -57,12 +60,22 @@ export const deployment = (
     )
     const key = generateSigningKey()
     const signingKey = formatSigningKey(key)
+    const secretKey = generateSecretKey()
     return {
       databaseUrl,
       natsUrl,
       prefix,
       key,
-      worker: (workerId) => ({ workerId, databaseUrl, natsUrl, prefix, partitions: PARTITIONS, signingKey })
+      secretKey,
+      worker: (workerId) => ({
+        workerId,
+        databaseUrl,
+        natsUrl,
+        prefix,
+        partitions: PARTITIONS,
+        signingKey,
+        secretKey: formatSecretKey(secretKey)
+      })
     }
   })
 
@@ -73,7 +86,7 @@ export const deployment = (
 export const observer = (d: Deployment): Layer.Layer<Store | Bus | NatsConnection, unknown> =>
   Layer.mergeAll(
     SqlStore.layer.pipe(
-      Layer.provide(SecretKeys.layerEphemeral),
+      Layer.provide(SecretKeys.layerFromKeys([d.secretKey])),
       Layer.provide(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))
     ),
     Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS }).pipe(

@@ -32,6 +32,8 @@ export interface WorkerProcessOptions {
   readonly partitions: number
   /** SIGNING_KEY (PEM): every worker of a deployment signs with the same key. */
   readonly signingKey: string
+  /** CANDOR_SECRET_KEY: every worker of a deployment seals and opens stored fields with the same key. */
+  readonly secretKey: string
 }
 
 export interface WorkerExit {
@@ -80,6 +82,7 @@ export const startWorker = (options: WorkerProcessOptions): Effect.Effect<Worker
             CANDOR_PARTITIONS: String(options.partitions),
             CANDOR_WORKER_ID: options.workerId,
             SIGNING_KEY: options.signingKey,
+            CANDOR_SECRET_KEY: options.secretKey,
             LOG_LEVEL: "info"
           },
           stdio: ["ignore", "pipe", "pipe"]
