@@ -47,12 +47,15 @@ import {
 export interface StoreFeedOptions extends FeedOptions {
   /** How often the tailer looks for rows other processes committed. */
   readonly pollMs: number
+  /** Broadcast pages a slow reader may lag before it reads the gap from the table instead. */
+  readonly broadcastPages: number
 }
 
 export const defaultStoreFeedOptions: StoreFeedOptions = {
   ...defaultFeedOptions,
   retentionMs: 7 * 24 * HOUR_MS,
-  pollMs: 1_000
+  pollMs: 1_000,
+  broadcastPages: 256
 }
 
 /** Serialises inserts (commit order = sequence order); distinct from the migrations' lock. */
@@ -60,8 +63,6 @@ const PUBLISH_LOCK = 7260412
 const PAGE = 500
 /** Envelopes written in one transaction at most. */
 const PUBLISH_BATCH = 500
-/** Broadcast rows a slow reader may lag before it reads the gap from the table instead. */
-const HUB_CAPACITY = 4_096
 const CURSOR_FLUSH = "250 millis"
 /** The tailer reads at most this often (what is published meanwhile is broadcast together). */
 const TAIL_SPACING_MS = 20
@@ -117,7 +118,8 @@ export const make = (
     )
 
     // ---- the tailer ----
-    const hub = yield* PubSub.sliding<Tailed>(HUB_CAPACITY)
+    // A page is one element: each reader takes it with one queue operation, not one per row.
+    const hub = yield* PubSub.sliding<ReadonlyArray<Tailed>>(settings.broadcastPages)
     const wake = yield* Queue.sliding<void>(1)
     let head = yield* maxSeq
     const tail: Effect.Effect<void, BusError> = Effect.gen(function* () {
@@ -128,7 +130,7 @@ export const make = (
         return { ...row, prev }
       })
       // One publish per page: each reader wakes once and takes the page as one chunk, not a row at a time.
-      if (tailed.length > 0) yield* PubSub.publishAll(hub, tailed)
+      if (tailed.length > 0) yield* PubSub.publish(hub, tailed)
       if (rows.length === PAGE) yield* tail
     })
     let tailedAt = 0
@@ -228,16 +230,18 @@ export const make = (
             // What arrived together goes on together (one chunk), gaps read from the table in between.
             const parts: Array<Stream.Stream<FeedRow, BusError>> = []
             let run: Array<FeedRow> = []
-            for (const row of chunk) {
-              if (row.seq <= last) continue
-              const from = last
-              last = row.seq
-              if (row.prev > from) {
-                if (run.length > 0) parts.push(Stream.fromChunk(Chunk.unsafeFromArray(run)))
-                run = []
-                parts.push(pages(from, row.seq))
+            for (const page of chunk) {
+              for (const row of page) {
+                if (row.seq <= last) continue
+                const from = last
+                last = row.seq
+                if (row.prev > from) {
+                  if (run.length > 0) parts.push(Stream.fromChunk(Chunk.unsafeFromArray(run)))
+                  run = []
+                  parts.push(pages(from, row.seq))
+                }
+                run.push(row)
               }
-              run.push(row)
             }
             if (run.length > 0) parts.push(Stream.fromChunk(Chunk.unsafeFromArray(run)))
             return parts.length === 1 ? parts[0]! : Stream.concatAll(Chunk.unsafeFromArray(parts))

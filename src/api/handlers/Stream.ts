@@ -84,8 +84,31 @@ const frameOf = (frames: WeakMap<WebhookEnvelope, Frame>, event: WebhookEnvelope
   return frame
 }
 
-/** Frames written together: one buffer, one socket write. */
-const joined = (parts: ReadonlyArray<Uint8Array>): Uint8Array => (parts.length === 1 ? parts[0]! : Buffer.concat(parts))
+/**
+ * Frames of a run of consecutive events, joined once for every connection that writes the run whole
+ * (keyed by its first event; a feed hands each reader its events in order, each once, so the same
+ * first and last event and length mean the same run): one buffer, one socket write, and one copy
+ * per chunk for a hundred clients, not a hundred.
+ */
+interface JoinedRun {
+  readonly last: WebhookEnvelope
+  readonly length: number
+  readonly bytes: Uint8Array
+}
+const sseRuns = new WeakMap<WebhookEnvelope, JoinedRun>()
+const ndjsonRuns = new WeakMap<WebhookEnvelope, JoinedRun>()
+const joinedRun = (
+  runs: WeakMap<WebhookEnvelope, JoinedRun>,
+  first: WebhookEnvelope,
+  last: WebhookEnvelope,
+  parts: ReadonlyArray<Uint8Array>
+): Uint8Array => {
+  const known = runs.get(first)
+  if (known !== undefined && known.last === last && known.length === parts.length) return known.bytes
+  const bytes = Buffer.concat(parts)
+  runs.set(first, { last, length: parts.length, bytes })
+  return bytes
+}
 
 /** Chunks of frames a connection holds for its client before its reader waits. */
 const OUTPUT_BUFFER = 64
@@ -180,23 +203,42 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           (orgId === undefined || event.org_id === orgId)
 
         const frames = format === "sse" ? sseFrames : ndjsonLines
-        /** The frames of a chunk this caller may read, as one buffer (none: undefined). */
-        const framesOf = (chunk: Chunk.Chunk<WebhookEnvelope>) =>
-          Effect.gen(function* () {
-            const parts: Array<Uint8Array> = []
-            const now = yield* Clock.currentTimeMillis
-            for (const event of chunk) {
-              if (!selected(event)) continue
-              const known = decisions.get(keyOf(event))
-              if (!(known !== undefined && known.until > now ? known.allowed : yield* mayRead(event, now))) continue
-              const frame = frameOf(frames, event)
-              parts.push(frame.bytes)
-              streamLag.unsafeUpdate(Math.max(0, now - frame.createdMs) / 1000, [])
-            }
-            if (parts.length === 0) return undefined
-            yield* Metric.incrementBy(streamEventsSent, parts.length)
-            return joined(parts)
+        const runs = format === "sse" ? sseRuns : ndjsonRuns
+        /** Whether every selected event of the chunk has a read decision still valid at `now`. */
+        const decided = (chunk: Chunk.Chunk<WebhookEnvelope>, now: number) => {
+          for (const event of chunk) {
+            if (!selected(event)) continue
+            const known = decisions.get(keyOf(event))
+            if (known === undefined || known.until <= now) return false
+          }
+          return true
+        }
+        /** Asks for the read decisions the chunk is missing (then cached). */
+        const decideAll = (chunk: Chunk.Chunk<WebhookEnvelope>, now: number) =>
+          Effect.forEach(chunk, (event) => (selected(event) ? Effect.asVoid(mayRead(event, now)) : Effect.void), {
+            discard: true
           })
+        /**
+         * The frames of a decided chunk this caller may read, as one buffer (none: undefined); no
+         * effect and no allocation per event on this path.
+         */
+        const framesOf = (chunk: Chunk.Chunk<WebhookEnvelope>, now: number): Uint8Array | undefined => {
+          const parts: Array<Uint8Array> = []
+          let whole = true
+          for (const event of chunk) {
+            if (!selected(event) || decisions.get(keyOf(event))?.allowed !== true) {
+              whole = false
+              continue
+            }
+            const frame = frameOf(frames, event)
+            parts.push(frame.bytes)
+            streamLag.unsafeUpdate(Math.max(0, now - frame.createdMs) / 1000, [])
+          }
+          if (parts.length === 0) return undefined
+          streamEventsSent.unsafeUpdate(parts.length, [])
+          if (parts.length === 1) return parts[0]!
+          return whole ? joinedRun(runs, Chunk.unsafeHead(chunk), Chunk.unsafeLast(chunk), parts) : Buffer.concat(parts)
+        }
 
         // The response reads what the reader and the heartbeat put here; a full buffer makes the
         // reader wait (a slow client holds back its own reader, never the others).
@@ -208,10 +250,15 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
         // A chunk at a time: what arrived together is authorised, counted and written together.
         yield* events.pipe(
           Stream.runForEachChunk((chunk) =>
-            Effect.flatMap(framesOf(chunk), (bytes) => {
-              if (bytes === undefined) return Effect.void
-              wrote = true
-              return out.offer(bytes)
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const write = () => {
+                const bytes = framesOf(chunk, now)
+                if (bytes === undefined) return Effect.void
+                wrote = true
+                return out.unsafeOffer(bytes) ? Effect.void : Effect.asVoid(out.offer(bytes))
+              }
+              // Decisions not cached (or expired) are asked for first; then the chunk is written as one.
+              return decided(chunk, now) ? write() : Effect.zipRight(decideAll(chunk, now), Effect.suspend(write))
             })
           ),
           Effect.exit,

@@ -65,12 +65,13 @@ describe("EventFeedStore", () => {
         (i) => feed.publish(testEvent("gap", i)),
         { concurrency: 500, discard: true }
       )
-      // Once the fast reader has them all, all were broadcast: the slow one kept only the last 4,096.
+      // Once the fast reader has them all, all were broadcast (pages of at most 500, so at least ten):
+      // the slow one kept only the last two pages.
       const expected = yield* fast.pipe(Stream.take(n + 1), Stream.runCollect, Effect.timeout("60 seconds"))
       const got: Array<WebhookEnvelope> = [...first]
       while (got.length < n + 1) got.push(...Chunk.toReadonlyArray(yield* Effect.timeout(slow, "20 seconds")))
       expect(got.map((e) => e.id)).toEqual(Chunk.toReadonlyArray(expected).map((e) => e.id))
-    }).pipe(Effect.scoped, Effect.provide(EventFeedStore.layer()), Effect.provide(database()))
+    }).pipe(Effect.scoped, Effect.provide(EventFeedStore.layer({ broadcastPages: 2 })), Effect.provide(database()))
   )
 
   it.live("purges events older than its retention", () =>
