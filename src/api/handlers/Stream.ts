@@ -47,6 +47,9 @@ export interface StreamOptions {
 
 export const defaultStreamOptions: StreamOptions = { heartbeatMs: 15_000, maxConnections: 10, accessCacheMs: 30_000 }
 
+/** Read decisions one connection keeps at most (agents and organizations it has seen events of). */
+const MAX_CACHED_DECISIONS = 10_000
+
 const CONTENT_TYPES: Record<StreamFormat, string> = {
   sse: "text/event-stream; charset=utf-8",
   ndjson: "application/x-ndjson; charset=utf-8"
@@ -191,10 +194,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           const known = decisions.get(key)
           if (known !== undefined && known.until > now) return Effect.succeed(known.allowed)
           return Effect.tap(decide(event), (allowed) =>
-            Effect.sync(() => {
-              if (decisions.size > 10_000) decisions.clear()
-              decisions.set(key, { allowed, until: now + settings.accessCacheMs })
-            })
+            Effect.sync(() => void decisions.set(key, { allowed, until: now + settings.accessCacheMs }))
           )
         }
         const selected = (event: WebhookEnvelope) =>
@@ -213,10 +213,20 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           }
           return true
         }
-        /** Asks for the read decisions the chunk is missing (then cached). */
+        /**
+         * Asks for the read decisions the chunk is missing (then cached). A cache grown past its bound
+         * is emptied first, never while a chunk's decisions are being gathered (one would be lost).
+         */
         const decideAll = (chunk: Chunk.Chunk<WebhookEnvelope>, now: number) =>
-          Effect.forEach(chunk, (event) => (selected(event) ? Effect.asVoid(mayRead(event, now)) : Effect.void), {
-            discard: true
+          Effect.suspend(() => {
+            if (decisions.size > MAX_CACHED_DECISIONS) decisions.clear()
+            return Effect.forEach(
+              chunk,
+              (event) => (selected(event) ? Effect.asVoid(mayRead(event, now)) : Effect.void),
+              {
+                discard: true
+              }
+            )
           })
         /**
          * The frames of a decided chunk this caller may read, as one buffer (none: undefined); no
