@@ -468,14 +468,17 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)
-            yield* announce(
-              policyViolationEvent(
-                { agentId, checkpointId: null, phase: "request", mode, evaluation },
-                randomUUID(),
-                settings.orgId ?? null,
-                new Date(now)
+            // A passing request (the usual case) builds no event: no id, no date on the request path.
+            if (evaluation.verdict !== "pass") {
+              yield* announce(
+                policyViolationEvent(
+                  { agentId, checkpointId: null, phase: "request", mode, evaluation },
+                  randomUUID(),
+                  settings.orgId ?? null,
+                  new Date(now)
+                )
               )
-            )
+            }
             // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
             if (requestVerdict === "fail") {
               yield* block("policy", policyBlockReason(evaluation))

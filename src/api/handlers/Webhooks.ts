@@ -366,114 +366,58 @@ const redeliver = (scope: Scope, deliveryId: string) =>
     return deliveryView(delivery)
   })
 
+const isStoreError = (error: unknown): error is StoreError => error instanceof StoreError
+
+/** A route under /orgs/{org_id}/webhooks: its scope (authorised, impersonation refused), then `run`; a store failure is a 500. */
+const inOrg = <A, E, R>(orgId: string, write: boolean, run: (scope: Scope) => Effect.Effect<A, E, R>) =>
+  orgScope(orgId, write).pipe(Effect.flatMap(run), Effect.catchIf(isStoreError, internal))
+
+/** The same under /agents/{agent_id}/webhooks. */
+const inAgent = <A, E, R>(agentId: string, write: boolean, run: (scope: Scope) => Effect.Effect<A, E, R>) =>
+  agentScope(agentId, write).pipe(Effect.flatMap(run), Effect.catchIf(isStoreError, internal))
+
 export const WebhooksLive = HttpApiBuilder.group(CandorApi, "webhooks", (handlers) =>
   handlers
-    .handle("orgListWebhooks", ({ path }) =>
-      orgScope(path.org_id, false).pipe(
-        Effect.flatMap((scope) => list(scope)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
-    .handle("orgCreateWebhook", ({ path, payload }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => create(scope, payload)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
+    .handle("orgListWebhooks", ({ path }) => inOrg(path.org_id, false, (scope) => list(scope)))
+    .handle("orgCreateWebhook", ({ path, payload }) => inOrg(path.org_id, true, (scope) => create(scope, payload)))
     .handle("orgWebhookDeliveries", ({ path, urlParams }) =>
-      orgScope(path.org_id, false).pipe(
-        Effect.flatMap((scope) => deliveries(scope, urlParams)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inOrg(path.org_id, false, (scope) => deliveries(scope, urlParams))
     )
     .handle("orgRedeliverWebhook", ({ path }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => redeliver(scope, path.delivery_id)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inOrg(path.org_id, true, (scope) => redeliver(scope, path.delivery_id))
     )
     .handle("orgGetWebhook", ({ path }) =>
-      orgScope(path.org_id, false).pipe(
-        Effect.flatMap((scope) => Effect.map(get(scope, path.endpoint_id), endpointView)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inOrg(path.org_id, false, (scope) => Effect.map(get(scope, path.endpoint_id), endpointView))
     )
     .handle("orgUpdateWebhook", ({ path, payload }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => update(scope, path.endpoint_id, payload)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inOrg(path.org_id, true, (scope) => update(scope, path.endpoint_id, payload))
     )
-    .handle("orgDeleteWebhook", ({ path }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => remove(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
+    .handle("orgDeleteWebhook", ({ path }) => inOrg(path.org_id, true, (scope) => remove(scope, path.endpoint_id)))
     .handle("orgRotateWebhookSecret", ({ path }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => rotate(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inOrg(path.org_id, true, (scope) => rotate(scope, path.endpoint_id))
     )
-    .handle("orgTestWebhook", ({ path }) =>
-      orgScope(path.org_id, true).pipe(
-        Effect.flatMap((scope) => test(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
-    .handle("agentListWebhooks", ({ path }) =>
-      agentScope(path.agent_id, false).pipe(
-        Effect.flatMap((scope) => list(scope)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
+    .handle("orgTestWebhook", ({ path }) => inOrg(path.org_id, true, (scope) => test(scope, path.endpoint_id)))
+    .handle("agentListWebhooks", ({ path }) => inAgent(path.agent_id, false, (scope) => list(scope)))
     .handle("agentCreateWebhook", ({ path, payload }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => create(scope, payload)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, true, (scope) => create(scope, payload))
     )
     .handle("agentWebhookDeliveries", ({ path, urlParams }) =>
-      agentScope(path.agent_id, false).pipe(
-        Effect.flatMap((scope) => deliveries(scope, urlParams)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, false, (scope) => deliveries(scope, urlParams))
     )
     .handle("agentRedeliverWebhook", ({ path }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => redeliver(scope, path.delivery_id)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, true, (scope) => redeliver(scope, path.delivery_id))
     )
     .handle("agentGetWebhook", ({ path }) =>
-      agentScope(path.agent_id, false).pipe(
-        Effect.flatMap((scope) => Effect.map(get(scope, path.endpoint_id), endpointView)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, false, (scope) => Effect.map(get(scope, path.endpoint_id), endpointView))
     )
     .handle("agentUpdateWebhook", ({ path, payload }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => update(scope, path.endpoint_id, payload)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, true, (scope) => update(scope, path.endpoint_id, payload))
     )
     .handle("agentDeleteWebhook", ({ path }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => remove(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, true, (scope) => remove(scope, path.endpoint_id))
     )
     .handle("agentRotateWebhookSecret", ({ path }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => rotate(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
+      inAgent(path.agent_id, true, (scope) => rotate(scope, path.endpoint_id))
     )
-    .handle("agentTestWebhook", ({ path }) =>
-      agentScope(path.agent_id, true).pipe(
-        Effect.flatMap((scope) => test(scope, path.endpoint_id)),
-        Effect.catchTag("StoreError", internal)
-      )
-    )
+    .handle("agentTestWebhook", ({ path }) => inAgent(path.agent_id, true, (scope) => test(scope, path.endpoint_id)))
 )
