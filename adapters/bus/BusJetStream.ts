@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
-import { ensureConsumer, ensureStreams, tryNats } from "./JetStreamSetup.js"
+import { ensureConsumer, ensureStreams, rewindConsumer, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { consumerName, deadLetterSubject, partitionOfSubject, streamNames, streamOf, wildcardsOf } from "./Subjects.js"
 
@@ -93,6 +93,12 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
         ? Stream.unwrapScoped(
             Effect.gen(function* () {
               const arrived = yield* Mailbox.make<JsMsg, BusError>()
+              // What the partition's last owner left unacked comes back at once, ahead of newer events.
+              yield* rewindConsumer(jsm, options, partition).pipe(
+                Effect.catchAll((error) =>
+                  Effect.logWarning("bus consumer not rewound").pipe(Effect.annotateLogs({ error: error.message }))
+                )
+              )
               // Deliveries not settled when the stream stops are redelivered after the ack wait. Not
               // nak'd at once: on server 2.9 such naks were seen going straight back to the stopped pull
               // request (registered until it expires), which only spent a delivery.

@@ -23,6 +23,7 @@ import type { BusOptions } from "./BusOptions.js"
 import { consumerName, partitionFilter, streamNames, streamSubjects } from "./Subjects.js"
 
 const STREAM_NAME_IN_USE = 10058
+const CONSUMER_NOT_FOUND = 10014
 
 export const nanos = (ms: number): number => ms * 1_000_000
 
@@ -79,4 +80,33 @@ export const ensureConsumer = (
       await jsm.consumers.update(stream, durable, editable)
     }
   })
+}
+
+/**
+ * Rewinds a partition's durable consumer to its first unacked event, before a new owner consumes it:
+ * deleted, then created again (deliver all). The events stream is a work queue, so what was acked is
+ * gone and "all" starts at the first event not acked. The events its last owner had in hand (a worker
+ * SIGKILLed, stalled or stopping mid-batch) are thus delivered again at once and in stream order,
+ * ahead of newer events of the same agents, instead of after the ack wait (30 s), behind them, out of
+ * each agent's response order. What was in fact committed comes back too: the store's checkpoint-id
+ * dedupe acks it without committing it twice. (A `by_start_sequence` consumer at the ack floor + 1
+ * would do the same, but would no longer match the config `ensureConsumer` creates and checks.)
+ *
+ * A zombie owner still pulling from the deleted consumer loses it: its pull ends, and its acks (sent
+ * only after a commit) are harmless on the new one.
+ */
+export const rewindConsumer = (
+  jsm: JetStreamManager,
+  options: BusOptions,
+  partition: number
+): Effect.Effect<void, BusError> => {
+  const stream = streamNames(options.prefix).events
+  const durable = consumerName(partition, options.partitions)
+  return tryNats(`rewindConsumer ${durable}`, async () => {
+    try {
+      await jsm.consumers.delete(stream, durable)
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === CONSUMER_NOT_FOUND)) throw error
+    }
+  }).pipe(Effect.zipRight(ensureConsumer(jsm, options, partition)))
 }

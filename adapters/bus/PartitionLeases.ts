@@ -1,23 +1,42 @@
 /**
- * Partition ownership by lease in NATS KV (server 2.9: no per-key TTL, so the bucket's max_age is the
- * lease TTL). Bucket `<prefix>-partition-leases`:
+ * Partition ownership by lease in NATS KV, with failover in seconds. Bucket `<prefix>-partition-leases`:
  *
  *   lease.<p>          = worker id, created with `kv.create` (fails while another holds it) and renewed
  *                        with `kv.update(key, id, revision)` (fails if anyone else wrote it since)
- *   worker.<worker_id> = heartbeat, rewritten every tick; the live ones give the worker count
+ *   worker.<worker_id> = heartbeat, rewritten every `heartbeatMs` (1 s)
  *
- * Every ttl/3 a worker renews its leases (a failed renewal drops that partition at once), counts live
- * workers, and moves towards its fair share ceil(P / live): above it, it releases the extras; below
- * it, it takes free partitions. Keys nobody renews expire after the TTL, so the partitions of a
- * stalled or crashed worker come free. A lease not renewed for a whole TTL is dropped locally too,
- * even if the renewal is merely slow, since by then another worker may hold it.
+ * Every worker watches the bucket (`kv.watch`): it learns who holds which lease and when it last saw
+ * each worker's heartbeat, by its own clock (no clock skew between hosts). A worker not heard from
+ * for `deadAfterMs` (3 s) is taken for dead: its leases are taken over by compare-and-set on the
+ * revision that names it, so one live worker wins each, and the others' `create` or `update` fails.
+ * A SIGKILLed worker's partitions are thus owned again 2–3 s after it died, not after the lease TTL.
+ * A graceful stop deletes its leases and heartbeat, and a joining worker's first heartbeat appears:
+ * the watch sees either at once and wakes the others, so rebalancing waits for no tick.
+ *
+ * Each tick (every heartbeat, sooner when the watch wakes it or a worker is about to be deemed dead)
+ * writes the heartbeat, renews leases due (every ttl/3; the bucket's max_age, the TTL, only garbage-
+ * collects keys nobody writes any more: server 2.9 has no per-key TTL), counts the live workers and
+ * moves towards its fair share ceil(P / live): above it, it releases the extras; below it, it takes
+ * free partitions and those of dead workers.
+ *
+ * A stalled worker (a zombie) cannot keep a partition it lost: it drops every lease once its own last
+ * heartbeat is `deadAfterMs` old (others may have taken them), a lease another worker wrote is
+ * dropped as soon as the watch shows it, and a renewal that fails drops that partition. Until it
+ * notices, whatever it commits meets the store's chain compare-and-set: a moved chain head is a
+ * conflict, so a chain never forks (test/integration/ZombieOwner.test.ts).
+ *
+ * Mixed versions during an upgrade: workers of before this change heartbeat every ttl/3 (5 s), so
+ * newer ones take them for dead between beats and take their leases; both stay correct (CAS) but
+ * partitions move back and forth until every worker runs this version.
  */
-import { Kvm } from "@nats-io/kv"
+import { Kvm, type KvEntry } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
@@ -27,15 +46,19 @@ import { NatsConnection } from "./NatsConnection.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
 import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
 
-/** The partition's lease carries another worker's id: not ours to adopt. */
+/** The partition's lease carries a live worker's id: not ours to take. */
 class LeaseHeldElsewhere extends Data.TaggedError("LeaseHeldElsewhere")<{ readonly partition: number }> {}
 
 export interface LeaseOptions {
   readonly partitions: number
   /** Unique among live workers; letters, digits, `-` and `_`. */
   readonly workerId: string
-  /** A lease lapses this long after its last renewal; renewals run every ttl/3. */
+  /** Keys nobody writes for this long are removed (bucket max_age); leases are renewed every ttl/3. */
   readonly ttlMs: number
+  /** How often a worker writes its heartbeat (default 1 s, at most ttl/3). */
+  readonly heartbeatMs?: number
+  /** A worker whose heartbeat nobody has seen for this long is dead and loses its leases (default 3 heartbeats). */
+  readonly deadAfterMs?: number
   /** CANDOR_NATS_PREFIX (default `candor`). */
   readonly prefix?: string
 }
@@ -48,11 +71,25 @@ interface Lease {
   readonly renewedAt: number
 }
 
+/** A lease as the watch last showed it: `holder` undefined once deleted. */
+interface Seen {
+  readonly holder: string | undefined
+  readonly revision: number
+}
+
+const LEASE = "lease."
+const WORKER = "worker."
+
+const watchRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")))
+
 export const make = (
   options: LeaseOptions
 ): Effect.Effect<PartitionOwnership["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function* () {
     const { partitions, ttlMs, workerId } = options
+    const heartbeatMs = Math.max(1, options.heartbeatMs ?? Math.min(1_000, Math.floor(ttlMs / 3)))
+    const deadAfterMs = options.deadAfterMs ?? 3 * heartbeatMs
+    const renewEveryMs = Math.max(heartbeatMs, Math.floor(ttlMs / 3))
     if (!Number.isInteger(partitions) || partitions < 1) {
       return yield* new BusError({ operation: "lease", cause: `partitions must be a positive integer: ${partitions}` })
     }
@@ -68,12 +105,33 @@ export const make = (
     )
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
-    const leaseKey = (p: number) => `lease.${p}`
-    const heartbeatKey = `worker.${workerId}`
+    const leaseKey = (p: number) => `${LEASE}${p}`
+    const heartbeatKey = `${WORKER}${workerId}`
     // Workers try free partitions from different starting points, so they rarely contend.
     const start = createHash("sha256").update(workerId).digest().readUInt32BE(0) % partitions
     const order = Array.from({ length: partitions }, (_, i) => (start + i) % partitions)
-    let live = 1
+
+    const startedAt = yield* Clock.currentTimeMillis
+    /** Leases as the watch shows them, by partition. */
+    const leases = new Map<number, Seen>()
+    /** When each other worker's heartbeat was last seen (our clock); a deleted one is gone at once. */
+    const heardFrom = new Map<string, number>()
+    /** When our own last successful heartbeat was sent: older than deadAfterMs, our leases may be gone. */
+    let beatAt = startedAt
+    // A worker never heard from (the watch not caught up yet) gets the benefit of the doubt from our start.
+    const isLive = (worker: string, now: number) =>
+      worker === workerId || now - (heardFrom.get(worker) ?? startedAt) < deadAfterMs
+    const liveWorkers = (now: number) => 1 + [...heardFrom.keys()].filter((w) => isLive(w, now)).length
+
+    /** The watch shows a write after our last one, in another's name: the lease is no longer ours. */
+    const takenFromUs = (p: number): boolean => {
+      const lease = held.get(p)
+      const seen = leases.get(p)
+      return lease !== undefined && seen !== undefined && seen.revision > lease.revision && seen.holder !== workerId
+    }
+
+    /** Wakes the tick loop (a lease freed, a worker gone or arrived, a lease of ours taken). */
+    const wake = yield* Queue.sliding<void>(1)
 
     /** Tells the consumers; only on a change, so `changes` carries real transitions. */
     const announce = SubscriptionRef.update(owned, (current) => {
@@ -81,33 +139,112 @@ export const make = (
       return next.size === current.size && [...next].every((p) => current.has(p)) ? current : next
     })
 
-    const countWorkers = tryNats("count workers", async () => {
-      let n = 0
-      for await (const _ of await kv.keys("worker.>")) n++
-      return n
-    })
+    /** What the watch brings: plain code, in the watch loop. */
+    const learn = (entry: KvEntry, now: number): void => {
+      const put = entry.operation === "PUT"
+      if (entry.key.startsWith(WORKER)) {
+        const worker = entry.key.slice(WORKER.length)
+        if (worker === workerId) return
+        if (!put) {
+          heardFrom.delete(worker)
+          wake.unsafeOffer(undefined)
+        } else {
+          if (!heardFrom.has(worker)) wake.unsafeOffer(undefined)
+          heardFrom.set(worker, now)
+        }
+      } else if (entry.key.startsWith(LEASE)) {
+        const p = Number(entry.key.slice(LEASE.length))
+        if (!Number.isInteger(p)) return
+        const known = leases.get(p)
+        if (known !== undefined && known.revision > entry.revision) return
+        const holder = put ? entry.string() : undefined
+        leases.set(p, { holder, revision: entry.revision })
+        // Freed, or ours taken by another (we were deemed dead): act now, not at the next tick.
+        if (holder === undefined || takenFromUs(p)) wake.unsafeOffer(undefined)
+      }
+    }
 
-    /** Creates the lease, or adopts one still carrying our id (a renewal lost in transit). */
-    const acquire = (p: number) =>
+    const watchOnce = Effect.acquireUseRelease(
+      tryNats("watch partition leases", () => kv.watch()),
+      (entries) =>
+        tryNats("watch partition leases", async () => {
+          for await (const entry of entries) learn(entry, Date.now())
+        }),
+      (entries) => Effect.sync(() => entries.stop())
+    )
+    yield* watchOnce.pipe(
+      Effect.zipRight(Effect.fail(new BusError({ operation: "watch partition leases", cause: "watch ended" }))),
+      Effect.tapError((error) =>
+        Effect.logWarning("partition lease watch ended; resuming").pipe(Effect.annotateLogs({ error: error.message }))
+      ),
+      Effect.retry({ schedule: watchRetry, while: () => !nc.isClosed() }),
+      Effect.ignore,
+      Effect.forkScoped
+    )
+    // The workers alive now, before the first tick: a newcomer must not take every partition first.
+    const present = yield* tryNats("count workers", async () => {
+      const workers: Array<string> = []
+      for await (const key of await kv.keys(`${WORKER}>`)) workers.push(key.slice(WORKER.length))
+      return workers
+    })
+    for (const worker of present) if (worker !== workerId && !heardFrom.has(worker)) heardFrom.set(worker, startedAt)
+
+    /**
+     * Creates the lease, adopts one still carrying our id (a renewal lost in transit), or takes over
+     * one held by a dead worker: each a compare-and-set on the revision read.
+     */
+    const acquire = (p: number, now: number) =>
       tryNats("acquire lease", () => kv.create(leaseKey(p), workerId)).pipe(
         Effect.orElse(() =>
-          tryNats("adopt lease", () => kv.get(leaseKey(p))).pipe(
+          tryNats("acquire lease", () => kv.get(leaseKey(p))).pipe(
             Effect.filterOrFail(
-              (entry) => entry?.operation === "PUT" && entry.string() === workerId,
+              (entry) =>
+                entry !== null &&
+                (entry.operation !== "PUT" || entry.string() === workerId || !isLive(entry.string(), now)),
               () => new LeaseHeldElsewhere({ partition: p })
             ),
-            Effect.flatMap((entry) => tryNats("adopt lease", () => kv.update(leaseKey(p), workerId, entry!.revision)))
+            Effect.flatMap((entry) =>
+              tryNats("take over lease", () => kv.update(leaseKey(p), workerId, entry!.revision))
+            )
           )
         ),
         Effect.option
       )
 
+    /** Worth trying: free, ours, or its holder dead, as far as the watch knows. */
+    const takeable = (p: number, now: number) => {
+      const seen = leases.get(p)
+      return seen?.holder === undefined || seen.holder === workerId || !isLive(seen.holder, now)
+    }
+
+    const release = (extras: ReadonlyArray<readonly [number, Lease]>) =>
+      Effect.forEach(
+        extras,
+        ([p, lease]) =>
+          tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore),
+        { concurrency: "unbounded", discard: true }
+      )
+
     const tick = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      for (const [p, lease] of held) if (now - lease.renewedAt >= ttlMs) held.delete(p)
-      yield* tryNats("heartbeat", () => kv.put(heartbeatKey, workerId)).pipe(Effect.ignore)
+      let now = yield* Clock.currentTimeMillis
+      // Not heard from ourselves for deadAfterMs (stalled, or cut off from NATS): others may hold our
+      // leases by now. Stop consuming before anything else; the leases still ours are adopted below.
+      if (now - beatAt >= deadAfterMs && held.size > 0) {
+        held.clear()
+        yield* announce
+      }
+      // Leases the watch shows in another worker's name were taken from us.
+      for (const p of [...held.keys()]) if (takenFromUs(p)) held.delete(p)
+      // A worker silent for a whole TTL has no keys left (max_age): forget it.
+      for (const [worker, at] of heardFrom) if (now - at > ttlMs + deadAfterMs) heardFrom.delete(worker)
+      yield* announce
+      const sentAt = now
+      yield* tryNats("heartbeat", () => kv.put(heartbeatKey, workerId)).pipe(
+        Effect.tap(() => Effect.sync(() => void (beatAt = sentAt))),
+        Effect.ignore
+      )
       yield* Effect.forEach(
-        held,
+        [...held].filter(([, lease]) => now - lease.renewedAt >= renewEveryMs),
         ([p, lease]) =>
           tryNats("renew lease", () => kv.update(leaseKey(p), workerId, lease.revision)).pipe(
             Effect.match({
@@ -118,49 +255,45 @@ export const make = (
         { concurrency: "unbounded", discard: true }
       )
       yield* announce
-      live = Math.max(1, yield* countWorkers.pipe(Effect.orElseSucceed(() => live)))
-      const share = fairShare(partitions, live)
+      now = yield* Clock.currentTimeMillis
+      const share = fairShare(partitions, liveWorkers(now))
       // Above the share (a worker joined): stop consuming the extras, then hand them back.
       const extras = [...held].sort(([x], [y]) => y - x).slice(0, Math.max(0, held.size - share))
       if (extras.length > 0) {
         for (const [p] of extras) held.delete(p)
         yield* announce
-        yield* Effect.forEach(
-          extras,
-          ([p, lease]) =>
-            tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore),
-          {
-            concurrency: "unbounded",
-            discard: true
-          }
-        )
+        yield* release(extras)
       }
-      for (const p of order) {
-        if (held.size >= share) break
-        if (held.has(p)) continue
-        const revision = yield* acquire(p)
+      const wanted = order.filter((p) => !held.has(p) && takeable(p, now)).slice(0, Math.max(0, share - held.size))
+      const taken = yield* Effect.forEach(wanted, (p) => Effect.map(acquire(p, now), (r) => [p, r] as const), {
+        concurrency: "unbounded"
+      })
+      for (const [p, revision] of taken)
         if (Option.isSome(revision)) held.set(p, { revision: revision.value, renewedAt: now })
-      }
       yield* announce
     })
 
-    const release = Effect.gen(function* () {
-      const leases = [...held]
+    /** Until the next heartbeat, or sooner: when the first live worker would be deemed dead. */
+    const untilNextTick = Effect.map(Clock.currentTimeMillis, (now) => {
+      let next = heartbeatMs
+      for (const [worker, at] of heardFrom) if (isLive(worker, now)) next = Math.min(next, at + deadAfterMs - now + 1)
+      return Math.max(1, next)
+    })
+
+    const leave = Effect.gen(function* () {
+      const ours = [...held]
       held.clear()
       yield* announce
-      yield* Effect.forEach(
-        leases,
-        ([p, lease]) =>
-          tryNats("release lease", () => kv.delete(leaseKey(p), { previousSeq: lease.revision })).pipe(Effect.ignore),
-        {
-          concurrency: "unbounded",
-          discard: true
-        }
-      )
+      yield* release(ours)
       yield* tryNats("remove heartbeat", () => kv.delete(heartbeatKey)).pipe(Effect.ignore)
     })
 
     const safeTick = tick.pipe(
+      // A hung NATS call must not hold the loop past the point where others deem us dead.
+      Effect.timeoutFail({
+        duration: deadAfterMs,
+        onTimeout: () => new BusError({ operation: "lease tick", cause: "timed out" })
+      }),
       Effect.catchAllCause((cause) =>
         Effect.logWarning("partition lease tick failed").pipe(
           Effect.annotateLogs({ worker: workerId, cause: String(cause) })
@@ -168,9 +301,10 @@ export const make = (
       )
     )
     // Finalizers run in reverse: the loop below is interrupted before the leases are released.
-    yield* Effect.addFinalizer(() => release)
+    yield* Effect.addFinalizer(() => leave)
     yield* safeTick
-    yield* Effect.sleep(Math.max(1, Math.floor(ttlMs / 3))).pipe(
+    yield* untilNextTick.pipe(
+      Effect.flatMap((ms) => Queue.take(wake).pipe(Effect.timeoutOption(ms))),
       Effect.zipRight(safeTick),
       Effect.forever,
       Effect.forkScoped

@@ -205,7 +205,7 @@ export const expectExactlyOnce = (events: ReadonlyArray<GatewayEvent>, key: Sign
   })
 
 /** Per partition: events not yet delivered, and delivered but not acked. */
-const backlog = (
+export const backlog = (
   prefix: string
 ): Effect.Effect<ReadonlyArray<{ readonly pending: number; readonly unacked: number }>, never, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>

@@ -1,6 +1,8 @@
 /**
  * Partition ownership: everything for a single process; leases in the real NATS KV for several
- * workers (each with its own connection), on a short TTL, waiting on conditions.
+ * workers (each with its own connection), on a short TTL, waiting on conditions. Failover: a worker
+ * that stops heartbeating loses its leases after `deadAfterMs`, long before their TTL; a graceful
+ * stop or a newcomer is acted on at once (the watch), not at the next heartbeat.
  */
 import { Kvm } from "@nats-io/kv"
 import { expect, it } from "@effect/vitest"
@@ -21,11 +23,11 @@ const P = 8
 const TTL = 1_500
 
 /** A worker in a scope of its own, so the test can stop it. */
-const startWorker = (prefix: string, workerId: string) =>
+const startWorker = (prefix: string, workerId: string, options: Partial<PartitionLeases.LeaseOptions> = {}) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      PartitionLeases.layer({ partitions: P, workerId, ttlMs: TTL, prefix }).pipe(Layer.provide(NatsTest)),
+      PartitionLeases.layer({ partitions: P, workerId, ttlMs: TTL, prefix, ...options }).pipe(Layer.provide(NatsTest)),
       scope
     )
     return { ownership: Context.get(context, PartitionOwnership), stop: Scope.close(scope, Exit.void) }
@@ -34,11 +36,11 @@ const startWorker = (prefix: string, workerId: string) =>
 const ownedBy = (ownership: PartitionOwnership["Type"]) => ownership.owned.get
 
 /** The test's own view of the bucket, on a connection of its own. */
-const bucket = (prefix: string) =>
+const bucket = (prefix: string, ttl = TTL) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(NatsTest)
     const nc = Context.get(context, NatsConnection)
-    return yield* Effect.promise(() => new Kvm(nc).create(leaseBucket(prefix), { history: 1, ttl: TTL }))
+    return yield* Effect.promise(() => new Kvm(nc).create(leaseBucket(prefix), { history: 1, ttl }))
   })
 
 const withPrefix = <A, E, R>(body: (prefix: string) => Effect.Effect<A, E, R>) => {
@@ -100,25 +102,67 @@ describeIntegration("nats", "PartitionOwnership", () => {
   )
 
   it.live(
-    "the leases of a worker that stops renewing lapse after the TTL, and a live worker takes them",
+    "a worker that stops heartbeating loses its leases after deadAfterMs, long before their TTL",
     () =>
       withPrefix((prefix) =>
         Effect.gen(function* () {
-          // A stalled worker: a heartbeat and every lease, never renewed.
-          const kv = yield* bucket(prefix)
+          // A dead worker: a heartbeat and every lease, never written again; the TTL is a minute.
+          const kv = yield* bucket(prefix, 60_000)
           yield* Effect.promise(async () => {
-            await kv.put("worker.stalled", "stalled")
-            for (let p = 0; p < P; p++) await kv.create(`lease.${p}`, "stalled")
+            await kv.put("worker.dead", "dead")
+            for (let p = 0; p < P; p++) await kv.create(`lease.${p}`, "dead")
           })
-          const a = yield* startWorker(prefix, "worker-a")
           const startedAt = Date.now()
+          const a = yield* startWorker(prefix, "worker-a", { ttlMs: 60_000, heartbeatMs: 300, deadAfterMs: 1_000 })
           expect((yield* ownedBy(a.ownership)).size).toBe(0)
           yield* waitUntil(
             "a to take all 8",
             Effect.map(ownedBy(a.ownership), (s) => s.size === P),
-            20_000
+            10_000
           )
-          expect(Date.now() - startedAt).toBeGreaterThanOrEqual(TTL / 2)
+          const elapsed = Date.now() - startedAt
+          expect(elapsed).toBeGreaterThanOrEqual(1_000)
+          expect(elapsed).toBeLessThan(5_000)
+          // Taken over by compare-and-set: every lease names a now.
+          for (let p = 0; p < P; p++)
+            expect((yield* Effect.promise(() => kv.get(`lease.${p}`)))?.string()).toBe("worker-a")
+          yield* a.stop
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "a graceful stop and a newcomer are acted on at once, not at the next heartbeat",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          // Heartbeats 20 s apart: only the watch can explain a move within a couple of seconds.
+          const slow = { heartbeatMs: 20_000, deadAfterMs: 60_000, ttlMs: 60_000 }
+          const a = yield* startWorker(prefix, "worker-a", slow)
+          yield* waitUntil(
+            "a to own everything",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P)
+          )
+          const joinedAt = Date.now()
+          const b = yield* startWorker(prefix, "worker-b", slow)
+          yield* waitUntil(
+            "a 4/4 split",
+            Effect.map(
+              Effect.all([ownedBy(a.ownership), ownedBy(b.ownership)]),
+              ([x, y]) => x.size === 4 && y.size === 4
+            ),
+            5_000
+          )
+          expect(Date.now() - joinedAt).toBeLessThan(5_000)
+          const stoppedAt = Date.now()
+          yield* b.stop
+          yield* waitUntil(
+            "a to take all 8",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P),
+            5_000
+          )
+          expect(Date.now() - stoppedAt).toBeLessThan(5_000)
           yield* a.stop
         })
       ),
@@ -135,19 +179,21 @@ describeIntegration("nats", "PartitionOwnership", () => {
             "a to own everything",
             Effect.map(ownedBy(a.ownership), (s) => s.size === P)
           )
-          // Someone else writes partition 3's lease: a's next renewal of it fails.
+          // A live worker writes partition 3's lease (as if it had taken a for dead): a drops it.
           const kv = yield* bucket(prefix)
+          yield* Effect.promise(() => kv.put("worker.intruder", "intruder"))
           yield* Effect.promise(() => kv.put("lease.3", "intruder"))
           yield* waitUntil(
             "a to drop partition 3",
             Effect.map(ownedBy(a.ownership), (s) => !s.has(3)),
             TTL
           )
-          expect((yield* ownedBy(a.ownership)).size).toBe(P - 1)
-          // The intruder never renews: once its write lapses, a takes the partition back.
+          // (A live newcomer also halves a's fair share: it hands back extras besides.)
+          expect((yield* ownedBy(a.ownership)).size).toBeLessThan(P)
+          // The intruder never heartbeats again: once it is deemed dead, a takes the partition back.
           yield* waitUntil(
-            "a to retake partition 3",
-            Effect.map(ownedBy(a.ownership), (s) => s.has(3)),
+            "a to retake partition 3 and the rest",
+            Effect.map(ownedBy(a.ownership), (s) => s.size === P),
             20_000
           )
           yield* a.stop

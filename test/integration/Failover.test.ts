@@ -1,0 +1,163 @@
+/**
+ * Failover in seconds: two `candor serve --role worker` processes under steady load, one SIGKILLed.
+ * The survivor notices the silence of its heartbeat (PartitionLeases: ~3 s, not the 15 s lease
+ * TTL), takes its leases over, and rewinds each partition's consumer (JetStreamSetup.rewindConsumer),
+ * so the events the dead worker had in hand come back at once and ahead of newer ones. Asserted:
+ * its partitions commit events published after the kill within 5 s of it, every agent's chain holds
+ * its checkpoints in publish order, and every event is committed exactly once.
+ */
+import { expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import { Bus } from "../../adapters/bus/Bus.js"
+import { eventSubject, partitionOf } from "../../adapters/bus/Subjects.js"
+import { Store } from "../../adapters/store/Store.js"
+import type { GatewayEvent } from "../../core/schema/Event.js"
+import { committedCount } from "../streams/PipelineChecks.js"
+import { gatewayEvent } from "../support/Events.js"
+import { describeIntegration } from "../support/Integration.js"
+import type { WorkerProcess } from "../support/WorkerProcess.js"
+import { startWorker } from "../support/WorkerProcess.js"
+import {
+  awaitAll,
+  awaitDrained,
+  backlog,
+  deployment,
+  eventually,
+  expectExactlyOnce,
+  leaseHolders,
+  observer,
+  PARTITIONS,
+  sharesOf,
+  withWorkerLogs
+} from "./Harness.js"
+
+const AGENTS = 40
+/** Events/s, published one after the other: each agent's publish order is its stream order. */
+const RATE = 300
+const FAILOVER_MS = 5_000
+
+/** Publishes round-robin over `agents` at `RATE` until `stop.done`; `published` keeps each agent's ids in order. */
+const steadyLoad = (
+  prefix: string,
+  agents: ReadonlyArray<string>,
+  published: Map<string, Array<string>>,
+  all: Array<GatewayEvent>,
+  stop: { done: boolean }
+) =>
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    const start = Date.now()
+    for (let i = 0; !stop.done; i++) {
+      // Pacing the load generator, not waiting for a condition.
+      const wait = start + (i * 1_000) / RATE - Date.now()
+      if (wait > 0) yield* Effect.sleep(`${wait} millis`)
+      const event = gatewayEvent(agents[i % agents.length]!)
+      yield* bus
+        .publish(eventSubject(event.agent_id, prefix, PARTITIONS), event, { msgId: event.checkpoint.checkpoint_id })
+        .pipe(Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))))
+      published.get(event.agent_id)!.push(event.checkpoint.checkpoint_id)
+      all.push(event)
+    }
+  })
+
+/** The agent's checkpoint ids in chain order. */
+const chainOf = (agentId: string) =>
+  Effect.gen(function* () {
+    const store = yield* Store
+    const page = yield* store.listCheckpoints({ agentId, limit: 10_000, offset: 0 })
+    const certificates = yield* Effect.forEach(page.items, (c) => store.getCertificate(c.checkpoint_id), {
+      concurrency: 8
+    })
+    return certificates
+      .map((c) => c!)
+      .sort((a, b) => a.chain.position - b.chain.position)
+      .map((c) => c.subject.checkpoint_id)
+  })
+
+describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load", () => {
+  it.scopedLive(
+    "its partitions commit again within 5 s, in-flight events first: every chain in publish order, exactly once",
+    () => {
+      const workers: Array<WorkerProcess> = []
+      return Effect.gen(function* () {
+        const d = yield* deployment("failover")
+        const [w1, w2] = yield* Effect.all([startWorker(d.worker("w1")), startWorker(d.worker("w2"))], {
+          concurrency: 2
+        })
+        workers.push(w1!, w2!)
+
+        yield* Effect.gen(function* () {
+          yield* eventually(
+            "a 4/4 split",
+            Effect.map(leaseHolders(d.prefix), (holders) => {
+              const shares = sharesOf(holders)
+              return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
+            }),
+            30_000
+          )
+          const victim = [...(yield* leaseHolders(d.prefix))].filter(([, w]) => w === "w2").map(([p]) => p)
+          const agents = Array.from({ length: AGENTS }, (_, i) => `agt-failover-${i}`)
+          const agentsOn = (p: number) => agents.filter((a) => partitionOf(a, PARTITIONS) === p)
+          // Every partition of the victim carries load.
+          for (const p of victim) expect(agentsOn(p).length).toBeGreaterThan(0)
+
+          const published = new Map(agents.map((a) => [a, [] as Array<string>]))
+          const events: Array<GatewayEvent> = []
+          const stop = { done: false }
+          const load = yield* steadyLoad(d.prefix, agents, published, events, stop).pipe(Effect.fork)
+
+          // Both workers committing under load before the kill.
+          yield* eventually(
+            "both workers committing",
+            Effect.map(committedCount(agents), (n) => n >= RATE),
+            30_000
+          )
+          expect(yield* w2!.kill).toMatchObject({ signal: "SIGKILL" })
+          const killedAt = Date.now()
+          // Where each agent stood at the kill: an agent whose count passes it has an event published
+          // after the kill committed.
+          const atKill = new Map(agents.map((a) => [a, published.get(a)!.length]))
+          // The dead worker held deliveries it had not acked: the ones whose order is at stake.
+          const inFlight = (yield* backlog(d.prefix)).filter((_, p) => victim.includes(p))
+          expect(inFlight.reduce((sum, p) => sum + p.unacked, 0)).toBeGreaterThan(0)
+
+          const committedSinceKill = (p: number) =>
+            Effect.map(
+              Effect.forEach(agentsOn(p), (a) => Effect.map(committedCount([a]), (n) => n > atKill.get(a)!)),
+              (passed) => passed.some((x) => x)
+            )
+          yield* eventually(
+            "the dead worker's partitions committing events published after the kill",
+            Effect.map(Effect.forEach(victim, committedSinceKill, { concurrency: 4 }), (ok) => ok.every((x) => x)),
+            FAILOVER_MS
+          )
+          const failoverMs = Date.now() - killedAt
+          expect(failoverMs).toBeLessThan(FAILOVER_MS)
+          expect(sharesOf(yield* leaseHolders(d.prefix)).get("w1")).toBe(PARTITIONS)
+
+          // A little more load on the survivor, then stop and check the record.
+          const total = events.length
+          yield* eventually(
+            "more load after the failover",
+            Effect.sync(() => events.length >= total + RATE),
+            10_000
+          )
+          stop.done = true
+          yield* Fiber.join(load)
+          yield* awaitAll(d.prefix, events, 30_000)
+          yield* expectExactlyOnce(events, d.key)
+          // In-flight events first: each chain is exactly the agent's publish order.
+          yield* Effect.forEach(
+            agents,
+            (a) => Effect.map(chainOf(a), (chain) => expect(chain).toEqual(published.get(a))),
+            { concurrency: 4, discard: true }
+          )
+          yield* awaitDrained(d.prefix)
+        }).pipe(Effect.provide(observer(d)))
+      }).pipe(withWorkerLogs(() => workers))
+    },
+    120_000
+  )
+})
