@@ -18,6 +18,7 @@ import {
   StorageType
 } from "@nats-io/jetstream"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { consumerName, partitionFilter, streamNames, streamSubjects } from "./Subjects.js"
@@ -76,11 +77,16 @@ export const ensureConsumer = (
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All
     })
-    if (info.config.ack_wait !== editable.ack_wait || info.config.max_ack_pending !== editable.max_ack_pending) {
+    // Racing a rewind elsewhere (delete, then add), the answer can lack the config: read it again.
+    const config = info.config ?? (await jsm.consumers.info(stream, durable)).config
+    if (config.ack_wait !== editable.ack_wait || config.max_ack_pending !== editable.max_ack_pending) {
       await jsm.consumers.update(stream, durable, editable)
     }
-  })
+  }).pipe(Effect.retry(raceRetry))
 }
+
+/** A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly. */
+const raceRetry = Schedule.spaced("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
 
 /**
  * Rewinds a partition's durable consumer to its first unacked event, before a new owner consumes it:

@@ -3,13 +3,17 @@
  *
  *   lease.<p>          = worker id, created with `kv.create` (fails while another holds it) and renewed
  *                        with `kv.update(key, id, revision)` (fails if anyone else wrote it since)
- *   worker.<worker_id> = heartbeat, rewritten every `heartbeatMs` (1 s)
+ *   worker.<worker_id> = heartbeat, rewritten every `heartbeatMs` (500 ms)
  *
  * Every worker watches the bucket (`kv.watch`): it learns who holds which lease and when it last saw
  * each worker's heartbeat, by its own clock (no clock skew between hosts). A worker not heard from
- * for `deadAfterMs` (3 s) is taken for dead: its leases are taken over by compare-and-set on the
+ * for `deadAfterMs` (2.5 s) is taken for dead: its leases are taken over by compare-and-set on the
  * revision that names it, so one live worker wins each, and the others' `create` or `update` fails.
- * A SIGKILLed worker's partitions are thus owned again 2–3 s after it died, not after the lease TTL.
+ * A SIGKILLed worker's partitions are thus owned again 2–2.5 s after it died, not after the lease
+ * TTL. Why these figures: five missed heartbeats, so that one slow tick (a GC pause, a big batch) does
+ * not look like death (and if it does, the compare-and-sets keep it harmless); and the target of
+ * committing again within 5 s leaves the new owner ~2 s for its first commit, which under load is
+ * mostly rebuilding the actors of agents new to it (measured 1–1.5 s on a loaded 2-core machine).
  * A graceful stop deletes its leases and heartbeat, and a joining worker's first heartbeat appears:
  * the watch sees either at once and wakes the others, so rebalancing waits for no tick.
  *
@@ -55,9 +59,9 @@ export interface LeaseOptions {
   readonly workerId: string
   /** Keys nobody writes for this long are removed (bucket max_age); leases are renewed every ttl/3. */
   readonly ttlMs: number
-  /** How often a worker writes its heartbeat (default 1 s, at most ttl/3). */
+  /** How often a worker writes its heartbeat (default 500 ms, at most ttl/3). */
   readonly heartbeatMs?: number
-  /** A worker whose heartbeat nobody has seen for this long is dead and loses its leases (default 3 heartbeats). */
+  /** A worker whose heartbeat nobody has seen for this long is dead and loses its leases (default 5 heartbeats). */
   readonly deadAfterMs?: number
   /** CANDOR_NATS_PREFIX (default `candor`). */
   readonly prefix?: string
@@ -87,8 +91,8 @@ export const make = (
 ): Effect.Effect<PartitionOwnership["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function* () {
     const { partitions, ttlMs, workerId } = options
-    const heartbeatMs = Math.max(1, options.heartbeatMs ?? Math.min(1_000, Math.floor(ttlMs / 3)))
-    const deadAfterMs = options.deadAfterMs ?? 3 * heartbeatMs
+    const heartbeatMs = Math.max(1, options.heartbeatMs ?? Math.min(500, Math.floor(ttlMs / 3)))
+    const deadAfterMs = options.deadAfterMs ?? 5 * heartbeatMs
     const renewEveryMs = Math.max(heartbeatMs, Math.floor(ttlMs / 3))
     if (!Number.isInteger(partitions) || partitions < 1) {
       return yield* new BusError({ operation: "lease", cause: `partitions must be a positive integer: ${partitions}` })
@@ -265,12 +269,27 @@ export const make = (
         yield* release(extras)
       }
       const wanted = order.filter((p) => !held.has(p) && takeable(p, now)).slice(0, Math.max(0, share - held.size))
+      const holders = new Map(wanted.map((p) => [p, leases.get(p)?.holder]))
       const taken = yield* Effect.forEach(wanted, (p) => Effect.map(acquire(p, now), (r) => [p, r] as const), {
         concurrency: "unbounded"
       })
-      for (const [p, revision] of taken)
-        if (Option.isSome(revision)) held.set(p, { revision: revision.value, renewedAt: now })
+      const fromDead = new Map<string, Array<number>>()
+      for (const [p, revision] of taken) {
+        if (Option.isNone(revision)) continue
+        held.set(p, { revision: revision.value, renewedAt: now })
+        const before = holders.get(p)
+        if (before !== undefined && before !== workerId) fromDead.set(before, [...(fromDead.get(before) ?? []), p])
+      }
       yield* announce
+      for (const [dead, partitions] of fromDead)
+        yield* Effect.logInfo("partitions taken over from a worker deemed dead").pipe(
+          Effect.annotateLogs({
+            worker: workerId,
+            dead,
+            partitions,
+            silentMs: now - (heardFrom.get(dead) ?? startedAt)
+          })
+        )
     })
 
     /** Until the next heartbeat, or sooner: when the first live worker would be deemed dead. */

@@ -1,6 +1,6 @@
 /**
  * Failover in seconds: two `candor serve --role worker` processes under steady load, one SIGKILLed.
- * The survivor notices the silence of its heartbeat (PartitionLeases: ~3 s, not the 15 s lease
+ * The survivor notices the silence of its heartbeat (PartitionLeases: 2.5 s, not the 15 s lease
  * TTL), takes its leases over, and rewinds each partition's consumer (JetStreamSetup.rewindConsumer),
  * so the events the dead worker had in hand come back at once and ahead of newer ones. Asserted:
  * its partitions commit events published after the kill within 5 s of it, every agent's chain holds
@@ -123,6 +123,14 @@ describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load"
           const inFlight = (yield* backlog(d.prefix)).filter((_, p) => victim.includes(p))
           expect(inFlight.reduce((sum, p) => sum + p.unacked, 0)).toBeGreaterThan(0)
 
+          const takeover = yield* eventually(
+            "w1 holding every lease",
+            Effect.map(leaseHolders(d.prefix), (holders) => sharesOf(holders).get("w1") === PARTITIONS),
+            FAILOVER_MS
+          ).pipe(
+            Effect.map(() => Date.now() - killedAt),
+            Effect.fork
+          )
           const committedSinceKill = (p: number) =>
             Effect.map(
               Effect.forEach(agentsOn(p), (a) => Effect.map(committedCount([a]), (n) => n > atKill.get(a)!)),
@@ -134,6 +142,8 @@ describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load"
             FAILOVER_MS
           )
           const failoverMs = Date.now() - killedAt
+          // And the survivor held every lease within the same 5 s (the wait fails otherwise).
+          yield* Fiber.join(takeover)
           expect(failoverMs).toBeLessThan(FAILOVER_MS)
           expect(sharesOf(yield* leaseHolders(d.prefix)).get("w1")).toBe(PARTITIONS)
 

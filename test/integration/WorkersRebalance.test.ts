@@ -50,7 +50,7 @@ describeIntegration(["postgres", "nats"], "workers on one stream", () => {
           yield* publishAll(d.prefix, before)
           yield* awaitAll(d.prefix, before, 30_000)
 
-          // A graceful stop hands its leases back; the survivor's next tick takes them.
+          // A graceful stop hands its leases back; the survivor's lease watch sees them freed and takes them.
           const exit = yield* w2!.terminate
           expect(exit).toEqual({ code: 0, signal: null })
           yield* eventually(
@@ -59,7 +59,7 @@ describeIntegration(["postgres", "nats"], "workers on one stream", () => {
               leaseHolders(d.prefix),
               (holders) => holders.size === PARTITIONS && sharesOf(holders).get("w1") === PARTITIONS
             ),
-            20_000
+            5_000
           )
 
           const after = makeEvents("rebal-b", 24, 240)
