@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pipeline` (`npx tsx bench/Pipeline.ts [throughput] [baselines] [latency] [soak]`,
+ * `npm run bench:pipeline` (`npx tsx bench/Pipeline.ts [throughput] [baselines] [latency] [soak] [failover]`,
  * all by default): the durable pipeline end to end. The bench publishes gateway events to NATS
  * JetStream as a gateway would, a worker attests and commits them, and the bench times until they
  * are committed, on PostgreSQL and on PGlite.
@@ -11,13 +11,15 @@
  * share its event loop; PGlite can only be opened by one process, so there `runWorkers` runs in the
  * bench's process. Every row starts after a warm-up (JIT, pools, leases settled).
  *
- * Rows (bench/pipeline/Throughput.ts, Latency.ts, Soak.ts):
+ * Rows (bench/pipeline/Throughput.ts, Latency.ts, Soak.ts, Failover.ts):
  * - throughput: BENCH_EVENTS events for BENCH_AGENTS agents, as fast as the bus takes them, with
  *   agents the worker knows and (PostgreSQL) agents new to it; baselines: the bus alone, the worker alone.
  * - latency: BENCH_RATE events/s (default half the backend's throughput just measured, else 2,500)
  *   for BENCH_LATENCY_SECONDS: publish-to-commit p50/p90/p99.
  * - soak: BENCH_SOAK_AGENTS (10,000) agents at BENCH_SOAK_RATE (1,000/s) for
  *   BENCH_SOAK_SECONDS (60; the README's figure is a 600 s run): the worker's memory over time.
+ * - failover: two worker processes under steady load, one SIGKILLed: time until its partitions
+ *   commit again, commit lag across the kill, lost/duplicated/out-of-order (BENCH_FAILOVER_*).
  *
  * Other knobs (bench/pipeline/Settings.ts): BENCH_BACKENDS (postgres,pglite), BENCH_PARTITIONS (64),
  * BENCH_WORKER (process|inline: where the PostgreSQL worker runs), BENCH_CPU_PROFILE=<dir>
@@ -28,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { natsUrl } from "./pipeline/Deployment.js"
+import { failover, failoverTable } from "./pipeline/Failover.js"
 import { latency, type LatencyResult } from "./pipeline/Latency.js"
 import { settings } from "./pipeline/Settings.js"
 import { slope, soak } from "./pipeline/Soak.js"
@@ -144,6 +147,8 @@ const program = Effect.gen(function* () {
     for (const backend of settings.backends) rows.push([backend, yield* latency(backend, rateOf(backend))])
     latencyTable(rows)
   }
+  // failover (bench/pipeline/Failover.ts): two workers under steady load, one SIGKILLed.
+  if (wants("failover")) table(...failoverTable(yield* failover))
   if (wants("soak")) {
     const soakRate = settings.soakRate
     const samples = yield* soak(soakRate)
