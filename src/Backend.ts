@@ -1,0 +1,42 @@
+/**
+ * The embedded default's backend thread (started by src/BackendThread.ts through BackendEntry.mjs):
+ * every role but the gateway (`BackendLive`), on the same environment and with the same JSON logs as
+ * the main thread. It reports `Ready` with HOST:PORT's address, or `Failed` with its error (and
+ * logs nothing of it: the main thread reports it, so the operator reads one line), and stops when
+ * told to, then says `Stopped`.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import { parentPort, workerData } from "node:worker_threads"
+import { type BackendData, backendFailure, type FromBackend, type ToBackendThread } from "./BackendThread.js"
+import { layerFromEnv, logLevelConfig } from "./Config.js"
+import { BackendLive } from "./Serve.js"
+
+const control = parentPort!
+const { bridge } = workerData as BackendData
+const send = (message: FromBackend) => control.postMessage(message)
+
+const LogLevelLive = Layer.unwrapEffect(Effect.map(logLevelConfig, Logger.minimumLogLevel))
+
+const fiber = Layer.launch(BackendLive(bridge, (api) => send({ _tag: "Ready", api }))).pipe(
+  Effect.provide(layerFromEnv),
+  Effect.provide(LogLevelLive),
+  Effect.provide([Logger.json, NodeContext.layer]),
+  Effect.runFork
+)
+
+control.on("message", (message: ToBackendThread) => {
+  if (message._tag === "Stop") Effect.runFork(Fiber.interrupt(fiber))
+})
+
+fiber.addObserver((exit) => {
+  if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause))
+    send({ _tag: "Failed", failure: backendFailure(exit.cause) })
+  send({ _tag: "Stopped" })
+  control.close()
+})
