@@ -32,6 +32,9 @@ const fiber = Layer.launch(BackendLive(bridge, (api) => send({ _tag: "Ready", ap
 
 control.on("message", (message: ToBackendThread) => {
   if (message._tag === "Stop") Effect.runFork(Fiber.interrupt(fiber))
+  // Signals reach only the main thread, which passes SIGHUP on; emitted here, it reaches the
+  // listeners the TLS reload (adapters/http/Tls.ts) registered on this thread's `process`.
+  else if (message._tag === "Sighup") process.emit("SIGHUP", "SIGHUP")
 })
 
 fiber.addObserver((exit) => {

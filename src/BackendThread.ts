@@ -37,7 +37,10 @@ export type FromBackend =
   | { readonly _tag: "Failed"; readonly failure: BackendFailure }
   | { readonly _tag: "Stopped" }
 
-export type ToBackendThread = { readonly _tag: "Stop" }
+export type ToBackendThread =
+  | { readonly _tag: "Stop" }
+  /** The process got SIGHUP (reload the TLS certificate): only the main thread receives signals. */
+  | { readonly _tag: "Sighup" }
 
 export interface BackendData {
   /** The backend's end of the thread bridge. */
@@ -72,46 +75,63 @@ const BACKEND_ENTRY = new URL("./BackendEntry.mjs", import.meta.url)
 /** How long the backend may take to stop (commit what it holds, close the store) before it is terminated. */
 const STOP_WAIT = "30 seconds"
 
-export const startBackend = Effect.gen(function* () {
-  const { port1, port2 } = new MessageChannel()
-  const ready = yield* Deferred.make<ApiAddress, BackendFailed | ListenFailed>()
-  const exited = yield* Deferred.make<void>()
-  let stopping = false
-  const worker = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const data: BackendData = { bridge: port2 }
-      return new Worker(BACKEND_ENTRY, { workerData: data, transferList: [port2] })
-    }),
-    (worker) =>
-      Effect.suspend(() => {
-        stopping = true
-        worker.postMessage({ _tag: "Stop" } satisfies ToBackendThread)
-        return Deferred.await(exited).pipe(
-          Effect.timeout(STOP_WAIT),
-          Effect.catchAll(() =>
-            Effect.logError("backend thread did not stop in time: terminated").pipe(
-              Effect.zipRight(Effect.promise(() => worker.terminate()))
+/**
+ * Starts the backend thread; `forwardSighup` (TLS on): the process's SIGHUP is passed on to it, so
+ * that the API's server reloads its certificate as the gateway's does. Not otherwise, since listening
+ * to SIGHUP would keep it from stopping the process as it does by default.
+ */
+export const startBackend = (options: { readonly forwardSighup: boolean }) =>
+  Effect.gen(function* () {
+    const { port1, port2 } = new MessageChannel()
+    const ready = yield* Deferred.make<ApiAddress, BackendFailed | ListenFailed>()
+    const exited = yield* Deferred.make<void>()
+    let stopping = false
+    const worker = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const data: BackendData = { bridge: port2 }
+        return new Worker(BACKEND_ENTRY, { workerData: data, transferList: [port2] })
+      }),
+      (worker) =>
+        Effect.suspend(() => {
+          stopping = true
+          worker.postMessage({ _tag: "Stop" } satisfies ToBackendThread)
+          return Deferred.await(exited).pipe(
+            Effect.timeout(STOP_WAIT),
+            Effect.catchAll(() =>
+              Effect.logError("backend thread did not stop in time: terminated").pipe(
+                Effect.zipRight(Effect.promise(() => worker.terminate()))
+              )
             )
           )
-        )
-      })
-  )
-  worker.on("message", (message: FromBackend) => {
-    if (message._tag === "Ready") Deferred.unsafeDone(ready, Exit.succeed(message.api))
-    else if (message._tag === "Failed") Deferred.unsafeDone(ready, Exit.fail(revive(message.failure)))
-  })
-  worker.on("error", (error) => Deferred.unsafeDone(ready, Exit.fail(new BackendFailed({ message: describe(error) }))))
-  worker.on("exit", (code) => {
-    Deferred.unsafeDone(exited, Exit.void)
-    if (stopping) return
-    const reason = new BackendFailed({ message: `the backend thread stopped (exit code ${code})` })
-    if (Deferred.unsafeDone(ready, Exit.fail(reason)) !== undefined) return
-    {
-      // Ready before: the API, the workers and the store are gone, and a gateway without them would
-      // keep answering while nothing is recorded. Stop the process; a supervisor restarts it.
-      console.error(JSON.stringify({ message: "candor stopped on an error", logLevel: "ERROR", error: reason.message }))
-      process.exit(1)
+        })
+    )
+    if (options.forwardSighup) {
+      const onSighup = () => worker.postMessage({ _tag: "Sighup" } satisfies ToBackendThread)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => process.on("SIGHUP", onSighup)),
+        () => Effect.sync(() => process.off("SIGHUP", onSighup))
+      )
     }
+    worker.on("message", (message: FromBackend) => {
+      if (message._tag === "Ready") Deferred.unsafeDone(ready, Exit.succeed(message.api))
+      else if (message._tag === "Failed") Deferred.unsafeDone(ready, Exit.fail(revive(message.failure)))
+    })
+    worker.on("error", (error) =>
+      Deferred.unsafeDone(ready, Exit.fail(new BackendFailed({ message: describe(error) })))
+    )
+    worker.on("exit", (code) => {
+      Deferred.unsafeDone(exited, Exit.void)
+      if (stopping) return
+      const reason = new BackendFailed({ message: `the backend thread stopped (exit code ${code})` })
+      if (Deferred.unsafeDone(ready, Exit.fail(reason)) !== undefined) return
+      {
+        // Ready before: the API, the workers and the store are gone, and a gateway without them would
+        // keep answering while nothing is recorded. Stop the process; a supervisor restarts it.
+        console.error(
+          JSON.stringify({ message: "candor stopped on an error", logLevel: "ERROR", error: reason.message })
+        )
+        process.exit(1)
+      }
+    })
+    return { port: port1, ready: Deferred.await(ready) }
   })
-  return { port: port1, ready: Deferred.await(ready) }
-})

@@ -392,11 +392,11 @@ export const BackendLive = (port: MessagePort, ready: (api: ApiAddress) => void)
  */
 const EmbeddedLive = Layer.unwrapScoped(
   Effect.gen(function* () {
-    const { partitions } = yield* CandorConfig
-    const backend = yield* startBackend
+    const config = yield* CandorConfig
+    const backend = yield* startBackend({ forwardSighup: tlsFiles(config) !== undefined })
     return announceWith(roles, backend.ready).pipe(
       Layer.provide(GatewayLive),
-      Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions }))
+      Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions: config.partitions }))
     )
   })
 )
