@@ -12,10 +12,26 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import { setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
 import { type BackendData, backendFailure, type FromBackend, type ToBackendThread } from "./BackendThread.js"
 import { layerFromEnv, logLevelConfig } from "./Config.js"
 import { BackendLive } from "./Serve.js"
+
+/**
+ * This thread's nice value. Linux schedules threads, and a thread's nice value is its own (threads
+ * it starts, the prover's, inherit it): when the machine is busy the gateway's thread gets the CPU
+ * first, and the backend's work (attestation, commits, proofs) takes the rest, catching up once the
+ * burst is over. Elsewhere setpriority would renice the whole process, gateway included, so not there.
+ */
+const BACKEND_NICE = 10
+if (process.platform === "linux") {
+  try {
+    setPriority(0, BACKEND_NICE)
+  } catch {
+    // Not permitted here (a seccomp profile): the threads simply share the CPU as equals.
+  }
+}
 
 const control = parentPort!
 const { bridge } = workerData as BackendData

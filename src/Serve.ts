@@ -44,6 +44,7 @@ import { WebhookNetwork } from "../adapters/webhooks/WebhookUrlGuard.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
+import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
@@ -326,7 +327,14 @@ const WorkersLive = Layer.unwrapEffect(
     Layer.scopedDiscard(
       Effect.zipRight(
         SigningKeys.registerActiveKey,
-        runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })
+        runWorkers({
+          logOrigin: config.logOrigin,
+          subjectPrefix: config.natsPrefix,
+          // Embedded PGlite is one connection: one committer, the largest groups.
+          groupCommit: Option.isNone(config.databaseUrl)
+            ? singleConnectionGroupCommitOptions
+            : defaultGroupCommitOptions
+        })
       )
     )
   )

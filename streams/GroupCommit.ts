@@ -31,6 +31,14 @@ export interface GroupCommitOptions {
 
 export const defaultGroupCommitOptions: GroupCommitOptions = { concurrency: 2, maxInputs: 2_000 }
 
+/**
+ * On a database of one connection (embedded PGlite, which also runs on the worker's own thread), a
+ * second committer gains nothing: it would take the batches waiting when the first one starts, then
+ * wait for the connection, and each transaction would carry half as many. One committer gathers
+ * everything that arrived while the previous transaction ran: the fewest, largest statements.
+ */
+export const singleConnectionGroupCommitOptions: GroupCommitOptions = { ...defaultGroupCommitOptions, concurrency: 1 }
+
 interface Request {
   readonly inputs: ReadonlyArray<CommitInput>
   readonly done: Deferred.Deferred<CommitResult, StoreError>

@@ -6,7 +6,10 @@
  *
  * Committed checkpoints are counted from the API's `/metrics` (`candor_checkpoints`, the store's
  * per-verdict counters, summed): the bench waits after each load until that count reaches the number
- * of responses the gateway answered, and reports how long it took.
+ * of responses the gateway answered, and reports how long it took. The table's CPU is read then: the
+ * load, attestation and commits. The bench then waits for the outbox to drain
+ * (`candor_outbox_pending`: the sampled verdict proofs, webhook fan-out), so no backlog runs into the
+ * next target's turn, and reports the CPU per request up to then too ("all work").
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -34,14 +37,16 @@ export const embeddedCommand = ({ apiPort, gatewayPort, upstreamOrigin }: Embedd
   }
 })
 
-/** Checkpoints committed so far: the sum of `candor_checkpoints` on the API's `/metrics`. */
-export const committedCheckpoints = async (apiOrigin: string): Promise<number> => {
+/** The sum of a family's samples on the API's `/metrics`. */
+const metricSum = async (apiOrigin: string, family: string): Promise<number> => {
   const text = await (await fetch(`${apiOrigin}/metrics`)).text()
   let total = 0
-  for (const line of text.split("\n"))
-    if (line.startsWith("candor_checkpoints{")) total += Number(line.split(" ").pop())
+  for (const line of text.split("\n")) if (line.startsWith(`${family}{`)) total += Number(line.split(" ").pop())
   return total
 }
+
+/** Checkpoints committed so far. */
+export const committedCheckpoints = (apiOrigin: string): Promise<number> => metricSum(apiOrigin, "candor_checkpoints")
 
 /**
  * Waits until at least `expected` checkpoints are committed, polling every 10 ms; the milliseconds
@@ -60,4 +65,38 @@ export const untilCommitted = async (
     if (waited > timeoutMs) return { waitedMs: undefined, committed }
     await new Promise((ok) => setTimeout(ok, 10))
   }
+}
+
+/** Waits until the outbox is empty; the milliseconds waited, or undefined after `timeoutMs`. */
+const untilDrained = async (apiOrigin: string, timeoutMs = 120_000): Promise<number | undefined> => {
+  const start = performance.now()
+  for (;;) {
+    if ((await metricSum(apiOrigin, "candor_outbox_pending")) === 0) return performance.now() - start
+    if (performance.now() - start > timeoutMs) return undefined
+    await new Promise((ok) => setTimeout(ok, 10))
+  }
+}
+
+/**
+ * After a load of `requests` on the embedded target: the CPU ticks once its checkpoints are committed
+ * (for the table), and a line with the waits and the CPU per request committed / all work.
+ */
+export const settleEmbedded = async (
+  apiOrigin: string,
+  expected: number,
+  ticks: () => number,
+  ticksBefore: number,
+  requests: number
+): Promise<{ readonly ticksCommitted: number; readonly line: string }> => {
+  const loadEnd = performance.now()
+  const { committed, waitedMs } = await untilCommitted(apiOrigin, expected)
+  const ticksCommitted = ticks()
+  const drainedMs = await untilDrained(apiOrigin)
+  const drainedAfter = performance.now() - loadEnd
+  const perRequest = (t: number) => (((t - ticksBefore) * 10_000) / requests).toFixed(0)
+  const line =
+    waitedMs === undefined
+      ? `NOT all committed after 60 s (${committed}/${expected})`
+      : `committed ${waitedMs.toFixed(0)} ms, outbox drained ${drainedMs === undefined ? "NOT within 120 s" : `${drainedAfter.toFixed(0)} ms`}; CPU µs/req ${perRequest(ticksCommitted)} committed, ${perRequest(ticks())} all work`
+  return { ticksCommitted, line }
 }
