@@ -320,14 +320,21 @@ const WebhookNetworkFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => Layer.succeed(WebhookNetwork, { allowPrivate: config.webhookAllowPrivate }))
 )
 
-/** The agent actors: the consumers, on the shared store and signing key. */
+/** How long a stopping worker on the in-process bus may take to commit what the bus still holds. */
+const SETTLE_AT_STOP = "20 seconds"
+
+/**
+ * The agent actors: the consumers, on the shared store and signing key. On the in-process bus, whose
+ * events do not outlive the process, stopping first waits (a while) until every stored event is
+ * committed: the gateway's last events, published as it stopped, are not lost.
+ */
 const WorkersLive = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     // The key is registered in the key ring before it signs anything (GET /v1/keys lists it, and it retires older keys).
     Layer.scopedDiscard(
-      Effect.zipRight(
-        SigningKeys.registerActiveKey,
-        runWorkers({
+      Effect.gen(function* () {
+        yield* SigningKeys.registerActiveKey
+        yield* runWorkers({
           logOrigin: config.logOrigin,
           subjectPrefix: config.natsPrefix,
           // Embedded PGlite is one connection: one committer, the largest groups.
@@ -335,7 +342,11 @@ const WorkersLive = Layer.unwrapEffect(
             ? singleConnectionGroupCommitOptions
             : defaultGroupCommitOptions
         })
-      )
+        const { settled } = yield* Bus
+        // Added after the consumers started, so it runs before they are stopped.
+        if (settled !== undefined)
+          yield* Effect.addFinalizer(() => settled.pipe(Effect.timeout(SETTLE_AT_STOP), Effect.ignore))
+      })
     )
   )
 )
@@ -375,7 +386,7 @@ const rolesLive = (
     Layer.provide(WebhookNetworkFromConfig),
     Layer.provide(
       MessagingLive(withWorkers, bridge) as Layer.Layer<
-        Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.Inbox,
+        Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,
         BusError,
         CandorConfig
       >

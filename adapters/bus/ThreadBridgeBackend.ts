@@ -32,14 +32,16 @@ export class GatewayThreadMetrics extends Context.Tag("candor/adapters/bus/Gatew
 >() {}
 
 /** Publishes from the gateway waiting to be stored, in arrival order. */
-export class Inbox extends Context.Tag("candor/adapters/bus/ThreadBridgeInbox")<
-  Inbox,
+export class ThreadBridgeInbox extends Context.Tag("candor/adapters/bus/ThreadBridgeInbox")<
+  ThreadBridgeInbox,
   Queue.Queue<Extract<ToBackend, { _tag: "Publish" | "Feed" }>>
 >() {}
 
 const post = (port: MessagePort, message: ToGateway) => port.postMessage(message)
 
-export const agentStateLayer = (port: MessagePort): Layer.Layer<AgentState | GatewayThreadMetrics | Inbox> =>
+export const agentStateLayer = (
+  port: MessagePort
+): Layer.Layer<AgentState | GatewayThreadMetrics | ThreadBridgeInbox> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const local = yield* Effect.provide(AgentState, AgentState.layerMemory)
@@ -120,17 +122,17 @@ export const agentStateLayer = (port: MessagePort): Layer.Layer<AgentState | Gat
 
       return Context.make(AgentState, agentState).pipe(
         Context.add(GatewayThreadMetrics, gatewayMetrics),
-        Context.add(Inbox, inbox)
+        Context.add(ThreadBridgeInbox, inbox)
       )
     })
   )
 
-export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | EventFeed | Inbox> =>
+export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const bus = yield* Bus
       const feed = yield* EventFeed
-      const inbox = yield* Inbox
+      const inbox = yield* ThreadBridgeInbox
 
       const store = (ids: ReadonlyArray<number>, attempts: ReadonlyArray<Effect.Effect<void, unknown>>) =>
         Effect.gen(function* () {
