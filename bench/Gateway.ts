@@ -14,6 +14,11 @@
  * gateway's CPU time per request (from /proc, steadier than latency here), and whether the request and
  * response bytes arrived unchanged. Each scenario starts with BENCH_WARMUP_ROUNDS (default 1)
  * unrecorded rounds.
+ *
+ * BENCH_MODE picks the Candor deployments: `split` (the gateway role alone, above), `embedded`
+ * (`candor serve` with no NATS_URL: every role in one process, bench/gateway/Embedded.ts; its CPU
+ * covers all its threads, and after each load the bench waits until every checkpoint is committed
+ * and reports how long that took), or `both` (the default).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -25,6 +30,7 @@ import { fileURLToPath } from "node:url"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { connect } from "@nats-io/transport-node"
 import { Pool } from "undici"
+import { embeddedCommand, settleEmbedded } from "./gateway/Embedded.js"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const peerDir = join(root, "bench", ".peer")
@@ -34,7 +40,9 @@ const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1)
 const PER_ROUND = { 1: Number(process.env.BENCH_C1 ?? 200), 64: Number(process.env.BENCH_C64 ?? 1600) } as const
 
 type Format = "anthropic" | "openai"
-type TargetName = "direct" | "candor" | "peer"
+type TargetName = "direct" | "candor" | "embedded" | "peer"
+const MODE = process.env.BENCH_MODE ?? "both"
+if (!["split", "embedded", "both"].includes(MODE)) throw new Error("BENCH_MODE must be split, embedded or both")
 interface Target {
   readonly name: TargetName
   readonly origin: string
@@ -188,6 +196,23 @@ const main = async () => {
   console.log(
     nats === undefined ? "events: in-process bus" : `events: NATS JetStream at ${nats.url}, prefix ${nats.prefix}`
   )
+  const [embeddedApiPort, embeddedGatewayPort] = [await freePort(), await freePort()]
+  const embeddedApi = `http://127.0.0.1:${embeddedApiPort}`
+  const embedded =
+    MODE === "split"
+      ? undefined
+      : (() => {
+          const { args, env } = embeddedCommand({
+            apiPort: embeddedApiPort,
+            gatewayPort: embeddedGatewayPort,
+            upstreamOrigin
+          })
+          return launch(process.execPath, args, env)
+        })()
+  if (embedded !== undefined) await waitFor(`${embeddedApi}/health/ready`)
+  /** Responses the embedded gateway answered, each one checkpoint to commit. */
+  let embeddedSent = 0
+  const commitWaits: Array<string> = []
   const candor = launch(process.execPath, ["bin/candor.js", "serve", "--role", "gateway"], {
     ...(nats === undefined ? {} : { NATS_URL: nats.url, CANDOR_NATS_PREFIX: nats.prefix }),
     PORT: String(apiPort),
@@ -214,7 +239,7 @@ const main = async () => {
     format === "anthropic"
       ? { "x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01" }
       : { authorization: "Bearer sk-bench" }
-  const targets: ReadonlyArray<Target> = [
+  const allTargets: ReadonlyArray<Target> = [
     {
       name: "direct",
       origin: upstreamOrigin,
@@ -230,6 +255,13 @@ const main = async () => {
       pid: candor.pid
     },
     {
+      name: "embedded",
+      origin: `http://127.0.0.1:${embeddedGatewayPort}`,
+      path: (f) => (f === "anthropic" ? "/anthropic/v1/messages" : "/openai/v1/chat/completions"),
+      headers: auth,
+      pid: embedded?.pid
+    },
+    {
       name: "peer",
       origin: `http://127.0.0.1:${peerPort}`,
       path: (f) => (f === "anthropic" ? "/v1/messages" : "/v1/chat/completions"),
@@ -237,6 +269,9 @@ const main = async () => {
       pid: peer.pid
     }
   ]
+  const targets = allTargets.filter((t) =>
+    t.name === "embedded" ? MODE !== "split" : t.name === "candor" ? MODE !== "embedded" : true
+  )
 
   const scenarios = [
     ...(["anthropic", "openai"] as const).flatMap((format) =>
@@ -293,10 +328,20 @@ const main = async () => {
           }
         }
         await Promise.all(Array.from({ length: scenario.concurrency }, worker))
+        const wallMs = performance.now() - start
+        let ticksAfter = cpuTicks(target.pid)
+        if (target.name === "embedded") {
+          // The CPU counted is the load's and its checkpoints' commits (bench/gateway/Embedded.ts).
+          embeddedSent += count + 1
+          const settled = await settleEmbedded(embeddedApi, embeddedSent, () => cpuTicks(target.pid), ticks, count)
+          ticksAfter = settled.ticksCommitted
+          if (recorded && scenario.concurrency === 64)
+            commitWaits.push(`${scenario.format} ${scenario.stream ? "SSE" : "JSON"} round ${round}: ${settled.line}`)
+        }
         if (!recorded) continue
-        tally.wallMs += performance.now() - start
+        tally.wallMs += wallMs
         tally.requests += count
-        tally.ticks += cpuTicks(target.pid) - ticks
+        tally.ticks += ticksAfter - ticks
       }
     }
     await Promise.all([...pools.values()].map((pool) => pool.close()))
@@ -314,7 +359,15 @@ const main = async () => {
       )
     }
   }
+  if (commitWaits.length > 0) {
+    console.log("")
+    console.log(
+      "embedded, after each c=64 load: time until every checkpoint was committed (polling /metrics), then until the outbox was drained (proofs, webhook fan-out), and the CPU per request up to then:"
+    )
+    for (const line of commitWaits) console.log(`- ${line}`)
+  }
   candor.kill()
+  embedded?.kill()
   await nats?.cleanup()
   process.exit(0)
 }

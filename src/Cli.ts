@@ -19,7 +19,7 @@ import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import { issueLicense } from "../adapters/licensing/LicenseToken.js"
 import pkg from "../package.json" with { type: "json" }
 import { CandorConfig, configDocs, layerFromEnv } from "./Config.js"
-import { roleChoices, selectRoles, ServeLive } from "./Serve.js"
+import { roleChoices, selectRoles, ServeProcessLive } from "./Serve.js"
 import { keysCommand } from "./cli/Keys.js"
 import { verifyCommand } from "./cli/Verify.js"
 
@@ -29,7 +29,7 @@ const role = Options.choice("role", roleChoices).pipe(
 )
 
 const serve = Command.make("serve", { role }, ({ role }) =>
-  Layer.launch(ServeLive(selectRoles(role))).pipe(Effect.provide(layerFromEnv))
+  Layer.launch(ServeProcessLive(selectRoles(role))).pipe(Effect.provide(layerFromEnv))
 ).pipe(Command.withDescription("Start the server (configured by the environment variables below)"))
 
 class CliError extends Error {

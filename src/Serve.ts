@@ -4,6 +4,11 @@
  * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays). Bus, agent
  * state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
  * default, NATS JetStream and KV when NATS_URL is set.
+ *
+ * The embedded default (every role, no NATS_URL) runs on two threads so that the gateway's response
+ * path never waits behind attestation, signing, proving or PGlite: the gateway on the main thread,
+ * everything else in a worker thread (`BackendLive`, started by src/BackendThread.ts), joined by the
+ * thread bridge (adapters/bus/ThreadBridge*.ts) that carries the in-process bus, agent state and feed.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -27,6 +32,10 @@ import * as EventFeedStore from "../adapters/bus/EventFeedStore.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
+import * as ThreadBridgeBackend from "../adapters/bus/ThreadBridgeBackend.js"
+import * as ThreadBridgeGateway from "../adapters/bus/ThreadBridgeGateway.js"
+import type { MessagePort } from "node:worker_threads"
+import { type ApiAddress, startBackend } from "./BackendThread.js"
 import * as SecretKeys from "../adapters/keys/SecretKeys.js"
 import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../adapters/store/GovernanceLog.js"
@@ -35,6 +44,7 @@ import { WebhookNetwork } from "../adapters/webhooks/WebhookUrlGuard.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
+import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
@@ -113,9 +123,14 @@ const ApiRoutesLive = Layer.unwrapEffect(
     const { dataDir, enterpriseRateLimit } = yield* CandorConfig
     const rates = planRates(enterpriseRateLimit)
     const store = yield* Effect.context<SqlClient.SqlClient>()
+    // On the embedded default's backend thread, the gateway thread's own series too.
+    const gateway = yield* Effect.serviceOption(ThreadBridgeBackend.GatewayThreadMetrics)
+    const gauges = Effect.provide(storeFamilies, store)
     return Layer.mergeAll(
       ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),
-      metricsRoute(Effect.provide(storeFamilies, store))
+      metricsRoute(
+        Option.isSome(gateway) ? Effect.zipWith(gauges, gateway.value, (ours, its) => [...ours, ...its]) : gauges
+      )
     ).pipe(Layer.provide(ApiLive.IdentityLive), Layer.provide(IdentityTokens.layer({ dataDir })))
   })
 ).pipe(Layer.provide(AuthConfigLive))
@@ -173,22 +188,31 @@ const HttpLive = (withApi: boolean, withStore: boolean) =>
     { disableListenLog: true }
   ).pipe(Layer.provide(ReadinessLive(withStore)), Layer.provideMerge(NodeServerLive))
 
+/** HOST:PORT's server as the "listening" line names it. */
+const apiAddress = Effect.gen(function* () {
+  const config = yield* CandorConfig
+  const { address } = yield* HttpServer.HttpServer
+  const url = HttpServer.formatAddress(address)
+  return {
+    url: tlsFiles(config) === undefined ? url : url.replace(/^http:/, "https:"),
+    port: address._tag === "TcpAddress" ? address.port : undefined
+  } satisfies ApiAddress
+})
+
 /**
  * One structured line once the servers are bound, with the ports actually bound (PORT=0 and
  * GATEWAY_PORT=0 take any free one), one when stopping.
  */
-const announce = (selected: ReadonlyArray<Role>) =>
+const announceWith = <E, R>(selected: ReadonlyArray<Role>, api: Effect.Effect<ApiAddress, E, R>) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
-      const config = yield* CandorConfig
-      const { dataDir } = config
-      const { address } = yield* HttpServer.HttpServer
+      const { dataDir } = yield* CandorConfig
+      const { port, url } = yield* api
       const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
-      const url = HttpServer.formatAddress(address)
       yield* Effect.log("listening").pipe(
         Effect.annotateLogs({
-          url: tlsFiles(config) === undefined ? url : url.replace(/^http:/, "https:"),
-          ...(address._tag === "TcpAddress" ? { port: address.port } : {}),
+          url,
+          ...(port === undefined ? {} : { port }),
           ...(Option.isSome(gateway) ? { gateway_url: gateway.value.url, gateway_port: gateway.value.port } : {}),
           roles: selected,
           dataDir: resolve(dataDir)
@@ -197,6 +221,8 @@ const announce = (selected: ReadonlyArray<Role>) =>
       yield* Effect.addFinalizer(() => Effect.log("shutting down"))
     })
   )
+
+const announce = (selected: ReadonlyArray<Role>) => announceWith(selected, apiAddress)
 
 /** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
 const AnalysisLive = Layer.unwrapEffect(
@@ -239,7 +265,7 @@ class BusHealth extends Context.Tag("candor/src/BusHealth")<BusHealth, Effect.Ef
  * default; on NATS (one connection) with leases shared among workers otherwise. A process without
  * the worker role owns no partition.
  */
-const MessagingLive = (withWorkers: boolean) =>
+const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
   Layer.unwrapEffect(
     Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
       const worker = Option.getOrElse(workerId, defaultWorkerId)
@@ -247,7 +273,8 @@ const MessagingLive = (withWorkers: boolean) =>
         // No connection here: only FeedLive asks for one, and only when NATS_URL is set.
         return Layer.mergeAll(
           Bus.layerMemoryWith({ prefix, partitions }),
-          AgentState.layerMemory,
+          // The embedded default's backend thread: agent-state changes also reach the gateway thread's copy.
+          bridge === undefined ? AgentState.layerMemory : ThreadBridgeBackend.agentStateLayer(bridge),
           PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
           Layer.succeed(BusHealth, Effect.void)
         ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
@@ -293,15 +320,33 @@ const WebhookNetworkFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => Layer.succeed(WebhookNetwork, { allowPrivate: config.webhookAllowPrivate }))
 )
 
-/** The agent actors: the consumers, on the shared store and signing key. */
+/** How long a stopping worker on the in-process bus may take to commit what the bus still holds. */
+const SETTLE_AT_STOP = "20 seconds"
+
+/**
+ * The agent actors: the consumers, on the shared store and signing key. On the in-process bus, whose
+ * events do not outlive the process, stopping first waits (a while) until every stored event is
+ * committed: the gateway's last events, published as it stopped, are not lost.
+ */
 const WorkersLive = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     // The key is registered in the key ring before it signs anything (GET /v1/keys lists it, and it retires older keys).
     Layer.scopedDiscard(
-      Effect.zipRight(
-        SigningKeys.registerActiveKey,
-        runWorkers({ logOrigin: config.logOrigin, subjectPrefix: config.natsPrefix })
-      )
+      Effect.gen(function* () {
+        yield* SigningKeys.registerActiveKey
+        yield* runWorkers({
+          logOrigin: config.logOrigin,
+          subjectPrefix: config.natsPrefix,
+          // Embedded PGlite is one connection: one committer, the largest groups.
+          groupCommit: Option.isNone(config.databaseUrl)
+            ? singleConnectionGroupCommitOptions
+            : defaultGroupCommitOptions
+        })
+        const { settled } = yield* Bus
+        // Added after the consumers started, so it runs before they are stopped.
+        if (settled !== undefined)
+          yield* Effect.addFinalizer(() => settled.pipe(Effect.timeout(SETTLE_AT_STOP), Effect.ignore))
+      })
     )
   )
 )
@@ -309,17 +354,26 @@ const WorkersLive = Layer.unwrapEffect(
 /** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
 const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
 
-/** Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain). */
-export const ServeLive = (selected: ReadonlyArray<Role>) => {
+/**
+ * The roles in `selected`, announced by `bound` once their servers are bound; with `bridge`, as the
+ * embedded default's backend thread (its agent state mirrored to the gateway thread, the gateway's
+ * publishes served).
+ */
+const rolesLive = (
+  selected: ReadonlyArray<Role>,
+  bound: Layer.Layer<never, never, CandorConfig | HttpServer.HttpServer>,
+  bridge?: MessagePort
+) => {
   const withApi = selected.includes("api")
   const withWorkers = selected.includes("worker")
   const withProver = selected.includes("prover")
-  const announced = announce(selected).pipe(Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)))
+  const announced = bound.pipe(Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)))
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     Layer.merge(withWorkers ? WorkersLive : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty),
+    Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))
   )
   const stored = roles.pipe(
@@ -330,7 +384,53 @@ export const ServeLive = (selected: ReadonlyArray<Role>) => {
   // (the types cannot see that they are absent then).
   return (withStore ? stored : (roles as unknown as typeof stored)).pipe(
     Layer.provide(WebhookNetworkFromConfig),
-    Layer.provide(MessagingLive(withWorkers)),
+    Layer.provide(
+      MessagingLive(withWorkers, bridge) as Layer.Layer<
+        Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,
+        BusError,
+        CandorConfig
+      >
+    ),
     Layer.provide(DataDirLive)
   )
 }
+
+/** The roles of the embedded default's backend thread: everything but the gateway. */
+export const backendRoles: ReadonlyArray<Role> = roles.filter((role) => role !== "gateway")
+
+/**
+ * The embedded default's backend thread (src/Backend.ts runs it): every role but the gateway, on the
+ * bridge's end `port`; `ready` is told HOST:PORT's address once the servers are bound.
+ */
+export const BackendLive = (port: MessagePort, ready: (api: ApiAddress) => void) =>
+  rolesLive(backendRoles, Layer.effectDiscard(Effect.map(apiAddress, ready)), port)
+
+/**
+ * The embedded default's main thread: the gateway, with the backend thread started beside it; the
+ * "listening" line once both are bound (a backend that fails to start fails this with its error).
+ */
+const EmbeddedLive = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const config = yield* CandorConfig
+    const backend = yield* startBackend({ forwardSighup: tlsFiles(config) !== undefined })
+    return announceWith(roles, backend.ready).pipe(
+      Layer.provide(GatewayLive),
+      Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions: config.partitions }))
+    )
+  })
+)
+
+/** The roles in `selected` in this thread, announced once bound (the split roles, and tests). */
+export const ServeLive = (selected: ReadonlyArray<Role>) => rolesLive(selected, announce(selected))
+
+/**
+ * Everything `candor serve` runs, until interrupted (SIGINT/SIGTERM through NodeRuntime.runMain):
+ * every role without NATS_URL is the embedded default, on two threads; anything else, `ServeLive`.
+ */
+export const ServeProcessLive = (selected: ReadonlyArray<Role>) =>
+  Layer.unwrapEffect<never, unknown, CandorConfig | FileSystem.FileSystem, never, CandorConfig>(
+    Effect.map(CandorConfig, ({ natsUrl }) => {
+      const embedded = selected.length === roles.length && Option.isNone(natsUrl)
+      return embedded ? EmbeddedLive : Layer.discard(ServeLive(selected))
+    })
+  )

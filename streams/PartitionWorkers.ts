@@ -24,6 +24,7 @@ import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
+import { defaultGroupCommitOptions, type GroupCommitOptions } from "./GroupCommit.js"
 import { commitDeliveries } from "./CommitDeliveries.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { EVENT_OUTBOX, publishEvent } from "./Events.js"
@@ -47,6 +48,8 @@ export interface WorkerOptions {
   readonly fanOutConsumer: string
   /** Delay before a failed fan-out is delivered again, by delivery count (1 s, 4 s, 16 s, … capped at 5 min). */
   readonly fanOutBackoffMs: (deliveries: number) => number
+  /** How the partitions' batches are committed together (streams/GroupCommit.ts). */
+  readonly groupCommit: GroupCommitOptions
 }
 
 export const defaultWorkerOptions: WorkerOptions = {
@@ -58,6 +61,7 @@ export const defaultWorkerOptions: WorkerOptions = {
   webhookRelay: relayDefaults,
   retentionInterval: "1 hour",
   fanOutConsumer: "webhooks",
+  groupCommit: defaultGroupCommitOptions,
   fanOutBackoffMs: exponentialBackoff
 }
 
@@ -73,7 +77,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const { active: key } = yield* SigningKeys
     // Subscribed before the first batch: a settings change (card, conscience values, mode) drops the agent's cached context.
     const changes = yield* (yield* AgentState).subscribeChanges
-    const actors = yield* makeAgentActors(defaultActorsOptions, changes)
+    const actors = yield* makeAgentActors({ ...defaultActorsOptions, commit: settings.groupCommit }, changes)
     const sender = Option.getOrElse(yield* Effect.serviceOption(WebhookSender), () => makeWebhookSender())
     // One signal per relay: a commit that wrote items of its kind wakes it.
     const wakeDecisions = yield* makeSignal

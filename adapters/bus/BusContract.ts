@@ -50,4 +50,9 @@ export interface BusService {
   readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>
   /** Subscribed from the moment this effect completes until its scope closes. */
   readonly subscribe: (subjectPrefix: string) => Effect.Effect<Subscription, never, Scope.Scope>
+  /**
+   * The in-process bus only (where nothing outlives the process): completes once every stored event
+   * is settled, so a stopping worker can finish what the bus holds first.
+   */
+  readonly settled?: Effect.Effect<void>
 }

@@ -39,6 +39,8 @@ class PartitionQueue {
   /** Entries to deliver again, sorted by sequence. */
   private again: Array<Entry> = []
   pending = 0
+  /** Entries waiting out a nak delay. */
+  delayed = 0
   /** Completed (and replaced) whenever something becomes deliverable. */
   changed = Deferred.unsafeMake<void>(FiberId.none)
 
@@ -64,6 +66,11 @@ class PartitionQueue {
       this.head = 0
     }
     return taken
+  }
+
+  /** Nothing to deliver and nothing unsettled (delayed redeliveries count as unsettled). */
+  idle(): boolean {
+    return this.head >= this.fresh.length && this.again.length === 0 && this.pending === 0 && this.delayed === 0
   }
 
   wake(): void {
@@ -142,9 +149,13 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
                 Effect.sync(() => queue.redeliver(entry))
               )
             entry.state = "delayed"
+            queue.delayed++
             return Effect.zipRight(
               stopTimer(entry),
-              startTimer(entry, delayMs, () => queue.redeliver(entry))
+              startTimer(entry, delayMs, () => {
+                queue.delayed--
+                queue.redeliver(entry)
+              })
             )
           }),
         working: Effect.suspend(() =>
@@ -236,5 +247,9 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         return { take }
       })
 
-    return { partitions, publish, consumePartition, subscribe }
+    const settled: Effect.Effect<void> = Effect.suspend(() =>
+      queues.every((queue) => queue.idle()) ? Effect.void : Effect.zipRight(Effect.sleep("10 millis"), settled)
+    )
+
+    return { partitions, publish, consumePartition, subscribe, settled }
   })

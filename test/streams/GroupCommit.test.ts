@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
 import { type CommitInput, type CommitResult, StoreError } from "../../adapters/store/Store.js"
 import { type Commit, makeGroupCommit } from "../../streams/GroupCommit.js"
 import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
@@ -53,6 +54,31 @@ const submitBehindFirst = (
   })
 
 describe("GroupCommit", () => {
+  it.scoped("with gatherMs, a lone small batch waits that long for others to share its call", () =>
+    Effect.gen(function* () {
+      const calls: Array<ReadonlyArray<string>> = []
+      const commit: Commit = (inputs) =>
+        Effect.sync(() => void calls.push(agentsOf(inputs))).pipe(Effect.as({ _tag: "Committed" } as const))
+      const group = yield* makeGroupCommit(commit, { concurrency: 1, maxInputs: 1_000, gatherMs: 5, gatherInputs: 2 })
+      const first = yield* Effect.fork(group(batchOf("gc-g1")))
+      while ((yield* Fiber.status(first))._tag !== "Suspended") yield* Effect.yieldNow()
+      const second = yield* Effect.fork(group(batchOf("gc-g2")))
+      while ((yield* Fiber.status(second))._tag !== "Suspended") yield* Effect.yieldNow()
+      expect(calls).toEqual([])
+      yield* TestClock.adjust("5 millis")
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect(calls).toEqual([["gc-g1", "gc-g2"]])
+      // Enough inputs waiting (here: 2 at once): committed without waiting.
+      const both = yield* Effect.fork(group([...batchOf("gc-g3"), ...batchOf("gc-g4")]))
+      yield* Fiber.join(both)
+      expect(calls).toEqual([
+        ["gc-g1", "gc-g2"],
+        ["gc-g3", "gc-g4"]
+      ])
+    })
+  )
+
   it.scoped("commits the batches that waited together in one call", () =>
     Effect.gen(function* () {
       const { calls, commit, release } = yield* recording()

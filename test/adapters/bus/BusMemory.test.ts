@@ -44,3 +44,31 @@ describe("Bus.layerMemory", () => {
     }).pipe(Effect.provide(Bus.layerMemory))
   )
 })
+
+describe("Bus.layerMemory settled", () => {
+  it.scoped("completes once every stored event is acked, so a stopping worker can commit what the bus holds", () =>
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      const agent = agentIn(2, bus.partitions)
+      yield* bus.publish(eventSubject(agent), { id: "a" })
+      yield* bus.publish(eventSubject(agent), { id: "b" })
+      const settled = yield* Effect.fork(bus.settled!)
+      yield* TestClock.adjust("10 millis")
+      expect(Option.isNone(yield* Fiber.poll(settled))).toBe(true)
+      // Delivered but not acked: still held.
+      const [first, second] = [...(yield* bus.consumePartition(2).pipe(Stream.take(2), Stream.runCollect))]
+      yield* first!.ack
+      yield* TestClock.adjust("10 millis")
+      expect(Option.isNone(yield* Fiber.poll(settled))).toBe(true)
+      // Handed back with a delay: still held.
+      yield* second!.nak(1_000)
+      yield* TestClock.adjust("10 millis")
+      expect(Option.isNone(yield* Fiber.poll(settled))).toBe(true)
+      yield* TestClock.adjust("1 second")
+      const again = [...(yield* bus.consumePartition(2).pipe(Stream.take(1), Stream.runCollect))]
+      yield* again[0]!.ack
+      yield* TestClock.adjust("10 millis")
+      yield* Fiber.join(settled)
+    }).pipe(Effect.provide(Bus.layerMemory))
+  )
+})

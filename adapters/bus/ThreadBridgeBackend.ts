@@ -1,0 +1,169 @@
+/**
+ * The backend thread's side of the thread bridge (ThreadBridgeProtocol.ts), in two layers because
+ * they are needed at two depths of the backend's layers:
+ *
+ * - `agentStateLayer`: the backend's `AgentState` (the in-process one) whose changes are also pushed
+ *   to the gateway thread's copy: `update` resolves once the gateway has applied it, so what the API
+ *   has answered is in force for the gateway's next request. Nudges left here go to the gateway, which
+ *   takes them. It also answers `GatewayThreadMetrics` (the gateway's metrics for `/metrics`), and it
+ *   starts listening on the port: publishes that arrive before `serveLayer` is built wait in a queue.
+ * - `serveLayer`: stores the gateway's publishes in the backend's bus and feed, one batch after the
+ *   other in arrival order (each agent's events stay in response order), and answers which were stored.
+ *
+ * When the gateway's end closes, changes are applied here only and metrics come back empty.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type { MessagePort } from "node:worker_threads"
+import type { WebhookEnvelope } from "../../core/schema/WebhookEvents.js"
+import type { Family } from "../metrics/Prometheus.js"
+import { AgentState } from "./AgentState.js"
+import { Bus } from "./Bus.js"
+import { EventFeed } from "./EventFeed.js"
+import type { PublishFailure, ToBackend, ToGateway } from "./ThreadBridgeProtocol.js"
+
+/** The gateway thread's metric families, asked for at scrape time. */
+export class GatewayThreadMetrics extends Context.Tag("candor/adapters/bus/GatewayThreadMetrics")<
+  GatewayThreadMetrics,
+  Effect.Effect<ReadonlyArray<Family>>
+>() {}
+
+/** Publishes from the gateway waiting to be stored, in arrival order. */
+export class ThreadBridgeInbox extends Context.Tag("candor/adapters/bus/ThreadBridgeInbox")<
+  ThreadBridgeInbox,
+  Queue.Queue<Extract<ToBackend, { _tag: "Publish" | "Feed" }>>
+>() {}
+
+const post = (port: MessagePort, message: ToGateway) => port.postMessage(message)
+
+export const agentStateLayer = (
+  port: MessagePort
+): Layer.Layer<AgentState | GatewayThreadMetrics | ThreadBridgeInbox> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const local = yield* Effect.provide(AgentState, AgentState.layerMemory)
+      const inbox = yield* Queue.unbounded<Extract<ToBackend, { _tag: "Publish" | "Feed" }>>()
+      const applied = new Map<number, () => void>()
+      const scraped = new Map<number, (families: ReadonlyArray<Family>) => void>()
+      let nextId = 0
+      let closed = false
+
+      const onMessage = (message: ToBackend) => {
+        switch (message._tag) {
+          case "Publish":
+          case "Feed":
+            Queue.unsafeOffer(inbox, message)
+            return
+          case "Applied": {
+            applied.get(message.id)?.()
+            applied.delete(message.id)
+            return
+          }
+          case "Families": {
+            scraped.get(message.id)?.(message.families)
+            scraped.delete(message.id)
+            return
+          }
+        }
+      }
+      const onClose = () => {
+        closed = true
+        for (const done of applied.values()) done()
+        for (const done of scraped.values()) done([])
+        applied.clear()
+        scraped.clear()
+      }
+      port.on("message", onMessage)
+      port.on("close", onClose)
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          port.off("message", onMessage)
+          port.off("close", onClose)
+          port.close()
+          onClose()
+        })
+      )
+
+      /** Sends the agent's settings as they are now; resolves once the gateway's copy has them. */
+      const pushSettings = (agentId: string) =>
+        Effect.flatMap(local.get(agentId), (settings) =>
+          Effect.async<void>((resume) => {
+            if (closed) return resume(Effect.void)
+            const id = nextId++
+            applied.set(id, () => resume(Effect.void))
+            post(port, { _tag: "Settings", id, agentId, settings })
+            return Effect.sync(() => void applied.delete(id))
+          })
+        )
+
+      const agentState: AgentState["Type"] = {
+        ...local,
+        update: (agentId, patch) => Effect.zipRight(local.update(agentId, patch), pushSettings(agentId)),
+        setNudge: (agentId, text) =>
+          Effect.zipRight(
+            local.setNudge(agentId, text),
+            Effect.sync(() => (closed ? undefined : post(port, { _tag: "Nudge", agentId, text })))
+          )
+      }
+
+      const gatewayMetrics = Effect.async<ReadonlyArray<Family>>((resume) => {
+        if (closed) return resume(Effect.succeed([]))
+        const id = nextId++
+        scraped.set(id, (families) => resume(Effect.succeed(families)))
+        post(port, { _tag: "Metrics", id })
+        return Effect.sync(() => void scraped.delete(id))
+      }).pipe(
+        // A gateway too busy to answer within a scrape's patience leaves its series out of this one.
+        Effect.timeoutTo({ duration: "1 second", onTimeout: () => [], onSuccess: (families) => families })
+      )
+
+      return Context.make(AgentState, agentState).pipe(
+        Context.add(GatewayThreadMetrics, gatewayMetrics),
+        Context.add(ThreadBridgeInbox, inbox)
+      )
+    })
+  )
+
+export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      const feed = yield* EventFeed
+      const inbox = yield* ThreadBridgeInbox
+
+      const store = (ids: ReadonlyArray<number>, attempts: ReadonlyArray<Effect.Effect<void, unknown>>) =>
+        Effect.gen(function* () {
+          const stored: Array<number> = []
+          const failures: Array<PublishFailure> = []
+          for (let i = 0; i < attempts.length; i++) {
+            const result = yield* Effect.either(attempts[i]!)
+            if (Either.isRight(result)) stored.push(ids[i]!)
+            else {
+              const error = result.left as { message?: unknown; permanent?: unknown }
+              failures.push({
+                id: ids[i]!,
+                message: String(error.message ?? error),
+                permanent: error.permanent === true
+              })
+            }
+          }
+          post(port, { _tag: "Stored", ids: stored, failures })
+        })
+
+      const handle = (message: Extract<ToBackend, { _tag: "Publish" | "Feed" }>) => {
+        if (message._tag === "Feed") return store([message.id], [feed.publish(message.envelope as WebhookEnvelope)])
+        const entries = JSON.parse(message.json) as ReadonlyArray<readonly [string, unknown, string | null]>
+        return store(
+          message.ids,
+          entries.map(([subject, payload, msgId]) =>
+            bus.publish(subject, payload, msgId === null ? undefined : { msgId })
+          )
+        )
+      }
+
+      yield* Queue.take(inbox).pipe(Effect.flatMap(handle), Effect.forever, Effect.forkScoped)
+    })
+  )

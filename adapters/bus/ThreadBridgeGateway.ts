@@ -1,0 +1,199 @@
+/**
+ * The gateway thread's side of the thread bridge (ThreadBridgeProtocol.ts): a `Bus`, an `AgentState`
+ * and an `EventFeed` for a gateway whose store, actors and API run in another thread of the process.
+ *
+ * - `Bus.publish` joins the batch of the current event-loop turn (sent by `setImmediate`, or at once
+ *   past MAX_BATCH events) and resolves once the backend's in-process bus has stored it, or fails with
+ *   the bus's error: EventPublisher's back-pressure and retries work as on any bus. The gateway only
+ *   publishes; consuming is the backend's.
+ * - `AgentState` is a local copy, kept current by the backend: `get` is a map lookup, and the
+ *   backend's `update` resolves only once this copy has applied it, so a change the API has answered
+ *   is in force for the gateway's next request. Nudges are the gateway's own (it leaves them and
+ *   takes them), kept here; the backend may leave one too.
+ * - `EventFeed.publish` forwards to the backend's feed (blocked requests, policy violations).
+ *
+ * When the backend thread is gone, publishes fail as a bus outage would (transient).
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as PubSub from "effect/PubSub"
+import * as Stream from "effect/Stream"
+import type { MessagePort } from "node:worker_threads"
+import { fromSnapshot } from "../metrics/Prometheus.js"
+import { type AgentSettings, AgentState, defaultSettings } from "./AgentState.js"
+import { Bus } from "./Bus.js"
+import type { BusService } from "./BusContract.js"
+import { BusError } from "./BusError.js"
+import { EventFeed } from "./EventFeed.js"
+import { isGatewayFamily, type ToBackend, type ToGateway } from "./ThreadBridgeProtocol.js"
+
+/** Events per message at most: a burst is sent in slices rather than one huge string. */
+const MAX_BATCH = 512
+
+export interface GatewayBridgeOptions {
+  /** The gateway's end of the channel; the backend thread holds the other. */
+  readonly port: MessagePort
+  /** P, as the backend's bus has it (the subjects name the partition). */
+  readonly partitions: number
+}
+
+type Resume = (effect: Effect.Effect<void, BusError>) => void
+
+const stopped = (operation: string) =>
+  new BusError({ operation, cause: "the backend thread has stopped", permanent: false })
+
+const make = ({ partitions, port }: GatewayBridgeOptions) =>
+  Effect.gen(function* () {
+    const settings = new Map<string, AgentSettings>()
+    const nudges = new Map<string, string>()
+    const changed = yield* PubSub.unbounded<string>()
+    /** Publishes (bus and feed) sent and not yet answered, by id. */
+    const waiting = new Map<number, Resume>()
+    let nextId = 0
+    let closed = false
+    let ids: Array<number> = []
+    let entries: Array<readonly [string, unknown, string | null]> = []
+    let scheduled = false
+
+    const post = (message: ToBackend) => port.postMessage(message)
+
+    const flush = () => {
+      scheduled = false
+      if (ids.length === 0) return
+      const batchIds = ids
+      const batch = entries
+      ids = []
+      entries = []
+      let json: string
+      try {
+        json = JSON.stringify(batch)
+      } catch {
+        // One payload JSON cannot encode (a bigint, a cycle): refuse that one, send the others.
+        const kept: Array<number> = []
+        const parts: Array<string> = []
+        batch.forEach((entry, i) => {
+          try {
+            parts.push(JSON.stringify(entry))
+            kept.push(batchIds[i]!)
+          } catch (cause) {
+            answer(batchIds[i]!, Effect.fail(new BusError({ operation: "publish", cause, permanent: true })))
+          }
+        })
+        if (kept.length > 0) post({ _tag: "Publish", ids: kept, json: `[${parts.join(",")}]` })
+        return
+      }
+      post({ _tag: "Publish", ids: batchIds, json })
+    }
+
+    const answer = (id: number, effect: Effect.Effect<void, BusError>) => {
+      const resume = waiting.get(id)
+      waiting.delete(id)
+      resume?.(effect)
+    }
+
+    const onMessage = (message: ToGateway) => {
+      switch (message._tag) {
+        case "Stored": {
+          for (const id of message.ids) answer(id, Effect.void)
+          for (const failure of message.failures)
+            answer(
+              failure.id,
+              Effect.fail(new BusError({ operation: "publish", cause: failure.message, permanent: failure.permanent }))
+            )
+          return
+        }
+        case "Settings": {
+          settings.set(message.agentId, message.settings)
+          Effect.runSync(PubSub.publish(changed, message.agentId))
+          post({ _tag: "Applied", id: message.id })
+          return
+        }
+        case "Nudge": {
+          nudges.set(message.agentId, message.text)
+          return
+        }
+        case "Metrics": {
+          const families = fromSnapshot(Metric.unsafeSnapshot()).filter((family) => isGatewayFamily(family.name))
+          post({ _tag: "Families", id: message.id, families })
+          return
+        }
+      }
+    }
+    const onClose = () => {
+      closed = true
+      for (const id of Array.from(waiting.keys())) answer(id, Effect.fail(stopped("publish")))
+    }
+    port.on("message", onMessage)
+    port.on("close", onClose)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        flush()
+        port.off("message", onMessage)
+        port.off("close", onClose)
+        port.close()
+        onClose()
+      })
+    )
+
+    /** Sends now (`immediate`) or with the turn's batch; resolves when the backend answers. */
+    const send = (enqueue: (id: number) => void, immediate: boolean, operation: string) =>
+      Effect.async<void, BusError>((resume) => {
+        if (closed) return resume(Effect.fail(stopped(operation)))
+        const id = nextId++
+        waiting.set(id, resume)
+        enqueue(id)
+        if (immediate || ids.length >= MAX_BATCH) flush()
+        else if (!scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+        // Interrupted: no longer waited for (the backend may still store it; publishes are idempotent by msgId).
+        return Effect.sync(() => void waiting.delete(id))
+      })
+
+    const bus: BusService = {
+      partitions,
+      publish: (subject, payload, options) =>
+        send(
+          (id) => {
+            ids.push(id)
+            entries.push([subject, payload, options?.msgId ?? null])
+          },
+          false,
+          "publish"
+        ),
+      consumePartition: () => Stream.dieMessage("the gateway thread consumes no partition: the backend thread does"),
+      subscribe: () => Effect.dieMessage("subscribe on the backend thread's bus")
+    }
+
+    const agentState: AgentState["Type"] = {
+      get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+      update: () => Effect.dieMessage("agent settings are changed on the backend thread"),
+      takeNudge: (agentId) =>
+        Effect.sync(() => {
+          const text = nudges.get(agentId)
+          nudges.delete(agentId)
+          return text
+        }),
+      setNudge: (agentId, text) => Effect.sync(() => void nudges.set(agentId, text)),
+      subscribeChanges: PubSub.subscribe(changed)
+    }
+
+    const feed: EventFeed["Type"] = {
+      publish: (envelope) => send((id) => post({ _tag: "Feed", id, envelope }), true, "feed publish"),
+      read: () => Effect.dieMessage("the feed is read on the backend thread"),
+      consume: () => Stream.dieMessage("the feed is consumed on the backend thread")
+    }
+
+    return { bus, agentState, feed }
+  })
+
+/** Bus, AgentState and EventFeed over `port`, until the scope closes (then the port is closed). */
+export const layer = (options: GatewayBridgeOptions): Layer.Layer<Bus | AgentState | EventFeed> =>
+  Layer.scopedContext(
+    Effect.map(make(options), ({ agentState, bus, feed }) =>
+      Context.make(Bus, bus).pipe(Context.add(AgentState, agentState), Context.add(EventFeed, feed))
+    )
+  )

@@ -1,0 +1,49 @@
+/**
+ * The messages of the thread bridge (ThreadBridgeGateway.ts, ThreadBridgeBackend.ts): on the
+ * embedded default the gateway runs on the process's main thread and everything else (API, workers,
+ * prover, PGlite, event feed) in a worker thread; one MessagePort between them carries the gateway's
+ * publishes to the backend's in-process bus and feed, and the backend's agent-state changes to the
+ * gateway's local copy.
+ *
+ * Why a raw MessagePort and not @effect/platform's Worker/WorkerRunner (which the prover uses): those
+ * are a request/response pool, each request a fiber and a Schema-encoded message on either side. The
+ * bridge carries every gateway event, so it batches them (one message per event-loop turn, events as
+ * one JSON string) to keep the gateway's cost per event at a few microseconds, and it also pushes
+ * state the other way (settings, nudges), which a request/response pool does not do.
+ */
+import type { Family } from "../metrics/Prometheus.js"
+import type { AgentSettings } from "./AgentState.js"
+
+/** Gateway → backend. */
+export type ToBackend =
+  /** Bus publishes `ids[i]` ↔ `JSON.parse(json)[i]`, each `[subject, payload, msgId | null]`. */
+  | { readonly _tag: "Publish"; readonly ids: ReadonlyArray<number>; readonly json: string }
+  /** A catalogue event for the feed (rare: blocked requests and policy violations), structured-cloned. */
+  | { readonly _tag: "Feed"; readonly id: number; readonly envelope: unknown }
+  /** The settings change numbered `id` is in the gateway's copy. */
+  | { readonly _tag: "Applied"; readonly id: number }
+  /** The answer to `Metrics`: the gateway thread's own metric families. */
+  | { readonly _tag: "Families"; readonly id: number; readonly families: ReadonlyArray<Family> }
+
+/** Why one publish failed, in terms the gateway side turns back into a BusError. */
+export interface PublishFailure {
+  readonly id: number
+  readonly message: string
+  readonly permanent: boolean
+}
+
+/** Backend → gateway. */
+export type ToGateway =
+  /** Publishes (bus or feed) stored, except `failures`. */
+  | { readonly _tag: "Stored"; readonly ids: ReadonlyArray<number>; readonly failures: ReadonlyArray<PublishFailure> }
+  /**
+   * The agent's whole settings after a change, answered with `Applied`. Structured-cloned as they
+   * are: AgentSettings is plain data (strings, numbers, arrays, objects), as the KV stores it.
+   */
+  | { readonly _tag: "Settings"; readonly id: number; readonly agentId: string; readonly settings: AgentSettings }
+  | { readonly _tag: "Nudge"; readonly agentId: string; readonly text: string }
+  /** A `/metrics` scrape on the backend wants the gateway thread's metrics. */
+  | { readonly _tag: "Metrics"; readonly id: number }
+
+/** The gateway's metric families that `/metrics` (served by the backend) shows beside its own. */
+export const isGatewayFamily = (name: string): boolean => name.startsWith("candor_gateway_")

@@ -1,0 +1,134 @@
+/**
+ * The thread bridge (adapters/bus/ThreadBridge*.ts) on a real MessageChannel: the gateway side's
+ * Bus, AgentState and EventFeed on one end, the backend's in-process bus, agent state and a recording
+ * feed on the other. Messages are structured-cloned and delivered by the event loop exactly as
+ * between threads; test/e2e/EmbeddedThreads.test.ts runs the two ends in two threads of `candor serve`.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { MessageChannel } from "node:worker_threads"
+import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { Bus } from "../../../adapters/bus/Bus.js"
+import { EventFeed } from "../../../adapters/bus/EventFeed.js"
+import { eventSubject, PARTITIONS } from "../../../adapters/bus/Subjects.js"
+import * as ThreadBridgeBackend from "../../../adapters/bus/ThreadBridgeBackend.js"
+import * as ThreadBridgeGateway from "../../../adapters/bus/ThreadBridgeGateway.js"
+import { exchangesDropped } from "../../../adapters/metrics/GatewayMetrics.js"
+import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
+import * as RecordingEventFeed from "../../support/RecordingEventFeed.js"
+import { agentIn } from "./BusConformance.js"
+
+/** Both ends, each in a scope of its own (so the gateway's can be closed alone). */
+const bridged = Effect.gen(function* () {
+  const { port1, port2 } = new MessageChannel()
+  const backendScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+  const gatewayScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+  const backend = yield* Layer.buildWithScope(
+    ThreadBridgeBackend.serveLayer(port2).pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(ThreadBridgeBackend.agentStateLayer(port2), Bus.layerMemory, RecordingEventFeed.layer())
+      )
+    ),
+    backendScope
+  )
+  const gateway = yield* Layer.buildWithScope(
+    ThreadBridgeGateway.layer({ port: port1, partitions: PARTITIONS }),
+    gatewayScope
+  )
+  return { backend, gateway, closeGateway: Scope.close(gatewayScope, Exit.void) }
+})
+
+describe("thread bridge", () => {
+  it.scoped("carries the gateway's publishes to the backend's bus, in order, deduplicated by msgId", () =>
+    Effect.gen(function* () {
+      const { backend, gateway } = yield* bridged
+      const bus = Context.get(gateway, Bus)
+      const agent = agentIn(3, PARTITIONS)
+      const subject = eventSubject(agent)
+      // Started in order, without waiting for each other: one batch, stored in that order.
+      yield* Effect.all(
+        [1, 2, 3, 2].map((n) => bus.publish(subject, { n }, { msgId: `m${n}` })),
+        { concurrency: "unbounded" }
+      )
+      const stored = yield* Context.get(backend, Bus).consumePartition(3).pipe(Stream.take(3), Stream.runCollect)
+      expect([...stored].map((d) => [d.subject, d.payload])).toEqual([
+        [subject, { n: 1 }],
+        [subject, { n: 2 }],
+        [subject, { n: 3 }]
+      ])
+    })
+  )
+
+  it.scoped("a publish the backend's bus refuses fails on the gateway with its error", () =>
+    Effect.gen(function* () {
+      const { gateway } = yield* bridged
+      const error = yield* Effect.flip(Context.get(gateway, Bus).publish("candor.nowhere.x", {}))
+      expect(error).toMatchObject({ _tag: "BusError", permanent: true })
+      expect(error.message).toContain("no stream stores subject candor.nowhere.x")
+    })
+  )
+
+  it.scoped("a settings change resolves once the gateway's copy has it; nudges reach the gateway", () =>
+    Effect.gen(function* () {
+      const { backend, gateway } = yield* bridged
+      const state = Context.get(backend, AgentState)
+      const copy = Context.get(gateway, AgentState)
+      expect((yield* copy.get("agt-1")).mode).toBe("observe")
+      yield* state.setNudge("agt-1", "reconsider")
+      yield* state.update("agt-1", {
+        mode: "enforce",
+        containment: {
+          status: "paused",
+          reason: "incident",
+          contained_at: "2026-01-01T00:00:00.000Z",
+          contained_by: "service"
+        } as never
+      })
+      // No waiting: the update has answered, so the gateway's next lookup sees it (and the nudge sent before it).
+      expect(yield* copy.get("agt-1")).toMatchObject({ mode: "enforce", containment: { status: "paused" } })
+      expect(yield* copy.takeNudge("agt-1")).toBe("reconsider")
+      expect(yield* copy.takeNudge("agt-1")).toBeUndefined()
+      // The gateway's own nudges stay with it.
+      yield* copy.setNudge("agt-2", "mine")
+      expect(yield* copy.takeNudge("agt-2")).toBe("mine")
+    })
+  )
+
+  it.scoped("carries the gateway's feed events to the backend's feed", () =>
+    Effect.gen(function* () {
+      const { backend, gateway } = yield* bridged
+      const envelope = { id: "evt-1", type: "enforcement.blocked", data: { agent_id: "agt-1" } } as never
+      yield* Context.get(gateway, EventFeed).publish(envelope as WebhookEnvelope)
+      expect(Context.get(backend, RecordingEventFeed.RecordedEvents).published).toEqual([envelope])
+    })
+  )
+
+  it.scoped("the backend's /metrics gets the gateway thread's series", () =>
+    Effect.gen(function* () {
+      const { backend } = yield* bridged
+      exchangesDropped.unsafeUpdate(0, [])
+      const families = yield* Context.get(backend, ThreadBridgeBackend.GatewayThreadMetrics)
+      expect(families.map((f) => f.name)).toEqual(["candor_gateway_exchanges_dropped_total"])
+    })
+  )
+
+  it.scoped(
+    "once the gateway's end is closed, its publishes fail as an outage and changes apply on the backend alone",
+    () =>
+      Effect.gen(function* () {
+        const { backend, closeGateway, gateway } = yield* bridged
+        yield* closeGateway
+        const error = yield* Effect.flip(Context.get(gateway, Bus).publish(eventSubject("agt-1"), {}))
+        expect(error).toMatchObject({ _tag: "BusError", permanent: false })
+        const state = Context.get(backend, AgentState)
+        yield* state.update("agt-1", { mode: "nudge" })
+        expect((yield* state.get("agt-1")).mode).toBe("nudge")
+      })
+  )
+})
