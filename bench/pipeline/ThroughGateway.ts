@@ -49,6 +49,8 @@ export interface ThroughGatewayResult {
   /** From the end of the load until the last checkpoint was committed. */
   readonly drainSeconds: number
   readonly failed: number
+  /** Calls answered whose checkpoint was never committed (exchanges the gateway dropped). */
+  readonly uncommitted: number
   /** µs per committed checkpoint. */
   readonly cpu: {
     readonly gateway: number
@@ -169,13 +171,20 @@ export const throughGateway = Effect.scoped(
       sql<{ n: unknown }>`select coalesce(sum(position), 0) as n from chain_heads`,
       ([row]) => Number(row?.n ?? 0)
     )
+    /**
+     * When the committed count reaches `target`, or (a gateway drops exchanges its analysis queue
+     * cannot take, and their events are never published) when it has not moved for 3 s: the time
+     * of the last progress.
+     */
     const awaitCommitted = (target: number) =>
       Effect.gen(function* () {
-        const deadline = now() + 120_000
+        let last = -1
+        let progressAt = now()
         for (;;) {
           const n = yield* committed
           if (n >= target) return now()
-          if (now() > deadline) return yield* Effect.fail(new Error(`stalled at ${n} of ${target} committed`))
+          if (n !== last) [last, progressAt] = [n, now()]
+          else if (now() - progressAt > 3_000) return progressAt
           yield* Effect.sleep("20 millis")
         }
       })
@@ -186,8 +195,7 @@ export const throughGateway = Effect.scoped(
     )
     // Warm-up: every agent known to the workers, JIT and pools warm, leases settled.
     yield* drive(pool, concurrency, agents, { count: warmupRequests })
-    const before = yield* committed
-    yield* awaitCommitted(Math.max(before, warmupRequests))
+    yield* awaitCommitted(warmupRequests)
     const base = yield* committed
 
     const self = () => {
@@ -216,6 +224,7 @@ export const throughGateway = Effect.scoped(
       committedRate: checkpoints / ((done - start) / 1000),
       drainSeconds: (done - loadEnd) / 1000,
       failed,
+      uncommitted: requests - failed - checkpoints,
       cpu: {
         gateway: per("gateway"),
         workers: per("workers"),
