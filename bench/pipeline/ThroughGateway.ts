@@ -20,7 +20,9 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Pool } from "undici"
 import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
+import { jetstreamManager } from "@nats-io/jetstream"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
+import { streamNames } from "../../adapters/bus/Subjects.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
@@ -136,7 +138,7 @@ export const throughGateway = Effect.scoped(
     const upstream = yield* startUpstream
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
     const key = formatSigningKey(generateSigningKey())
-    const started: Array<{ readonly pid: number }> = []
+    const started: Array<{ readonly pid: number; readonly output: () => ReadonlyArray<string> }> = []
     // One after the other: the first migrates the database.
     for (let i = 0; i < workers; i++)
       started.push(
@@ -193,8 +195,32 @@ export const throughGateway = Effect.scoped(
       Effect.sync(() => new Pool(`http://127.0.0.1:${gatewayPort}`, { connections: concurrency, pipelining: 1 })),
       (pool) => Effect.promise(() => pool.close())
     )
-    // Warm-up: every agent known to the workers, JIT and pools warm, leases settled.
+    // Warm-up: every agent known to the workers, JIT and pools warm, and the partitions shared by the
+    // workers (a worker that joins takes its share as the other hands it over): every event consumed.
+    const nc = Context.get(
+      yield* Layer.build(NatsConnection.layer(url, { name: "candor-bench-probe" })),
+      NatsConnection
+    )
+    const jsm = yield* Effect.promise(() => jetstreamManager(nc))
+    const pending = Effect.promise(() => jsm.streams.info(streamNames(prefix).events)).pipe(
+      Effect.map((info) => info.state.messages)
+    )
     yield* drive(pool, concurrency, agents, { count: warmupRequests })
+    const settledBy = now() + 120_000
+    while ((yield* pending) > 0) {
+      if (now() > settledBy) {
+        const consumers = yield* Effect.promise(async () => {
+          const out: Array<string> = []
+          for await (const c of jsm.consumers.list(streamNames(prefix).events))
+            out.push(`${c.name} pending=${c.num_pending} ack_pending=${c.num_ack_pending} waiting=${c.num_waiting}`)
+          return out
+        })
+        console.error(consumers.join("\n"))
+        console.error(started.map((w) => w.output().join("\n")).join("\n----\n"))
+        return yield* Effect.fail(new Error("the warm-up's events were not all consumed"))
+      }
+      yield* Effect.sleep("100 millis")
+    }
     yield* awaitCommitted(warmupRequests)
     const base = yield* committed
 
