@@ -19,6 +19,7 @@ import { randomBytes } from "node:crypto"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Pool } from "undici"
+import { formatSecretKey, generateSecretKey } from "../../core/SecretBox.js"
 import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
@@ -138,6 +139,8 @@ export const throughGateway = Effect.scoped(
     const upstream = yield* startUpstream
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
     const key = formatSigningKey(generateSigningKey())
+    // Shared by the workers, as in a deployment: each opens the stored fields the other sealed.
+    const secretKey = formatSecretKey(generateSecretKey())
     const started: Array<{ readonly pid: number; readonly output: () => ReadonlyArray<string> }> = []
     // One after the other: the first migrates the database.
     for (let i = 0; i < workers; i++)
@@ -148,7 +151,8 @@ export const throughGateway = Effect.scoped(
             NATS_URL: url,
             CANDOR_NATS_PREFIX: prefix,
             CANDOR_LOG_ORIGIN: LOG_ORIGIN,
-            SIGNING_KEY: key
+            SIGNING_KEY: key,
+            CANDOR_SECRET_KEY: secretKey
           },
           undefined
         )
