@@ -1,7 +1,7 @@
 /**
  * The bus on NATS JetStream (server 2.9: no subject transforms, so the publisher names the partition).
  *
- * Events are published in micro-batches per partition (EventBatch.ts is the wire format): a publish
+ * Events can be published in micro-batches per partition (off by default: `publishBatchEvents` 1) (EventBatch.ts is the wire format): a publish
  * joins its partition's buffer, which is sent as one message when it holds `publishBatchEvents`
  * events or `publishBatchBytes`, else within `publishBatchMs`; one batch per partition is in flight at
  * a time (the next waits for its PubAck), so a partition's events are stored in publish order and,
@@ -211,7 +211,8 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
         return Effect.fail(new BusError({ operation: "publish", cause, permanent: true }))
       }
       // Events are batched; decisions (few, and read one by one by security tooling) go alone.
-      if (partition !== undefined) return publishEvent(buffers[partition]!, subject, json, publishOptions?.msgId)
+      if (partition !== undefined && options.publishBatchEvents > 1)
+        return publishEvent(buffers[partition]!, subject, json, publishOptions?.msgId)
       return Effect.asVoid(send(subject, encoder.encode(json), publishOptions?.msgId ?? randomUUID()))
     }
 

@@ -99,7 +99,9 @@ describeIntegration("nats", "a redelivered batch message", () => {
         Effect.scoped,
         Effect.provide(
           Layer.mergeAll(
-            Bus.layerJetStream({ prefix, partitions: P, publishBatchMs: 50 }).pipe(Layer.provideMerge(NatsTest)),
+            Bus.layerJetStream({ prefix, partitions: P, publishBatchMs: 50, publishBatchEvents: 64 }).pipe(
+              Layer.provideMerge(NatsTest)
+            ),
             Pglite
           )
         ),

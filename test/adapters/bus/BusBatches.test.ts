@@ -130,7 +130,7 @@ describeIntegration("nats", "Bus.layerJetStream: micro-batches", () => {
         )
       }).pipe(
         Effect.scoped,
-        Effect.provide(busLayer({ prefix, publishBatchMs: 50 })),
+        Effect.provide(busLayer({ prefix, publishBatchMs: 50, publishBatchEvents: 64 })),
         Effect.provide(natsForPrefix(prefix))
       )
     },
@@ -161,7 +161,7 @@ describeIntegration("nats", "Bus.layerJetStream: micro-batches", () => {
       )
     }).pipe(
       Effect.scoped,
-      Effect.provide(busLayer({ prefix, publishBatchMs: 50 })),
+      Effect.provide(busLayer({ prefix, publishBatchMs: 50, publishBatchEvents: 64 })),
       Effect.provide(natsForPrefix(prefix))
     )
   })
