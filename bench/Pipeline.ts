@@ -1,5 +1,5 @@
 /**
- * `npm run bench:pipeline` (`npx tsx bench/Pipeline.ts [throughput] [baselines] [latency] [soak] [failover]`,
+ * `npm run bench:pipeline` (`npx tsx bench/Pipeline.ts [throughput] [baselines] [latency] [soak] [failover] [gateway]`,
  * all by default): the durable pipeline end to end. The bench publishes gateway events to NATS
  * JetStream as a gateway would, a worker attests and commits them, and the bench times until they
  * are committed, on PostgreSQL and on PGlite.
@@ -20,6 +20,10 @@
  *   BENCH_SOAK_SECONDS (60; the README's figure is a 600 s run): the worker's memory over time.
  * - failover: two worker processes under steady load, one SIGKILLed: time until its partitions
  *   commit again, commit lag across the kill, lost/duplicated/out-of-order (BENCH_FAILOVER_*).
+ * - gateway (bench/pipeline/ThroughGateway.ts): HTTP calls through `candor serve --role gateway` to a
+ *   fake provider, two worker processes on PostgreSQL and JetStream, 200 agents, c=64: committed
+ *   checkpoints/s and CPU per checkpoint of every process, the load generator included
+ *   (BENCH_GATEWAY_SECONDS, BENCH_GATEWAY_CONCURRENCY, BENCH_GATEWAY_AGENTS, BENCH_GATEWAY_WORKERS).
  *
  * Other knobs (bench/pipeline/Settings.ts): BENCH_BACKENDS (postgres,pglite), BENCH_PARTITIONS (64),
  * BENCH_WORKER (process|inline: where the PostgreSQL worker runs), BENCH_CPU_PROFILE=<dir>
@@ -34,6 +38,7 @@ import { failover, failoverTable } from "./pipeline/Failover.js"
 import { latency, type LatencyResult } from "./pipeline/Latency.js"
 import { settings } from "./pipeline/Settings.js"
 import { slope, soak } from "./pipeline/Soak.js"
+import { gatewaySettings, throughGateway } from "./pipeline/ThroughGateway.js"
 import { busAlone, endToEnd, type ThroughputRow, workerAlone } from "./pipeline/Throughput.js"
 
 const requested = process.argv.slice(2)
@@ -149,6 +154,49 @@ const program = Effect.gen(function* () {
   }
   // failover (bench/pipeline/Failover.ts): two workers under steady load, one SIGKILLed.
   if (wants("failover")) table(...failoverTable(yield* failover))
+  if (wants("gateway")) {
+    const g = yield* throughGateway
+    const { gateway, workers, postgres, nats, loadGenerator, upstream } = g.cpu
+    table(
+      `Through the gateway: ${gatewaySettings.workers} workers on PostgreSQL + JetStream, ${gatewaySettings.agents} agents, ` +
+        `c=${gatewaySettings.concurrency}, ${gatewaySettings.seconds} s, load generator and fake provider on the same machine ` +
+        "(CPU: µs per committed checkpoint, by process)",
+      [
+        "calls",
+        "calls/s",
+        "committed checkpoints/s",
+        "drained s after the load",
+        "failed",
+        "answered, not committed",
+        "CPU gateway",
+        "CPU workers",
+        "CPU postgres",
+        "CPU nats",
+        "CPU load generator",
+        "CPU provider",
+        "CPU total",
+        "target"
+      ],
+      [
+        [
+          fmt(g.requests),
+          fmt(g.requestRate),
+          fmt(g.committedRate),
+          fmt(g.drainSeconds, 2),
+          fmt(g.failed),
+          fmt(g.uncommitted),
+          fmt(gateway),
+          fmt(workers),
+          fmt(postgres),
+          fmt(nats),
+          fmt(loadGenerator),
+          fmt(upstream),
+          fmt(gateway + workers + postgres + nats + loadGenerator + upstream),
+          `≥ 2,000/s: ${g.committedRate >= 2_000 && g.failed === 0 && g.uncommitted === 0 ? "met" : "NOT met"}`
+        ]
+      ]
+    )
+  }
   if (wants("soak")) {
     const soakRate = settings.soakRate
     const samples = yield* soak(soakRate)

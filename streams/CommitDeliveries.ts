@@ -108,8 +108,9 @@ export const commitDeliveries = (
     if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0, outboxKinds: NO_KINDS }
 
     // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
-    // once (deduplicated by the bus on its msgId), and a duplicate that still gets through is caught
-    // by the commit (a taken checkpoint id is a conflict), after which the retry looks it up.
+    // once, and a duplicate that still gets through (a republish after an outage, which the bus does
+    // not deduplicate when it travels in a batch) is caught by the commit (a taken checkpoint id is a
+    // conflict), after which the retry looks it up.
     const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
     const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> =>
       Effect.gen(function* () {

@@ -65,6 +65,16 @@ export const defaultWorkerOptions: WorkerOptions = {
   fanOutBackoffMs: exponentialBackoff
 }
 
+/** The most deliveries one `commitDeliveries` attests and commits. */
+const MAX_COMMIT_DELIVERIES = 512
+
+const slices = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  if (items.length <= size) return [items]
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
 /**
  * Runs until its scope closes. Webhooks go out through the `WebhookSender` in the context when there
  * is one (tests), else through the default undici sender.
@@ -88,8 +98,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const consume = (partition: number) =>
       bus.consumePartition(partition).pipe(
         Stream.chunks,
+        // A backlog arrives as one chunk of many batch messages: committed a slice at a time, so that
+        // attesting one never holds the event loop (leases, other partitions) for long.
+        Stream.mapConcat((chunk) => slices(Chunk.toReadonlyArray(chunk), MAX_COMMIT_DELIVERIES)),
         Stream.mapEffect((batch) =>
-          commitDeliveries(actors, Chunk.toReadonlyArray(batch), commitOptions).pipe(
+          commitDeliveries(actors, batch, commitOptions).pipe(
             Effect.tap(({ outboxKinds }) =>
               Effect.all(
                 [

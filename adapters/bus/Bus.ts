@@ -3,10 +3,16 @@
  *
  * - `publish` is durable: it resolves once the message is stored. Events go to
  *   `<prefix>.events.<partition>.<agent_id>`, decisions to `<prefix>.alerts.…` / `<prefix>.containment.…`;
- *   a subject no stream stores is refused. `msgId` deduplicates republishes within a window.
+ *   a subject no stream stores is refused. On JetStream a partition's events published together
+ *   travel as one message (a micro-batch, `EventBatch.ts`), each still delivered on its own, in
+ *   publish order. `msgId` deduplicates a republish within a window when the event is stored alone
+ *   (always on the in-process bus); an event republished into a batch may be delivered twice, and
+ *   its consumer drops it by its id (the workers: the store's checkpoint id).
  * - `consumePartition` is the durable, shared queue of one partition: explicit acks, redelivery after
  *   the ack wait, and after `maxDeliver` deliveries a copy to `<prefix>.dead.events.…` instead of
- *   another delivery. Chunks of the stream are the batches as they arrive.
+ *   another delivery. Chunks of the stream are the batches as they arrive. The deliveries of one
+ *   batch message are settled together on JetStream: acked once all are, handed back whole when one
+ *   is nak'd (its events already acked come again: consumers must drop what they already stored).
  * - A dead letter is the event as published, on `<prefix>.dead.<original subject without prefix>`
  *   (JetStream: headers `Candor-Original-Subject`, `Candor-Deliveries`, `Candor-Reason`), whether
  *   the bus gave up on it (max deliveries, not JSON) or its consumer refused it (`deadLetter`).

@@ -38,13 +38,17 @@ export interface Delivery extends BusMessage {
 }
 
 export interface PublishOptions {
-  /** Publishes with the same id within the duplicate window are stored once. */
+  /**
+   * Publishes with the same id within the duplicate window are stored once, except on JetStream when
+   * the republish travels in a batch with other events (the batch has an id of its own): consumers
+   * that must be exact drop duplicates by an id of their own too (the workers: checkpoint ids).
+   */
   readonly msgId?: string
 }
 
 export interface BusService {
   readonly partitions: number
-  /** Resolves once stored; safe to call with many publishes in flight. */
+  /** Resolves once stored (for an event in a batch: once its batch is); safe to call with many publishes in flight. */
   readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>
   /** Never ends on its own: outages are retried; it fails only when the bus is gone for good. */
   readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>

@@ -1,18 +1,29 @@
 /**
  * The bus on NATS JetStream (server 2.9: no subject transforms, so the publisher names the partition).
  *
- * Publishing awaits the PubAck and retries transient failures; every publish carries a Nats-Msg-Id
- * (the caller's, else a fresh one) so a retry of a publish that was in fact stored is dropped by the
- * server. A partition consumer runs the client's `consume()` into a mailbox: the stream's chunks are
- * what has arrived. Whenever `consume()` ends (consumer deleted, stream missing, heartbeats lost) the
- * consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
+ * Events can be published in micro-batches per partition (off by default: `publishBatchEvents` 1) (EventBatch.ts is the wire format): a publish
+ * joins its partition's buffer, which is sent as one message when it holds `publishBatchEvents`
+ * events or `publishBatchBytes`, else within `publishBatchMs`; one batch per partition is in flight at
+ * a time (the next waits for its PubAck), so a partition's events are stored in publish order and,
+ * under load, batches grow by themselves. Every caller's publish resolves on its batch's PubAck.
+ * Publishing retries transient failures; every message carries a Nats-Msg-Id (a batch's own, or for
+ * an event sent alone the caller's msgId, else a fresh one) so a retry of a publish that was in fact
+ * stored is dropped by the server. An event republished by its caller (the gateway after an outage)
+ * may be stored twice when it travels in a batch: the store drops it by its checkpoint id.
+ *
+ * A partition consumer runs the client's `consume()` into a mailbox: the stream's chunks are what
+ * has arrived, a batch message unpacked into one delivery per event (settled together, see
+ * `batchDeliveries`). Whenever `consume()` ends (consumer deleted, stream missing, heartbeats lost)
+ * the consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
  */
 import { headers } from "@nats-io/transport-node"
 import { jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Mailbox from "effect/Mailbox"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -20,9 +31,19 @@ import { randomUUID } from "node:crypto"
 import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
+import { BATCH_HEADER, BATCH_VERSION, batchBody, type BatchedEvent, batchEvents, batchPart } from "./EventBatch.js"
 import { ensureConsumer, ensureStreams, rewindConsumer, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
-import { consumerName, deadLetterSubject, partitionOfSubject, streamNames, streamOf, wildcardsOf } from "./Subjects.js"
+import {
+  consumerName,
+  deadLetterSubject,
+  matchesPrefix,
+  partitionFilter,
+  partitionOfSubject,
+  streamNames,
+  streamOf,
+  wildcardsOf
+} from "./Subjects.js"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -36,6 +57,9 @@ const decode = (data: Uint8Array): { readonly value: unknown } | undefined => {
   }
 }
 
+/** One event of a batch, as it would have been published alone. */
+const encodeEvent = (event: BatchedEvent): Uint8Array => encoder.encode(JSON.stringify(event.payload) ?? "null")
+
 const isNoStream = (error: BusError): boolean =>
   error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
 
@@ -45,6 +69,24 @@ const isNoStream = (error: BusError): boolean =>
  */
 const FIRST_RETRY = "100 millis"
 const publishRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+
+/** `working` of a batch's deliveries, called for each of them at once, reaches the server once per this. */
+const WORKING_EVERY_MS = 100
+
+/** An event waiting in its partition's buffer for its batch to be sent. */
+interface Pending {
+  readonly subject: string
+  readonly json: string
+  readonly msgId: string | undefined
+  readonly done: (result: Effect.Effect<void, BusError>) => void
+}
+
+interface PartitionBuffer {
+  pending: Array<Pending>
+  bytes: number
+  /** A batch of this partition is waiting for its PubAck: the next one waits for it (order). */
+  sending: boolean
+}
 
 /** Re-creating a consumer after it ended: quickly at first, then every few seconds, forever. */
 const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
@@ -63,6 +105,96 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       { concurrency: 8, discard: true }
     )
 
+    /** One message, awaiting its PubAck, with the retries of a transient failure. */
+    const send = (subject: string, data: Uint8Array, msgID: string, h?: ReturnType<typeof headers>) => {
+      const attempt = tryNats("publish", () => js.publish(subject, data, { msgID, ...(h && { headers: h }) })).pipe(
+        // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
+        Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void))
+      )
+      return Effect.catchAll(attempt, () =>
+        Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry))
+      )
+    }
+
+    // Batches are sent on fibers of their own, outside any caller's: a caller interrupted while it
+    // waits does not take its batch, or the other callers' events in it, with it.
+    const runtime = yield* Effect.runtime<never>()
+    const buffers: Array<PartitionBuffer> = Array.from({ length: partitions }, () => ({
+      pending: [],
+      bytes: 0,
+      sending: false
+    }))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let sending = 0
+    let drained: (() => void) | undefined
+
+    /** Sends the oldest events of a partition's buffer as one message (a batch of one as a plain event). */
+    const sendBatch = (buffer: PartitionBuffer): void => {
+      let count = 0
+      let bytes = 0
+      while (
+        count < buffer.pending.length &&
+        (count === 0 || (count < options.publishBatchEvents && bytes < options.publishBatchBytes))
+      ) {
+        bytes += buffer.pending[count]!.json.length
+        count++
+      }
+      const batch = buffer.pending.splice(0, count)
+      buffer.bytes -= bytes
+      buffer.sending = true
+      sending++
+      const first = batch[0]!
+      let message: Effect.Effect<unknown, BusError>
+      if (batch.length === 1) {
+        message = send(first.subject, encoder.encode(first.json), first.msgId ?? randomUUID())
+      } else {
+        const h = headers()
+        h.set(BATCH_HEADER, BATCH_VERSION)
+        const body = batchBody(batch.map((p) => batchPart(p.subject, p.json)))
+        message = send(first.subject, encoder.encode(body), randomUUID(), h)
+      }
+      Runtime.runFork(runtime)(message).addObserver((exit) => {
+        const result = Exit.isSuccess(exit)
+          ? Effect.void
+          : Effect.fail(
+              Exit.isFailure(exit) && exit.cause._tag === "Fail"
+                ? exit.cause.error
+                : new BusError({ operation: "publish", cause: "interrupted" })
+            )
+        for (const p of batch) p.done(result)
+        buffer.sending = false
+        sending--
+        // What arrived meanwhile has waited for this PubAck already: sent at once.
+        if (buffer.pending.length > 0) sendBatch(buffer)
+        else if (sending === 0) drained?.()
+      })
+    }
+
+    const flushAll = (): void => {
+      timer = undefined
+      for (const buffer of buffers) if (buffer.pending.length > 0 && !buffer.sending) sendBatch(buffer)
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        // What is still buffered at shutdown is sent, and waited for (a few seconds at most).
+        if (timer !== undefined) clearTimeout(timer)
+        flushAll()
+        if (sending === 0) return resume(Effect.void)
+        drained = () => resume(Effect.void)
+      }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    )
+
+    const publishEvent = (buffer: PartitionBuffer, subject: string, json: string, msgId: string | undefined) =>
+      Effect.async<void, BusError>((resume) => {
+        buffer.pending.push({ subject, json, msgId, done: resume })
+        buffer.bytes += json.length
+        if (buffer.sending) return
+        if (buffer.pending.length >= options.publishBatchEvents || buffer.bytes >= options.publishBatchBytes)
+          sendBatch(buffer)
+        else timer ??= setTimeout(flushAll, options.publishBatchMs)
+      })
+
     // Every response of every gateway goes through here, so the happy path is kept plain: no
     // generator, and the retry schedule is only set up once an attempt has failed.
     const publish: BusService["publish"] = (subject, payload, publishOptions) => {
@@ -72,20 +204,16 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
           new BusError({ operation: "publish", cause: `no stream stores subject ${subject}`, permanent: true })
         )
       }
-      let data: Uint8Array
+      let json: string
       try {
-        data = encoder.encode(JSON.stringify(payload) ?? "null")
+        json = JSON.stringify(payload) ?? "null"
       } catch (cause) {
         return Effect.fail(new BusError({ operation: "publish", cause, permanent: true }))
       }
-      const msgID = publishOptions?.msgId ?? randomUUID()
-      const attempt = tryNats("publish", () => js.publish(subject, data, { msgID })).pipe(
-        // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
-        Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void))
-      )
-      return Effect.catchAll(attempt, () =>
-        Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry))
-      )
+      // Events are batched; decisions (few, and read one by one by security tooling) go alone.
+      if (partition !== undefined && options.publishBatchEvents > 1)
+        return publishEvent(buffers[partition]!, subject, json, publishOptions?.msgId)
+      return Effect.asVoid(send(subject, encoder.encode(json), publishOptions?.msgId ?? randomUUID()))
     }
 
     const consumePartition: BusService["consumePartition"] = (partition) =>
@@ -144,18 +272,35 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       )
     }
 
-    /** Deliveries past `maxDeliver` (and undecodable ones) go to the dead-letter stream, then are terminated. */
+    /**
+     * Messages past `maxDeliver` (and undecodable ones) go to the dead-letter stream, then are
+     * terminated; the others become deliveries, a batch one per event.
+     */
     const settleDeadLetters = (chunk: Chunk.Chunk<JsMsg>): Effect.Effect<Chunk.Chunk<Delivery>, BusError> =>
       Effect.gen(function* () {
         const live: Array<Delivery> = []
         for (const m of chunk) {
           const decoded = decode(m.data)
-          if (decoded !== undefined && m.info.deliveryCount <= maxDeliver) {
-            live.push(delivery(m, decoded.value))
+          const batched = m.headers?.get(BATCH_HEADER) === BATCH_VERSION
+          const events = batched && decoded !== undefined ? batchEvents(decoded.value) : undefined
+          const readable = decoded !== undefined && (!batched || events !== undefined)
+          if (readable && m.info.deliveryCount <= maxDeliver) {
+            if (events === undefined) live.push(delivery(m, decoded.value))
+            else for (const d of batchDeliveries(m, events)) live.push(d)
             continue
           }
-          // If the copy fails, the event stays pending and is dead-lettered on its next delivery.
-          yield* deadLetter(m, decoded === undefined ? "not JSON" : `delivered ${m.info.deliveryCount - 1} times`).pipe(
+          const reason = readable ? `delivered ${m.info.deliveryCount - 1} times` : batched ? "not a batch" : "not JSON"
+          // If the copy fails, the message stays pending and is dead-lettered on its next delivery.
+          yield* (
+            events === undefined
+              ? copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, m, reason)
+              : Effect.forEach(
+                  events,
+                  (event, i) => copyToDead(event.subject, encodeEvent(event), batchedId(m, i), m, reason),
+                  { discard: true }
+                )
+          ).pipe(
+            Effect.zipRight(terminate(m)),
             Effect.catchAll((error) =>
               Effect.logWarning("bus dead letter failed").pipe(
                 Effect.annotateLogs({ subject: m.subject, error: error.message })
@@ -169,13 +314,25 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
     const subscribe: BusService["subscribe"] = (subjectPrefix) =>
       Effect.gen(function* () {
         const messages = yield* Queue.unbounded<BusMessage>()
+        // A batch's subject is its first event's: below a partition, listen to all of it and let
+        // each event's own subject decide.
+        const partition = partitionOfSubject(subjectPrefix, prefix)
+        const wildcards = partition === undefined ? wildcardsOf(subjectPrefix) : [partitionFilter(prefix, partition)]
         yield* Effect.acquireRelease(
           Effect.sync(() =>
-            wildcardsOf(subjectPrefix).map((wildcard) =>
+            wildcards.map((wildcard) =>
               nc.subscribe(wildcard, {
                 callback: (error, m) => {
-                  if (error === null)
-                    Queue.unsafeOffer(messages, { subject: m.subject, payload: decode(m.data)?.value })
+                  if (error !== null) return
+                  const payload = decode(m.data)?.value
+                  const events = m.headers?.get(BATCH_HEADER) === BATCH_VERSION ? batchEvents(payload) : undefined
+                  if (events === undefined) {
+                    if (matchesPrefix(m.subject, subjectPrefix))
+                      Queue.unsafeOffer(messages, { subject: m.subject, payload })
+                  } else
+                    for (const event of events)
+                      if (matchesPrefix(event.subject, subjectPrefix))
+                        Queue.unsafeOffer(messages, { subject: event.subject, payload: event.payload })
                 }
               })
             )
@@ -188,25 +345,27 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       })
 
     /**
-     * A copy on `<prefix>.dead.events.…` with the reason, deduplicated by the original's stream
-     * sequence, then the original terminated (never delivered again).
+     * A copy of an event on `<prefix>.dead.events.…` with the reason, deduplicated by the original's
+     * stream sequence (and, in a batch, its index), so that copying again after a failure is harmless.
      */
-    const deadLetter = (m: JsMsg, reason: string): Effect.Effect<void, BusError> => {
+    const copyToDead = (
+      subject: string,
+      data: Uint8Array,
+      msgID: string,
+      m: JsMsg,
+      reason: string
+    ): Effect.Effect<void, BusError> => {
       const h = headers()
-      h.set("Candor-Original-Subject", m.subject)
+      h.set("Candor-Original-Subject", subject)
       h.set("Candor-Deliveries", String(m.info.deliveryCount))
       h.set("Candor-Reason", reason.replace(/[\r\n]+/g, " ").slice(0, 1_024))
-      return tryNats("deadLetter", () =>
-        js.publish(deadLetterSubject(m.subject, prefix), m.data, {
-          msgID: `${names.events}-${m.info.streamSequence}`,
-          headers: h
-        })
-      ).pipe(
-        Effect.zipRight(
-          Effect.try({ try: () => m.term(), catch: (cause) => new BusError({ operation: "term", cause }) })
-        )
+      return Effect.asVoid(
+        tryNats("deadLetter", () => js.publish(deadLetterSubject(subject, prefix), data, { msgID, headers: h }))
       )
     }
+
+    /** Never delivered again. */
+    const terminate = (m: JsMsg) => settleWith("term", () => m.term())
 
     const delivery = (m: JsMsg, payload: unknown): Delivery => ({
       subject: m.subject,
@@ -215,8 +374,59 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       ack: settleWith("ack", () => m.ack()),
       nak: (delayMs) => settleWith("nak", () => m.nak(delayMs)),
       working: settleWith("working", () => m.working()),
-      deadLetter: (reason) => deadLetter(m, reason)
+      deadLetter: (reason) =>
+        Effect.zipRight(
+          copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, m, reason),
+          terminate(m)
+        )
     })
+
+    /**
+     * The events of a batch message, settled together: the message is acked once every one of them
+     * is acked (or dead-lettered); a nak of any hands the whole message back, and on its redelivery
+     * the store drops the events already committed. A dead letter copies that one event.
+     */
+    const batchDeliveries = (m: JsMsg, events: ReadonlyArray<BatchedEvent>): Array<Delivery> => {
+      let unsettled = events.length
+      let handedBack = false
+      let lastWorking = 0
+      const deliveryCount = m.info.deliveryCount
+      return events.map((event, i) => {
+        let settled = false
+        const settleOne = () => {
+          if (settled) return
+          settled = true
+          if (--unsettled === 0 && !handedBack) m.ack()
+        }
+        return {
+          subject: event.subject,
+          payload: event.payload,
+          deliveryCount,
+          ack: settleWith("ack", settleOne),
+          nak: (delayMs) =>
+            settleWith("nak", () => {
+              settled = true
+              if (handedBack) return
+              handedBack = true
+              m.nak(delayMs)
+            }),
+          // Called for every delivery of a held batch at once: one in-progress ack for them all.
+          working: settleWith("working", () => {
+            const now = Date.now()
+            if (handedBack || unsettled === 0 || now - lastWorking < WORKING_EVERY_MS) return
+            lastWorking = now
+            m.working()
+          }),
+          deadLetter: (reason) =>
+            Effect.zipRight(
+              copyToDead(event.subject, encodeEvent(event), batchedId(m, i), m, reason),
+              settleWith("deadLetter", settleOne)
+            )
+        }
+      })
+    }
+
+    const batchedId = (m: JsMsg, index: number) => `${names.events}-${m.info.streamSequence}-${index}`
 
     return { partitions, publish, consumePartition, subscribe }
   })

@@ -18,6 +18,20 @@ export interface BusOptions {
   readonly batchSize: number
   /** How long a `msgId` is remembered for deduplication. */
   readonly duplicateWindowMs: number
+  /**
+   * JetStream: an event waits at most this long in its partition's buffer for others to share its
+   * message (EventBatch.ts); a batch already in flight for the partition makes it wait for that one.
+   */
+  readonly publishBatchMs: number
+  /**
+   * JetStream: a partition's buffer is sent at once when it holds this many events … 1 (the default)
+   * turns batching off: every event is published at once as its own message, as before batches.
+   * Off by default because with batches the latency row of bench:pipeline regressed at 2,000
+   * events/s (p50 0.7–2.3 s against 20–40 ms) for a reason not yet found (see the README).
+   */
+  readonly publishBatchEvents: number
+  /** … or this many bytes of JSON (well under NATS's 1 MB message limit). */
+  readonly publishBatchBytes: number
 }
 
 export const defaultBusOptions: BusOptions = {
@@ -27,7 +41,10 @@ export const defaultBusOptions: BusOptions = {
   maxDeliver: 5,
   maxAckPending: 1_000,
   batchSize: 256,
-  duplicateWindowMs: 120_000
+  duplicateWindowMs: 120_000,
+  publishBatchMs: 2,
+  publishBatchEvents: 1,
+  publishBatchBytes: 256 * 1024
 }
 
 export const busOptions = (options: Partial<BusOptions> = {}): BusOptions => ({ ...defaultBusOptions, ...options })

@@ -85,7 +85,7 @@ const probe = fileURLToPath(new URL("./MemoryProbe.mjs", import.meta.url))
 const LOG_ORIGIN = "candor.bench"
 
 /** utime + stime of a process, from /proc (clock ticks of 10 ms). */
-const procCpuMs = (pid: number): number => {
+export const procCpuMs = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
@@ -121,8 +121,17 @@ const selfCpuMs = Effect.sync(() => {
 
 const quiet = Logger.minimumLogLevel(LogLevel.Warning)
 
-/** `candor serve --role worker` as a child; stopped with SIGTERM (so a CPU profile is written) when the scope closes. */
-const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string | undefined) =>
+/**
+ * `candor serve --role <role>` (a worker unless said otherwise) as a child; stopped with SIGTERM (so
+ * a CPU profile is written) when the scope closes. Ready once its health endpoint answers (on
+ * `healthPort` when it sets GATEWAY_PORT itself, else on PORT).
+ */
+export const startWorkerProcess = (
+  env: Record<string, string>,
+  cpuProfileDir: string | undefined,
+  role: "worker" | "gateway" = "worker",
+  healthPort?: number
+) =>
   Effect.gen(function* () {
     const port = yield* Effect.promise(freePort)
     const dataDir = mkdtempSync(join(tmpdir(), "candor-bench-"))
@@ -139,7 +148,7 @@ const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string |
     )
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [...args, bin, "serve", "--role", "worker"], {
+        spawn(process.execPath, [...args, bin, "serve", "--role", role], {
           env: {
             ...inherited,
             ...env,
@@ -177,7 +186,7 @@ const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string |
     for (;;) {
       if (child.exitCode !== null) return yield* Effect.fail(new Error(`worker exited:\n${lines.join("\n")}`))
       const ok = yield* Effect.promise(() =>
-        fetch(`http://127.0.0.1:${port}/health/live`).then(
+        fetch(`http://127.0.0.1:${healthPort ?? port}/health/live`).then(
           (r) => r.ok,
           () => false
         )
@@ -191,7 +200,7 @@ const startWorkerProcess = (env: Record<string, string>, cpuProfileDir: string |
       samples.push((m) => resume(Effect.succeed(m)))
       child.kill("SIGUSR2")
     })
-    return { memory, cpuMs: Effect.sync(() => procCpuMs(pid)), output: () => [...lines] }
+    return { pid, memory, cpuMs: Effect.sync(() => procCpuMs(pid)), output: () => [...lines] }
   })
 
 export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, unknown, Scope.Scope> =>

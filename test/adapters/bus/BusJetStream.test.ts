@@ -30,6 +30,14 @@ busConformance(
   ["nats"]
 )
 
+// The same contract with events published in micro-batches (off by default, BusOptions.publishBatchEvents).
+busConformance(
+  "JetStream, micro-batches",
+  (options) =>
+    Bus.layerJetStream({ publishBatchEvents: 64, ...options }).pipe(Layer.provide(natsForPrefix(options.prefix))),
+  ["nats"]
+)
+
 const P = 4
 
 /** A bus (with its own connection) on the shared server; the prefix's streams are removed by the caller. */
