@@ -62,20 +62,23 @@ import { AnalysisModel } from "../analysis/AnalysisModel.js"
 import { exchangesDropped } from "../metrics/GatewayMetrics.js"
 import { withInferredThinking } from "../providers/Fallback.js"
 import { sha256Hex } from "../providers/Identity.js"
-import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
+import type { Extraction, HeaderLookup, ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
-import { agentIdOf, derivedSessionId, headerText } from "./AgentIdentity.js"
+import { AgentIds, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
-import { Inspector, jsonResponse } from "./Inspector.js"
+import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
 export const POLICY_VERDICT_HEADER = "x-policy-verdict"
+
+/** `X-Policy-Verdict` of a request whose declared tools pass (in any mode). */
+const POLICY_PASSED: Readonly<Record<string, string>> = { [POLICY_VERDICT_HEADER]: "pass" }
 
 /** A loggable name for an unknown failure, never its message. */
 const errorKind = (error: unknown): string =>
@@ -134,15 +137,16 @@ const defaults: GatewayInspectorOptions = {
   toolMemoryCapacity: 100_000
 }
 
-const toWebHeaders = (headers: IncomingHttpHeaders): Headers => {
-  const out = new Headers()
-  for (const name in headers) {
+/**
+ * Node's parsed headers read as the adapters read a fetch `Headers` (repeated values joined by ", "),
+ * without building one per request: a `Headers` copy of every header was the request path's largest cost.
+ */
+const headerLookup = (headers: IncomingHttpHeaders): HeaderLookup => ({
+  get: (name) => {
     const value = headers[name]
-    if (typeof value === "string") out.set(name, value)
-    else if (value !== undefined) for (const v of value) out.append(name, v)
+    return value === undefined ? null : typeof value === "string" ? value : value.join(", ")
   }
-  return out
-}
+})
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {
@@ -413,16 +417,76 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       }
     }
 
+    const agentIds = new AgentIds()
+    /** Who is calling, or `undefined` without a key (the provider will answer 401 itself; no agent to attribute it to). */
+    const identify = (request: InspectedRequest) => {
+      const adapter = adapters[request.provider]
+      const keyHash = adapter.keyHash(headerLookup(request.headers), request.url)
+      if (keyHash === undefined) return undefined
+      const now = clock.unsafeCurrentTimeMillis()
+      const ids = agentIds.lookup(keyHash, headerText(request.headers["x-candor-agent"]), now)
+      const sessionId = headerText(request.headers["x-candor-session"]) ?? ids.sessionId
+      return { adapter, agentId: ids.agentId, sessionId, now }
+    }
+    const unattributed = (request: InspectedRequest): RequestDecision => ({
+      forward: request.body,
+      context: undefined,
+      hold: false
+    })
+
+    /**
+     * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
+     * no containment, no pending nudge, no policy finding to announce. Anything else returns
+     * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
+     * for the same state). The tool memory is noted only once the request is known to pass.
+     */
+    const beforeRequestSync = (request: InspectedRequest): RequestDecision | undefined => {
+      const { nudgePending, peek } = state
+      if (peek === undefined || nudgePending === undefined) return undefined
+      const who = identify(request)
+      if (who === undefined) return unattributed(request)
+      const { adapter, agentId, now } = who
+      const settings = peek(agentId)
+      if (settings.containment !== undefined || nudgePending(agentId)) return undefined
+      let body: unknown
+      let parsed = false
+      const requestBody = (): unknown => {
+        if (!parsed) {
+          body = parseJson(request.body)
+          parsed = true
+        }
+        return body
+      }
+      const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
+      let headers: Readonly<Record<string, string>> | undefined
+      if (policy !== undefined) {
+        if (requestBody() === undefined && request.body.length > 0) return undefined
+        const tools = adapter.declaredTools(requestBody())
+        const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+        if (evaluation.verdict !== "pass") return undefined
+        toolsSeen.note(agentId, tools, now)
+        headers = POLICY_PASSED
+      }
+      const exchange: Exchange = {
+        adapter,
+        agentId,
+        sessionId: who.sessionId,
+        settings,
+        policy: policy === undefined ? undefined : { policy, requestVerdict: "pass" }
+      }
+      const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
+      return { forward: request.body, context: exchange, hold, headers }
+    }
+
     const service: Inspector["Type"] = {
+      beforeRequestSync,
       beforeRequest: (request) =>
         Effect.gen(function* () {
-          const adapter = adapters[request.provider]
-          const keyHash = adapter.keyHash(toWebHeaders(request.headers), request.url)
-          // No key: the provider will answer 401 itself; there is no agent to attribute it to.
-          if (keyHash === undefined) return { forward: request.body, context: undefined, hold: false }
-          const now = clock.unsafeCurrentTimeMillis()
-          const agentId = agentIdOf(keyHash, headerText(request.headers["x-candor-agent"]))
-          const sessionId = headerText(request.headers["x-candor-session"]) ?? derivedSessionId(agentId, now)
+          const fast = beforeRequestSync(request)
+          if (fast !== undefined) return fast
+          const who = identify(request)
+          if (who === undefined) return unattributed(request)
+          const { adapter, agentId, now, sessionId } = who
           const settings = yield* state.get(agentId)
           const containment = settings.containment
           const block = (rule: GatewayBlock["rule"], reason: string) =>
