@@ -342,11 +342,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      * the fact). Run uninterruptibly: the agent's order must not keep a place for a fiber that never
      * started.
      */
-    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<GatewayEvent>> =>
+    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<GatewayEvent> | undefined> =>
       Effect.gen(function* () {
         const { exchange, held } = prepared
         const agentId = exchange.agentId
-        const verdict = yield* Deferred.make<GatewayEvent>()
+        // Only a held response waits for its event: the others make no deferred for it.
+        const verdict = held ? yield* Deferred.make<GatewayEvent>() : undefined
         const published = yield* Deferred.make<void>()
         const previous = lastOfAgent.get(agentId)
         lastOfAgent.set(agentId, published)
@@ -364,7 +365,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               policy: prepared.policy,
               now: new Date(clock.unsafeCurrentTimeMillis())
             })
-          ).pipe(Effect.onExit((exit) => Deferred.done(verdict, exit)))
+          ).pipe(Effect.onExit((exit) => (verdict === undefined ? Effect.void : Deferred.done(verdict, exit))))
           if (previous !== undefined) yield* Deferred.await(previous)
           yield* publish(agentId, event)
           if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
@@ -379,7 +380,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               return Effect.all([
                 inFlight.release(1),
                 Deferred.succeed(published, undefined),
-                Deferred.interrupt(verdict)
+                verdict === undefined ? Effect.void : Deferred.interrupt(verdict)
               ])
             })
           ),
@@ -607,6 +608,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               Effect.zipRight(start(prepared))
             )
           )
+          // `start` makes the deferred for every held exchange (`prepared.held` is true).
+          if (verdict === undefined) return yield* Effect.dieMessage("a held exchange has no verdict to wait for")
           const event = yield* Deferred.await(verdict)
           if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
           yield* blocked(exchange.settings, {
