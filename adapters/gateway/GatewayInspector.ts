@@ -127,6 +127,9 @@ export interface GatewayInspectorOptions {
   readonly toolMemoryCapacity: number
 }
 
+/** How long a finished exchange may wait for its analysis to start, so that requests are served first (see `enqueue`). */
+const ANALYSIS_DELAY_MS = 1
+
 /** Exchanges in flight per judge slot: the judged ones wait for a slower predecessor without a slot. */
 const IN_FLIGHT_PER_SLOT = 2
 
@@ -405,8 +408,34 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       )
     }).pipe(Effect.forever, Effect.forkScoped)
 
+    /**
+     * Finished exchanges wait here up to ANALYSIS_DELAY_MS before they join the queue, all those of
+     * the turn together, in order. Node has no priorities: analysing an exchange in the tick its
+     * response ended (a few hundred µs with publishing) delays the next request that arrives meanwhile
+     * (at one request at a time, every one of them); after a timer, the requests already waiting are
+     * served first. They count against the queue's capacity, so a full queue still drops at once.
+     */
+    let finished: Array<Job> = []
+    let turn: ReturnType<typeof setTimeout> | undefined
+    const analyseFinished = () => {
+      turn = undefined
+      const jobs = finished
+      finished = []
+      for (const job of jobs) Queue.unsafeOffer(queue, job)
+    }
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        clearTimeout(turn)
+        analyseFinished()
+      })
+    )
+
     const enqueue = (job: Job) => {
-      if (!Queue.unsafeOffer(queue, job)) {
+      const queued = Math.max(0, Option.getOrElse(queue.unsafeSize(), () => 0))
+      if (queued + finished.length < queueCapacity) {
+        finished.push(job)
+        if (turn === undefined) turn = setTimeout(analyseFinished, ANALYSIS_DELAY_MS)
+      } else {
         dropped++
         exchangesDropped.unsafeUpdate(1, [])
         // Never the job itself in the log: it holds response bytes.
