@@ -36,7 +36,10 @@ export const headerText = (value: string | ReadonlyArray<string> | undefined): s
  * Bounded; when full the oldest entry goes (it is only recomputed).
  */
 export class AgentIds {
-  private readonly known = new Map<string, { readonly agentId: string; hour: number; sessionId: string }>()
+  private readonly known = new Map<
+    string,
+    { readonly agentId: string; readonly hour: number; readonly sessionId: string }
+  >()
 
   constructor(private readonly capacity: number = 10_000) {}
 
@@ -58,8 +61,9 @@ export class AgentIds {
       entry = { agentId, hour, sessionId: derivedSessionId(agentId, nowMs) }
       this.known.set(key, entry)
     } else if (entry.hour !== hour) {
-      entry.hour = hour
-      entry.sessionId = derivedSessionId(entry.agentId, nowMs)
+      // A new entry rather than a changed one: what earlier callers were given stays as it was.
+      entry = { agentId: entry.agentId, hour, sessionId: derivedSessionId(entry.agentId, nowMs) }
+      this.known.set(key, entry)
     }
     return entry
   }
