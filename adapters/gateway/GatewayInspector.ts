@@ -157,6 +157,9 @@ export interface GatewayInspectorOptions {
  */
 const ANALYSIS_DELAY_MS = 4
 
+/** Finished exchanges handed to analysis per turn of the event loop, at least (see `analyseFinished`). */
+const ANALYSIS_SLICE = 2
+
 /** Exchanges in flight per judge slot: the judged ones wait for a slower predecessor without a slot. */
 const IN_FLIGHT_PER_SLOT = 2
 
@@ -441,18 +444,26 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      * (at one request at a time, every one of them); after a timer, the requests already waiting are
      * served first. They count against the queue's capacity, so a full queue still drops at once.
      */
-    let finished: Array<Job> = []
+    const finished: Array<Job> = []
     let turn: ReturnType<typeof setTimeout> | undefined
+    let step: ReturnType<typeof setImmediate> | undefined
+    /**
+     * Hands the oldest finished exchanges to the queue, a slice per turn of the event loop, so a
+     * request arriving meanwhile waits for one slice's analysis, not the whole batch's. A slice is at
+     * least a quarter of what waits, so under load the backlog stays a few loop turns long.
+     */
     const analyseFinished = () => {
       turn = undefined
-      const jobs = finished
-      finished = []
+      step = undefined
+      const jobs = finished.splice(0, Math.max(ANALYSIS_SLICE, Math.ceil(finished.length / 4)))
       for (const job of jobs) Queue.unsafeOffer(queue, job)
+      if (finished.length > 0) step = setImmediate(analyseFinished)
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         clearTimeout(turn)
-        analyseFinished()
+        clearImmediate(step)
+        for (const job of finished.splice(0)) Queue.unsafeOffer(queue, job)
       })
     )
 
@@ -460,7 +471,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const queued = Math.max(0, Option.getOrElse(queue.unsafeSize(), () => 0))
       if (queued + finished.length < queueCapacity) {
         finished.push(job)
-        if (turn === undefined) turn = setTimeout(analyseFinished, ANALYSIS_DELAY_MS)
+        if (turn === undefined && step === undefined) turn = setTimeout(analyseFinished, ANALYSIS_DELAY_MS)
       } else {
         dropped++
         exchangesDropped.unsafeUpdate(1, [])
