@@ -1,6 +1,11 @@
 /**
  * The Inspector with the integrity pipeline behind it (docs/architecture.md, "How a response flows", 1–3).
  *
+ * The usual request is decided synchronously (`beforeRequestSync`: the agent's settings are a local
+ * copy, so no fiber and no promise per request); a contained agent, a pending nudge or a policy
+ * finding go through the effectful `beforeRequest`. Finished exchanges join the analysis queue after
+ * a short turn (`ANALYSIS_DELAY_MS`), in slices, so that requests waiting are served before analysis.
+ *
  * On the request path it does only what must happen before forwarding: identify the agent, refuse a
  * contained one, evaluate the tool policy against the tools the request declares (403 in `enforce`
  * on a violation, else `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
@@ -468,7 +473,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     )
 
     const enqueue = (job: Job) => {
-      const queued = Math.max(0, Option.getOrElse(queue.unsafeSize(), () => 0))
+      const queued = Math.max(
+        0,
+        Option.getOrElse(queue.unsafeSize(), () => 0)
+      )
       if (queued + finished.length < queueCapacity) {
         finished.push(job)
         if (turn === undefined && step === undefined) turn = setTimeout(analyseFinished, ANALYSIS_DELAY_MS)
