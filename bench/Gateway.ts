@@ -7,7 +7,8 @@
  * NATS JetStream when a server answers at BENCH_NATS_URL / TEST_NATS_URL / nats://127.0.0.1:4222,
  * else to the in-process bus; the workers that commit them are other processes in a deployment and
  * are left out so their CPU is not charged to the gateway), the peer (installed on demand into bench/.peer, never a project
- * dependency), and this load generator. Everything listens on 127.0.0.1.
+ * dependency), the bare pass-through (bench/gateway/BarePassThrough.ts: node:http + undici with no
+ * inspection, the floor of this stack), and this load generator. Everything listens on 127.0.0.1.
  *
  * Per scenario (Anthropic / OpenAI format × JSON / SSE × concurrency 1 / 64) it prints latency p50/p99
  * and what each gateway adds to the direct call, time to first body byte for streams, requests/s, the
@@ -40,7 +41,7 @@ const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1)
 const PER_ROUND = { 1: Number(process.env.BENCH_C1 ?? 200), 64: Number(process.env.BENCH_C64 ?? 1600) } as const
 
 type Format = "anthropic" | "openai"
-type TargetName = "direct" | "candor" | "embedded" | "peer"
+type TargetName = "direct" | "bare" | "candor" | "embedded" | "peer"
 const MODE = process.env.BENCH_MODE ?? "both"
 if (!["split", "embedded", "both"].includes(MODE)) throw new Error("BENCH_MODE must be split, embedded or both")
 interface Target {
@@ -224,6 +225,9 @@ const main = async () => {
     LOG_LEVEL: "warn"
   })
   await waitFor(`http://127.0.0.1:${gatewayPort}/health/live`)
+  // The floor: node:http + undici forwarding with no inspection (bench/gateway/BarePassThrough.ts).
+  const bare = launch(process.execPath, ["--import", "tsx", "bench/gateway/BarePassThrough.ts", upstreamOrigin])
+  const barePort = Number(await firstLine(bare))
 
   const peerStart = installPeer()
   const peer = launch(process.execPath, [
@@ -246,6 +250,13 @@ const main = async () => {
       path: (f) => (f === "anthropic" ? "/v1/messages" : "/v1/chat/completions"),
       headers: auth,
       pid: undefined
+    },
+    {
+      name: "bare",
+      origin: `http://127.0.0.1:${barePort}`,
+      path: (f) => (f === "anthropic" ? "/anthropic/v1/messages" : "/openai/v1/chat/completions"),
+      headers: auth,
+      pid: bare.pid
     },
     {
       name: "candor",

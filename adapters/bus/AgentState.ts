@@ -55,6 +55,16 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
   AgentState,
   {
     readonly get: (agentId: string) => Effect.Effect<AgentSettings>
+    /**
+     * `get` without an effect, for the gateway's per-request fast path (a map lookup needs no fiber).
+     * Optional: a state without a synchronous copy leaves it out, and the gateway uses `get`.
+     */
+    readonly peek?: (agentId: string) => AgentSettings
+    /**
+     * Whether `takeNudge` may find a nudge for this agent, without taking it (false: certainly none).
+     * Optional like `peek`; without it the gateway asks `takeNudge` on every request.
+     */
+    readonly nudgePending?: (agentId: string) => boolean
     /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
     readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
     /** The pending nudge, removed as it is read: each nudge is injected once. */
@@ -77,6 +87,8 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
       const nudges = new Map<string, string>()
       return {
         get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+        peek: (agentId) => settings.get(agentId) ?? defaultSettings,
+        nudgePending: (agentId) => nudges.has(agentId),
         update: (agentId, patch) =>
           Effect.sync(
             () => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })

@@ -213,6 +213,8 @@ export const make = (
 
     return {
       get: (agentId) => Effect.sync(() => settings.get(agentId)?.value ?? defaultSettings),
+      peek: (agentId) => settings.get(agentId)?.value ?? defaultSettings,
+      nudgePending: (agentId) => nudges.get(agentId)?.value !== undefined,
       update,
       takeNudge,
       setNudge,

@@ -170,6 +170,9 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
 
     const agentState: AgentState["Type"] = {
       get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
+      // A local copy: the gateway's synchronous fast path reads it without a fiber.
+      peek: (agentId) => settings.get(agentId) ?? defaultSettings,
+      nudgePending: (agentId) => nudges.has(agentId),
       update: () => Effect.dieMessage("agent settings are changed on the backend thread"),
       takeNudge: (agentId) =>
         Effect.sync(() => {

@@ -29,3 +29,42 @@ export const headerText = (value: string | ReadonlyArray<string> | undefined): s
   const text = (typeof value === "string" ? value : value?.[0])?.trim()
   return text === undefined || text === "" ? undefined : text
 }
+
+/**
+ * The agent and derived session ids of recent callers, by key hash and agent name: a request then
+ * costs one SHA-256 (its key's, which is never kept: the cache holds only hashes) instead of three.
+ * Bounded; when full the oldest entry goes (it is only recomputed).
+ */
+export class AgentIds {
+  private readonly known = new Map<
+    string,
+    { readonly agentId: string; readonly hour: number; readonly sessionId: string }
+  >()
+
+  constructor(private readonly capacity: number = 10_000) {}
+
+  /** `agentIdOf(keyHash, name)` and `derivedSessionId(agentId, nowMs)`, from the cache when it has them. */
+  lookup(
+    keyHash: string,
+    name: string | undefined,
+    nowMs: number
+  ): { readonly agentId: string; readonly sessionId: string } {
+    const key = name === undefined ? keyHash : `${keyHash}\0${name}`
+    const hour = Math.floor(nowMs / HOUR_MS)
+    let entry = this.known.get(key)
+    if (entry === undefined) {
+      if (this.known.size >= this.capacity) {
+        const oldest = this.known.keys().next()
+        if (!oldest.done) this.known.delete(oldest.value)
+      }
+      const agentId = agentIdOf(keyHash, name)
+      entry = { agentId, hour, sessionId: derivedSessionId(agentId, nowMs) }
+      this.known.set(key, entry)
+    } else if (entry.hour !== hour) {
+      // A new entry rather than a changed one: what earlier callers were given stays as it was.
+      entry = { agentId: entry.agentId, hour, sessionId: derivedSessionId(entry.agentId, nowMs) }
+      this.known.set(key, entry)
+    }
+    return entry
+  }
+}

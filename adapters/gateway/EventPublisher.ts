@@ -28,6 +28,8 @@ import { encodeGatewayEvent, type GatewayEvent } from "../../core/schema/Event.j
 const UNSETTLED = 8_192
 const retrySchedule = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 const SHUTDOWN_WAIT = "15 seconds"
+/** Agents whose event subject is remembered. */
+const SUBJECTS_KEPT = 10_000
 
 const transient = (error: BusError): boolean => error.permanent !== true
 
@@ -56,10 +58,22 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
         )
     )
 
+    /**
+     * Each agent's subject, remembered: it hashes the agent id for its partition, once per agent
+     * rather than once per event. Bounded: emptied when full (only recomputed).
+     */
+    const subjects = new Map<string, string>()
+    const subjectOf = (agentId: string): string => {
+      let subject = subjects.get(agentId)
+      if (subject === undefined) {
+        if (subjects.size >= SUBJECTS_KEPT) subjects.clear()
+        subjects.set(agentId, (subject = eventSubject(agentId, subjectPrefix, bus.partitions)))
+      }
+      return subject
+    }
+
     const publishOnce = (agentId: string, event: GatewayEvent) =>
-      bus.publish(eventSubject(agentId, subjectPrefix, bus.partitions), encodeGatewayEvent(event), {
-        msgId: event.checkpoint.checkpoint_id
-      })
+      bus.publish(subjectOf(agentId), encodeGatewayEvent(event), { msgId: event.checkpoint.checkpoint_id })
 
     const refused = (agentId: string, error: BusError) =>
       Effect.logError("gateway event not published").pipe(

@@ -120,30 +120,39 @@ export const makeGatewayHandler = (
     startedAt: bigint
   ) => {
     const url = new URL(upstream.origin + upstream.basePath + rest)
-    run(inspector.beforeRequest({ provider: upstream.provider, url, headers: req.headers, body })).then(
-      (decision: RequestDecision) => {
-        if ("respond" in decision) return writeLocal(res, decision.respond, process.hrtime.bigint() - startedAt)
-        if (res.destroyed) {
-          const outcome: ExchangeOutcome = { kind: "client_aborted", status: undefined, bytes: 0, cause: undefined }
-          return inspector.onFailure(decision.context, outcome)
-        }
-        const headers = requestHeadersForUpstream(req.rawHeaders, req.headers.connection)
-        new Exchange(
-          res,
-          {
-            upstream,
-            method: req.method ?? "GET",
-            path: upstream.basePath + rest,
-            headers,
-            body: decision.forward,
-            startedAt,
-            responseHeaders: decision.headers
-          },
-          sinkFor(inspector, run, decision.context, decision.hold)
-        ).start()
-      },
-      () => writeLocal(res, jsonError(500, "gateway inspection failed"), process.hrtime.bigint() - startedAt)
-    )
+    const request = { provider: upstream.provider, url, headers: req.headers, body }
+    const proceed = (decision: RequestDecision): void => {
+      if ("respond" in decision) return writeLocal(res, decision.respond, process.hrtime.bigint() - startedAt)
+      if (res.destroyed) {
+        const outcome: ExchangeOutcome = { kind: "client_aborted", status: undefined, bytes: 0, cause: undefined }
+        return inspector.onFailure(decision.context, outcome)
+      }
+      const headers = requestHeadersForUpstream(req.rawHeaders, req.headers.connection)
+      new Exchange(
+        res,
+        {
+          upstream,
+          method: req.method ?? "GET",
+          path: upstream.basePath + rest,
+          headers,
+          body: decision.forward,
+          startedAt,
+          responseHeaders: decision.headers
+        },
+        sinkFor(inspector, run, decision.context, decision.hold)
+      ).start()
+    }
+    const failed = () =>
+      writeLocal(res, jsonError(500, "gateway inspection failed"), process.hrtime.bigint() - startedAt)
+    // The usual request is decided synchronously (no fiber, no promise); the rest through the effect.
+    let decision: RequestDecision | undefined
+    try {
+      decision = inspector.beforeRequestSync?.(request)
+    } catch {
+      return failed()
+    }
+    if (decision !== undefined) return proceed(decision)
+    run(inspector.beforeRequest(request)).then(proceed, failed)
   }
 
   return (req: IncomingMessage, res: ServerResponse): void => {

@@ -72,8 +72,12 @@ export const responseHeadersForClient = (headers: IncomingHttpHeaders): Outgoing
   return out
 }
 
-/** A response streams when the upstream did not announce its length (chunked or SSE). */
-export const isStreamingResponse = (headers: IncomingHttpHeaders): boolean => {
+/** Server-sent events: the client waits for the headers before the first event, so they go out at once. */
+export const isEventStream = (headers: IncomingHttpHeaders): boolean => {
   const type = headers["content-type"]
-  return headers["content-length"] === undefined || (typeof type === "string" && type.startsWith("text/event-stream"))
+  return typeof type === "string" && type.startsWith("text/event-stream")
 }
+
+/** A response streams when the upstream did not announce its length (chunked or SSE). */
+export const isStreamingResponse = (headers: IncomingHttpHeaders): boolean =>
+  headers["content-length"] === undefined || isEventStream(headers)

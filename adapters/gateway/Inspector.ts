@@ -59,6 +59,12 @@ export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
   Inspector,
   {
     readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
+    /**
+     * The same decision without an effect when it needs none (the usual request: a map lookup, no
+     * nudge, nothing to announce), so the hot path runs no fiber and no promise; `undefined` when
+     * this request needs `beforeRequest`. Optional: an Inspector without it is always asked `beforeRequest`.
+     */
+    readonly beforeRequestSync?: (request: InspectedRequest) => RequestDecision | undefined
     /** Synchronous and cheap: it runs between the upstream's headers and the client's. */
     readonly onResponse: (context: unknown, head: ResponseHead) => ResponseObserver
     /** The exchange ended before response headers: refused, timed out, or the client left. */

@@ -75,13 +75,19 @@ export interface RequestInfo {
   readonly stream: boolean
 }
 
+/**
+ * What the adapters read of the request's headers: a fetch `Headers` satisfies it, and so does the
+ * gateway's view over Node's parsed headers, which costs no copy per request.
+ */
+export type HeaderLookup = Pick<Headers, "get">
+
 export interface ProviderAdapter {
   readonly name: ProviderName
   /**
    * SHA-256 (hex) of the provider key the caller sent, from this provider's own header(s), or
    * `undefined` when there is none. The key itself is never kept.
    */
-  readonly keyHash: (headers: Headers, url: URL) => string | undefined
+  readonly keyHash: (headers: HeaderLookup, url: URL) => string | undefined
   /** What the request asks for: the model and whether the answer streams (body, URL, or both). */
   readonly requestInfo: (body: unknown, url: URL) => RequestInfo
   /**
