@@ -200,13 +200,24 @@ const parseJson = (bytes: Uint8Array): unknown => {
  */
 const extract = (adapter: ProviderAdapter, job: Pick<Job, "stream" | "chunks">): Extraction | undefined => {
   if (job.chunks.length === 0) return undefined
-  if (job.stream) {
+  // A body that opens as a JSON object is a whole answer even when it came chunked, without a length
+  // (providers behind proxies often answer so); events and Gemini's JSON-array stream go piece by piece.
+  if (job.stream && !opensAsObject(job.chunks)) {
     const extractor = adapter.streamExtractor()
     for (const chunk of job.chunks) extractor.push(chunk)
     return withInferredThinking(extractor.finish())
   }
   const body = parseJson(Buffer.concat(job.chunks))
   return body === undefined ? undefined : withInferredThinking(adapter.extractJson(body))
+}
+
+const OPEN_BRACE = 0x7b
+const isSpace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
+
+/** Whether the first byte that is not white space is `{`. */
+const opensAsObject = (chunks: ReadonlyArray<Uint8Array>): boolean => {
+  for (const chunk of chunks) for (const byte of chunk) if (!isSpace(byte)) return byte === OPEN_BRACE
+  return false
 }
 
 /** The 403 of a request whose tools the policy forbids, in `enforce` mode. */

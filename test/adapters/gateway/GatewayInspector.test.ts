@@ -45,7 +45,11 @@ beforeAll(async () => {
   events = await run(Scope.extend(Context.get(context, Bus).subscribe("candor.events."), scope))
   // The upstream answers with the thinking the request asks for: {"think": "..."} in the body.
   upstream = await startUpstream((r, res) => {
-    const { stream, think } = JSON.parse(r.body.toString()) as { stream?: boolean; think?: string }
+    const { chunked, stream, think } = JSON.parse(r.body.toString()) as {
+      chunked?: boolean
+      stream?: boolean
+      think?: string
+    }
     if (stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream" })
       res.write(`event: content_block_delta\ndata: {"delta":{"type":"thinking_delta","thinking":"${think}"}}\n\n`)
@@ -56,6 +60,13 @@ beforeAll(async () => {
       model: "claude-test",
       content: [...(think === undefined ? [] : [{ type: "thinking", thinking: think }]), { type: "text", text: "ok" }]
     })
+    if (chunked === true) {
+      // No length: node sends it chunked, as providers behind proxies often do.
+      res.writeHead(200, { "content-type": "application/json" })
+      res.write(body.slice(0, 20))
+      res.end(body.slice(20))
+      return
+    }
     res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
     res.end(body)
   })
@@ -112,6 +123,14 @@ describe("GatewayInspector", () => {
     )
     expect(streamed.checkpoint.linked_trace_id).toBe(streamed.trace.trace_id)
     expect(JSON.stringify(streamed)).not.toContain("STREAM-SECRET")
+
+    // A JSON answer sent chunked, without a length, is still read whole: its thinking is found.
+    await agent.send({ think: "chunked CHUNKED-SECRET", chunked: true })
+    const chunked = (await nextEvent()).event
+    expect(chunked.checkpoint.thinking_block_hash).toBe(
+      createHash("sha256").update("chunked CHUNKED-SECRET").digest("hex")
+    )
+    expect(chunked.outcome.kind).toBe("complete")
   })
 
   it("answers 403 with containment_error for a contained agent, without calling the upstream", async () => {
