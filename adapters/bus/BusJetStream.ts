@@ -242,7 +242,11 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       const once = Effect.gen(function* () {
         // A missing stream (deleted by hand, or a server that lost its storage) is re-created too.
         yield* ensureConsumer(jsm, options, partition).pipe(
-          Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(jsm, options, partition)))
+          Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(jsm, options, partition))),
+          // A consumer the server can no longer open (seen on 2.9 when a delete raced another process's
+          // add: "meta.inf: no such file", on every attempt after) is deleted and made again; this
+          // process owns the partition, and a work queue loses nothing with its consumer.
+          Effect.orElse(() => rewindConsumer(jsm, options, partition))
         )
         const consumer = yield* tryNats("consume", () => js.consumers.get(names.events, durable))
         const messages = yield* Effect.acquireRelease(

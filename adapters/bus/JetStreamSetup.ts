@@ -114,5 +114,10 @@ export const rewindConsumer = (
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === CONSUMER_NOT_FOUND)) throw error
     }
-  }).pipe(Effect.zipRight(ensureConsumer(jsm, options, partition)))
+  }).pipe(
+    // "directory not empty": the server was still writing the consumer's state (an ack, another
+    // process's add) as it removed it; a moment later the delete goes through.
+    Effect.retry(raceRetry),
+    Effect.zipRight(ensureConsumer(jsm, options, partition))
+  )
 }
