@@ -220,6 +220,19 @@ const opensAsObject = (chunks: ReadonlyArray<Uint8Array>): boolean => {
   return false
 }
 
+/** The request body parsed on first use, once (most requests never need it). */
+const lazyJson = (bytes: Uint8Array): (() => unknown) => {
+  let body: unknown
+  let parsed = false
+  return () => {
+    if (!parsed) {
+      body = parseJson(bytes)
+      parsed = true
+    }
+    return body
+  }
+}
+
 /** The 403 of a request whose tools the policy forbids, in `enforce` mode. */
 const policyBlocked = (evaluation: PolicyEvaluation) => {
   const tools = [...new Set(evaluation.violations.map((v) => v.tool))]
@@ -534,15 +547,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const { adapter, agentId, now } = who
       const settings = peek(agentId)
       if (settings.containment !== undefined || nudgePending(agentId)) return undefined
-      let body: unknown
-      let parsed = false
-      const requestBody = (): unknown => {
-        if (!parsed) {
-          body = parseJson(request.body)
-          parsed = true
-        }
-        return body
-      }
+      const requestBody = lazyJson(request.body)
       const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
@@ -590,15 +595,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             return { respond: jsonResponse(403, body) }
           }
           // The request body is parsed only when something depends on it (the fast path never does).
-          let body: unknown
-          let parsed = false
-          const requestBody = (): unknown => {
-            if (!parsed) {
-              body = parseJson(request.body)
-              parsed = true
-            }
-            return body
-          }
+          const requestBody = lazyJson(request.body)
           const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
@@ -649,14 +646,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             policy: policy === undefined ? undefined : { policy, requestVerdict }
           }
           const nudge = yield* state.takeNudge(agentId)
-          if (nudge !== undefined || settings.mode === "enforce") requestBody()
           let forward = request.body
           if (nudge !== undefined) {
+            const body = requestBody()
             const injected = body === undefined ? undefined : adapter.injectNudge(body, nudge)
             if (injected !== undefined) forward = Buffer.from(JSON.stringify(injected))
             else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
-          const hold = settings.mode === "enforce" && !adapter.requestInfo(body, request.url).stream
+          const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
           return { forward, context: exchange, hold, headers }
         }),
 
