@@ -155,19 +155,21 @@ export const make = Effect.gen(function* () {
   // json (kept as written, not jsonb): its members are rebuilt in their order with only
   // `verdict_proof` replaced (every certificate has the member, null until now; its sealed claim
   // stays sealed as it was), rather than read out, parsed, spread and written back.
-  const complete = (checkpointId: string, proof: Record<string, unknown>) => {
-    const proofJson = json(proof)
-    return sql`
-      with done as (
-        update proofs set status = 'completed', proof = ${proofJson}::jsonb, error = null, updated_at = now()
+  const complete = (checkpointId: string, proof: Record<string, unknown>) =>
+    // The proof (~50 KB) is sent once and cast twice.
+    sql`
+      with input as (select ${json(proof)}::text as proof),
+      done as (
+        update proofs set status = 'completed', proof = (select proof::jsonb from input), error = null, updated_at = now()
         where checkpoint_id = ${checkpointId}
       )
       update certificates c set body = (
-        select json_object_agg(e.key, case when e.key = 'verdict_proof' then ${proofJson}::json else e.value end order by e.n)
+        select json_object_agg(
+          e.key, case when e.key = 'verdict_proof' then (select proof::json from input) else e.value end order by e.n
+        )
         from json_each(c.body) with ordinality as e(key, value, n)
       )
       where c.checkpoint_id = ${checkpointId}`.pipe(Effect.asVoid, storeError("completeProof"))
-  }
 
   const fail = (checkpointId: string, error: string) =>
     sql`
