@@ -3,8 +3,9 @@
  * certificate's `verdict_proof` object; `verify` checks such an object against a statement.
  *
  * - `layer` (the default): proving runs in a small pool of `worker_threads`, never on the caller's
- *   event loop (a proof takes milliseconds to tens of milliseconds of synchronous CPU); verification
- *   (a few milliseconds) runs in place.
+ *   event loop (a proof takes milliseconds to tens of milliseconds of synchronous CPU). Each worker
+ *   also verifies the proof it made and wraps it (prover/Worker.ts), so a proof costs the caller's
+ *   thread one small message each way (`verifiesProofs`); `verify` itself runs in place.
  * - `layerInProcess`: proves on the calling thread, with the kernels given (WASM or TypeScript).
  *   For the CLI, tests and benchmarks; it blocks the event loop while it proves.
  *
@@ -31,6 +32,11 @@ export class Prover extends Context.Tag("candor/prover/Prover")<
     readonly prove: (statement: VerdictStatement) => Effect.Effect<VerdictProofObject, ProverError>
     /** Whether `proof` (any JSON value) is a valid verdict proof of the statement. */
     readonly verify: (statement: VerdictStatement, proof: unknown) => Effect.Effect<boolean>
+    /**
+     * `prove` has already verified each proof it returns (it fails `failed` otherwise), so a caller
+     * need not `verify` it again before publishing it. Absent: the caller checks.
+     */
+    readonly verifiesProofs?: boolean
   }
 >() {}
 
@@ -62,6 +68,7 @@ export const layer = (options: { readonly size?: number | undefined } = {}): Lay
       const pool = yield* Worker.makePoolSerialized<ProveRequest>({ size: options.size ?? defaultPoolSize() })
       return {
         id: "candor-stark/worker-pool",
+        verifiesProofs: true,
         prove: (statement: VerdictStatement) =>
           pool.executeEffect(new ProveRequest({ statement })).pipe(
             Effect.catchTags({
@@ -70,7 +77,6 @@ export const layer = (options: { readonly size?: number | undefined } = {}): Lay
               ParseError: (error) =>
                 Effect.fail(new ProverError({ reason: "failed", message: `prover worker message: ${error.message}` }))
             }),
-            Effect.map((proof) => verdictProofObject(statement, proof)),
             Effect.withSpan("Prover.prove")
           ),
         verify

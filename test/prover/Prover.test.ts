@@ -117,6 +117,15 @@ describe("Prover", () => {
     expect([1, 2]).toContain(ProverModule.defaultPoolSize())
   })
 
+  it.effect("the worker pool verifies each proof on the worker that made it; in process leaves it to the caller", () =>
+    Effect.gen(function* () {
+      const pooled = yield* Prover.pipe(Effect.provide(ProverModule.layer({ size: 1 })))
+      expect(pooled.verifiesProofs).toBe(true)
+      const inProcess = yield* Prover.pipe(Effect.provide(ProverModule.layerInProcess({ kernels: wasm })))
+      expect(inProcess.verifiesProofs ?? false).toBe(false)
+    }).pipe(Effect.scoped)
+  )
+
   it.effect(
     "the worker pool leaves the caller's event loop free while it proves; in process blocks it",
     () =>

@@ -76,6 +76,7 @@ for (const [name, client] of Object.entries(backends)) {
             expect(yield* liveJobs(checkpointId)).toBe(1)
             expect(yield* proofs.start(job)).toMatchObject({ status: "proving", attempts: 2 })
 
+            const before = (yield* store.getCertificate(checkpointId))!
             yield* proofs.complete(checkpointId, proofObject)
             expect(yield* proofs.get(checkpointId)).toMatchObject({
               status: "completed",
@@ -85,6 +86,9 @@ for (const [name, client] of Object.entries(backends)) {
             })
             const certificate = (yield* store.getCertificate(checkpointId))!
             expect(certificate.verdict_proof).toEqual(proofObject)
+            // Only `verdict_proof` changed; the members keep their order.
+            expect(Object.keys(certificate)).toEqual(Object.keys(before))
+            expect({ ...certificate, verdict_proof: null }).toEqual(before)
             expect(verifyCertificate(certificate, { resolveKey, verifyVerdictProof: () => true })).toMatchObject({
               valid: true,
               errors: []
