@@ -28,7 +28,8 @@
  * Other knobs (bench/pipeline/Settings.ts): BENCH_BACKENDS (postgres,pglite), BENCH_PARTITIONS (64),
  * BENCH_WORKER (process|inline: where the PostgreSQL worker runs), BENCH_CPU_PROFILE=<dir>
  * (`--cpu-prof` of the worker process), BENCH_WARMUP, BENCH_PUBLISH_CONCURRENCY, BENCH_BATCH,
- * BENCH_SOAK_SAMPLE_SECONDS.
+ * BENCH_SOAK_SAMPLE_SECONDS, BENCH_PUBLISH_BATCH (the bench publisher's events per JetStream
+ * message, BusOptions.publishBatchEvents; unset: the bus default).
  */
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"

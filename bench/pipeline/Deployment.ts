@@ -40,6 +40,7 @@ import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { settings } from "./Settings.js"
 
 export type Backend = "postgres" | "pglite"
 export type WorkerMode = "process" | "inline"
@@ -217,9 +218,11 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
     )
     const key = generateSigningKey()
     const publisher = yield* Layer.build(
-      Bus.layerJetStream({ prefix, partitions }).pipe(
-        Layer.provide(NatsConnection.layer(url, { name: "candor-bench" }))
-      )
+      Bus.layerJetStream({
+        prefix,
+        partitions,
+        ...(settings.publishBatchEvents === undefined ? {} : { publishBatchEvents: settings.publishBatchEvents })
+      }).pipe(Layer.provide(NatsConnection.layer(url, { name: "candor-bench" })))
     )
     const bus = Context.get(publisher, Bus)
 

@@ -1,7 +1,7 @@
 /**
  * The bench's knobs, read once from the environment (see bench/Pipeline.ts for what each row does).
  */
-import type { Backend, WorkerMode } from "./Deployment.js"
+// Backend and WorkerMode spelled out, not imported from Deployment.ts, which reads these settings.
 
 const positive = (name: string, fallback: number): number => {
   const value = Number(process.env[name])
@@ -27,13 +27,15 @@ export const settings = {
   /** The soak's rate: well within what one worker sustains for 10,000 agents, so memory is not backlog. */
   soakRate: positive("BENCH_SOAK_RATE", 1_000),
   soakSampleSeconds: positive("BENCH_SOAK_SAMPLE_SECONDS", 10),
+  /** The bench publisher's BusOptions.publishBatchEvents (events per JetStream message); unset: the bus's default. */
+  publishBatchEvents: Number(process.env.BENCH_PUBLISH_BATCH) > 0 ? Number(process.env.BENCH_PUBLISH_BATCH) : undefined,
   /** Deliveries per partition batch in the worker-alone baseline (BusOptions.batchSize). */
   batch: positive("BENCH_BATCH", 256),
   backends: (process.env.BENCH_BACKENDS ?? "postgres,pglite")
     .split(",")
-    .filter((b): b is Backend => b === "postgres" || b === "pglite"),
+    .filter((b): b is "postgres" | "pglite" => b === "postgres" || b === "pglite"),
   /** Where the PostgreSQL worker runs (PGlite's always runs in the bench process). */
-  pgWorker: (process.env.BENCH_WORKER === "inline" ? "inline" : "process") as WorkerMode,
+  pgWorker: (process.env.BENCH_WORKER === "inline" ? "inline" : "process") as "process" | "inline",
   /** `--cpu-prof` of the worker process of the throughput and latency rows, into this directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROFILE
 } as const
