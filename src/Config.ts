@@ -42,6 +42,8 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly natsPrefix: string
     /** Event partitions P: fixed for the life of a deployment. */
     readonly partitions: number
+    /** Events per JetStream message a gateway publishes (micro-batches, flushed within 2 ms); 1: one event per message. */
+    readonly busBatchEvents: number
     /** Names this worker in partition leases (unset: host and pid). */
     readonly workerId: Option.Option<string>
     /** Requests per second per credential on the Enterprise plan (set per deployment, by contract). */
@@ -99,6 +101,7 @@ export const defaults: Settings = {
   natsUrl: Option.none(),
   natsPrefix: DEFAULT_PREFIX,
   partitions: PARTITIONS,
+  busBatchEvents: 1,
   workerId: Option.none(),
   enterpriseRateLimit: 1000,
   anthropicBaseUrl: "https://api.anthropic.com",
@@ -171,6 +174,13 @@ const partitionCount = reader((text) => {
   return /^\d+$/.test(text) && n >= 1 && n <= 1024
     ? Either.right(n)
     : Either.left(`must be a whole number of partitions between 1 and 1024, got "${text}"`)
+})
+
+const batchEvents = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 1024
+    ? Either.right(n)
+    : Either.left(`must be a whole number of events between 1 and 1024, got "${text}"`)
 })
 
 const workerId = reader((text) =>
@@ -309,6 +319,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     partitionCount,
     defaults.partitions,
     "Event partitions; fixed for the life of a deployment"
+  ),
+  busBatchEvents: withDefault(
+    "CANDOR_BUS_BATCH_EVENTS",
+    batchEvents,
+    defaults.busBatchEvents,
+    "Events per JetStream message a gateway publishes (flushed within 2 ms); 1: one per message. Upgrade workers first"
   ),
   workerId: optional("CANDOR_WORKER_ID", workerId, "<host>-<pid>", "Names this worker in partition leases"),
   enterpriseRateLimit: withDefault(

@@ -267,7 +267,7 @@ class BusHealth extends Context.Tag("candor/src/BusHealth")<BusHealth, Effect.Ef
  */
 const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
   Layer.unwrapEffect(
-    Effect.map(CandorConfig, ({ natsPrefix: prefix, natsUrl, partitions, workerId }) => {
+    Effect.map(CandorConfig, ({ busBatchEvents, natsPrefix: prefix, natsUrl, partitions, workerId }) => {
       const worker = Option.getOrElse(workerId, defaultWorkerId)
       if (Option.isNone(natsUrl)) {
         // No connection here: only FeedLive asks for one, and only when NATS_URL is set.
@@ -280,7 +280,7 @@ const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
         ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
       }
       return Layer.mergeAll(
-        Bus.layerJetStream({ prefix, partitions }),
+        Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents }),
         KvAgentState.layer({ prefix }),
         withWorkers
           ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })

@@ -50,8 +50,10 @@ describe("config", () => {
         DATABASE_URL: "postgres://candor:hunter2@db:5432/candor",
         ANTHROPIC_BASE_URL: "http://127.0.0.1:4010/",
         LOG_LEVEL: "debug",
-        NATS_URL: ""
+        NATS_URL: "",
+        CANDOR_BUS_BATCH_EVENTS: "64"
       })
+      expect(settings.busBatchEvents).toBe(64)
       expect(settings.port).toBe(9000)
       expect(settings.host).toBe("0.0.0.0")
       expect(settings.anthropicBaseUrl).toBe("http://127.0.0.1:4010")
@@ -72,6 +74,10 @@ describe("config", () => {
         expect(String(error)).toContain("between 0 (any free port) and 65535")
       }
       expect(yield* decode({ PORT: "0", GATEWAY_PORT: "0" })).toMatchObject({ port: 0, gatewayPort: 0 })
+      for (const value of ["0", "1025", "8.5"]) {
+        const error = yield* Effect.flip(decode({ CANDOR_BUS_BATCH_EVENTS: value }))
+        expect(String(error)).toContain("CANDOR_BUS_BATCH_EVENTS")
+      }
     })
   )
 
@@ -101,6 +107,7 @@ describe("config", () => {
       "NATS_URL",
       "CANDOR_NATS_PREFIX",
       "CANDOR_PARTITIONS",
+      "CANDOR_BUS_BATCH_EVENTS",
       "CANDOR_WORKER_ID",
       "ENTERPRISE_RATE_LIMIT",
       "ANTHROPIC_BASE_URL",
