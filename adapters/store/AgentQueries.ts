@@ -154,26 +154,35 @@ export const selectCheckpointPage = (
     ...(query.verdict === undefined ? [] : [sql`verdict = ${query.verdict}`]),
     ...(query.sessionId === undefined ? [] : [sql`session_id = ${query.sessionId}`])
   ]
-  // (agent_id, position) is unique: the page's positions, found in the index, name its rows.
-  const page = sql<SealedRow<IntegrityCheckpoint>>`
-    select c.checkpoint_id as id, c.sealed_by, c.body
-    from (
-      select position, occurred_at from checkpoints where ${sql.and(filters)}
-      order by occurred_at desc, position desc
-      limit ${query.limit} offset ${query.offset}
-    ) p
-    join checkpoints c on c.agent_id = ${query.agentId} and c.position = p.position
-    order by p.occurred_at desc, p.position desc`
   // The per-verdict counters keep the total flat however long the log; a session is short enough to count.
   const total =
     query.sessionId === undefined
-      ? sql<{ total: unknown }>`
-          select sum(count) as total from checkpoint_counts
-          where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
-      : sql<{ total: unknown }>`select count(*) as total from checkpoints where ${sql.and(filters)}`
-  return Effect.all([page, total], { concurrency: 2 }).pipe(
-    Effect.flatMap(([rows, [count]]) =>
-      Effect.map(openBodies(checkpointFields, keys, rows), (items) => ({ items, total: toCount(count?.total) }))
+      ? sql`select sum(count) as total from checkpoint_counts
+            where agent_id = ${query.agentId} ${query.verdict === undefined ? sql`` : sql`and verdict = ${query.verdict}`}`
+      : sql`select count(*) as total from checkpoints where ${sql.and(filters)}`
+  // One statement, so the page and the total see one snapshot (two could disagree while a commit
+  // lands: a total of 1 with an empty page). (agent_id, position) is unique: the page's positions,
+  // found in the index, name its rows; an empty page is one row without an id, carrying the total.
+  type PageRow = SealedRow<IntegrityCheckpoint> | { readonly id: null; readonly total: unknown }
+  const rows = sql<PageRow & { readonly total: unknown }>`
+    with page as (
+      select position, occurred_at from checkpoints where ${sql.and(filters)}
+      order by occurred_at desc, position desc
+      limit ${query.limit} offset ${query.offset}
+    ), counted as (${total})
+    select counted.total, c.checkpoint_id as id, c.sealed_by, c.body
+    from counted
+    left join page on true
+    left join checkpoints c on c.agent_id = ${query.agentId} and c.position = page.position
+    order by page.occurred_at desc, page.position desc`
+  return Effect.flatMap(rows, (all) =>
+    Effect.map(
+      openBodies(
+        checkpointFields,
+        keys,
+        all.filter((row): row is SealedRow<IntegrityCheckpoint> & { readonly total: unknown } => row.id !== null)
+      ),
+      (items) => ({ items, total: toCount(all[0]?.total) })
     )
   )
 }

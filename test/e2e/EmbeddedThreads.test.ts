@@ -58,7 +58,8 @@ layer(Layer.empty, { timeout: "180 seconds", excludeTestServices: true })("embed
           ),
           (forwarded) => forwarded.some((r) => r.body.toString("utf8").includes("INTEGRITY NOTICE")),
           "nudge injected",
-          5_000
+          // Judged, committed and decided on the backend thread, then back across: seconds under CI's load.
+          30_000
         )
 
         // Every answered request was published across the boundary and committed (the refused one is not an exchange).

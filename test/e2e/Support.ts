@@ -112,10 +112,19 @@ export const sendThroughGateway = (
     })
   })
 
+/** The start of a value's JSON for an error message; a value JSON cannot show (a socket) is named instead. */
+const shown = (value: unknown): string => {
+  try {
+    return String(JSON.stringify(value)).slice(0, 300)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
+
 /** Runs `effect` every 20 ms until `ok` holds, failing once `timeoutMs` have passed (0: one try, no retry). */
 export const poll = <A>(effect: Effect.Effect<A>, ok: (a: A) => boolean, what: string, timeoutMs: number) =>
   effect.pipe(
-    Effect.filterOrFail(ok, (a) => new Error(`${what}: not yet (${JSON.stringify(a).slice(0, 300)})`)),
+    Effect.filterOrFail(ok, (a) => new Error(`${what}: not yet (${shown(a)})`)),
     Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo(`${timeoutMs} millis`)))
   )
 
