@@ -204,18 +204,25 @@ export const startWorkerProcess = (
     return { pid, memory, cpuMs: Effect.sync(() => procCpuMs(pid)), output: () => [...lines] }
   })
 
-export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, unknown, Scope.Scope> =>
+/** A NATS prefix of its own (`<tag><8 hex>`), its streams and KV buckets deleted when the scope closes. */
+export const benchPrefix = (tag: string): Effect.Effect<string, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const { backend, partitions } = options
-    const prefix = `bench${randomBytes(4).toString("hex")}`
-    const url = natsUrl()
+    const prefix = `${tag}${randomBytes(4).toString("hex")}`
     yield* Effect.addFinalizer(() =>
       removeNatsResources(prefix).pipe(
-        Effect.provide(NatsConnection.layer(url, { name: "candor-bench-cleanup" })),
+        Effect.provide(NatsConnection.layer(natsUrl(), { name: "candor-bench-cleanup" })),
         Effect.timeout("10 seconds"),
         Effect.ignore
       )
     )
+    return prefix
+  })
+
+export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { backend, partitions } = options
+    const prefix = yield* benchPrefix("bench")
+    const url = natsUrl()
     const key = generateSigningKey()
     const publisher = yield* Layer.build(
       Bus.layerJetStream({

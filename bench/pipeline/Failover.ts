@@ -26,24 +26,17 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import { randomBytes } from "node:crypto"
 import { formatSecretKey, generateSecretKey } from "../../core/SecretBox.js"
 import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
 import { Bus } from "../../adapters/bus/Bus.js"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { consumerName, eventSubject, leaseBucket, partitionOf, streamNames } from "../../adapters/bus/Subjects.js"
-import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { gatewayEvent } from "../../test/support/Events.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
 import { startWorker } from "../../test/support/WorkerProcess.js"
-import { natsUrl } from "./Deployment.js"
+import { benchPrefix, natsUrl } from "./Deployment.js"
 import { agentIds, now } from "./Load.js"
-import { settings } from "./Settings.js"
-
-const positive = (name: string, fallback: number): number => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? value : fallback
-}
+import { positive, settings } from "./Settings.js"
 
 export const failoverSettings = {
   rate: positive("BENCH_FAILOVER_RATE", 1_000),
@@ -76,15 +69,8 @@ export const failover = Effect.scoped(
   Effect.gen(function* () {
     const { agents: agentCount, killAt, rate, seconds } = failoverSettings
     const partitions = settings.partitions
-    const prefix = `benchfo${randomBytes(4).toString("hex")}`
+    const prefix = yield* benchPrefix("benchfo")
     const url = natsUrl()
-    yield* Effect.addFinalizer(() =>
-      removeNatsResources(prefix).pipe(
-        Effect.provide(NatsConnection.layer(url, { name: "candor-bench-cleanup" })),
-        Effect.timeout("10 seconds"),
-        Effect.ignore
-      )
-    )
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
     // One signing key and one secret key for both: they sign and seal the same chains.
     const shared = {

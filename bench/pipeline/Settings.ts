@@ -3,7 +3,8 @@
  */
 // Backend and WorkerMode spelled out, not imported from Deployment.ts, which reads these settings.
 
-const positive = (name: string, fallback: number): number => {
+/** A positive number from the environment, else `fallback`. */
+export const positive = (name: string, fallback: number): number => {
   const value = Number(process.env[name])
   return Number.isFinite(value) && value > 0 ? value : fallback
 }

@@ -15,7 +15,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Pool } from "undici"
@@ -24,16 +23,11 @@ import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
 import { jetstreamManager } from "@nats-io/jetstream"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { streamNames } from "../../adapters/bus/Subjects.js"
-import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
-import { natsUrl, procCpuMs, serverCpuMs, startWorkerProcess } from "./Deployment.js"
+import { benchPrefix, natsUrl, procCpuMs, serverCpuMs, startWorkerProcess } from "./Deployment.js"
 import { now } from "./Load.js"
-
-const positive = (name: string, fallback: number): number => {
-  const value = Number(process.env[name])
-  return Number.isFinite(value) && value > 0 ? value : fallback
-}
+import { positive } from "./Settings.js"
 
 export const gatewaySettings = {
   seconds: positive("BENCH_GATEWAY_SECONDS", 20),
@@ -127,15 +121,8 @@ const drive = (pool: Pool, concurrency: number, agents: number, stop: { count?: 
 export const throughGateway = Effect.scoped(
   Effect.gen(function* () {
     const { seconds, concurrency, agents, workers, warmupRequests } = gatewaySettings
-    const prefix = `bench${randomBytes(4).toString("hex")}`
+    const prefix = yield* benchPrefix("bench")
     const url = natsUrl()
-    yield* Effect.addFinalizer(() =>
-      removeNatsResources(prefix).pipe(
-        Effect.provide(NatsConnection.layer(url, { name: "candor-bench-cleanup" })),
-        Effect.timeout("10 seconds"),
-        Effect.ignore
-      )
-    )
     const upstream = yield* startUpstream
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
     const key = formatSigningKey(generateSigningKey())
