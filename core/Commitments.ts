@@ -10,9 +10,16 @@ import type { AlignmentCard } from "./schema/Card.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import type { ConscienceValue } from "./schema/Conscience.js"
 import type { Policy } from "./schema/Policy.js"
+import type { TeamCard } from "./schema/TeamCard.js"
 
 /** `SHA-256("candor/v1/card\0" ‖ JCS(card))`; an agent with no card commits to JCS(null). */
 export const cardHash = (card: AlignmentCard | undefined): string => toHex(canonicalHash("card", card ?? null))
+
+/**
+ * `SHA-256("candor/v1/team_card\0" ‖ JCS(card))` of a decoded team card: what the organization's
+ * governance log binds when a team card version is put in force.
+ */
+export const teamCardHash = (card: TeamCard): string => toHex(canonicalHash("team_card", card))
 
 /** `SHA-256("candor/v1/values\0" ‖ JCS(values))`, in the order they were given to the judge. */
 export const valuesHash = (values: ReadonlyArray<ConscienceValue>): string => toHex(canonicalHash("values", values))

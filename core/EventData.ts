@@ -19,6 +19,7 @@ import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import { PolicyFinding as PolicyFindingSchema, PolicyVerdict as PolicyVerdictSchema } from "./schema/Policy.js"
 import type { ContainmentAction } from "./schema/Containment.js"
 import type { DriftAlert } from "./schema/Drift.js"
+import type { Grade } from "./schema/Reputation.js"
 import type { WebhookEventType } from "./schema/WebhookEvents.js"
 
 interface Occurrence<T extends WebhookEventType> extends EventOccurrence {
@@ -323,3 +324,224 @@ export const policyBlockReason = (evaluation: Pick<PolicyEvaluation, "violations
 
 /** The `reason` of a policy block of a request whose tools cannot be read. */
 export const UNREADABLE_REQUEST_REASON = "request body unreadable (not JSON) and the policy does not fail open"
+
+// ---- teams -----------------------------------------------------------------------------------
+
+export interface TeamRef {
+  readonly team_id: string
+  readonly org_id: string
+  readonly name: string
+}
+
+/** Source: the team id (a team is created once). */
+export const teamCreatedEvent = (
+  team: TeamRef,
+  agentIds: ReadonlyArray<string>,
+  at: Date
+): Occurrence<"team.created"> => ({
+  type: "team.created",
+  source: team.team_id,
+  org_id: team.org_id,
+  created_at: at,
+  data: {
+    team_id: team.team_id,
+    org_id: team.org_id,
+    name: team.name,
+    member_count: agentIds.length,
+    agent_ids: [...agentIds]
+  }
+})
+
+/** Source: the team id (archiving is final: it happens once). */
+export const teamArchivedEvent = (team: TeamRef, at: Date): Occurrence<"team.archived"> => ({
+  type: "team.archived",
+  source: team.team_id,
+  org_id: team.org_id,
+  created_at: at,
+  data: { team_id: team.team_id, org_id: team.org_id, name: team.name }
+})
+
+export interface RosterChangeRecord {
+  readonly team_id: string
+  readonly org_id: string
+  /** The roster change's id (one per agent added or removed). */
+  readonly change_id: number
+  readonly agent_id: string
+  readonly actor: string
+  /** The team's member count after the change. */
+  readonly member_count: number
+}
+
+/** Source: the roster change id. One event per agent; `agent_id` set, so the agent's own endpoints get it too. */
+export const teamMemberEvent = (
+  type: "team.member_added" | "team.member_removed",
+  change: RosterChangeRecord,
+  at: Date
+): Occurrence<"team.member_added" | "team.member_removed"> => ({
+  type,
+  source: `${change.team_id}/${change.change_id}`,
+  org_id: change.org_id,
+  agent_id: change.agent_id,
+  created_at: at,
+  data: {
+    team_id: change.team_id,
+    agent_id: change.agent_id,
+    actor_id: change.actor,
+    member_count: change.member_count
+  }
+})
+
+export interface TeamCardChange {
+  readonly team_id: string
+  readonly org_id: string
+  /** The new version's card id (one per version). */
+  readonly card_id: string
+  readonly card_source: string
+  readonly actor: string
+}
+
+/** Source: the version's card id. */
+export const teamCardUpdatedEvent = (change: TeamCardChange, at: Date): Occurrence<"team.card_updated"> => ({
+  type: "team.card_updated",
+  source: change.card_id,
+  org_id: change.org_id,
+  created_at: at,
+  data: { team_id: change.team_id, card_id: change.card_id, card_source: change.card_source, actor_id: change.actor }
+})
+
+// ---- reputation ------------------------------------------------------------------------------
+
+/** What the reputation events need of a computed score. */
+export interface ScoredReputation {
+  readonly agent_id: string
+  readonly score: number
+  readonly grade: Grade
+  readonly computed_at: string
+  readonly components: ReadonlyArray<{ readonly key: string; readonly score: number }>
+}
+
+/** Source: the agent and the computation's time (a recomputation retried at the same time is the same occurrence). */
+export const reputationScoreEvent = (
+  reputation: ScoredReputation,
+  notifiedScore: number,
+  orgId: string | null,
+  at: Date
+): Occurrence<"reputation.score_changed"> => ({
+  type: "reputation.score_changed",
+  source: `${reputation.agent_id}@${reputation.computed_at}`,
+  org_id: orgId,
+  agent_id: reputation.agent_id,
+  created_at: at,
+  data: {
+    agent_id: reputation.agent_id,
+    score_before: notifiedScore,
+    score_after: reputation.score,
+    grade: reputation.grade,
+    components: Object.fromEntries(reputation.components.map((c) => [c.key, c.score]))
+  }
+})
+
+export const reputationGradeEvent = (
+  reputation: ScoredReputation,
+  gradeBefore: Grade,
+  orgId: string | null,
+  at: Date
+): Occurrence<"reputation.grade_changed"> => ({
+  type: "reputation.grade_changed",
+  source: `${reputation.agent_id}@${reputation.computed_at}`,
+  org_id: orgId,
+  agent_id: reputation.agent_id,
+  created_at: at,
+  data: {
+    agent_id: reputation.agent_id,
+    grade_before: gradeBefore,
+    grade_after: reputation.grade,
+    score: reputation.score
+  }
+})
+
+// ---- team reputation -----------------------------------------------------------------------
+
+export interface TeamScoreChange {
+  readonly team_id: string
+  readonly org_id: string
+  /** The computation's assessment id (one per computation). */
+  readonly assessment_id: string
+  /** The last NOTIFIED score, not the previous one: a slow slide alerts too. */
+  readonly score_before: number
+  readonly score_after: number
+  readonly grade: string
+  readonly components: ReadonlyArray<{ readonly key: string; readonly score: number }>
+}
+
+/** Source: the computation's assessment id. */
+export const teamScoreChangedEvent = (
+  change: TeamScoreChange,
+  at: Date
+): Occurrence<"team_reputation.score_changed"> => ({
+  type: "team_reputation.score_changed",
+  source: change.assessment_id,
+  org_id: change.org_id,
+  created_at: at,
+  data: {
+    team_id: change.team_id,
+    score_before: change.score_before,
+    score_after: change.score_after,
+    grade: change.grade,
+    components: Object.fromEntries(change.components.map((c) => [c.key, c.score]))
+  }
+})
+
+export interface TeamGradeChange {
+  readonly team_id: string
+  readonly org_id: string
+  readonly assessment_id: string
+  /** The last notified grade. */
+  readonly grade_before: string
+  readonly grade_after: string
+  readonly score: number
+}
+
+/** Source: the computation's assessment id. */
+export const teamGradeChangedEvent = (
+  change: TeamGradeChange,
+  at: Date
+): Occurrence<"team_reputation.grade_changed"> => ({
+  type: "team_reputation.grade_changed",
+  source: change.assessment_id,
+  org_id: change.org_id,
+  created_at: at,
+  data: {
+    team_id: change.team_id,
+    grade_before: change.grade_before,
+    grade_after: change.grade_after,
+    score: change.score
+  }
+})
+
+export interface TeamQuotaNotice {
+  readonly org_id: string
+  /** `YYYY-MM`: each notice is sent once per organization and month. */
+  readonly period: string
+  readonly usage_percent: number
+  readonly computations_used: number
+  readonly computations_included: number
+}
+
+/** Source: the organization and the month. */
+export const teamQuotaEvent = (
+  type: "quota.team_reputation_warning" | "quota.team_reputation_exceeded",
+  notice: TeamQuotaNotice,
+  at: Date
+): Occurrence<"quota.team_reputation_warning" | "quota.team_reputation_exceeded"> => ({
+  type,
+  source: `${notice.org_id}/${notice.period}`,
+  org_id: notice.org_id,
+  created_at: at,
+  data: {
+    org_id: notice.org_id,
+    usage_percent: notice.usage_percent,
+    computations_used: notice.computations_used,
+    computations_included: notice.computations_included
+  }
+})

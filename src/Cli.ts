@@ -1,7 +1,8 @@
 /**
  * The `candor` command line: `serve`; `token`, which mints a token of the embedded identity
  * provider; `license issue`, which signs a self-hosting license with the deployment's signing key.
- * `verify` (the offline verifier) and `keys` (the signing-key ring) are in ./cli/.
+ * `verify` (the offline verifier), `reputation verify` (a published score recomputed from its
+ * certificates) and `keys` (the signing-key ring) are in ./cli/.
  */
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
@@ -21,6 +22,7 @@ import pkg from "../package.json" with { type: "json" }
 import { CandorConfig, configDocs, layerFromEnv } from "./Config.js"
 import { roleChoices, selectRoles, ServeProcessLive } from "./Serve.js"
 import { keysCommand } from "./cli/Keys.js"
+import { reputationCommand } from "./cli/ReputationVerify.js"
 import { verifyCommand } from "./cli/Verify.js"
 
 const role = Options.choice("role", roleChoices).pipe(
@@ -123,7 +125,7 @@ const license = Command.make("license").pipe(
 
 export const candor = Command.make("candor").pipe(
   Command.withDescription("Agent integrity gateway"),
-  Command.withSubcommands([serve, token, license, verifyCommand, keysCommand])
+  Command.withSubcommands([serve, token, license, verifyCommand, reputationCommand, keysCommand])
 )
 
 const [first, ...rest] = configDocs.map((doc): [Span.Span, HelpDoc.HelpDoc] => [

@@ -1,8 +1,8 @@
 /**
  * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
  * on HOST:PORT (health and metrics on every role, the management API on `api`), the gateway on
- * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays). Bus, agent
- * state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
+ * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays, the team reputation
+ * refresh). Bus, agent state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
  * default, NATS JetStream and KV when NATS_URL is set.
  *
  * The embedded default (every role, no NATS_URL) runs on two threads so that the gateway's response
@@ -46,6 +46,7 @@ import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOw
 import { runWorkers } from "../streams/PartitionWorkers.js"
 import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
+import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
@@ -371,7 +372,8 @@ const rolesLive = (
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
-    Layer.merge(withWorkers ? WorkersLive : Layer.empty),
+    // The team reputation refresh runs beside the workers (docs/team-reputation.md).
+    Layer.merge(withWorkers ? Layer.merge(WorkersLive, TeamReputationRefresh.layer()) : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))

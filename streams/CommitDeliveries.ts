@@ -71,12 +71,15 @@ export interface BatchOutcome {
   readonly retried: number
   /** The outbox kinds the commit wrote items of: only their relays need waking. */
   readonly outboxKinds: ReadonlySet<string>
+  /** The agents whose logs the commit extended (their reputations are due a recomputation). */
+  readonly agentIds: ReadonlySet<string>
 }
 
 /** A batch committed: what `attempt` found, before the acks. */
 type Committed = Omit<BatchOutcome, "invalid" | "retried">
 
 const NO_KINDS: ReadonlySet<string> = new Set()
+const NO_AGENTS: ReadonlySet<string> = new Set()
 
 const outboxKindsOf = (inputs: ReadonlyArray<CommitInput>): ReadonlySet<string> => {
   let kinds: Set<string> | undefined
@@ -105,7 +108,8 @@ export const commitDeliveries = (
         )
       }
     }
-    if (events.length === 0) return { committed: 0, duplicates: 0, invalid, retried: 0, outboxKinds: NO_KINDS }
+    if (events.length === 0)
+      return { committed: 0, duplicates: 0, invalid, retried: 0, outboxKinds: NO_KINDS, agentIds: NO_AGENTS }
 
     // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
     // once, and a duplicate that still gets through (a republish after an outage, which the bus does
@@ -152,7 +156,8 @@ export const commitDeliveries = (
         return {
           committed: inputs.length,
           duplicates: events.length - inputs.length,
-          outboxKinds: outboxKindsOf(inputs)
+          outboxKinds: outboxKindsOf(inputs),
+          agentIds: new Set(inputs.map((input) => input.checkpoint.agent_id))
         }
       })
 
@@ -170,7 +175,14 @@ export const commitDeliveries = (
           Effect.annotateLogs({ reason, events: events.length })
         )
         yield* settleAll((delivery) => delivery.nak(redeliveryDelay(delivery, options)))
-        return { committed: 0, duplicates: 0, invalid, retried: events.length, outboxKinds: NO_KINDS }
+        return {
+          committed: 0,
+          duplicates: 0,
+          invalid,
+          retried: events.length,
+          outboxKinds: NO_KINDS,
+          agentIds: NO_AGENTS
+        }
       })
 
     /** After a first attempt that did not commit: again (after a failure, with backoff) until committed or handed back. */

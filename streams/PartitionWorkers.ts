@@ -6,6 +6,9 @@
  * Catalogue events: the event relay publishes `event` outbox items to the feed, and the webhook
  * fan-out consumes the feed under the durable name `webhooks` (shared by every worker), turning each
  * event into its deliveries; a failed fan-out is nak'd and comes back after a backoff.
+ *
+ * Reputation: each commit marks the agents it extended, and their scores are recomputed off the
+ * commit path by the partition's owner (streams/ReputationWorker.ts).
  */
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -19,7 +22,8 @@ import * as Stream from "effect/Stream"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import { EventFeed, type FeedDelivery } from "../adapters/bus/EventFeed.js"
-import { DEFAULT_PREFIX } from "../adapters/bus/Subjects.js"
+import { DEFAULT_PREFIX, partitionOf } from "../adapters/bus/Subjects.js"
+import * as ReputationRepo from "../adapters/store/ReputationRepo.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
@@ -32,6 +36,11 @@ import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRe
 import { fanOutEvent } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
+import {
+  defaultReputationWorkerOptions,
+  makeReputationWorker,
+  type ReputationWorkerOptions
+} from "./ReputationWorker.js"
 
 export interface WorkerOptions {
   readonly logOrigin: string
@@ -50,6 +59,8 @@ export interface WorkerOptions {
   readonly fanOutBackoffMs: (deliveries: number) => number
   /** How the partitions' batches are committed together (streams/GroupCommit.ts). */
   readonly groupCommit: GroupCommitOptions
+  /** When reputations are recomputed (streams/ReputationWorker.ts). */
+  readonly reputation: ReputationWorkerOptions
 }
 
 export const defaultWorkerOptions: WorkerOptions = {
@@ -62,7 +73,8 @@ export const defaultWorkerOptions: WorkerOptions = {
   retentionInterval: "1 hour",
   fanOutConsumer: "webhooks",
   groupCommit: defaultGroupCommitOptions,
-  fanOutBackoffMs: exponentialBackoff
+  fanOutBackoffMs: exponentialBackoff,
+  reputation: defaultReputationWorkerOptions
 }
 
 /** The most deliveries one `commitDeliveries` attests and commits. */
@@ -94,6 +106,10 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const wakeWebhooks = yield* makeSignal
     const wakeEvents = yield* makeSignal
     const commitOptions = { ...settings, key }
+    // The agents of the partitions this worker owns now: the sweep recomputes only those.
+    const owns = (agentId: string) =>
+      Effect.map(ownership.owned.get, (owned) => owned.has(partitionOf(agentId, bus.partitions)))
+    const reputation = yield* makeReputationWorker(settings.reputation, owns).pipe(Effect.provide(ReputationRepo.layer))
 
     const consume = (partition: number) =>
       bus.consumePartition(partition).pipe(
@@ -103,6 +119,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
         Stream.mapConcat((chunk) => slices(Chunk.toReadonlyArray(chunk), MAX_COMMIT_DELIVERIES)),
         Stream.mapEffect((batch) =>
           commitDeliveries(actors, batch, commitOptions).pipe(
+            Effect.tap(({ agentIds }) => Effect.sync(() => reputation.mark(agentIds))),
             Effect.tap(({ outboxKinds }) =>
               Effect.all(
                 [

@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { Visibility } from "../../core/schema/Reputation.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
@@ -54,6 +55,8 @@ export interface AgentSummary {
   readonly checkpoint_counts: VerdictCounts
   /** Whether someone claimed the agent; only the service-role key sees unclaimed ones. */
   readonly claimed: boolean
+  /** Who may read its reputation (an unclaimed agent: the default, unlisted). */
+  readonly visibility: Visibility
 }
 
 export interface TraceCounts {
@@ -118,6 +121,7 @@ interface SummaryRow {
   readonly last_seen: unknown
   readonly counts: Readonly<Record<string, unknown>> | null
   readonly claimed: unknown
+  readonly visibility: Visibility | null
 }
 
 const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary => {
@@ -134,7 +138,8 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
       boundary_violation: toCount(counts["boundary_violation"])
     },
     // PGlite and PostgreSQL both answer a boolean; a driver that answers 1/0 or "t" is covered too.
-    claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t"
+    claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t",
+    visibility: row.visibility ?? "unlisted"
   }
 }
 
@@ -200,7 +205,8 @@ export const make = Effect.gen(function* () {
             (select k.card_id from cards k where k.agent_id = i.agent_id and k.active) as card_id,
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
             (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts,
-            exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed
+            exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed,
+            (select l.visibility from agent_claims l where l.agent_id = i.agent_id) as visibility
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
           Effect.flatMap((rows) =>
             Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))

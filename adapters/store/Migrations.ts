@@ -19,6 +19,12 @@ import sealedSecrets from "./migrations/0010_sealed_secrets.js"
 import webhookEndpoints from "./migrations/0011_webhook_endpoints.js"
 import feedEvents from "./migrations/0012_feed_events.js"
 import sealedFields from "./migrations/0014_sealed_fields.js"
+import reputation from "./migrations/0015_reputation.js"
+import teams from "./migrations/0016_teams.js"
+import trustEdges from "./migrations/0017_trust_edges.js"
+import teamReputation from "./migrations/0018_team_reputation.js"
+import riskAssessments from "./migrations/0019_risk_assessments.js"
+import reclassifications from "./migrations/0020_reclassifications.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -37,7 +43,13 @@ export const migrationNames = [
   "0010_sealed_secrets",
   "0011_webhook_endpoints",
   "0012_feed_events",
-  "0014_sealed_fields"
+  "0014_sealed_fields",
+  "0015_reputation",
+  "0016_teams",
+  "0017_trust_edges",
+  "0018_team_reputation",
+  "0019_risk_assessments",
+  "0020_reclassifications"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -53,7 +65,13 @@ export const migrations = Migrator.fromRecord({
   "0010_sealed_secrets": sealedSecrets,
   "0011_webhook_endpoints": webhookEndpoints,
   "0012_feed_events": feedEvents,
-  "0014_sealed_fields": sealedFields
+  "0014_sealed_fields": sealedFields,
+  "0015_reputation": reputation,
+  "0016_teams": teams,
+  "0017_trust_edges": trustEdges,
+  "0018_team_reputation": teamReputation,
+  "0019_risk_assessments": riskAssessments,
+  "0020_reclassifications": reclassifications
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -9,6 +9,7 @@
 import { Schema } from "effect"
 import { literalUnion } from "./Literals.js"
 import { AgentId, DateTimeString, Hex32, Identifier } from "./Ids.js"
+import { Visibility } from "./Reputation.js"
 import { EnforcementMode } from "./Verdict.js"
 
 /** paused (by an admin, or auto-containment) and killed (by an owner) are the contained states. */
@@ -29,7 +30,10 @@ export const Agent = Schema.Struct({
   claimed_at: Schema.NullOr(DateTimeString),
   last_seen: Schema.NullOr(DateTimeString),
   status: AgentStatus,
-  public: Schema.Boolean,
+  public: Schema.Boolean.annotations({ description: "visibility = public (kept for clients of the reference API)" }),
+  visibility: Visibility.annotations({
+    description: "Who may read the agent's reputation: public (listed), unlisted (by id, the default), private"
+  }),
   aip_enforcement_mode: EnforcementMode,
   billing_account_id: Schema.NullOr(Identifier),
   created_at: DateTimeString

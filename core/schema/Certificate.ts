@@ -244,6 +244,23 @@ export const VerdictProof = Schema.Struct({
 })
 export type VerdictProof = typeof VerdictProof.Type
 
+/** `GET /v1/agents/{agent_id}/certificates`: a page of an agent's certificates, in log order. */
+export const CertificatePage = Schema.Struct({
+  agent_id: AgentId,
+  from: Schema.NonNegativeInt.annotations({ description: "The first chain position asked for" }),
+  limit: Schema.Int.pipe(Schema.between(1, 1000)),
+  tree_size: TreeSize.annotations({
+    description: "The size of the newest signed tree head: the page holds positions below it only"
+  }),
+  certificates: Schema.Array(IntegrityCertificate).annotations({
+    description: "Certificates at positions from `from`, ascending; a position removed by retention is skipped"
+  }),
+  next: Schema.NullOr(Schema.NonNegativeInt).annotations({
+    description: "The `from` of the next page; null when this page reaches the tree head"
+  })
+}).annotations({ identifier: "CertificatePage" })
+export type CertificatePage = typeof CertificatePage.Type
+
 export const ChainReportItem = Schema.Struct({
   checkpoint_id: CheckpointId,
   position: Schema.NonNegativeInt,

@@ -1,7 +1,8 @@
 /**
  * The governance log: every action a person (or auto-containment) takes on an agent or an
- * organization — containment, enforcement mode, card, conscience values, policy — as an append-only
- * RFC 6962 log per agent and per organization, with C2SP signed tree heads, like the checkpoint logs.
+ * organization — containment, enforcement mode, card, conscience values, policy, trust edges — as an
+ * append-only RFC 6962 log per agent and per organization, with C2SP signed tree heads, like the
+ * checkpoint logs.
  *
  * A leaf is the RFC 6962 leaf hash of the JCS (RFC 8785) bytes of a `GovernanceRecord`. The record
  * names its log's origin, so an entry cannot be replayed into another log, and holds hashes of the
@@ -26,6 +27,7 @@ export const GOVERNANCE_ACTIONS = [
   "conscience.agent_values",
   "policy.put",
   "policy.delete",
+  "agent.visibility",
   // organization conscience values, on the organization's log (policy.put/delete too, for its policy)
   "conscience.create",
   "conscience.update",
@@ -39,7 +41,20 @@ export const GOVERNANCE_ACTIONS = [
   "webhook.update",
   "webhook.delete",
   "webhook.rotate_secret",
-  "webhook.redeliver"
+  "webhook.redeliver",
+  // teams of the organization, on the organization's log (card_put with the team card's hash)
+  "team.create",
+  "team.update",
+  "team.archive",
+  "team.member_add",
+  "team.member_remove",
+  "team.card_put",
+  // trust edges the agent declares, on the declaring (source) agent's log
+  "trust_edge.create",
+  "trust_edge.delete",
+  // a checkpoint's verdict reclassified (card_gap or behavior_gap), on the agent's log; the
+  // certificate is never changed, reputation reads this entry
+  "reclassification.create"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type
@@ -48,7 +63,9 @@ export type GovernanceAction = typeof GovernanceAction.Type
 export const GovernanceHashes = Schema.Struct({
   card_hash: Schema.optionalWith(Hex32, { exact: true }),
   values_hash: Schema.optionalWith(Hex32, { exact: true }),
-  policy_hash: Schema.optionalWith(Hex32, { exact: true })
+  policy_hash: Schema.optionalWith(Hex32, { exact: true }),
+  /** The reclassified checkpoint's certificate: its chain hash (the log leaf's content). */
+  certificate_hash: Schema.optionalWith(Hex32, { exact: true })
 }).annotations({ identifier: "GovernanceHashes" })
 export type GovernanceHashes = typeof GovernanceHashes.Type
 

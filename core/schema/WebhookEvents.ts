@@ -83,11 +83,13 @@ const event = (description: string, data: Schema.Schema.AnyNoContext, status: Ev
 export const WEBHOOK_EVENT_TYPES = {
   "reputation.score_changed": event(
     "An agent's score moved more than 10 points from the last score notified",
-    Schema.Struct({ agent_id: AgentId, ...AgentScore })
+    Schema.Struct({ agent_id: AgentId, ...AgentScore }),
+    "active"
   ),
   "reputation.grade_changed": event(
     "An agent's letter grade changed",
-    Schema.Struct({ agent_id: AgentId, grade_before: Schema.String, grade_after: Schema.String, score: Schema.Number })
+    Schema.Struct({ agent_id: AgentId, grade_before: Schema.String, grade_after: Schema.String, score: Schema.Number }),
+    "active"
   ),
   "team.created": event(
     "A team was created",
@@ -97,21 +99,25 @@ export const WEBHOOK_EVENT_TYPES = {
       name: Schema.String,
       member_count: Schema.NonNegativeInt,
       agent_ids: Schema.Array(AgentId)
-    })
+    }),
+    "active"
   ),
   "team.archived": event(
     "A team was archived",
-    Schema.Struct({ team_id: Identifier, org_id: Identifier, name: Schema.String })
+    Schema.Struct({ team_id: Identifier, org_id: Identifier, name: Schema.String }),
+    "active"
   ),
-  "team.member_added": event("An agent joined a team", TeamMember),
-  "team.member_removed": event("An agent left a team", TeamMember),
+  "team.member_added": event("An agent joined a team", TeamMember, "active"),
+  "team.member_removed": event("An agent left a team", TeamMember, "active"),
   "team.card_updated": event(
     "A team card was updated",
-    Schema.Struct({ team_id: Identifier, card_id: Schema.String, card_source: Schema.String, actor_id: Schema.String })
+    Schema.Struct({ team_id: Identifier, card_id: Schema.String, card_source: Schema.String, actor_id: Schema.String }),
+    "active"
   ),
   "team_reputation.score_changed": event(
-    "A team's score moved more than 10 points",
-    Schema.Struct({ team_id: Identifier, ...AgentScore })
+    "A team's score moved more than 10 points from the last score notified",
+    Schema.Struct({ team_id: Identifier, ...AgentScore }),
+    "active"
   ),
   "team_reputation.grade_changed": event(
     "A team's letter grade changed",
@@ -120,10 +126,11 @@ export const WEBHOOK_EVENT_TYPES = {
       grade_before: Schema.String,
       grade_after: Schema.String,
       score: Schema.Number
-    })
+    }),
+    "active"
   ),
-  "quota.team_reputation_exceeded": event("The team reputation computation quota is exceeded", Quota),
-  "quota.team_reputation_warning": event("80% of the team reputation computation quota is used", Quota),
+  "quota.team_reputation_exceeded": event("The team reputation computation quota is exceeded", Quota, "active"),
+  "quota.team_reputation_warning": event("80% of the team reputation computation quota is used", Quota, "active"),
   "conscience.values_updated": event(
     "An organization's conscience values or mode changed",
     Schema.Struct({

@@ -36,6 +36,14 @@ import { OrgConscienceApi } from "./groups/OrgConscience.js"
 import { ExportApi } from "./groups/Export.js"
 import { WebhooksApi } from "./groups/Webhooks.js"
 import { StreamApi } from "./groups/Stream.js"
+import { CoherenceApi } from "./groups/Coherence.js"
+import { TeamsApi } from "./groups/Teams.js"
+import { TrustEdgesApi } from "./groups/TrustEdges.js"
+import { ReclassificationsApi } from "./groups/Reclassifications.js"
+import { ReputationApi, ReputationQueriesApi } from "./groups/Reputation.js"
+import { TeamReputationApi } from "./groups/TeamReputation.js"
+import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
+import { RiskApi } from "./groups/Risk.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -66,6 +74,15 @@ export class CandorApi extends HttpApi.make("candor")
   .add(OrgConscienceApi)
   .add(ExportApi)
   .add(StreamApi)
+  .add(CoherenceApi)
+  .add(TeamsApi)
+  .add(TrustEdgesApi)
+  .add(ReputationApi)
+  .add(ReputationQueriesApi)
+  .add(TeamReputationApi)
+  .add(TeamIntelligenceApi)
+  .add(RiskApi)
+  .add(ReclassificationsApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -1,7 +1,8 @@
 /**
  * The management API as router routes for `HttpLayerRouter.serve` (src/Serve.ts): every group's
  * handlers, the Authentication middleware, the OpenAPI document at /v1/openapi.json, the docs page
- * at /docs (Swagger UI, its assets inlined: no CDN), the `{error}` bodies and the body size limit.
+ * at /docs (Swagger UI, its assets inlined: no CDN), the public reputation pages at
+ * /agents/{agent_id}/reputation, the `{error}` bodies and the body size limit.
  *
  * What it needs from the process (store, identity repositories, agent state, event feed, signing key, auth
  * configuration) stays a requirement, provided by Serve.ts or by the test harness.
@@ -16,6 +17,7 @@ import * as RateLimiter from "../../adapters/auth/RateLimiter.js"
 import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
 import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
 import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
+import { ReputationPageRoute } from "../http/ReputationPageRoute.js"
 import { CandorApi } from "./Api.js"
 import { ErrorBodiesLive } from "./ErrorBodies.js"
 import { AdminLive } from "./handlers/Admin.js"
@@ -49,6 +51,22 @@ import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
 import { ExportLive } from "./handlers/Export.js"
 import { type StreamOptions, StreamLive } from "./handlers/Stream.js"
+import * as CoherenceRepo from "../../adapters/store/CoherenceRepo.js"
+import { CoherenceLive } from "./handlers/Coherence.js"
+import * as TeamRepo from "../../adapters/store/TeamRepo.js"
+import { TeamsLive } from "./handlers/Teams.js"
+import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
+import { TrustEdgesLive } from "./handlers/TrustEdges.js"
+import { ReclassificationsLive } from "./handlers/Reclassifications.js"
+import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
+import { ReputationLive, ReputationQueriesLive } from "./handlers/Reputation.js"
+import * as MemberScores from "../../adapters/store/MemberScores.js"
+import * as TeamReputationRepo from "../../adapters/store/TeamReputationRepo.js"
+import { TeamReputationLive } from "./handlers/TeamReputation.js"
+import { TeamIntelligenceLive } from "./handlers/TeamIntelligence.js"
+import * as RiskRepo from "../../adapters/store/RiskRepo.js"
+import * as KeyRepo from "../../adapters/store/KeyRepo.js"
+import { RiskLive } from "./handlers/Risk.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -97,12 +115,31 @@ const HandlersLive = Layer.mergeAll(
   OrgConscienceLive,
   WebhookEventTypesLive,
   WebhooksLive,
-  ExportLive
+  ExportLive,
+  CoherenceLive,
+  TeamsLive,
+  TrustEdgesLive,
+  ReputationLive,
+  ReputationQueriesLive,
+  TeamReputationLive,
+  TeamIntelligenceLive,
+  RiskLive,
+  ReclassificationsLive
 ).pipe(
+  // Reputation: stored scores, and the recomputation of one read before any was stored.
+  Layer.provide(ReputationRepo.layer),
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
   Layer.provide(PolicyRepo.layer),
   // Organization conscience values: their routes.
-  Layer.provide(OrgConscienceRepo.layer)
+  Layer.provide(OrgConscienceRepo.layer),
+  // Fleet coherence: its route (and its cache, one per process).
+  Layer.provide(CoherenceRepo.layer),
+  // Trust edges: their routes.
+  Layer.provide(TrustEdgeRepo.layer),
+  // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
+  Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
+  // Risk assessments: their records, and the key ring their signing key is registered in.
+  Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer))
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
@@ -121,5 +158,6 @@ export const layer = (options: ApiOptions) =>
       Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates }))
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),
+    ReputationPageRoute,
     ErrorBodiesLive({ maxBodyBytes: options.maxBodyBytes })
   ).pipe(Layer.provide(RateLimiter.layer))

@@ -45,7 +45,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         last_seen: inputs.at(-1)!.checkpoint.timestamp,
         total_checkpoints: 5,
         checkpoint_counts: { clear: 2, review_needed: 2, boundary_violation: 1 },
-        claimed: true
+        claimed: true,
+        visibility: "unlisted"
       })
       // Never seen by the gateway: the defaults, not an error.
       expect(response.body.agents.find((a: { agent_id: string }) => a.agent_id === api.fixtures.agentA)).toEqual({
@@ -56,7 +57,8 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         last_seen: null,
         total_checkpoints: 0,
         checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
-        claimed: true
+        claimed: true,
+        visibility: "unlisted"
       })
       // Newest activity first.
       expect(response.body.agents[0].agent_id).toBe(agent)

@@ -162,7 +162,8 @@ layer(Harness.layer(), { timeout: "60 seconds" })("catalog", (it) => {
           "last_seen",
           "public",
           "status",
-          "user_id"
+          "user_id",
+          "visibility"
         ])
         expect(author).toMatchObject({
           id: agentA,
@@ -170,6 +171,7 @@ layer(Harness.layer(), { timeout: "60 seconds" })("catalog", (it) => {
           email: userA.email,
           status: "active",
           public: false,
+          visibility: "unlisted",
           aip_enforcement_mode: "observe"
         })
         expect(author.agent_hash).toMatch(/^[0-9a-f]{64}$/)

@@ -194,7 +194,78 @@ const webhookRows = (scope: "org" | "agent"): ReadonlyArray<Row> => {
   ]
 }
 
+/** A team of two fresh agents of the fixtures' organization (created with the service-role key): its path. */
+const freshTeam = (withCard: boolean) =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const { orgId, owner } = api.fixtures
+    const agents = [
+      yield* api.claimAgent({ userId: owner.userId, orgId }),
+      yield* api.claimAgent({ userId: owner.userId, orgId })
+    ]
+    const created = yield* api.call("POST", "/v1/teams", {
+      token: api.serviceRoleKey,
+      body: { org_id: orgId, name: `team-${randomUUID()}`, agent_ids: agents }
+    })
+    if (created.status !== 201) return yield* Effect.dieMessage(`POST /v1/teams: ${created.status}`)
+    const path = `/v1/teams/${created.body.team.team_id}`
+    if (withCard) {
+      const put = yield* api.call("PUT", `${path}/card`, { token: api.serviceRoleKey, body: { card_json: TEAM_CARD } })
+      if (put.status !== 200) return yield* Effect.dieMessage(`PUT ${path}/card: ${put.status}`)
+      const store = yield* Store
+      for (const agentId of agents)
+        yield* Effect.orDie(store.putCard(agentId, cardFor(agentId, `card-${randomUUID().slice(0, 8)}`)))
+    }
+    return { path, agents }
+  })
+const TEAM_CARD = {
+  principal: { type: "organization", relationship: "delegated_authority" },
+  values: { declared: ["honesty"] },
+  autonomy_envelope: { bounded_actions: ["reply"], escalation_triggers: [] },
+  audit_commitment: { retention_days: 30, queryable: true }
+}
+/** A trust edge from the organization's agent to a fresh agent of the organization (service-role key): its path. */
+const freshTrustEdge = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const { orgAgent, orgId, owner } = api.fixtures
+  const target = yield* api.claimAgent({ userId: owner.userId, orgId })
+  const created = yield* api.call("POST", `/v1/agents/${orgAgent}/trust-edges`, {
+    token: api.serviceRoleKey,
+    body: { target_agent_id: target, trust_level: "medium", reason: "security table" }
+  })
+  if (created.status !== 201) return yield* Effect.dieMessage(`POST trust-edges: ${created.status}`)
+  return `/v1/agents/${orgAgent}/trust-edges/${created.body.id}`
+})
+
 const ALL: ReadonlyArray<Caller> = CALLERS
+
+/** The organization's agent and a second agent of the organization: a team to assess. */
+const riskTeamAgents = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const { orgAgent, orgId, owner } = api.fixtures
+  return [orgAgent, yield* api.claimAgent({ userId: owner.userId, orgId })]
+})
+
+/** A recorded assessment (by the Owner) of the organization's agent, individual or team. */
+const riskAssessment = (kind: "individual" | "team") =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const res =
+      kind === "individual"
+        ? yield* api.call("POST", "/v1/risk/assess", {
+            token: api.fixtures.owner.token,
+            body: { agent_id: api.fixtures.orgAgent, context: { action_type: "tool_invocation" } }
+          })
+        : yield* api.call("POST", "/v1/risk/assess/team", {
+            token: api.fixtures.owner.token,
+            body: {
+              agent_ids: yield* riskTeamAgents,
+              context: { action_type: "tool_invocation", coordination_mode: "consensus" }
+            }
+          })
+    expect(res.status).toBe(200)
+    return res.body.assessment_id as string
+  })
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
 
 const ROWS: ReadonlyArray<Row> = [
@@ -749,6 +820,14 @@ const ROWS: ReadonlyArray<Row> = [
       }
     ]
   }),
+  // ---- fleet coherence ----
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/coherence",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/coherence`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
   // ---- organization conscience values ----
   {
     method: "GET",
@@ -809,6 +888,126 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "admin"
   },
+  // ---- teams: members of the organization read, Owner and Admin write ----
+  {
+    method: "POST",
+    route: "/v1/teams",
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { orgId, owner } = api.fixtures
+      const agents = [
+        yield* api.claimAgent({ userId: owner.userId, orgId }),
+        yield* api.claimAgent({ userId: owner.userId, orgId })
+      ]
+      return { path: "/v1/teams", body: { org_id: orgId, name: `team-${randomUUID()}`, agent_ids: agents } }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  ...(
+    [
+      ["GET", "/v1/teams/:team_id", ""],
+      ["GET", "/v1/teams/:team_id/roster-history", "/roster-history"],
+      ["GET", "/v1/teams/:team_id/card", "/card"],
+      ["GET", "/v1/teams/:team_id/card/history", "/card/history"],
+      // Derive stores nothing: a read of the members' cards.
+      ["POST", "/v1/teams/:team_id/card/derive", "/card/derive"]
+    ] as const
+  ).map(([method, route, suffix]): Row => ({
+    method,
+    route,
+    target: Effect.map(freshTeam(true), (team) => ({ path: `${team.path}${suffix}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/teams",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/teams`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PATCH",
+    route: "/v1/teams/:team_id",
+    target: Effect.map(freshTeam(false), (team) => ({ path: team.path, body: { description: "changed" } })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/teams/:team_id",
+    target: Effect.map(freshTeam(false), (team) => ({ path: team.path })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/teams/:team_id/members",
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const team = yield* freshTeam(false)
+      const joining = yield* api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId })
+      return { path: `${team.path}/members`, body: { agent_ids: [joining] } }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/teams/:team_id/members/:agent_id",
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const team = yield* freshTeam(false)
+      const third = yield* api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId })
+      yield* api.call("POST", `${team.path}/members`, { token: api.serviceRoleKey, body: { agent_ids: [third] } })
+      return { path: `${team.path}/members/${third}` }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PUT",
+    route: "/v1/teams/:team_id/card",
+    target: Effect.map(freshTeam(false), (team) => ({ path: `${team.path}/card`, body: { card_json: TEAM_CARD } })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  // ---- team reputation: members of the organization read (the first read computes), Owner and Admin recompute ----
+  ...(
+    [
+      ["GET", "/v1/teams/:team_id/reputation", "/reputation"],
+      ["GET", "/v1/teams/:team_id/assessments", "/assessments"]
+    ] as const
+  ).map(([method, route, suffix]): Row => ({
+    method,
+    route,
+    target: Effect.map(freshTeam(true), (team) => ({ path: `${team.path}${suffix}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
+  {
+    method: "POST",
+    route: "/v1/teams/:team_id/reputation/recompute",
+    target: Effect.map(freshTeam(true), (team) => ({ path: `${team.path}/reputation/recompute` })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/team-reputation/quota",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/team-reputation/quota`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  // ---- team intelligence: members of the organization read (nothing is stored) ----
+  ...(["/v1/teams/fault-lines", "/v1/teams/forecast", "/v1/teams/recommend-policy"] as const).map((route): Row => ({
+    method: "POST",
+    route,
+    target: Effect.map(freshTeam(true), (team) => ({ path: route, body: { team_id: team.path.split("/").pop() } })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  })),
   // ---- the live alert stream: any credential; filters for what the caller may not read are 404 ----
   {
     method: "GET",
@@ -834,13 +1033,174 @@ const ROWS: ReadonlyArray<Row> = [
     intended: "member",
     headersOnly: true
   },
+  // ---- risk: readers of every agent concerned assess and read (an assessment records what was read) ----
+  {
+    method: "POST",
+    route: "/v1/risk/assess",
+    target: fixed(
+      () => "/v1/risk/assess",
+      (f) => ({ agent_id: f.orgAgent, context: { action_type: "data_access" } })
+    ),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "POST",
+    route: "/v1/risk/assess/team",
+    target: Effect.map(riskTeamAgents, (agentIds) => ({
+      path: "/v1/risk/assess/team",
+      body: { agent_ids: agentIds, context: { action_type: "task_delegation", coordination_mode: "parallel" } }
+    })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/risk/assessments/:assessment_id",
+    target: Effect.map(riskAssessment("individual"), (id) => ({ path: `/v1/risk/assessments/${id}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/risk/team-assessments/:assessment_id",
+    target: Effect.map(riskAssessment("team"), (id) => ({ path: `/v1/risk/team-assessments/${id}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/risk/history/:agent_id",
+    target: fixed((f) => `/v1/risk/history/${f.orgAgent}`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/risk/proofs/:assessment_id",
+    target: Effect.map(riskAssessment("individual"), (id) => ({ path: `/v1/risk/proofs/${id}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  // ---- reputation: any credential reads (results limited to what the caller may read); Owner/Admin set visibility ----
+  {
+    method: "POST",
+    route: "/v1/reputation/batch",
+    target: fixed(
+      () => "/v1/reputation/batch",
+      (f) => ({ agent_ids: [f.orgAgent] })
+    ),
+    allowed: ALL,
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/reputation/search",
+    target: fixed(() => "/v1/reputation/search"),
+    allowed: ALL,
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/reputation/compare",
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { orgAgent, orgId, owner } = api.fixtures
+      const peer = yield* api.claimAgent({ userId: owner.userId, orgId })
+      return { path: `/v1/reputation/compare?agent_ids=${orgAgent},${peer}` }
+    }),
+    // Another organization may not read either agent: 404.
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/agents/:agent_id/visibility",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/visibility`,
+      () => ({ visibility: "unlisted" })
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
   {
     method: "GET",
     route: "/v1/agents/:agent_id/conscience-values/effective",
     target: fixed((f) => `/v1/agents/${f.orgAgent}/conscience-values/effective`),
     allowed: ["member", "memberKey", "service"],
     intended: "member"
-  }
+  },
+  // ---- trust edges: Owner and Admin of the source write, readers of the agent list ----
+  {
+    method: "POST",
+    route: "/v1/agents/:agent_id/trust-edges",
+    // A fresh target per call: a second edge of one pair would be 409.
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { orgAgent, orgId, owner } = api.fixtures
+      const target = yield* api.claimAgent({ userId: owner.userId, orgId })
+      return {
+        path: `/v1/agents/${orgAgent}/trust-edges`,
+        body: { target_agent_id: target, trust_level: "high", reason: "security table" }
+      }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/trust-edges",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/trust-edges?direction=both`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/agents/:agent_id/trust-edges/:edge_id",
+    target: Effect.map(freshTrustEdge, (path) => ({ path })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  // ---- reclassification: Owner and Admin reclassify and recompute, readers of the agent list and export ----
+  {
+    method: "POST",
+    route: "/v1/agents/:agent_id/reclassify",
+    // A fresh non-clear checkpoint per call: a second reclassification of one checkpoint is 409.
+    target: Effect.gen(function* () {
+      const { orgAgent } = yield* fixtures
+      const inputs = yield* Effect.orDie(seed(orgAgent, 3))
+      const flagged = inputs.find((input) => input.checkpoint.verdict !== "clear")!
+      return {
+        path: `/v1/agents/${orgAgent}/reclassify`,
+        body: { checkpoint_id: flagged.checkpoint.checkpoint_id, reason: "security table", new_type: "behavior_gap" }
+      }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/reputation/:agent_id/recompute",
+    target: fixed(
+      (f) => `/v1/reputation/${f.orgAgent}/recompute`,
+      () => ({})
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  ...(
+    [
+      "/v1/agents/:agent_id/reclassifications",
+      "/v1/agents/:agent_id/card-amendments",
+      "/v1/agents/:agent_id/compliance-export"
+    ] as const
+  ).map((route): Row => ({
+    method: "GET",
+    route,
+    target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  }))
 ]
 
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
@@ -927,7 +1287,7 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
     it.effect("a session reads as the user for one hour and refuses every write (403)", () =>
       Effect.gen(function* () {
         const api = yield* ApiHarness
-        const { orgAgent, orgId, owner } = api.fixtures
+        const { agentA, orgAgent, orgId, owner } = api.fixtures
         const started = yield* start(owner.userId)
         expect(started.status).toBe(201)
         expect(started.body).toMatchObject({
@@ -942,6 +1302,11 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
 
         expect((yield* api.call("GET", `/v1/orgs/${orgId}`, { token })).body.role).toBe("owner")
         expect((yield* api.call("GET", `/v1/agents/${orgAgent}/enforcement`, { token })).status).toBe(200)
+        expect((yield* api.call("GET", `/v1/orgs/${orgId}/coherence`, { token })).status).toBe(200)
+        const team = yield* freshTeam(true)
+        expect((yield* api.call("GET", team.path, { token })).status).toBe(200)
+        // A read: the first one computes the team's reputation, for an impersonation session too.
+        expect((yield* api.call("GET", `${team.path}/reputation`, { token })).status).toBe(200)
 
         const writes: ReadonlyArray<[string, string, unknown]> = [
           ["POST", "/v1/orgs", { name: "Imp", slug: `imp-${randomUUID().slice(0, 8)}` }],
@@ -955,6 +1320,7 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
           ["DELETE", `/v1/orgs/${orgId}/policy`, undefined],
           ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
+          ["PUT", `/v1/agents/${orgAgent}/visibility`, { visibility: "private" }],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],
           ["POST", "/v1/api-keys", { name: "imp" }],
           [
@@ -962,7 +1328,22 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
             "/v1/enterprise/contact",
             { name: "N", email: "n@example.test", company: "C", role: "R", company_size: "1", message: "m" }
           ],
-          ["POST", "/v1/billing/validate-promo", { code: "LAUNCH20" }]
+          ["POST", "/v1/billing/validate-promo", { code: "LAUNCH20" }],
+          ["POST", "/v1/teams", { org_id: orgId, name: "imp", agent_ids: [orgAgent, orgAgent] }],
+          ["PATCH", team.path, { name: "imp" }],
+          ["DELETE", team.path, undefined],
+          ["POST", `${team.path}/members`, { agent_ids: [orgAgent] }],
+          ["DELETE", `${team.path}/members/${team.agents[0]}`, undefined],
+          ["PUT", `${team.path}/card`, { card_json: TEAM_CARD }],
+          // Derive stores nothing, but a session refuses every POST.
+          ["POST", `${team.path}/card/derive`, undefined],
+          ["POST", `/v1/agents/${orgAgent}/trust-edges`, { target_agent_id: agentA, trust_level: "low", reason: "r" }],
+          ["DELETE", `/v1/agents/${orgAgent}/trust-edges/te-any`, undefined],
+          ["POST", `${team.path}/reputation/recompute`, undefined],
+          // An assessment records and signs: a session refuses it like every POST.
+          ["POST", "/v1/risk/assess", { agent_id: orgAgent, context: { action_type: "data_access" } }],
+          ["POST", `/v1/agents/${orgAgent}/reclassify`, { checkpoint_id: "ic-any", reason: "r", new_type: "card_gap" }],
+          ["POST", `/v1/reputation/${orgAgent}/recompute`, {}]
         ]
         for (const [method, path, body] of writes) {
           const res = yield* api.call(method, path, { token, body })

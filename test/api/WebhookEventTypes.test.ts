@@ -50,7 +50,11 @@ layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {
         expect.arrayContaining(["agent_id", "org_id", "action", "actor", "reason", "previous_status", "new_status"])
       )
       const team = res.body.event_types.find((entry: { type: string }) => entry.type === "team.created")
-      expect(team.status).toBe("declared")
+      expect(team.status).toBe("active")
+      const teamScore = res.body.event_types.find(
+        (entry: { type: string }) => entry.type === "team_reputation.score_changed"
+      )
+      expect(teamScore.status).toBe("active")
     })
   )
 

@@ -272,6 +272,7 @@ describe("valid resources decode", () => {
       last_seen: "2026-03-04T10:00:00Z",
       status: "active",
       public: false,
+      visibility: "unlisted",
       aip_enforcement_mode: "observe",
       billing_account_id: null,
       created_at: "2026-03-04T09:00:00Z"

@@ -2,7 +2,8 @@
  * The public verification endpoints over real HTTP, on records the real actors made: shapes,
  * 404 for unknown ids and 400 naming the field, and that every answer verifies with core/ alone
  * (signatures with the listed keys, inclusion proofs against the signed roots at the newest and at an
- * older size, consistency between two signed tree heads, verdict proofs).
+ * older size, consistency between two signed tree heads, verdict proofs), and the certificate pages a
+ * reputation is verified from.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -16,6 +17,9 @@ import { verifyConsistency, verifyInclusion } from "../../core/Merkle.js"
 import { parseVerifierKey, verifyCheckpointNote } from "../../core/Note.js"
 import { shouldProve } from "../../core/ProofSampling.js"
 import { keyIdOf } from "../../core/Signing.js"
+import { computeReputation, NO_COHERENCE } from "../../core/Reputation.js"
+import { tallyCertificates } from "../../core/ReputationTally.js"
+import { verifyReputation } from "../../core/ReputationVerification.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
 import { ApiHarness } from "../api/Support.js"
 import { commitEvents, eventually, originOf, review, violation, world } from "./Support.js"
@@ -422,6 +426,109 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
           chain: { valid: false }
         })
         expect(res.body.chain.errors[0]).toContain("position 1")
+      })
+    )
+  })
+
+  describe("GET /v1/agents/{agent_id}/certificates", () => {
+    it.effect(
+      "pages the log in position order up to the signed tree head; the tally drift finds is the actors' drift alerts",
+      () =>
+        Effect.gen(function* () {
+          const api = yield* ApiHarness
+          const sql = yield* SqlClient.SqlClient
+          const agentId = "agt-verify-pages"
+          // One session: three violations in a row raise one AIP drift alert in the actor.
+          const ids = yield* commitEvents(agentId, [[], [violation], [violation], [violation], [review], []])
+          const keys = (yield* api.call("GET", "/v1/keys")).body.keys
+          const head = (yield* api.call("GET", `/v1/agents/${agentId}/merkle-root`)).body
+
+          const all = yield* api.call("GET", `/v1/agents/${agentId}/certificates`)
+          expect(all.status).toBe(200)
+          expect(all.body).toMatchObject({ agent_id: agentId, from: 0, limit: 100, tree_size: 6, next: null })
+          expect(all.body.certificates.map((c: any) => c.subject.checkpoint_id)).toEqual(ids)
+          expect(all.body.certificates.map((c: any) => c.chain.position)).toEqual([0, 1, 2, 3, 4, 5])
+
+          const pages: Array<any> = []
+          let from: number | null = 0
+          while (from !== null) {
+            const page: any = (yield* api.call("GET", `/v1/agents/${agentId}/certificates?from=${from}&limit=4`)).body
+            pages.push(page)
+            from = page.next
+          }
+          expect(pages.map((page) => [page.from, page.certificates.length, page.next])).toEqual([
+            [0, 4, 4],
+            [4, 2, null]
+          ])
+          const certificates = pages.flatMap((page) => page.certificates)
+          // A verdict proof may be attached between two reads (it is outside the signature): compare without it.
+          const withoutProof = (list: ReadonlyArray<any>) => list.map(({ verdict_proof: _, ...rest }) => rest)
+          expect(withoutProof(certificates)).toEqual(withoutProof(all.body.certificates))
+          const exact = yield* api.call("GET", `/v1/agents/${agentId}/certificates?from=2&limit=4`)
+          expect(exact.body.next).toBeNull()
+          const end = yield* api.call("GET", `/v1/agents/${agentId}/certificates?from=6`)
+          expect(end.body).toMatchObject({ certificates: [], next: null })
+
+          const tally = tallyCertificates(certificates)
+          const alerts = yield* sql<{ session_id: string }>`
+            select session_id from drift_alerts where agent_id = ${agentId}`
+          expect(alerts).toHaveLength(1)
+          expect(tally).toMatchObject({
+            certified: 6,
+            analysed: 6,
+            analysed_clear: 2,
+            long_sessions: 1,
+            stable_sessions: 0,
+            violation_sessions: [{ session_id: alerts[0]!.session_id }]
+          })
+
+          // What a third party checks: a score published over these certificates verifies with them.
+          const computedAt = new Date().toISOString()
+          const published = {
+            agent_id: agentId,
+            ...computeReputation(tally, NO_COHERENCE, new Date(computedAt)),
+            computed_at: computedAt,
+            computed_over: { tree_size: head.tree_size, root: head.root, checkpoint: head.signed_tree_head },
+            trend_30d: null,
+            visibility: "unlisted" as const
+          }
+          const report = verifyReputation(published, certificates, head.signed_tree_head, keys)
+          expect(Object.values(report.checks).filter((check) => !check.ok)).toEqual([])
+
+          // And the score Candor itself publishes (the workers' incremental tally) verifies the same way.
+          const served = yield* api.call("GET", `/v1/reputation/${agentId}`)
+          expect(served.status).toBe(200)
+          expect(served.body.computed_over.tree_size).toBe(6)
+          const check = verifyReputation(served.body, certificates, served.body.computed_over.checkpoint, keys)
+          expect(Object.values(check.checks).filter((c) => !c.ok)).toEqual([])
+          expect(check.recomputed.score).toBe(served.body.score)
+        })
+    )
+
+    it.effect("404 for an unknown agent, 400 naming the parameter, no credentials needed", () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const agentId = "agt-verify-pages-400"
+        yield* commitEvents(agentId, [[], []])
+        const unknown = yield* api.call("GET", "/v1/agents/agt-nobody/certificates")
+        expect(unknown.status).toBe(404)
+        expect(unknown.body).toEqual({ error: "agent agt-nobody not found" })
+        for (const [query, field] of [
+          ["limit=0", "limit"],
+          ["limit=1001", "limit"],
+          ["limit=x", "limit"],
+          ["from=-1", "from"],
+          ["from=1.5", "from"],
+          ["from=3", "from"]
+        ] as const) {
+          const bad = yield* api.call("GET", `/v1/agents/${agentId}/certificates?${query}`)
+          expect(bad.status, query).toBe(400)
+          expect(Object.keys(bad.body)).toEqual(["error"])
+          expect(bad.body.error.startsWith(field), bad.body.error).toBe(true)
+        }
+        const one = yield* api.call("GET", `/v1/agents/${agentId}/certificates?from=1&limit=1000`)
+        expect(one.body).toMatchObject({ from: 1, limit: 1000, tree_size: 2, next: null })
+        expect(one.body.certificates).toHaveLength(1)
       })
     )
   })

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Agent } from "../../../core/schema/Agent.js"
 import type { Plan } from "../../../core/schema/Plan.js"
+import type { Visibility } from "../../../core/schema/Reputation.js"
 import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
 import { defaultAgentSettings, StoreError, storeError, type AgentSettingsRecord } from "../Store.js"
 
@@ -104,6 +105,7 @@ interface AgentRecordRow {
   readonly user_id: string
   readonly email: string | null
   readonly public: boolean | null
+  readonly visibility: Visibility
   readonly billing_account_id: string
   readonly settings: Partial<AgentSettingsRecord> | null
   readonly claimed_at: unknown
@@ -186,7 +188,7 @@ export const make = Effect.gen(function* () {
       ),
 
     agentRecord: (agentId) =>
-      sql<AgentRecordRow>`select c.agent_id, c.agent_hash, c.user_id, c.public, c.claimed_at, u.email,
+      sql<AgentRecordRow>`select c.agent_id, c.agent_hash, c.user_id, c.public, c.visibility, c.claimed_at, u.email,
             coalesce(o.billing_account_id, 'ba_' || c.user_id) as billing_account_id,
             a.settings, coalesce(a.created_at, c.claimed_at) as created_at,
             (select max(occurred_at) from checkpoints k where k.agent_id = c.agent_id) as last_seen
@@ -208,6 +210,7 @@ export const make = Effect.gen(function* () {
             last_seen: row.last_seen === null || row.last_seen === undefined ? null : toIso(row.last_seen),
             status: settings.containment?.status ?? "active",
             public: row.public === true,
+            visibility: row.visibility,
             aip_enforcement_mode: settings.mode,
             billing_account_id: row.billing_account_id,
             created_at: toIso(row.created_at)

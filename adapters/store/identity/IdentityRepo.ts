@@ -10,6 +10,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
+import type { Visibility } from "../../../core/schema/Reputation.js"
 import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
 import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
@@ -59,7 +60,9 @@ export interface AgentClaim {
   readonly agent_hash: string
   readonly user_id: string
   readonly org_id: string | null
+  /** visibility = public (a generated column: visibility is the one source). */
   readonly public: boolean
+  readonly visibility: Visibility
   readonly claimed_at: string
 }
 
@@ -114,9 +117,19 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
     readonly acceptInvite: (inviteId: string, userId: string) => Effect.Effect<void, StoreError>
     readonly revokeInvite: (orgId: string, inviteId: string) => Effect.Effect<boolean, StoreError>
 
-    readonly claimAgent: (claim: Omit<AgentClaim, "claimed_at" | "public">) => Effect.Effect<ClaimOutcome, StoreError>
+    readonly claimAgent: (
+      claim: Omit<AgentClaim, "claimed_at" | "public" | "visibility">
+    ) => Effect.Effect<ClaimOutcome, StoreError>
     readonly agentAccess: (agentId: string, userId: string) => Effect.Effect<AgentAccess | undefined, StoreError>
     readonly claimOf: (agentId: string) => Effect.Effect<AgentClaim | undefined, StoreError>
+    /**
+     * Sets the claimed agent's visibility, its claim row locked until the ambient transaction ends;
+     * returns the visibility before, or undefined when the agent is not claimed.
+     */
+    readonly setVisibility: (
+      agentId: string,
+      visibility: Visibility
+    ) => Effect.Effect<Visibility | undefined, StoreError>
     /** Agents the user claimed personally and those claimed into the user's organizations. */
     readonly agentsVisibleToUser: (userId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
     readonly agentsOfOrg: (orgId: string) => Effect.Effect<ReadonlyArray<string>, StoreError>
@@ -164,6 +177,7 @@ const claimOf = fromRow((row: Columns<AgentClaim, "claimed_at">): AgentClaim => 
   user_id: row.user_id,
   org_id: row.org_id ?? null,
   public: row.public === true,
+  visibility: row.visibility ?? "unlisted",
   claimed_at: toIso(row.claimed_at)
 }))
 
@@ -385,6 +399,15 @@ export const make = Effect.gen(function* () {
         Effect.map((rows) => (rows[0] === undefined ? undefined : claimOf(rows[0]))),
         storeError("claimOf")
       ),
+
+    setVisibility: (agentId, visibility) =>
+      Effect.gen(function* () {
+        const [before] = yield* sql<{ readonly visibility: Visibility }>`
+          select visibility from agent_claims where agent_id = ${agentId} for update`
+        if (before === undefined) return undefined
+        yield* sql`update agent_claims set visibility = ${visibility} where agent_id = ${agentId}`
+        return before.visibility
+      }).pipe(storeError("setVisibility")),
 
     agentsVisibleToUser: (userId) =>
       sql`select agent_id from agent_claims where user_id = ${userId} and org_id is null

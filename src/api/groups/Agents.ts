@@ -10,6 +10,7 @@ import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError } from "../../../adapters/http/ApiErrors.js"
 import { AgentStatus } from "../../../core/schema/Agent.js"
 import { AgentId, CardId, DateTimeString } from "../../../core/schema/Ids.js"
+import { Visibility } from "../../../core/schema/Reputation.js"
 import { EnforcementMode } from "../../../core/schema/Verdict.js"
 
 const Count = Schema.NonNegativeInt
@@ -32,7 +33,8 @@ export const AgentListItem = Schema.Struct({
   checkpoint_counts: VerdictCounts,
   claimed: Schema.Boolean.annotations({
     description: "Whether the agent is claimed; false only in the service-role key's list, which holds every agent"
-  })
+  }),
+  visibility: Visibility.annotations({ description: "Who may read its reputation (PUT /v1/agents/{id}/visibility)" })
 }).annotations({ identifier: "AgentListItem", description: "One agent the caller may see" })
 export type AgentListItem = typeof AgentListItem.Type
 

@@ -2,7 +2,8 @@
  * The public verification endpoints (formats in docs/formats.md, shapes in docs/api.md; the response
  * schemas are core/schema's, the one definition of each format): no credentials, JSON, errors
  * `{error}`. Everything they answer can be checked with core/'s verifiers and no trust in Candor: keys, certificates, signed
- * tree heads, inclusion and consistency proofs, verdict proofs, and an agent's whole chain.
+ * tree heads, inclusion and consistency proofs, verdict proofs, and an agent's whole chain (checked
+ * here, or paged out as certificates for `candor reputation verify`).
  *
  * One route is not public: `POST /checkpoints/{id}/prove`, an owner asking for a verdict proof of a
  * checkpoint the sampling did not pick; it carries the Authentication middleware on its own.
@@ -13,6 +14,7 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import {
+  CertificatePage,
   ConsistencyProof,
   InclusionProof,
   IntegrityCertificate,
@@ -46,6 +48,17 @@ export class VerificationApi extends HttpApiGroup.make("verification")
       .addSuccess(VerifyResponse)
   )
   .add(HttpApiEndpoint.get("getMerkleRoot", "/agents/:agent_id/merkle-root").setPath(AgentPath).addSuccess(MerkleRoot))
+  .add(
+    HttpApiEndpoint.get("listAgentCertificates", "/agents/:agent_id/certificates")
+      .setPath(AgentPath)
+      .setUrlParams(
+        Schema.Struct({
+          from: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true }),
+          limit: Schema.optionalWith(IntParam(1, 1000), { default: () => 100, exact: true })
+        })
+      )
+      .addSuccess(CertificatePage)
+  )
   .add(
     HttpApiEndpoint.get("getInclusionProof", "/checkpoints/:checkpoint_id/inclusion-proof")
       .setPath(CheckpointPath)

@@ -15,6 +15,7 @@ import { noteOrigin, noteVerifierKeyOf, publicKeyInfo, verifyWithKeys } from "..
 import { SigningKeys } from "../../../adapters/keys/SigningKeys.js"
 import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
+import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
 import { bytesEqual, fromBase64, fromHex, toHex } from "../../../core/Bytes.js"
 import { canonicalBytes } from "../../../core/Canonical.js"
@@ -145,7 +146,7 @@ export const certificateHash = (certificate: Certificate): string => {
  * Recomputes the agent's chain from its stored certificates, in order, and its Merkle root from the
  * chain hashes; checks every signature. Reads in batches, so memory stays flat however long the log.
  */
-const verifyChain = (agentId: string, offset: number, limit: number) =>
+export const verifyChain = (agentId: string, offset: number, limit: number) =>
   Effect.gen(function* () {
     const proofs = yield* ProofRepo.ProofRepo
     const keys = new Map((yield* ringKeys).map((key) => [key.keyId, key.publicKey]))
@@ -304,6 +305,23 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
           note_verifier_key: noteVerifierKeyOf(head.note, keys) ?? null,
           timestamp: head.created_at
         }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+    .handle("listAgentCertificates", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        // A private agent's log is not listed: 404, as for an unknown one (its certificates stay verifiable by id).
+        if ((yield* (yield* ReputationRepo).visibility(path.agent_id)) === "private")
+          return yield* notFound(`agent ${path.agent_id}`)
+        const head = yield* latestHead(path.agent_id)
+        const { from, limit } = urlParams
+        if (from > head.tree_size)
+          return yield* new BadRequest({ error: `from: must be at most the log's size ${head.tree_size}` })
+        const stored = yield* (yield* ProofRepo.ProofRepo).agentCertificates(path.agent_id, from, limit)
+        // Certificates committed after the newest signed head are not in a signed tree yet.
+        const certificates = stored.filter((certificate) => certificate.chain.position < head.tree_size)
+        const after = (certificates.at(-1)?.chain.position ?? head.tree_size) + 1
+        const next = stored.length === limit && after < head.tree_size ? after : null
+        return { agent_id: path.agent_id, from, limit, tree_size: head.tree_size, certificates, next }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("getInclusionProof", ({ path, urlParams }) =>

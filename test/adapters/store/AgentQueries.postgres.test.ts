@@ -83,7 +83,8 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           card_id: null,
           last_seen: inputs.at(-1)!.checkpoint.timestamp,
           checkpoint_counts: { clear: 3, review_needed: 2, boundary_violation: 2 },
-          claimed: false
+          claimed: false,
+          visibility: "unlisted"
         },
         {
           agent_id: stranger,
@@ -92,7 +93,8 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           card_id: null,
           last_seen: null,
           checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
-          claimed: false
+          claimed: false,
+          visibility: "unlisted"
         }
       ])
       expect(yield* queries.agentSummaries([])).toEqual([])

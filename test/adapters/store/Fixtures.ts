@@ -40,6 +40,8 @@ export interface InputOptions {
   readonly timestamp?: (position: number) => string
   readonly outbox?: (position: number) => ReadonlyArray<OutboxDraft>
   readonly alerts?: boolean
+  /** Every entry clear (no concerns) instead of the verdict cycle. */
+  readonly allClear?: boolean
   /** Overrides the checkpoint id of the entry at `position`. */
   readonly checkpointId?: (position: number) => string | undefined
   /**
@@ -58,7 +60,7 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
   const id = options.checkpointId?.(position) ?? checkpointId()
   const sessionId = options.sessionId?.(position) ?? `${agentId}-session`
   const timestamp = (options.timestamp ?? defaultTime)(position)
-  const concerns = CONCERNS[position % CONCERNS.length]!
+  const concerns = options.allClear === true ? [] : CONCERNS[position % CONCERNS.length]!
   const reasoning = options.reasoning?.(position)
   const summary = reasoning?.summary ?? `summary ${position}`
   const attestation = attest(

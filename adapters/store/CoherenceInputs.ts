@@ -1,0 +1,63 @@
+/**
+ * The coherence component's inputs of one agent (core/Reputation.ts `CoherenceInputs`), the one
+ * place the reputation recomputation (streams/ReputationRecompute.ts) asks for them:
+ * - the mean pair score of its active card with the active cards of the other agents of its
+ *   organization (core/Coherence.ts, as GET /v1/orgs/{org_id}/coherence computes it); null for a
+ *   personal or unclaimed agent, an agent without a card, or one without carded peers (750 then);
+ * - the trust adjustment from the trust it receives (core/TrustPropagation.ts), each truster
+ *   weighted by its stored base score.
+ * It runs inside the recomputation's transaction, on its connection, so whatever it reads is read there.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import { agentCoherenceOf, type FleetAgent } from "../../core/Coherence.js"
+import type { CoherenceInputs } from "../../core/Reputation.js"
+import { trustAdjustmentOf } from "../../core/TrustPropagation.js"
+import * as CoherenceRepo from "./CoherenceRepo.js"
+import { ReputationRepo } from "./ReputationRepo.js"
+import type { StoreError } from "./Store.js"
+import * as TrustEdgeRepo from "./TrustEdgeRepo.js"
+
+/**
+ * Fleets read for recent recomputations, by organization: every agent of an organization recomputed
+ * after a commit would otherwise read all of its cards again. An entry is used only while the
+ * organization's card fingerprint (CoherenceRepo, one index read) is unchanged, so a card change is
+ * seen by the next recomputation in any process. Bounded; the oldest entry goes first.
+ */
+const fleets = new Map<string, { readonly fingerprint: string; readonly agents: ReadonlyArray<FleetAgent> }>()
+const FLEET_CACHE_SIZE = 256
+
+const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
+  Effect.gen(function* () {
+    const print = yield* repo.fingerprint(orgId)
+    if (print === undefined) return []
+    const cached = fleets.get(orgId)
+    if (cached !== undefined && cached.fingerprint === print.fingerprint) return cached.agents
+    const { agents } = yield* repo.fleet(orgId)
+    fleets.delete(orgId)
+    if (fleets.size >= FLEET_CACHE_SIZE) fleets.delete(fleets.keys().next().value!)
+    fleets.set(orgId, { fingerprint: print.fingerprint, agents })
+    return agents
+  })
+
+/** `orgId`: the organization the agent is claimed into (null: personal or unclaimed), which the caller has read. */
+export const coherenceInputsOf = (
+  agentId: string,
+  orgId: string | null
+): Effect.Effect<CoherenceInputs, StoreError, SqlClient.SqlClient | ReputationRepo> =>
+  Effect.gen(function* () {
+    const reputation = yield* ReputationRepo
+    const fleet = orgId === null ? [] : yield* fleetOf(yield* CoherenceRepo.make, orgId)
+    const standing = agentCoherenceOf(agentId, fleet)
+
+    const edges = yield* (yield* TrustEdgeRepo.make).incomingGraph(agentId)
+    const bases = yield* reputation.baseScores([...new Set(edges.map((edge) => edge.source_agent_id))])
+    const trust = trustAdjustmentOf(agentId, edges, (id) => bases.get(id))
+    return {
+      mean_pair_score: standing?.mean_pair_score ?? null,
+      peers: standing?.peers ?? 0,
+      trust_adjustment: trust.adjustment,
+      // Listed when there are any, so an agent nobody trusts publishes the inputs a verifier passes.
+      trusters: trust.contributions.length === 0 ? undefined : trust.contributions
+    }
+  })

@@ -1,0 +1,117 @@
+/**
+ * Team intelligence routes (docs/intelligence.md). Each reads the team (a member of its
+ * organization, else 404), the recorded data of its current members, and answers what the pure
+ * computations (core/FaultLines.ts, core/Forecast.ts, core/PolicyRecommendation.ts) make of it.
+ * Nothing is stored: the same records give the same answer but `computed_at`.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
+import * as TeamIntelligenceInputs from "../../../adapters/store/TeamIntelligenceInputs.js"
+import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
+import { faultLinesOf, teamValuesOf } from "../../../core/FaultLines.js"
+import { forecastOf, type MemberRecord, ratesOf } from "../../../core/Forecast.js"
+import { recommendPolicy } from "../../../core/PolicyRecommendation.js"
+import type { ComponentKey } from "../../../core/schema/Reputation.js"
+import { CandorApi } from "../Api.js"
+import { internal } from "./Access.js"
+import { readTeam } from "./Teams.js"
+
+/** Drift alerts and policy outcomes are counted over this many days before the request. */
+export const FORECAST_WINDOW_DAYS = 30
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** The team (404 unless the caller is a member of its organization), its members' cards and its card. */
+const teamCards = (teamId: string) =>
+  Effect.gen(function* () {
+    const found = yield* readTeam(teamId)
+    const teams = yield* TeamRepo
+    const cards = yield* teams.memberCards(teamId)
+    const teamCard = yield* teams.activeCard(teamId)
+    const members = found.members.map((member) => member.agent_id)
+    return { found, members, cards, teamCard: teamCard?.card_json }
+  })
+
+const faultLinesFor = (
+  cards: ReadonlyArray<{ readonly agent_id: string; readonly card: { readonly values: MemberValuesCard } }>,
+  teamCard: Parameters<typeof teamValuesOf>[0]
+) =>
+  faultLinesOf(
+    cards.map(({ agent_id, card }) => ({ agent_id, values: card.values })),
+    teamValuesOf(teamCard)
+  )
+type MemberValuesCard = Parameters<typeof faultLinesOf>[0][number]["values"]
+
+export const TeamIntelligenceLive = HttpApiBuilder.group(CandorApi, "teamIntelligence", (handlers) =>
+  handlers
+    .handle("teamFaultLines", ({ payload }) =>
+      Effect.gen(function* () {
+        const { members, cards, teamCard } = yield* teamCards(payload.team_id)
+        return {
+          team_id: payload.team_id,
+          fault_lines: faultLinesFor(cards, teamCard),
+          member_count: members.length,
+          members_with_cards: cards.length,
+          computed_at: (yield* now).toISOString()
+        }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+    .handle("teamForecast", ({ payload }) =>
+      Effect.gen(function* () {
+        const { members, cards, teamCard } = yield* teamCards(payload.team_id)
+        const at = yield* now
+        const since = new Date(at.getTime() - FORECAST_WINDOW_DAYS * 86_400_000).toISOString()
+        const inputs = yield* TeamIntelligenceInputs.make
+        const verdicts = yield* inputs.verdictCounts(members)
+        const drift = yield* inputs.driftAlertsSince(members, since)
+        const policy = yield* inputs.policyOutcomesSince(members, since)
+        // The members' stored scores in one read.
+        const scores = yield* (yield* ReputationRepo).lookup(members)
+        const records: Array<MemberRecord> = []
+        for (const agentId of members) {
+          const stored = scores.get(agentId)?.record
+          records.push({
+            agent_id: agentId,
+            verdicts: verdicts.get(agentId) ?? { clear: 0, review_needed: 0, boundary_violation: 0 },
+            drift_alerts: drift.get(agentId) ?? 0,
+            traces: policy.get(agentId)?.traces ?? 0,
+            policy_failures: policy.get(agentId)?.failures ?? 0,
+            components:
+              stored === undefined
+                ? undefined
+                : (Object.fromEntries(stored.components.map((c) => [c.key, c.score])) as Partial<
+                    Record<ComponentKey, number>
+                  >)
+          })
+        }
+        const rates = ratesOf(records, faultLinesFor(cards, teamCard))
+        return {
+          team_id: payload.team_id,
+          method: "deterministic" as const,
+          window_days: FORECAST_WINDOW_DAYS,
+          failure_modes: forecastOf(rates),
+          inputs: rates,
+          member_count: members.length,
+          members_with_cards: cards.length,
+          members_with_scores: records.filter((r) => r.components !== undefined).length,
+          computed_at: at.toISOString()
+        }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+    .handle("recommendTeamPolicy", ({ payload }) =>
+      Effect.gen(function* () {
+        const { found, members, cards, teamCard } = yield* teamCards(payload.team_id)
+        const inputs = yield* TeamIntelligenceInputs.make
+        const recommendation = recommendPolicy({
+          team_id: payload.team_id,
+          team_name: found.team.name,
+          members: cards.map(({ agent_id, card }) => ({ agent_id, envelope: card.autonomy_envelope })),
+          team_envelope: teamCard?.autonomy_envelope,
+          tools_seen: yield* inputs.toolsSeen(members)
+        })
+        return { team_id: payload.team_id, ...recommendation, computed_at: (yield* now).toISOString() }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+)

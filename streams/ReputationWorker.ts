@@ -1,0 +1,126 @@
+/**
+ * Reputation recomputation in the workers, off the commit path (docs/reputation-storage.md):
+ *
+ * - a commit marks the agents it extended dirty (`mark`: a set insertion, the commit never waits);
+ * - a fiber drains the dirty set every `drainInterval` (1 s), recomputing each agent once however
+ *   many commits marked it in between, and the agents it trusts when its base score moved
+ *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
+ *   changed (streams/TeamReputation.ts `markMemberChanged`);
+ * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
+ *   lags their chain head (a mark lost with a stopped worker) or whose score is older than
+ *   `staleAfter` (1 h): compliance decays with time, so a silent agent's score still moves.
+ *
+ * Each worker recomputes the agents of the partitions it owns (all of them on the embedded default);
+ * during a lease handover two owners may recompute one agent, which the tally's row lock serialises.
+ * A recomputation that fails leaves the agent dirty for the next drain.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
+import type { Store } from "../adapters/store/Store.js"
+import * as Layer from "effect/Layer"
+import * as MemberScores from "../adapters/store/MemberScores.js"
+import * as TeamRepo from "../adapters/store/TeamRepo.js"
+import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
+import { recomputeWithTrust } from "./ReputationRecompute.js"
+import { markMemberChanged } from "./TeamReputation.js"
+
+export interface ReputationWorkerOptions {
+  readonly drainInterval: Duration.DurationInput
+  readonly sweepInterval: Duration.DurationInput
+  /** Scores older than this are recomputed by the sweep. */
+  readonly staleAfter: Duration.DurationInput
+  /** The most agents one sweep picks (oldest scores first); the next sweep takes the rest. */
+  readonly sweepLimit: number
+}
+
+export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
+  drainInterval: "1 second",
+  sweepInterval: "10 minutes",
+  staleAfter: "1 hour",
+  sweepLimit: 10_000
+}
+
+export interface ReputationWorker {
+  /** Marks agents for the next drain; never blocks. */
+  readonly mark: (agentIds: Iterable<string>) => void
+  /** Recomputes every agent marked so far; returns how many were recomputed. */
+  readonly drain: Effect.Effect<number>
+  /** Marks the lagging and stale agents this worker owns, then drains. */
+  readonly sweep: Effect.Effect<number>
+}
+
+type Requirements = SqlClient.SqlClient | ReputationRepo | Store
+
+/** The worker's recomputation fibers, stopped with the scope. `owns` says whether an agent is this worker's. */
+export const makeReputationWorker = (
+  options: ReputationWorkerOptions,
+  owns: (agentId: string) => Effect.Effect<boolean>
+): Effect.Effect<ReputationWorker, never, Requirements | Scope.Scope> =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<Requirements>()
+    const repo = yield* ReputationRepo
+    const dirty = new Set<string>()
+    // A member's grade change recomputes its teams (each coalesced to once an hour; never fails).
+    const teams = yield* Layer.build(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer))
+    const teamsOfMemberChanged = (agentId: string) =>
+      markMemberChanged(agentId).pipe(
+        Effect.provide(teams),
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning("teams of a member whose grade changed were not recomputed").pipe(
+            Effect.annotateLogs({ agent_id: agentId, cause: String(cause) })
+          )
+        )
+      )
+
+    const drain = Effect.gen(function* () {
+      if (dirty.size === 0) return 0
+      const agents = [...dirty]
+      dirty.clear()
+      let failed = 0
+      for (const agentId of agents) {
+        yield* recomputeWithTrust(agentId).pipe(
+          Effect.flatMap((done) =>
+            done.events.includes("reputation.grade_changed") ? teamsOfMemberChanged(agentId) : Effect.void
+          ),
+          Effect.catchAll(() => {
+            failed++
+            return Effect.sync(() => dirty.add(agentId))
+          })
+        )
+      }
+      if (failed > 0)
+        yield* Effect.logWarning("reputation recomputation failed; retried at the next drain").pipe(
+          Effect.annotateLogs({ failed, agents: agents.length })
+        )
+      return agents.length - failed
+    }).pipe(Effect.provide(context))
+
+    const sweep = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const staleBefore = new Date(now - Duration.toMillis(Duration.decode(options.staleAfter))).toISOString()
+      const agents = yield* repo.lagging(staleBefore, options.sweepLimit)
+      for (const agentId of agents) if (yield* owns(agentId)) dirty.add(agentId)
+      return yield* drain
+    }).pipe(
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("reputation sweep failed").pipe(Effect.annotateLogs({ error: error._tag })), 0)
+      )
+    )
+
+    // A drain never fails (failures stay marked); a sweep that fails is logged and tried at the next one.
+    yield* drain.pipe(Effect.repeat(Schedule.spaced(options.drainInterval)), Effect.forkScoped)
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced(options.sweepInterval)), Effect.forkScoped)
+
+    return {
+      mark: (agentIds) => {
+        for (const agentId of agentIds) dirty.add(agentId)
+      },
+      drain,
+      sweep
+    }
+  })
