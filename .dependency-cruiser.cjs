@@ -38,6 +38,20 @@ module.exports = {
       to: { path: "^(adapters|streams|src)/" }
     },
     {
+      name: "console-on-core-only",
+      comment: "The console is a browser bundle: of the server's code it may use core/ (its verifiers) only.",
+      severity: "error",
+      from: { path: "^console/" },
+      to: { path: "^(adapters|streams|prover|src)/" }
+    },
+    {
+      name: "server-without-console",
+      comment: "The server serves the console's build; it never imports its source.",
+      severity: "error",
+      from: { path: production },
+      to: { path: "^console/" }
+    },
+    {
       name: "production-without-tests",
       comment: "Production code imports neither tests nor benchmarks.",
       severity: "error",

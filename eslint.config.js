@@ -46,7 +46,8 @@ export default tseslint.config(
       "bench/.peer/",
       "test/vectors/",
       // AssemblyScript, compiled by asc: its types (i32, load<T>...) are not TypeScript's.
-      "prover/assembly/Kernels.ts"
+      "prover/assembly/Kernels.ts",
+      "console/dist/"
     ]
   },
   js.configs.recommended,
@@ -74,6 +75,11 @@ export default tseslint.config(
         { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }
       ]
     }
+  },
+  {
+    // The console runs in the browser (console/src): its globals are the DOM's, not Node's.
+    files: ["console/src/**"],
+    languageOptions: { globals: { ...globals.browser } }
   },
   {
     // Tests read JSON response bodies and raw rows field by field, and assert on them: typing each one

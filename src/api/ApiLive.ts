@@ -18,6 +18,7 @@ import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
 import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
 import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
 import { ReputationPageRoute } from "../http/ReputationPageRoute.js"
+import { ConsoleRoute } from "../http/ConsoleRoute.js"
 import { CandorApi } from "./Api.js"
 import { ErrorBodiesLive } from "./ErrorBodies.js"
 import { AdminLive } from "./handlers/Admin.js"
@@ -159,5 +160,6 @@ export const layer = (options: ApiOptions) =>
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),
     ReputationPageRoute,
+    ConsoleRoute,
     ErrorBodiesLive({ maxBodyBytes: options.maxBodyBytes })
   ).pipe(Layer.provide(RateLimiter.layer))

@@ -1,0 +1,63 @@
+/**
+ * The console's one way to the API: same origin, the signed-in credential, JSON in and out. Every
+ * error answer of the API is `{"error": …}`; it becomes an `ApiError` whose message is that text, so
+ * pages show what the server said.
+ */
+import { credentialHeaders, currentCredential } from "./Session.js"
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+/** Called when the API answers 401: the credential is gone or expired, so the shell shows sign-in. */
+let onUnauthorized: () => void = () => {}
+export const setUnauthorizedHandler = (handler: () => void): void => {
+  onUnauthorized = handler
+}
+
+export interface RequestOptions {
+  readonly method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  readonly body?: unknown
+  readonly signal?: AbortSignal
+  /** Send without the credential (public routes: keys, tree heads). */
+  readonly anonymous?: boolean
+}
+
+const errorText = async (response: Response): Promise<string> => {
+  const text = await response.text()
+  try {
+    const body = JSON.parse(text) as { error?: unknown }
+    if (typeof body.error === "string") return body.error
+  } catch {
+    // not JSON: fall through to the status text
+  }
+  return text === "" ? `${response.status} ${response.statusText}` : text
+}
+
+export const rawRequest = async (path: string, options: RequestOptions = {}): Promise<Response> => {
+  const credential = options.anonymous === true ? undefined : currentCredential()
+  const headers: Record<string, string> = { accept: "application/json" }
+  if (credential !== undefined) Object.assign(headers, credentialHeaders(credential))
+  if (options.body !== undefined) headers["content-type"] = "application/json"
+  const response = await fetch(path, {
+    method: options.method ?? "GET",
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    ...(options.signal === undefined ? {} : { signal: options.signal })
+  })
+  if (response.status === 401 && credential !== undefined) onUnauthorized()
+  if (!response.ok) throw new ApiError(response.status, await errorText(response))
+  return response
+}
+
+/** A JSON request; 204 answers resolve to undefined. */
+export const api = async <T>(path: string, options: RequestOptions = {}): Promise<T> => {
+  const response = await rawRequest(path, options)
+  if (response.status === 204) return undefined as T
+  return (await response.json()) as T
+}

@@ -1,0 +1,25 @@
+/**
+ * The console's build: a single-page application served by Candor at /console (src/http/ConsoleRoute.ts).
+ * `npm ci` builds it (`prepare` runs `build:console`) into console/dist, so `npm start` serves it with no
+ * further step. Everything is bundled (no CDN, no external fonts): the console works offline.
+ */
+import { fileURLToPath } from "node:url"
+import { defineConfig } from "vite"
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+export default defineConfig({
+  root: here("."),
+  base: "/console/",
+  // Preact's automatic JSX runtime (no Babel plugin needed).
+  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  build: {
+    outDir: here("dist"),
+    emptyOutDir: true,
+    target: "es2022",
+    // Source maps stay out of the served bundle's budget (250 KB compressed script on first load).
+    sourcemap: false,
+    reportCompressedSize: false
+  },
+  logLevel: "warn"
+})
