@@ -34,7 +34,8 @@ export class RiskRepo extends Context.Tag("candor/adapters/store/RiskRepo")<
     /**
      * The agent's checkpoints whose verdict is `boundary_violation`, at or after `since` (newest
      * first, at most RISK_MAX_VIOLATIONS), each with the highest severity of its concerns (high
-     * when it lists none).
+     * when it lists none). A checkpoint reclassified as a card gap is not one: the card, not the
+     * agent, was at fault (as in reputation's compliance).
      */
     readonly violations: (
       agentId: string,
@@ -93,6 +94,9 @@ export const make = Effect.gen(function* () {
       sql<{ concerns: unknown; occurred_at: unknown }>`
         select body->'concerns' as concerns, occurred_at from checkpoints
         where agent_id = ${agentId} and verdict = 'boundary_violation' and occurred_at >= ${since}::timestamptz
+          and not exists (
+            select 1 from reclassifications r
+            where r.checkpoint_id = checkpoints.checkpoint_id and r.new_type = 'card_gap')
         order by occurred_at desc, position desc limit ${RISK_MAX_VIOLATIONS}`.pipe(
         Effect.map((rows) =>
           rows.map((row) => ({ severity: highest(parsed(row.concerns)), occurred_at: toIso(row.occurred_at) }))

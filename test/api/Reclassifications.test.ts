@@ -50,6 +50,14 @@ layer(harness(), { timeout: "120 seconds" })("reclassification API", (it) => {
       const { agentId, violation, violationAt } = yield* agentWithViolation
       const before = yield* api.call("GET", `/v1/reputation/${agentId}`)
       expect(before.status).toBe(200)
+      const assess = Effect.map(
+        api.call("POST", "/v1/risk/assess", {
+          token: admin.token,
+          body: { agent_id: agentId, context: { action_type: "tool_invocation" } }
+        }),
+        (res) => Object.values(res.body.inputs.recency.by_severity).reduce((n: number, s: any) => n + s.count, 0)
+      )
+      expect(yield* assess).toBe(1)
       const impact = violationImpact(violationAt, new Date(before.body.computed_at))
       expect(compliance(before.body).score).toBe(Math.round(complianceOf(impact)))
       expect(compliance(before.body).score).toBeLessThan(1000)
@@ -76,6 +84,8 @@ layer(harness(), { timeout: "120 seconds" })("reclassification API", (it) => {
 
       const after = yield* api.call("GET", `/v1/reputation/${agentId}`)
       expect(res.body.score_impact.score_after).toBe(after.body.score)
+      // Risk's recency no longer counts the violation either.
+      expect(yield* assess).toBe(0)
       expect(compliance(after.body).score).toBe(1000)
       expect(compliance(after.body).inputs).toMatchObject({ violation_sessions: 0, card_gap_checkpoints: [violation] })
       // Only compliance moved: the score rose by its weight (0.2) times the compliance gained, rounded once.
