@@ -17,7 +17,7 @@ const ROUNDS = 200
 const randomLength = (max: number) => node.randomInt(0, max + 1)
 const flipBit = (bytes: Uint8Array, bit: number): Uint8Array => {
   const copy = Uint8Array.from(bytes)
-  copy[bit >> 3] ^= 1 << (bit & 7)
+  copy[bit >> 3] = copy[bit >> 3]! ^ (1 << (bit & 7))
   return copy
 }
 
