@@ -146,8 +146,21 @@ export const AgentPage = ({ agentId }: { readonly agentId: string }) => {
     setBusy(true)
     const body =
       (action === "pause" || action === "kill") && reason.trim() !== "" ? { reason: reason.trim() } : undefined
-    api(`/v1/agents/${id}/${action}`, { method: "POST", ...(body === undefined ? {} : { body }) }).then(
-      () => {
+    api<Partial<Containment> & { containment_status: Status }>(`/v1/agents/${id}/${action}`, {
+      method: "POST",
+      ...(body === undefined ? {} : { body })
+    }).then(
+      (answer) => {
+        // The answer is the new state: shown at once, then everything is read again.
+        setData({
+          ...data,
+          containment: {
+            containment_status: answer.containment_status,
+            contained_at: answer.contained_at ?? null,
+            contained_by: answer.contained_by ?? null,
+            containment_reason: answer.containment_reason ?? null
+          }
+        })
         setBusy(false)
         setConfirm(undefined)
         setReason("")
