@@ -22,10 +22,12 @@ export const AgentPermissionsLive = HttpApiBuilder.group(CandorApi, "agentPermis
       const writes = yield* Effect.isSuccess(access.write(principal))
       const allowed = (action: AgentAction) =>
         writes
-          ? access.agent(principal, path.agent_id, action).pipe(
-              Effect.as(true),
-              Effect.catchTags({ Forbidden: () => Effect.succeed(false), NotFound: () => Effect.succeed(false) })
-            )
+          ? access
+              .agent(principal, path.agent_id, action)
+              .pipe(
+                Effect.as(true),
+                Effect.catchTags({ Forbidden: () => Effect.succeed(false), NotFound: () => Effect.succeed(false) })
+              )
           : Effect.succeed(false)
       const [write, pause, resume, kill, reactivate] = yield* Effect.all(ACTIONS.map(allowed))
       const role =
