@@ -13,6 +13,17 @@ export default defineConfig({
   base: "/console/",
   // Preact's automatic JSX runtime (no Babel plugin needed).
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  // The verify page runs core/'s own verifiers (and the prover's verdict-proof verifier) in the
+  // browser: the few Node modules they import are mapped to small browser versions in src/platform/
+  // (console/tsconfig.json's `paths` say the same to the type checker). See docs/console.md.
+  resolve: {
+    alias: {
+      "node:crypto": here("src/platform/NodeCrypto.ts"),
+      "node:buffer": here("src/platform/NodeBuffer.ts"),
+      "node:fs": here("src/platform/NodeFs.ts"),
+      "node:url": here("src/platform/NodeUrl.ts")
+    }
+  },
   build: {
     outDir: here("dist"),
     emptyOutDir: true,

@@ -2,6 +2,8 @@
  * Byte helpers shared by every verifier in `core/`. They never throw on bad text: decoders return
  * `undefined`, so a verifier can answer `false` for malformed input instead of crashing.
  */
+// Imported, not the global: the browser build (console/) maps both modules to its own small versions.
+import { Buffer } from "node:buffer"
 import { timingSafeEqual } from "node:crypto"
 
 const HEX = /^(?:[0-9a-f]{2})*$/i

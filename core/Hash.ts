@@ -4,6 +4,7 @@
  * node:crypto's one-shot `hash` is used because it is about 2.5x faster than a `createHash` object
  * per call and the Merkle log hashes on every append; it is pure computation, so `core/` stays free of I/O.
  */
+import type { Buffer } from "node:buffer"
 import { hash as oneShot } from "node:crypto"
 import { bufferView, concatBytes, utf8 } from "./Bytes.js"
 

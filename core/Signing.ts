@@ -32,6 +32,7 @@
  */
 import * as ed from "@noble/ed25519"
 import { sha512 } from "@noble/hashes/sha2.js"
+import { Buffer } from "node:buffer"
 import {
   createPrivateKey,
   createPublicKey,

@@ -23,6 +23,7 @@ import { CardsApi } from "./groups/Cards.js"
 import { CheckpointsApi } from "./groups/Checkpoints.js"
 import { DriftApi } from "./groups/Drift.js"
 import { EnforcementApi } from "./groups/Enforcement.js"
+import { AgentPermissionsApi } from "./groups/AgentPermissions.js"
 import { IntegrityApi } from "./groups/Integrity.js"
 import { ReverifyApi } from "./groups/Reverify.js"
 import { SsmApi } from "./groups/Ssm.js"
@@ -65,6 +66,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(DriftApi)
   .add(SsmApi)
   .add(EnforcementApi)
+  .add(AgentPermissionsApi)
   .add(VerificationApi)
   .add(GovernanceLogsApi)
   .add(PoliciesApi)

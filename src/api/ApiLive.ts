@@ -37,6 +37,7 @@ import { CardsLive } from "./handlers/Cards.js"
 import { CheckpointsLive } from "./handlers/Checkpoints.js"
 import { DriftLive } from "./handlers/Drift.js"
 import { EnforcementLive } from "./handlers/Enforcement.js"
+import { AgentPermissionsLive } from "./handlers/AgentPermissions.js"
 import { IntegrityLive } from "./handlers/Integrity.js"
 import { ReverifyLive } from "./handlers/Reverify.js"
 import { SsmLive } from "./handlers/Ssm.js"
@@ -94,7 +95,8 @@ const AgentDataLive = Layer.mergeAll(
   IntegrityLive,
   DriftLive,
   SsmLive,
-  EnforcementLive
+  EnforcementLive,
+  AgentPermissionsLive
 ).pipe(Layer.provide(AgentQueries.layer))
 
 /** Every group's handlers. */
