@@ -17,12 +17,14 @@ import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
 import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
+import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
 import { bytesEqual, fromBase64, fromHex, toHex } from "../../../core/Bytes.js"
 import { canonicalBytes } from "../../../core/Canonical.js"
 import { type Certificate, chainEntryOf, signedBytes } from "../../../core/Certificate.js"
 import { genesisHash, verifyLink } from "../../../core/Chain.js"
 import { sha256 } from "../../../core/Hash.js"
 import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/Merkle.js"
+import { addCosignatures } from "../../../core/Cosignature.js"
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
 import type { ChainReportItem } from "../../../core/schema/Certificate.js"
@@ -81,6 +83,23 @@ const headAt = (latest: TreeHead, treeSize: number) =>
       created_at: new Date(now).toISOString()
     } satisfies TreeHead
   })
+
+/**
+ * The head with the witness cosignatures stored for its exact size appended (docs/witnesses.md).
+ * They were verified when stored; a note they would not fit (never expected) is served without them.
+ */
+const withCosignatures = (head: TreeHead) =>
+  Effect.gen(function* () {
+    const stored = yield* (yield* WitnessRepo.WitnessRepo).at(head.agent_id, head.tree_size)
+    if (stored.length === 0) return { head, cosignatures: stored }
+    const note = addCosignatures(
+      head.note,
+      stored.map((cosignature) => cosignature.line)
+    )
+    return { head: note === undefined ? head : { ...head, note }, cosignatures: note === undefined ? [] : stored }
+  })
+
+const cosigned = (head: TreeHead) => Effect.map(withCosignatures(head), ({ head }) => head)
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/verify
@@ -293,7 +312,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
     .handle("getMerkleRoot", ({ path }) =>
       Effect.gen(function* () {
-        const head = yield* latestHead(path.agent_id)
+        const head = yield* Effect.flatMap(latestHead(path.agent_id), cosigned)
         const keys = yield* ringKeys
         return {
           agent_id: path.agent_id,
@@ -304,6 +323,27 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
           log_origin: noteOrigin(head.note) ?? "",
           note_verifier_key: noteVerifierKeyOf(head.note, keys) ?? null,
           timestamp: head.created_at
+        }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+    .handle("getCosignatures", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const latest = yield* latestHead(path.agent_id)
+        const treeSize = urlParams.tree_size ?? latest.tree_size
+        if (treeSize > latest.tree_size)
+          return yield* new BadRequest({ error: `tree_size: must be at most the log's size ${latest.tree_size}` })
+        const { head, cosignatures } = yield* withCosignatures(yield* headAt(latest, treeSize))
+        return {
+          agent_id: path.agent_id,
+          tree_size: treeSize,
+          signed_tree_head: head.note,
+          cosignatures: cosignatures.map((cosignature) => ({
+            witness: cosignature.witness_name,
+            witness_key: cosignature.witness_key,
+            cosigned_at: new Date(cosignature.cosigned_at * 1000).toISOString(),
+            timestamp: cosignature.cosigned_at,
+            line: cosignature.line
+          }))
         }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
@@ -336,7 +376,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
             error: `tree_size: must be greater than the leaf index ${leaf_index} and at most the log's size ${latest.tree_size}`
           })
         }
-        const head = yield* headAt(latest, treeSize)
+        const head = yield* Effect.flatMap(headAt(latest, treeSize), cosigned)
         const auditPath = yield* (yield* Store).inclusionProof(agentId, leaf_index, treeSize)
         if (auditPath === undefined) return yield* notFound(`inclusion proof at tree size ${treeSize}`)
         return {
@@ -360,8 +400,8 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         if (to > latest.tree_size)
           return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
         if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
-        const toHead = yield* headAt(latest, to)
-        const fromHead = yield* headAt(latest, urlParams.from)
+        const toHead = yield* Effect.flatMap(headAt(latest, to), cosigned)
+        const fromHead = yield* Effect.flatMap(headAt(latest, urlParams.from), cosigned)
         const proof = yield* (yield* Store).consistencyProof(path.agent_id, urlParams.from, to)
         if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
         const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })
@@ -395,4 +435,6 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
 )
 
 /** The handlers, with their repositories on the process's `SqlClient`. */
-export const VerificationLive = Handlers.pipe(Layer.provide(Layer.merge(KeyRepo.layer, ProofRepo.layer)))
+export const VerificationLive = Handlers.pipe(
+  Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))
+)
