@@ -9,8 +9,9 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { addCosignatures } from "../../core/Cosignature.js"
 import { toCount, toIso } from "./Rows.js"
-import { type StoreError, storeError } from "./Store.js"
+import { type StoreError, storeError, type TreeHead } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 /** An agent log whose newest signed tree head a witness has not cosigned. */
@@ -169,3 +170,22 @@ export const make = Effect.gen(function* () {
 })
 
 export const layer: Layer.Layer<WitnessRepo, never, SqlClient.SqlClient> = Layer.effect(WitnessRepo, make)
+
+/**
+ * The head with the witness cosignatures stored for its exact size appended to its note, and those
+ * cosignatures: what the API serves (docs/witnesses.md). They were verified when stored; a note
+ * they would not fit (never expected: at most 32 witnesses) is served as it was.
+ */
+export const withCosignatures = (head: TreeHead) =>
+  Effect.gen(function* () {
+    const stored = yield* (yield* WitnessRepo).at(head.agent_id, head.tree_size)
+    if (stored.length === 0) return { head, cosignatures: stored }
+    const note = addCosignatures(
+      head.note,
+      stored.map((cosignature) => cosignature.line)
+    )
+    return note === undefined ? { head, cosignatures: [] } : { head: { ...head, note }, cosignatures: stored }
+  })
+
+/** `withCosignatures`' head alone. */
+export const cosignedHead = (head: TreeHead) => Effect.map(withCosignatures(head), (cosigned) => cosigned.head)

@@ -24,7 +24,6 @@ import { type Certificate, chainEntryOf, signedBytes } from "../../../core/Certi
 import { genesisHash, verifyLink } from "../../../core/Chain.js"
 import { sha256 } from "../../../core/Hash.js"
 import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/Merkle.js"
-import { addCosignatures } from "../../../core/Cosignature.js"
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
 import type { ChainReportItem } from "../../../core/schema/Certificate.js"
@@ -83,23 +82,6 @@ const headAt = (latest: TreeHead, treeSize: number) =>
       created_at: new Date(now).toISOString()
     } satisfies TreeHead
   })
-
-/**
- * The head with the witness cosignatures stored for its exact size appended (docs/witnesses.md).
- * They were verified when stored; a note they would not fit (never expected) is served without them.
- */
-const withCosignatures = (head: TreeHead) =>
-  Effect.gen(function* () {
-    const stored = yield* (yield* WitnessRepo.WitnessRepo).at(head.agent_id, head.tree_size)
-    if (stored.length === 0) return { head, cosignatures: stored }
-    const note = addCosignatures(
-      head.note,
-      stored.map((cosignature) => cosignature.line)
-    )
-    return { head: note === undefined ? head : { ...head, note }, cosignatures: note === undefined ? [] : stored }
-  })
-
-const cosigned = (head: TreeHead) => Effect.map(withCosignatures(head), ({ head }) => head)
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/verify
@@ -312,7 +294,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
     .handle("getMerkleRoot", ({ path }) =>
       Effect.gen(function* () {
-        const head = yield* Effect.flatMap(latestHead(path.agent_id), cosigned)
+        const head = yield* Effect.flatMap(latestHead(path.agent_id), WitnessRepo.cosignedHead)
         const keys = yield* ringKeys
         return {
           agent_id: path.agent_id,
@@ -332,7 +314,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         const treeSize = urlParams.tree_size ?? latest.tree_size
         if (treeSize > latest.tree_size)
           return yield* new BadRequest({ error: `tree_size: must be at most the log's size ${latest.tree_size}` })
-        const { head, cosignatures } = yield* withCosignatures(yield* headAt(latest, treeSize))
+        const { head, cosignatures } = yield* WitnessRepo.withCosignatures(yield* headAt(latest, treeSize))
         return {
           agent_id: path.agent_id,
           tree_size: treeSize,
@@ -376,7 +358,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
             error: `tree_size: must be greater than the leaf index ${leaf_index} and at most the log's size ${latest.tree_size}`
           })
         }
-        const head = yield* Effect.flatMap(headAt(latest, treeSize), cosigned)
+        const head = yield* Effect.flatMap(headAt(latest, treeSize), WitnessRepo.cosignedHead)
         const auditPath = yield* (yield* Store).inclusionProof(agentId, leaf_index, treeSize)
         if (auditPath === undefined) return yield* notFound(`inclusion proof at tree size ${treeSize}`)
         return {
@@ -400,8 +382,8 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         if (to > latest.tree_size)
           return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
         if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
-        const toHead = yield* Effect.flatMap(headAt(latest, to), cosigned)
-        const fromHead = yield* Effect.flatMap(headAt(latest, urlParams.from), cosigned)
+        const toHead = yield* Effect.flatMap(headAt(latest, to), WitnessRepo.cosignedHead)
+        const fromHead = yield* Effect.flatMap(headAt(latest, urlParams.from), WitnessRepo.cosignedHead)
         const proof = yield* (yield* Store).consistencyProof(path.agent_id, urlParams.from, to)
         if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
         const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })
