@@ -346,4 +346,3 @@ export const checkAddCheckpoint = (
   })
   return consistent ? { status: 200 } : { status: 422, error: "the consistency proof does not verify" }
 }
-

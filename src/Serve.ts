@@ -388,9 +388,7 @@ const rolesLive = (
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     // The team reputation refresh (docs/team-reputation.md) and witnessing run beside the workers.
-    Layer.merge(
-      withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive) : Layer.empty
-    ),
+    Layer.merge(withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive) : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))

@@ -132,6 +132,4 @@ export const runWitnessing = (options: WitnessingOptions) =>
 
 /** Witnessing on the process's store and the real HTTP client. */
 export const layer = (options: WitnessingOptions) =>
-  Layer.scopedDiscard(runWitnessing(options)).pipe(
-    Layer.provide(Layer.merge(witnessRepoLayer, WitnessClient.layer()))
-  )
+  Layer.scopedDiscard(runWitnessing(options)).pipe(Layer.provide(Layer.merge(witnessRepoLayer, WitnessClient.layer())))

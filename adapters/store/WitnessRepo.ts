@@ -99,15 +99,13 @@ export const make = Effect.gen(function* () {
       order by w.attempted_at asc nulls first, c.agent_id
       limit ${limit}`.pipe(
       Effect.map((rows) =>
-        rows.map(
-          (row): DueLog => ({
-            agent_id: row.agent_id,
-            tree_size: toCount(row.tree_size),
-            root: row.root,
-            note: row.note,
-            cosigned_size: toCount(row.cosigned_size)
-          })
-        )
+        rows.map((row): DueLog => ({
+          agent_id: row.agent_id,
+          tree_size: toCount(row.tree_size),
+          root: row.root,
+          note: row.note,
+          cosigned_size: toCount(row.cosigned_size)
+        }))
       ),
       storeError("witnessDue")
     )
@@ -151,17 +149,15 @@ export const make = Effect.gen(function* () {
       from witness_cosignatures where agent_id = ${agentId} and tree_size = ${treeSize}
       order by created_at, witness_key`.pipe(
       Effect.map((rows) =>
-        rows.map(
-          (row): StoredCosignature => ({
-            agent_id: row.agent_id,
-            tree_size: toCount(row.tree_size),
-            witness_key: row.witness_key,
-            witness_name: row.witness_name,
-            cosigned_at: toCount(row.cosigned_at),
-            line: row.line,
-            created_at: toIso(row.created_at)
-          })
-        )
+        rows.map((row): StoredCosignature => ({
+          agent_id: row.agent_id,
+          tree_size: toCount(row.tree_size),
+          witness_key: row.witness_key,
+          witness_name: row.witness_name,
+          cosigned_at: toCount(row.cosigned_at),
+          line: row.line,
+          created_at: toIso(row.created_at)
+        }))
       ),
       storeError("cosignaturesAt")
     )

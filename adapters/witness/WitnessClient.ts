@@ -47,10 +47,7 @@ export const defaultClientOptions: WitnessClientOptions = { timeout: "10 seconds
 export class WitnessClient extends Context.Tag("candor/adapters/witness/WitnessClient")<
   WitnessClient,
   {
-    readonly addCheckpoint: (
-      witness: WitnessEndpoint,
-      body: string
-    ) => Effect.Effect<AddCheckpointAnswer, WitnessError>
+    readonly addCheckpoint: (witness: WitnessEndpoint, body: string) => Effect.Effect<AddCheckpointAnswer, WitnessError>
   }
 >() {
   static readonly layer = (options: Partial<WitnessClientOptions> = {}): Layer.Layer<WitnessClient> =>

@@ -208,7 +208,8 @@ export const checkWitnesses = (
     notAfter: nowSeconds + MAX_CLOCK_SKEW_SECONDS
   })
   const required = `${policy.quorum} of ${policy.witnesses.length} required`
-  if (!verified.ok) return { valid: false, lines: [`  witnesses      FAILED  ${required}`, `  - witnesses: ${verified.error}`] }
+  if (!verified.ok)
+    return { valid: false, lines: [`  witnesses      FAILED  ${required}`, `  - witnesses: ${verified.error}`] }
   return {
     valid: true,
     lines: [
@@ -266,7 +267,10 @@ export const verifyFile = (options: {
         }
         const checked =
           note === undefined
-            ? { valid: false, lines: ["  witnesses      FAILED", "  - witnesses: there is no signed tree head to check"] }
+            ? {
+                valid: false,
+                lines: ["  witnesses      FAILED", "  - witnesses: there is no signed tree head to check"]
+              }
             : checkWitnesses(note, witnesses, now)
         const merged = withWitnessLines(text, valid, checked)
         yield* Console.log(merged.text)

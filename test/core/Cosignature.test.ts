@@ -179,7 +179,8 @@ describe("cosigning Candor's checkpoints", () => {
     const other: WitnessKey = { name: witness.name, publicKey: generateSigningKey().publicKey }
     const wrongKey = verifyWitnessQuorum(cosigned, [other])
     expect(wrongKey).toMatchObject({ ok: false })
-    if (!wrongKey.ok) expect(wrongKey.error).toContain(`none by ${formatWitnessKey(other).split("+").slice(0, 2).join("+")}`)
+    if (!wrongKey.ok)
+      expect(wrongKey.error).toContain(`none by ${formatWitnessKey(other).split("+").slice(0, 2).join("+")}`)
     // The same signature under another time line.
     const bytes = fromBase64(line.split(" ")[2]!)!
     const retimed = concatBytes(bytes.subarray(0, 4), new Uint8Array(8), bytes.subarray(12))

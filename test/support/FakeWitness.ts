@@ -96,7 +96,8 @@ export const startFakeWitness = async (options: FakeWitnessOptions): Promise<Fak
     const time = witness.misbehave === "future" ? now() + 86_400 : now()
     const signer = witness.misbehave === "other_key" ? impostor : key
     let line = cosignLine(parsed.text, { name, key: signer }, time)
-    if (witness.misbehave === "bad_signature") line = line.slice(0, -6) + (line.slice(-6, -5) === "A" ? "B" : "A") + line.slice(-5)
+    if (witness.misbehave === "bad_signature")
+      line = line.slice(0, -6) + (line.slice(-6, -5) === "A" ? "B" : "A") + line.slice(-5)
     return { status: 200, type: "text/plain; charset=utf-8", text: `${line}\n` }
   }
 

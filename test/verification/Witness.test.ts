@@ -117,7 +117,17 @@ layer(world({ prover: false }), { timeout: "180 seconds", excludeTestServices: t
           [
             candor([...base, "--tree-head", head, "--witness-key", witness.vkey]),
             candor([...base, "--tree-head", head, "--witness-key", otherKey]),
-            candor([...base, "--tree-head", head, "--witness-key", witness.vkey, "--witness-key", otherKey, "--witness-quorum", "1"]),
+            candor([
+              ...base,
+              "--tree-head",
+              head,
+              "--witness-key",
+              witness.vkey,
+              "--witness-key",
+              otherKey,
+              "--witness-quorum",
+              "1"
+            ]),
             candor([...base, "--tree-head", tampered, "--witness-key", witness.vkey]),
             candor([...base, "--tree-head", head, "--witness-key", other]),
             candor([...base, "--tree-head", head, "--witness-key", witness.vkey, "--witness-quorum", "2"]),
@@ -230,13 +240,13 @@ describe("CANDOR_WITNESSES", () => {
   const vkey = "remora.n621.de+da77ade7+BOvN63jn/bLvkieywe8R6UYAtVtNbZpXh34x7onlmtw2"
 
   plainIt("reads '<url> <vkey>' entries separated by commas or newlines; private addresses allowed", () => {
-    const parsed = parseWitnesses(`http://10.0.0.5:8080/witness/ ${vkey},\n https://w.example ${vkey.replace("remora.n621.de+da77ade7", "x")}`)
+    const parsed = parseWitnesses(
+      `http://10.0.0.5:8080/witness/ ${vkey},\n https://w.example ${vkey.replace("remora.n621.de+da77ade7", "x")}`
+    )
     // The second key's hash does not match its new name: refused with the entry's number.
     expect(Either.isLeft(parsed) && parsed.left).toContain("entry 2")
     const ok = parseWitnesses(`http://10.0.0.5:8080/witness/ ${vkey}`)
-    expect(Either.isRight(ok) && ok.right).toEqual([
-      { url: "http://10.0.0.5:8080/witness", key: keyOf(vkey), vkey }
-    ])
+    expect(Either.isRight(ok) && ok.right).toEqual([{ url: "http://10.0.0.5:8080/witness", key: keyOf(vkey), vkey }])
   })
 
   plainIt.each([
