@@ -2,7 +2,7 @@
  * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
  * on HOST:PORT (health and metrics on every role, the management API on `api`), the gateway on
  * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays, the team reputation
- * refresh). Bus, agent state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
+ * refresh, witnessing when CANDOR_WITNESSES lists witnesses). Bus, agent state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
  * default, NATS JetStream and KV when NATS_URL is set.
  *
  * The embedded default (every role, no NATS_URL) runs on two threads so that the gateway's response

@@ -112,8 +112,12 @@ layer(world({ prover: false }), { timeout: "180 seconds", excludeTestServices: t
         )
         const other = `witness.test/other+${"0".repeat(8)}+x`
         const otherKey = (yield* fakeWitness("witness.test/other")).vkey
+        // The evidence export ends with the newest head, cosigned at size 3.
+        const exported = yield* api.call("GET", `/v1/agents/${agentId}/export`, { token: api.serviceRoleKey })
+        expect(exported.status).toBe(200)
+        const exportFile = file("export.jsonl", exported.body as string)
         const base = ["verify", cert, "--keys", keysFile]
-        const [valid, wrongWitness, quorumOne, tamperedRun, badKey, badQuorum, noHead] = yield* Effect.all(
+        const [valid, wrongWitness, quorumOne, tamperedRun, badKey, badQuorum, noHead, exportRun] = yield* Effect.all(
           [
             candor([...base, "--tree-head", head, "--witness-key", witness.vkey]),
             candor([...base, "--tree-head", head, "--witness-key", otherKey]),
@@ -131,7 +135,8 @@ layer(world({ prover: false }), { timeout: "180 seconds", excludeTestServices: t
             candor([...base, "--tree-head", tampered, "--witness-key", witness.vkey]),
             candor([...base, "--tree-head", head, "--witness-key", other]),
             candor([...base, "--tree-head", head, "--witness-key", witness.vkey, "--witness-quorum", "2"]),
-            candor([...base, "--witness-key", witness.vkey])
+            candor([...base, "--witness-key", witness.vkey]),
+            candor(["verify", "--export", exportFile, "--keys", keysFile, "--witness-key", witness.vkey])
           ],
           { concurrency: 3 }
         )
@@ -153,6 +158,8 @@ layer(world({ prover: false }), { timeout: "180 seconds", excludeTestServices: t
         expect(badQuorum.stderr).toContain("--witness-quorum must be between 1 and the 1")
         expect(noHead.code).toBe(2)
         expect(noHead.stderr).toContain("--tree-head")
+        expect(exportRun.code, exportRun.stdout + exportRun.stderr).toBe(0)
+        expect(exportRun.stdout).toContain(`${witness.key.name} cosigned size 3 at `)
       }),
     { timeout: 150_000 }
   )
