@@ -9,6 +9,7 @@
 import { expect, layer } from "@effect/vitest"
 import { describe, it as plainIt } from "vitest"
 import * as Effect from "effect/Effect"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -17,13 +18,14 @@ import { join } from "node:path"
 import { fromBase64, toBase64 } from "../../core/Bytes.js"
 import { parseWitnessKey, verifyWitnessQuorum, type WitnessKey } from "../../core/Cosignature.js"
 import { generateSigningKey } from "../../core/Signing.js"
-import { parseWitnesses } from "../../src/Config.js"
+import { config, parseWitnesses } from "../../src/Config.js"
 import { ApiHarness } from "../api/Support.js"
 import { runCandor as candor } from "../e2e/ServeProcess.js"
 import type { Misbehaviour } from "../support/FakeWitness.js"
-import { commitEvents, originOf, world } from "./Support.js"
+import { commitEvents, eventually, originOf, world } from "./Support.js"
 import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
 import { WitnessClient } from "../../adapters/witness/WitnessClient.js"
+import * as Witnessing from "../../streams/Witnessing.js"
 import { witnessCycle } from "../../streams/Witnessing.js"
 import { cycle, endpointOf, fakeWitness, requestsFor } from "./WitnessChecks.js"
 
@@ -218,6 +220,21 @@ layer(world({ prover: false }), { timeout: "180 seconds", excludeTestServices: t
     })
   )
 
+  it.scoped("the worker's layer runs a cycle at start, then every interval", () =>
+    Effect.gen(function* () {
+      const agentId = "agt-witness-layer"
+      yield* commitEvents(agentId, [[]])
+      const witness = yield* fakeWitness("witness.test/layer")
+      yield* Layer.launch(Witnessing.layer({ witnesses: [endpointOf(witness)], interval: "1 hour", batch: 1000 })).pipe(
+        Effect.forkScoped
+      )
+      yield* eventually(
+        Effect.sync(() => witness.sizes.get(originOf(agentId))),
+        (size) => size === 1
+      )
+    })
+  )
+
   it.scoped("an unreachable witness is a failure of that witness only; the batch bounds a cycle", () =>
     Effect.gen(function* () {
       const agentIds = ["agt-witness-batch-a", "agt-witness-batch-b", "agt-witness-batch-c"]
@@ -264,6 +281,26 @@ describe("CANDOR_WITNESSES", () => {
   ])("refuses %s", (_, text, reason) => {
     const parsed = parseWitnesses(text)
     expect(Either.isLeft(parsed) && parsed.left).toContain(reason)
+  })
+
+  plainIt("is read from the environment with the interval and batch; unset is no witnessing", () => {
+    const read = (env: Record<string, string>) =>
+      Effect.runSync(
+        Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env)))))
+      )
+    const set = read({
+      CANDOR_WITNESSES: `http://127.0.0.1:9 ${vkey}`,
+      CANDOR_WITNESS_INTERVAL: "30",
+      CANDOR_WITNESS_BATCH: "5"
+    })
+    expect(
+      Either.isRight(set) && [set.right.witnesses.length, set.right.witnessIntervalSeconds, set.right.witnessBatch]
+    ).toEqual([1, 30, 5])
+    const unset = read({})
+    expect(Either.isRight(unset) && unset.right.witnesses).toEqual([])
+    const bad = read({ CANDOR_WITNESSES: "http://x nonsense" })
+    expect(Either.isLeft(bad) && String(bad.left)).toContain("CANDOR_WITNESSES")
+    expect(Either.isLeft(read({ CANDOR_WITNESS_INTERVAL: "0" }))).toBe(true)
   })
 
   plainIt("refuses more than 32 witnesses", () => {
