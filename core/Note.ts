@@ -56,11 +56,11 @@ const isNoteText = (text: unknown): text is string =>
   typeof text === "string" && text.endsWith("\n") && isNoteString(text)
 
 /** Key names: non-empty, no Unicode space, no "+" (and, being in a note, no control character). */
-const isKeyName = (name: unknown): name is string =>
+export const isKeyName = (name: unknown): name is string =>
   typeof name === "string" && name !== "" && !name.includes("+") && !SPACE.test(name) && isNoteString(name)
 
 /** Canonical standard base64: padded, and re-encoding gives the same text (zero padding bits). */
-const fromCanonicalBase64 = (text: string): Uint8Array | undefined => {
+export const fromCanonicalBase64 = (text: string): Uint8Array | undefined => {
   const bytes = fromBase64(text)
   return bytes !== undefined && toBase64(bytes) === text ? bytes : undefined
 }
@@ -172,23 +172,28 @@ export interface NoteSigner {
   readonly key: SigningKey
 }
 
-interface NoteSignature {
+export interface NoteSignature {
   readonly name: string
   /** `<name>+<hex key hash>`: how a signature names its key. */
   readonly id: string
+  /** The bytes after the 4-byte key hash (for a cosignature: timestamp and signature). */
   readonly signature: Uint8Array
   readonly line: string
 }
 
-interface ParsedNote {
+export interface ParsedNote {
   readonly text: string
   readonly signatures: ReadonlyArray<NoteSignature>
 }
 
-const keyId = (name: string, keyHash: Uint8Array): string => `${name}+${toHex(keyHash)}`
+/** `<name>+<hex key hash>`: how a signature line names its key. */
+export const keyId = (name: string, keyHash: Uint8Array): string => `${name}+${toHex(keyHash)}`
 
-/** Splits a signed note into text and signature lines; a string is the reason it is malformed. */
-const parseNote = (note: unknown): ParsedNote | string => {
+/**
+ * Splits a signed note into text and signature lines, with every rule above applied (at most 100
+ * lines, canonical base64, no two lines by one (name, key hash)); a string is why it is malformed.
+ */
+export const parseNote = (note: unknown): ParsedNote | string => {
   if (typeof note !== "string") return "a note must be a string"
   if (!isNoteString(note)) return "a note must be valid UTF-8 with no control characters other than newline"
   // The text ends at the last blank line; signature lines are never empty.
@@ -252,6 +257,18 @@ export const addNoteSignature = (note: string, signer: NoteSigner): string | und
   const kept = parsed.signatures.filter((signature) => signature.id !== added.id).map((signature) => signature.line)
   if (kept.length + 1 > MAX_SIGNATURES) return undefined
   return `${parsed.text}\n${[...kept, added.line].map((line) => `${line}\n`).join("")}`
+}
+
+/**
+ * Appends signature lines (each `— <name> <base64>`, no newline) to a signed note: how a log adds
+ * the witness cosignatures it collected (core/Cosignature.ts) to its own signed checkpoint. The
+ * lines are NOT verified here. `undefined` if the result is not a well-formed note: a malformed
+ * line, a second line by a (name, key hash) already there, or more than 100 lines in all.
+ */
+export const appendSignatureLines = (note: string, lines: ReadonlyArray<string>): string | undefined => {
+  if (lines.some((line) => typeof line !== "string" || line.includes("\n"))) return undefined
+  const appended = `${note}${lines.map((line) => `${line}\n`).join("")}`
+  return typeof parseNote(note) === "string" || typeof parseNote(appended) === "string" ? undefined : appended
 }
 
 export type NoteVerification =

@@ -18,6 +18,8 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
+import type { WitnessEndpoint } from "../adapters/witness/WitnessClient.js"
+import { formatWitnessKey, parseWitnessKey, witnessKeyId } from "../core/Cosignature.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -83,6 +85,12 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly webhookAllowPrivate: boolean
     /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
     readonly logOrigin: string
+    /** Witnesses (c2sp.org/tlog-witness) asked to cosign the agents' tree heads; empty: none (docs/witnesses.md). */
+    readonly witnesses: ReadonlyArray<WitnessEndpoint>
+    /** Seconds between two witnessing cycles. */
+    readonly witnessIntervalSeconds: number
+    /** Logs submitted to each witness per cycle, at most. */
+    readonly witnessBatch: number
     /** Least severe level that is logged. */
     readonly logLevel: LogLevel.LogLevel
   }
@@ -120,6 +128,9 @@ export const defaults: Settings = {
   secretKey: Option.none(),
   webhookAllowPrivate: false,
   logOrigin: "candor.local",
+  witnesses: [],
+  witnessIntervalSeconds: 60,
+  witnessBatch: 100,
   logLevel: LogLevel.Info
 }
 
@@ -247,6 +258,50 @@ const flag = reader((text) => {
 const logOrigin = reader((text) =>
   /^\S+$/.test(text) ? Either.right(text) : Either.left(`must not contain whitespace, got "${text}"`)
 )
+
+/** At most this many witnesses: a note holds at most 100 signature lines, and each witness costs requests. */
+export const MAX_WITNESSES = 32
+
+/**
+ * `<submission URL> <verifier key>` entries, separated by commas or newlines. The operator's own
+ * choice, so private and loopback addresses are allowed (unlike webhooks, which users register).
+ */
+export const parseWitnesses: Parse<ReadonlyArray<WitnessEndpoint>> = (text) => {
+  const entries = text
+    .split(/[,\n]/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+  if (entries.length > MAX_WITNESSES) return Either.left(`may list at most ${MAX_WITNESSES} witnesses`)
+  const witnesses: Array<WitnessEndpoint> = []
+  for (const [i, entry] of entries.entries()) {
+    const parts = entry.split(/\s+/)
+    if (parts.length !== 2)
+      return Either.left(`entry ${i + 1} must be "<url> <verifier key>", got ${parts.length} word(s)`)
+    const url = parseHttpUrl(parts[0]!)
+    if (Either.isLeft(url)) return Either.left(`entry ${i + 1}: the URL ${url.left}`)
+    const key = parseWitnessKey(parts[1])
+    if (typeof key === "string") return Either.left(`entry ${i + 1}: the verifier key is not a witness key: ${key}`)
+    if (witnesses.some((w) => witnessKeyId(w.key) === witnessKeyId(key)))
+      return Either.left(`entry ${i + 1}: witness ${key.name} is listed twice`)
+    witnesses.push({ url: url.right, key, vkey: formatWitnessKey(key) })
+  }
+  return Either.right(witnesses)
+}
+const witnesses = reader(parseWitnesses)
+
+const witnessInterval = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 86_400
+    ? Either.right(n)
+    : Either.left(`must be a whole number of seconds between 1 and 86400, got "${text}"`)
+})
+
+const witnessBatch = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 10_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of logs between 1 and 10000, got "${text}"`)
+})
 
 const logLevel = reader((text) => {
   const level = LogLevel.allLevels.find((l) => l.label === text.toUpperCase())
@@ -383,6 +438,25 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     logOrigin,
     defaults.logOrigin,
     "Log origin: tree heads name <origin>/agents/<agent_id>"
+  ),
+  witnesses: withDefault(
+    "CANDOR_WITNESSES",
+    witnesses,
+    defaults.witnesses,
+    "Witnesses cosigning the tree heads: '<url> <verifier key>' entries, comma- or newline-separated (docs/witnesses.md)",
+    "none (no witnessing)"
+  ),
+  witnessIntervalSeconds: withDefault(
+    "CANDOR_WITNESS_INTERVAL",
+    witnessInterval,
+    defaults.witnessIntervalSeconds,
+    "Seconds between two witnessing cycles"
+  ),
+  witnessBatch: withDefault(
+    "CANDOR_WITNESS_BATCH",
+    witnessBatch,
+    defaults.witnessBatch,
+    "Agent logs submitted to each witness per cycle, at most"
   ),
   logLevel: withDefault(
     "LOG_LEVEL",

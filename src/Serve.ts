@@ -2,7 +2,7 @@
  * `candor serve`: the layers one process runs, each behind the roles that select it. The HTTP server
  * on HOST:PORT (health and metrics on every role, the management API on `api`), the gateway on
  * GATEWAY_PORT, and the workers (partition consumers, agent actors, outbox relays, the team reputation
- * refresh). Bus, agent state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
+ * refresh, witnessing when CANDOR_WITNESSES lists witnesses). Bus, agent state, store, signing key and key-encryption key are shared by all roles of one process: in-process on the embedded
  * default, NATS JetStream and KV when NATS_URL is set.
  *
  * The embedded default (every role, no NATS_URL) runs on two threads so that the gateway's response
@@ -16,6 +16,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -47,6 +48,7 @@ import { runWorkers } from "../streams/PartitionWorkers.js"
 import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
+import * as Witnessing from "../streams/Witnessing.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
@@ -352,6 +354,19 @@ const WorkersLive = Layer.unwrapEffect(
   )
 )
 
+/** Witnessing (docs/witnesses.md) beside the workers, when CANDOR_WITNESSES lists any witness. */
+const WitnessingLive = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    config.witnesses.length === 0
+      ? Layer.empty
+      : Witnessing.layer({
+          witnesses: config.witnesses,
+          interval: Duration.seconds(config.witnessIntervalSeconds),
+          batch: config.witnessBatch
+        })
+  )
+)
+
 /** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
 const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
 
@@ -372,8 +387,8 @@ const rolesLive = (
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
-    // The team reputation refresh runs beside the workers (docs/team-reputation.md).
-    Layer.merge(withWorkers ? Layer.merge(WorkersLive, TeamReputationRefresh.layer()) : Layer.empty),
+    // The team reputation refresh (docs/team-reputation.md) and witnessing run beside the workers.
+    Layer.merge(withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive) : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))

@@ -1,10 +1,14 @@
 /**
- * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]`: the
+ * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]
+ * [--witness-key <vkey>]… [--witness-quorum N]`: the
  * offline verifier (`candor verify --export <file>` checks an evidence export: ./VerifyExport.ts). Given a governance log entry's inclusion proof instead, it checks the entry against
  * the signed tree head (the proof's, or the one given). Checks a certificate's signature, chain link, Merkle inclusion (and the signed
  * tree head when given) and its verdict proof with core/ and the prover's verifier: no database, and
- * no network except one fetch of the key listing with `--keys-url`. Prints a readable report; the
- * exit code is 0 only when the certificate is valid.
+ * no network except one fetch of the key listing with `--keys-url`. With `--witness-key`, the signed
+ * tree head used (the one given, a governance proof's own, an export's last) must also carry valid
+ * cosignatures (c2sp.org/tlog-cosignature) by those witnesses, at least `--witness-quorum` of them
+ * (default: all): docs/witnesses.md. Prints a readable report; the exit code is 0 only when the
+ * certificate is valid.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -18,6 +22,13 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { listedKeys, verifyWithKeys } from "../../adapters/keys/Trust.js"
 import type { CertificateVerification } from "../../core/Certificate.js"
+import {
+  formatWitnessKey,
+  parseWitnessKey,
+  verifyWitnessQuorum,
+  witnessKeyId,
+  type WitnessKey
+} from "../../core/Cosignature.js"
 import { verifyGovernanceEntry } from "../../core/Governance.js"
 import { GovernanceInclusionProof } from "../../core/schema/Governance.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
@@ -148,6 +159,88 @@ const loadKeys = (options: { readonly keys: Option.Option<string>; readonly keys
     return listedKeys(listing)
   })
 
+/** A cosignature dated more than this after the local clock counts as from the future. */
+const MAX_CLOCK_SKEW_SECONDS = 600
+
+interface WitnessPolicy {
+  readonly witnesses: ReadonlyArray<WitnessKey>
+  readonly quorum: number
+}
+
+/** The --witness-key and --witness-quorum options; `undefined` when no witness is asked for. */
+const loadWitnesses = (options: {
+  readonly witnessKeys?: ReadonlyArray<string> | undefined
+  readonly witnessQuorum?: Option.Option<number> | undefined
+}): Effect.Effect<WitnessPolicy | undefined, VerifyUsageError> => {
+  const given = options.witnessKeys ?? []
+  const quorum = options.witnessQuorum ?? Option.none()
+  if (given.length === 0) {
+    return Option.isSome(quorum)
+      ? Effect.fail(new VerifyUsageError({ message: "--witness-quorum needs at least one --witness-key" }))
+      : Effect.succeed(undefined)
+  }
+  const witnesses: Array<WitnessKey> = []
+  for (const vkey of given) {
+    const key = parseWitnessKey(vkey)
+    if (typeof key === "string")
+      return Effect.fail(new VerifyUsageError({ message: `--witness-key ${JSON.stringify(vkey)}: ${key}` }))
+    if (witnesses.some((w) => witnessKeyId(w) === witnessKeyId(key)))
+      return Effect.fail(new VerifyUsageError({ message: `--witness-key ${key.name} is given twice` }))
+    witnesses.push(key)
+  }
+  const required = Option.getOrElse(quorum, () => witnesses.length)
+  if (!Number.isInteger(required) || required < 1 || required > witnesses.length)
+    return Effect.fail(
+      new VerifyUsageError({
+        message: `--witness-quorum must be between 1 and the ${witnesses.length} witness key(s) given`
+      })
+    )
+  return Effect.succeed({ witnesses, quorum: required })
+}
+
+/** The witness check of the tree head used, as report lines. */
+export const checkWitnesses = (
+  note: string,
+  policy: WitnessPolicy,
+  nowSeconds: number
+): { readonly valid: boolean; readonly lines: ReadonlyArray<string> } => {
+  const verified = verifyWitnessQuorum(note, policy.witnesses, policy.quorum, {
+    notAfter: nowSeconds + MAX_CLOCK_SKEW_SECONDS
+  })
+  const required = `${policy.quorum} of ${policy.witnesses.length} required`
+  if (!verified.ok)
+    return { valid: false, lines: [`  witnesses      FAILED  ${required}`, `  - witnesses: ${verified.error}`] }
+  return {
+    valid: true,
+    lines: [
+      `  witnesses      ok  ${verified.cosignatures.length} cosigned, ${required}`,
+      ...verified.cosignatures.map(
+        (c) =>
+          `    ${c.witness.name} cosigned size ${verified.checkpoint.size} at ${new Date(c.timestamp * 1000).toISOString()}  (${formatWitnessKey(c.witness).split("+").slice(0, 2).join("+")})`
+      )
+    ]
+  }
+}
+
+/** Inserts the witness lines before the final VALID/INVALID verdict, which they may turn to INVALID. */
+const withWitnessLines = (
+  text: string,
+  valid: boolean,
+  witnesses: { readonly valid: boolean; readonly lines: ReadonlyArray<string> }
+): { readonly text: string; readonly valid: boolean } => {
+  const lines = text.split("\n")
+  const verdictAt = lines.findIndex((line) => line === "VALID" || line === "INVALID")
+  const allValid = valid && witnesses.valid
+  const before = verdictAt < 0 ? lines : lines.slice(0, verdictAt)
+  const after = verdictAt < 0 ? [] : lines.slice(verdictAt + 1)
+  const witnessErrors = witnesses.lines.filter((line) => line.startsWith("  - "))
+  const witnessRows = witnesses.lines.filter((line) => !line.startsWith("  - "))
+  return {
+    text: [...before, ...witnessRows, allValid ? "VALID" : "INVALID", ...after, ...witnessErrors].join("\n"),
+    valid: allValid
+  }
+}
+
 /**
  * Verifies one certificate (or governance inclusion proof) file, or with `export` an evidence
  * export (./VerifyExport.ts); `valid` decides the exit code.
@@ -158,9 +251,31 @@ export const verifyFile = (options: {
   readonly keys: Option.Option<string>
   readonly keysUrl: Option.Option<string>
   readonly treeHead: Option.Option<string>
+  readonly witnessKeys?: ReadonlyArray<string> | undefined
+  readonly witnessQuorum?: Option.Option<number> | undefined
 }) =>
   Effect.gen(function* () {
     const exportFile = options.export ?? Option.none()
+    const witnesses = yield* loadWitnesses(options)
+    const now = Math.floor(Date.now() / 1000)
+    /** Prints the report, with the witness check of `note` when witnesses were asked for. */
+    const conclude = (text: string, valid: boolean, note: string | undefined) =>
+      Effect.gen(function* () {
+        if (witnesses === undefined) {
+          yield* Console.log(text)
+          return { valid }
+        }
+        const checked =
+          note === undefined
+            ? {
+                valid: false,
+                lines: ["  witnesses      FAILED", "  - witnesses: there is no signed tree head to check"]
+              }
+            : checkWitnesses(note, witnesses, now)
+        const merged = withWitnessLines(text, valid, checked)
+        yield* Console.log(merged.text)
+        return { valid: merged.valid }
+      })
     if (Option.isSome(options.certificate) === Option.isSome(exportFile)) {
       return yield* new VerifyUsageError({
         message: "give exactly one of a certificate file or --export <file>"
@@ -173,8 +288,7 @@ export const verifyFile = (options: {
       const report = yield* verifyExportFile(exportFile.value, keys).pipe(
         Effect.mapError(() => new VerifyUsageError({ message: `cannot read ${exportFile.value}` }))
       )
-      yield* Console.log(formatExportReport(report))
-      return { valid: report.valid }
+      return yield* conclude(formatExportReport(report), report.valid, report.signed_tree_head ?? undefined)
     }
     const path = Option.getOrThrow(options.certificate)
     const keys = yield* loadKeys(options)
@@ -182,12 +296,22 @@ export const verifyFile = (options: {
     const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
     if (isGovernanceProof(certificate)) {
       const governance = verifyGovernanceProof(certificate, keys, treeHead)
-      yield* Console.log(governance.lines.join("\n"))
-      return { valid: governance.valid }
+      const own = (certificate as { signed_tree_head?: unknown }).signed_tree_head
+      return yield* conclude(
+        governance.lines.join("\n"),
+        governance.valid,
+        treeHead ?? (typeof own === "string" ? own : undefined)
+      )
+    }
+    if (witnesses !== undefined && treeHead === undefined) {
+      return yield* new VerifyUsageError({
+        message:
+          "--witness-key checks the cosignatures on a signed tree head: give it with --tree-head " +
+          "(the signed_tree_head of GET /v1/checkpoints/{id}/inclusion-proof?tree_size=<the certificate's tree_size>)"
+      })
     }
     const report = verifyWithKeys(certificate, keys, { treeHead, verifyVerdictProof })
-    yield* Console.log(formatReport(certificate, report, treeHead !== undefined))
-    return report
+    return yield* conclude(formatReport(certificate, report, treeHead !== undefined), report.valid, treeHead)
   })
 
 export const verifyCommand = Command.make(
@@ -216,6 +340,16 @@ export const verifyCommand = Command.make(
     treeHead: Options.file("tree-head").pipe(
       Options.optional,
       Options.withDescription("A signed tree head (C2SP note) to check the inclusion against")
+    ),
+    witnessKeys: Options.text("witness-key").pipe(
+      Options.repeated,
+      Options.withDescription(
+        "A witness's verifier key (<name>+<hash>+<base64>, type 0x04; repeatable): the signed tree head used must carry its valid cosignature"
+      )
+    ),
+    witnessQuorum: Options.integer("witness-quorum").pipe(
+      Options.optional,
+      Options.withDescription("How many of the --witness-key witnesses must have cosigned (default: all)")
     )
   },
   (options) =>

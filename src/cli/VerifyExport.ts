@@ -33,6 +33,8 @@ export interface ExportReport {
   readonly valid: boolean
   readonly agent_id: string | null
   readonly tree_size: number | null
+  /** The final line's signed tree head as written (witness cosignatures are checked on it). */
+  readonly signed_tree_head: string | null
   /** Checkpoint lines read. */
   readonly certificates: number
   readonly ok: number
@@ -169,6 +171,7 @@ export const verifyExportFile = (path: string, keys: Keys) =>
       valid: fileErrors.length === 0 && total.failures.length === 0,
       agent_id: head?.line.agent_id ?? null,
       tree_size: head?.line.tree_size ?? null,
+      signed_tree_head: head?.line.signed_tree_head ?? null,
       certificates: total.certificates,
       ok: total.ok,
       failures: total.failures,

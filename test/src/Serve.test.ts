@@ -126,6 +126,9 @@ describe("config", () => {
       "CANDOR_SECRET_KEY",
       "CANDOR_WEBHOOK_ALLOW_PRIVATE",
       "CANDOR_LOG_ORIGIN",
+      "CANDOR_WITNESSES",
+      "CANDOR_WITNESS_INTERVAL",
+      "CANDOR_WITNESS_BATCH",
       "LOG_LEVEL"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)

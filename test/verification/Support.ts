@@ -17,7 +17,7 @@ import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import type { RelayOptions } from "../../streams/OutboxRelay.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
 import * as ProverWorkers from "../../streams/ProverWorkers.js"
-import { layer as apiHarness } from "../api/Support.js"
+import { type HarnessOptions, layer as apiHarness } from "../api/Support.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted } from "../streams/PipelineChecks.js"
 
@@ -31,6 +31,8 @@ export interface WorldOptions {
   readonly prover?: Layer.Layer<Prover.Prover> | false
   /** The proof-job relay's settings (default: polls every 50 ms). */
   readonly relay?: Partial<Omit<RelayOptions, "kind">>
+  /** The API harness's options (default: its own, on PGlite). */
+  readonly harness?: HarnessOptions
 }
 
 /** The API harness, plus the workers and (unless disabled) the prover relay on its store and key. */
@@ -51,7 +53,7 @@ export const world = (options: WorldOptions = {}) => {
         PartitionOwnership.layerAll(PARTITIONS)
       )
     ),
-    Layer.provideMerge(apiHarness())
+    Layer.provideMerge(apiHarness(options.harness))
   )
 }
 

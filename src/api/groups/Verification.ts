@@ -2,7 +2,8 @@
  * The public verification endpoints (formats in docs/formats.md, shapes in docs/api.md; the response
  * schemas are core/schema's, the one definition of each format): no credentials, JSON, errors
  * `{error}`. Everything they answer can be checked with core/'s verifiers and no trust in Candor: keys, certificates, signed
- * tree heads, inclusion and consistency proofs, verdict proofs, and an agent's whole chain (checked
+ * tree heads (with the witness cosignatures collected for them: docs/witnesses.md), inclusion and
+ * consistency proofs, verdict proofs, and an agent's whole chain (checked
  * here, or paged out as certificates for `candor reputation verify`).
  *
  * One route is not public: `POST /checkpoints/{id}/prove`, an owner asking for a verdict proof of a
@@ -24,6 +25,7 @@ import {
   VerdictProof,
   VerifyResponse
 } from "../../../core/schema/Certificate.js"
+import { CosignatureList } from "../../../core/schema/Witness.js"
 import { IntParam } from "./Checkpoints.js"
 
 const CheckpointPath = Schema.Struct({ checkpoint_id: Schema.String })
@@ -48,6 +50,12 @@ export class VerificationApi extends HttpApiGroup.make("verification")
       .addSuccess(VerifyResponse)
   )
   .add(HttpApiEndpoint.get("getMerkleRoot", "/agents/:agent_id/merkle-root").setPath(AgentPath).addSuccess(MerkleRoot))
+  .add(
+    HttpApiEndpoint.get("getCosignatures", "/agents/:agent_id/cosignatures")
+      .setPath(AgentPath)
+      .setUrlParams(Schema.Struct({ tree_size: Schema.optionalWith(Positive, { exact: true }) }))
+      .addSuccess(CosignatureList)
+  )
   .add(
     HttpApiEndpoint.get("listAgentCertificates", "/agents/:agent_id/certificates")
       .setPath(AgentPath)

@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
 import * as ExportRepo from "../../../adapters/store/ExportRepo.js"
+import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
 import { Store, StoreError } from "../../../adapters/store/Store.js"
 import {
   checkpointLine,
@@ -102,9 +103,11 @@ export const ExportLive = HttpApiBuilder.group(CandorApi, "export", (handlers) =
       const { from, to, format } = urlParams
       if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to))
         return yield* new BadRequest({ error: "from: must be before to" })
-      const head = yield* (yield* Store).treeHead(agentId)
+      const stored = yield* (yield* Store).treeHead(agentId)
       // An agent without a log has nothing to export (and no signed head to end one with).
-      if (head === undefined) return yield* new NotFound({ error: `agent ${agentId} has no log yet` })
+      if (stored === undefined) return yield* new NotFound({ error: `agent ${agentId} has no log yet` })
+      // With the witness cosignatures of its size, when there are any (docs/witnesses.md).
+      const head = yield* WitnessRepo.cosignedHead(stored)
       const repo = yield* ExportRepo.ExportRepo
       const body = exportStream(repo, head, { format, from, to }).pipe(
         Stream.tapError((error) => Effect.logError("evidence export cut short", error)),
@@ -119,4 +122,4 @@ export const ExportLive = HttpApiBuilder.group(CandorApi, "export", (handlers) =
       })
     }).pipe(Effect.catchTag("StoreError", internal))
   )
-).pipe(Layer.provide(ExportRepo.layer))
+).pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer)))

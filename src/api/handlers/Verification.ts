@@ -17,6 +17,7 @@ import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
 import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
+import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
 import { bytesEqual, fromBase64, fromHex, toHex } from "../../../core/Bytes.js"
 import { canonicalBytes } from "../../../core/Canonical.js"
 import { type Certificate, chainEntryOf, signedBytes } from "../../../core/Certificate.js"
@@ -293,7 +294,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
     .handle("getMerkleRoot", ({ path }) =>
       Effect.gen(function* () {
-        const head = yield* latestHead(path.agent_id)
+        const head = yield* Effect.flatMap(latestHead(path.agent_id), WitnessRepo.cosignedHead)
         const keys = yield* ringKeys
         return {
           agent_id: path.agent_id,
@@ -304,6 +305,27 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
           log_origin: noteOrigin(head.note) ?? "",
           note_verifier_key: noteVerifierKeyOf(head.note, keys) ?? null,
           timestamp: head.created_at
+        }
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
+    .handle("getCosignatures", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const latest = yield* latestHead(path.agent_id)
+        const treeSize = urlParams.tree_size ?? latest.tree_size
+        if (treeSize > latest.tree_size)
+          return yield* new BadRequest({ error: `tree_size: must be at most the log's size ${latest.tree_size}` })
+        const { head, cosignatures } = yield* WitnessRepo.withCosignatures(yield* headAt(latest, treeSize))
+        return {
+          agent_id: path.agent_id,
+          tree_size: treeSize,
+          signed_tree_head: head.note,
+          cosignatures: cosignatures.map((cosignature) => ({
+            witness: cosignature.witness_name,
+            witness_key: cosignature.witness_key,
+            cosigned_at: new Date(cosignature.cosigned_at * 1000).toISOString(),
+            timestamp: cosignature.cosigned_at,
+            line: cosignature.line
+          }))
         }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
@@ -336,7 +358,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
             error: `tree_size: must be greater than the leaf index ${leaf_index} and at most the log's size ${latest.tree_size}`
           })
         }
-        const head = yield* headAt(latest, treeSize)
+        const head = yield* Effect.flatMap(headAt(latest, treeSize), WitnessRepo.cosignedHead)
         const auditPath = yield* (yield* Store).inclusionProof(agentId, leaf_index, treeSize)
         if (auditPath === undefined) return yield* notFound(`inclusion proof at tree size ${treeSize}`)
         return {
@@ -360,8 +382,8 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         if (to > latest.tree_size)
           return yield* new BadRequest({ error: `to: must be at most the log's size ${latest.tree_size}` })
         if (urlParams.from > to) return yield* new BadRequest({ error: `from: must be at most to (${to})` })
-        const toHead = yield* headAt(latest, to)
-        const fromHead = yield* headAt(latest, urlParams.from)
+        const toHead = yield* Effect.flatMap(headAt(latest, to), WitnessRepo.cosignedHead)
+        const fromHead = yield* Effect.flatMap(headAt(latest, urlParams.from), WitnessRepo.cosignedHead)
         const proof = yield* (yield* Store).consistencyProof(path.agent_id, urlParams.from, to)
         if (proof === undefined) return yield* notFound(`consistency proof from ${urlParams.from} to ${to}`)
         const at = (head: TreeHead) => ({ tree_size: head.tree_size, root: head.root, signed_tree_head: head.note })
@@ -395,4 +417,6 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
 )
 
 /** The handlers, with their repositories on the process's `SqlClient`. */
-export const VerificationLive = Handlers.pipe(Layer.provide(Layer.merge(KeyRepo.layer, ProofRepo.layer)))
+export const VerificationLive = Handlers.pipe(
+  Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))
+)
