@@ -33,7 +33,7 @@ import {
   type PolicyEscalationTrigger,
   POLICY_SCHEMA_VERSION
 } from "./schema/Policy.js"
-import type { TransactionStatus } from "./schema/ScopedTransaction.js"
+import type { GatewayTransaction, TransactionStatus } from "./schema/ScopedTransaction.js"
 
 /**
  * The policy of an agent that has none: no rules, and every tool allowed (as no evaluation at all
@@ -127,3 +127,54 @@ export const transactionStatus = (
   now: number
 ): TransactionStatus =>
   transaction.ended_at !== null ? "completed" : now >= Date.parse(transaction.expires_at) ? "expired" : "active"
+
+// ---------------------------------------------------------------------------------------------
+// At the gateway
+
+/** A request's transaction, as the agent's settings know it. */
+export type TransactionLookup =
+  | { readonly kind: "open"; readonly transaction: GatewayTransaction }
+  | { readonly kind: "expired"; readonly transaction: GatewayTransaction }
+  | { readonly kind: "unknown" }
+
+/** The transaction `transactionId` among the agent's open ones, checked against the clock. */
+export const lookupTransaction = (
+  transactions: ReadonlyArray<GatewayTransaction> | undefined,
+  transactionId: string,
+  now: number
+): TransactionLookup => {
+  const transaction = transactions?.find((t) => t.transaction_id === transactionId)
+  if (transaction === undefined) return { kind: "unknown" }
+  return now >= Date.parse(transaction.expires_at) ? { kind: "expired", transaction } : { kind: "open", transaction }
+}
+
+export type TransactionRefusal = "transaction_unknown" | "transaction_expired"
+
+/**
+ * The gateway's 403 body for a request naming a transaction it cannot apply. An id of another
+ * agent reads as unknown (the agent is identified by its key: it learns nothing of other agents'
+ * transactions), as does a completed one. `transaction_error` is what clients act on.
+ */
+export const transactionErrorBody = (
+  agentId: string,
+  transactionId: string,
+  lookup: Exclude<TransactionLookup, { kind: "open" }>
+) => {
+  const reason: TransactionRefusal = lookup.kind === "expired" ? "transaction_expired" : "transaction_unknown"
+  const shown = JSON.stringify(transactionId.slice(0, 128))
+  return {
+    error:
+      lookup.kind === "expired"
+        ? `transaction ${shown} expired at ${lookup.transaction.expires_at}; open a new one`
+        : `transaction ${shown} is not open for this agent (unknown, another agent's, or completed)`,
+    type: "transaction_error" as const,
+    reason,
+    transaction_error: {
+      type: "transaction_error" as const,
+      reason,
+      transaction_id: transactionId.slice(0, 128),
+      agent_id: agentId,
+      expires_at: lookup.kind === "expired" ? lookup.transaction.expires_at : null
+    }
+  }
+}
