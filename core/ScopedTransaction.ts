@@ -30,6 +30,7 @@ import {
   type CapabilityMapping,
   DEFAULT_POLICY_DEFAULTS,
   type Policy,
+  type PolicyDefaults,
   type PolicyEscalationTrigger,
   POLICY_SCHEMA_VERSION
 } from "./schema/Policy.js"
@@ -45,6 +46,33 @@ export const EMPTY_POLICY: Policy = {
   forbidden: [],
   escalation_triggers: [],
   defaults: { ...DEFAULT_POLICY_DEFAULTS, unmapped_tool_action: "allow" }
+}
+
+/** Each default at its loosest: under the stricter-of-both merge, the other side's value stands. */
+export const LOOSEST_DEFAULTS: PolicyDefaults = {
+  unmapped_tool_action: "allow",
+  unmapped_severity: "low",
+  fail_open: true,
+  enforcement_mode: "off",
+  grace_period_hours: 8760
+}
+
+/**
+ * A transaction's own policy as decoded (every default filled in by the schema) with the defaults
+ * its document did not set put at their loosest, so that only what the caller wrote tightens the
+ * agent's policy: `{"defaults": {"enforcement_mode": "enforce"}}` asks for enforcement, not also for
+ * the schema's `unmapped_tool_action: warn`.
+ */
+export const withUnsetDefaultsLoosest = (policy: Policy, document: unknown): Policy => {
+  const given = (document as { defaults?: unknown } | undefined)?.defaults
+  const set = new Set(typeof given === "object" && given !== null ? Object.keys(given) : [])
+  const defaults = Object.fromEntries(
+    (Object.keys(LOOSEST_DEFAULTS) as Array<keyof PolicyDefaults>).map((key) => [
+      key,
+      set.has(key) ? policy.defaults[key] : LOOSEST_DEFAULTS[key]
+    ])
+  ) as unknown as PolicyDefaults
+  return { ...policy, defaults }
 }
 
 /** The name of the mapping that holds named tools no mapping of the policy covers. */

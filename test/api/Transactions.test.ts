@@ -12,7 +12,7 @@ import { AgentState } from "../../adapters/bus/AgentState.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { policyHash } from "../../core/Commitments.js"
 import { agentGovernanceLog } from "../../core/Governance.js"
-import { transactionPolicy } from "../../core/ScopedTransaction.js"
+import { transactionPolicy, withUnsetDefaultsLoosest } from "../../core/ScopedTransaction.js"
 import { decodePolicy, type Policy } from "../../core/schema/Policy.js"
 import { TRANSACTION_LIMITS } from "../../core/schema/ScopedTransaction.js"
 import { ApiHarness, layer as harness } from "./Support.js"
@@ -89,14 +89,21 @@ layer(harness(), { timeout: "120 seconds" })("scoped transactions API", (it) => 
           transactionPolicy(
             policyOf(agentPolicy),
             ["db_read", "issue_refund"],
-            policyOf({ ...extra, meta: { schema_version: "1.0", scope: "agent" } })
+            withUnsetDefaultsLoosest(policyOf({ ...extra, meta: { schema_version: "1.0", scope: "agent" } }), extra)
           )
         )
+        // Only what the transaction's policy sets tightens: the defaults it leaves out are at their loosest.
+        expect(record.policy.defaults).toEqual({
+          enforcement_mode: "enforce",
+          unmapped_tool_action: "allow",
+          unmapped_severity: "low",
+          fail_open: true,
+          grace_period_hours: 8760
+        })
         expect(record.merged_policy.defaults).toMatchObject({
           enforcement_mode: "enforce",
           unmapped_tool_action: "deny"
         })
-        expect(record.policy.defaults.enforcement_mode).toBe("enforce")
 
         // The gateways hold the open transaction with the agent's settings.
         expect((yield* state.get(agentId)).transactions).toEqual([

@@ -6,7 +6,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schema } from "effect"
 import { evaluatePolicy } from "../../core/Policy.js"
-import { EMPTY_POLICY, transactionPolicy, transactionStatus } from "../../core/ScopedTransaction.js"
+import {
+  EMPTY_POLICY,
+  LOOSEST_DEFAULTS,
+  transactionPolicy,
+  transactionStatus,
+  withUnsetDefaultsLoosest
+} from "../../core/ScopedTransaction.js"
 import { AlignmentCard } from "../../core/schema/Card.js"
 import { decodePolicy, Policy, type PolicyEncoded, type PolicyVerdict } from "../../core/schema/Policy.js"
 
@@ -188,6 +194,18 @@ describe("transactionPolicy", () => {
           expect(RANK[after], `${tool} under ${JSON.stringify(agent?.defaults)}`).toBeGreaterThanOrEqual(RANK[before])
           if (!TOOLS.includes(tool)) expect(after).toBe("fail")
         }
+  })
+
+  it("a transaction policy's unset defaults are at their loosest: only what it sets tightens", () => {
+    const document = { defaults: { enforcement_mode: "enforce" } } as const
+    const extra = withUnsetDefaultsLoosest(policyOf(document), document)
+    expect(extra.defaults).toEqual({ ...LOOSEST_DEFAULTS, enforcement_mode: "enforce" })
+    const merged = transactionPolicy(policyOf({ defaults: { unmapped_tool_action: "allow" } }), ["a"], extra)
+    expect(judge(merged, "a")).toEqual({ verdict: "pass", findings: [] })
+    expect(merged.defaults.enforcement_mode).toBe("enforce")
+    // The schema's defaults, had they been kept, would have made every named tool warn.
+    expect(judge(transactionPolicy(undefined, ["a"], policyOf(document)), "a").verdict).toBe("warn")
+    expect(withUnsetDefaultsLoosest(policyOf({}), undefined).defaults).toEqual(LOOSEST_DEFAULTS)
   })
 
   it("duplicates count once; the empty policy is the schema's defaults", () => {

@@ -32,7 +32,7 @@ import { tryCanonicalJson } from "../../../core/Canonical.js"
 import { policyHash } from "../../../core/Commitments.js"
 import { agentGovernanceLog } from "../../../core/Governance.js"
 import { resolvePolicy } from "../../../core/Policy.js"
-import { distinctTools, transactionPolicy } from "../../../core/ScopedTransaction.js"
+import { distinctTools, transactionPolicy, withUnsetDefaultsLoosest } from "../../../core/ScopedTransaction.js"
 import type { Policy } from "../../../core/schema/Policy.js"
 import { TRANSACTION_ID_PREFIX, TRANSACTION_LIMITS } from "../../../core/schema/ScopedTransaction.js"
 import { CandorApi } from "../Api.js"
@@ -71,18 +71,22 @@ const gatewaysUnreachable = (error: BusError) =>
     )
   )
 
-/** The transaction's own policy: decoded as the policy routes decode one, as an agent's, and bounded. */
+/**
+ * The transaction's own policy: decoded as the policy routes decode one, as an agent's, the
+ * defaults it leaves out at their loosest (they leave the agent's in force), and bounded.
+ */
 const extraPolicy = (document: unknown) =>
   Effect.gen(function* () {
     if (document === undefined) return undefined
     const decoded = decodePolicyDocument(document, "agent", "policy")
     if (Either.isLeft(decoded)) return yield* new BadRequest({ error: decoded.left })
-    const size = Buffer.byteLength(tryCanonicalJson(decoded.right) ?? "")
+    const policy = withUnsetDefaultsLoosest(decoded.right, document)
+    const size = Buffer.byteLength(tryCanonicalJson(policy) ?? "")
     if (size > TRANSACTION_POLICY_MAX_BYTES)
       return yield* new BadRequest({
         error: `policy: must be at most ${TRANSACTION_POLICY_MAX_BYTES} bytes as JSON (it travels to every gateway); got ${size}`
       })
-    return decoded.right
+    return policy
   })
 
 /** The agent's open transactions, as the gateways hold them. */
