@@ -288,7 +288,7 @@ export interface GatewayBlock {
   readonly agentId: string
   readonly sessionId: string | null
   readonly provider: string
-  readonly rule: "enforce" | "policy" | "containment"
+  readonly rule: "enforce" | "policy" | "containment" | "transaction"
   readonly reason: string
   /** The blocked response's checkpoint (rule `enforce`). */
   readonly checkpointId: string | null

@@ -58,6 +58,7 @@ import * as IdentityTokens from "../adapters/auth/IdentityTokens.js"
 import { planRates } from "../adapters/auth/RateLimiter.js"
 import { storeFamilies } from "../adapters/metrics/StoreGauges.js"
 import * as ApiLive from "./api/ApiLive.js"
+import * as ForecastNarrator from "../adapters/analysis/ForecastNarrator.js"
 import { CandorConfig, tlsFiles } from "./Config.js"
 import { ListenFailed, listenErrorCode } from "../adapters/http/ListenFailed.js"
 import { loadTls, reloadOnSighup, serverTlsOptions } from "../adapters/http/Tls.js"
@@ -123,14 +124,19 @@ const AuthConfigLive = Layer.effect(
 /** The management API's routes, on the shared store, agent state and signing key. */
 const ApiRoutesLive = Layer.unwrapEffect(
   Effect.gen(function* () {
-    const { dataDir, enterpriseRateLimit } = yield* CandorConfig
+    const { analysisApiKey, analysisBaseUrl, analysisModel, dataDir, enterpriseRateLimit } = yield* CandorConfig
     const rates = planRates(enterpriseRateLimit)
+    // The forecast's narrative comes from the model ANALYSIS_MODEL names (none with `rules`).
+    const narrator = ForecastNarrator.layerFromSpec(analysisModel, {
+      apiKey: Option.getOrUndefined(analysisApiKey),
+      baseUrl: Option.getOrUndefined(analysisBaseUrl)
+    })
     const store = yield* Effect.context<SqlClient.SqlClient>()
     // On the embedded default's backend thread, the gateway thread's own series too.
     const gateway = yield* Effect.serviceOption(ThreadBridgeBackend.GatewayThreadMetrics)
     const gauges = Effect.provide(storeFamilies, store)
     return Layer.mergeAll(
-      ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }),
+      ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }).pipe(Layer.provide(narrator)),
       metricsRoute(
         Option.isSome(gateway) ? Effect.zipWith(gauges, gateway.value, (ours, its) => [...ours, ...its]) : gauges
       )

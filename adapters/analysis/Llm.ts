@@ -85,7 +85,7 @@ const requestBody = (options: LlmJudgeOptions, prompt: ConsciencePrompt, maxToke
         ]
       }
 
-const requestHeaders = (options: LlmJudgeOptions): Record<string, string> =>
+export const requestHeaders = (options: Pick<LlmJudgeOptions, "provider" | "apiKey">): Record<string, string> =>
   options.provider === "anthropic"
     ? {
         "content-type": "application/json",
@@ -95,7 +95,7 @@ const requestHeaders = (options: LlmJudgeOptions): Record<string, string> =>
     : { "content-type": "application/json", authorization: `Bearer ${Redacted.value(options.apiKey)}` }
 
 /** The judge's text answer from the provider's envelope, or undefined. */
-const answerText = (provider: LlmProvider, body: string): string | undefined => {
+export const answerText = (provider: LlmProvider, body: string): string | undefined => {
   let json: unknown
   try {
     json = JSON.parse(body)

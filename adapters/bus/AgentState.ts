@@ -19,6 +19,7 @@ import { AlignmentCard } from "../../core/schema/Card.js"
 import { ConscienceValue } from "../../core/schema/Conscience.js"
 import { ContainmentState } from "../../core/schema/Containment.js"
 import { Policy } from "../../core/schema/Policy.js"
+import { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
 import { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
 import type { BusError } from "./BusError.js"
 
@@ -29,6 +30,12 @@ export const AgentSettings = Schema.Struct({
   containment: Schema.UndefinedOr(ContainmentState),
   /** The tool policy in force (the organization's and the agent's, merged); none: no evaluation. */
   policy: Schema.optional(Policy),
+  /**
+   * The agent's open scoped transactions (docs/transactions.md), as the API last pushed them: a
+   * request naming one (`X-Transaction-Id`) is evaluated against `policy` narrowed by it. One that
+   * has expired may still be listed until the next push; the gateway checks `expires_at` itself.
+   */
+  transactions: Schema.optional(Schema.Array(GatewayTransaction)),
   /** The active Alignment Card, for the judge and the policy's card actions. */
   card: Schema.optional(AlignmentCard),
   /** The active card's id, for the checkpoint draft (the card's own `card_id` when `card` is set). */
@@ -65,6 +72,13 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
      * Optional like `peek`; without it the gateway asks `takeNudge` on every request.
      */
     readonly nudgePending?: (agentId: string) => boolean
+    /**
+     * The agent's settings as the shared store holds them now, read past the local copy (which the
+     * watch may not have brought up to date yet), and learned into it. For a rare miss that must
+     * not be a false refusal (an `X-Transaction-Id` the copy does not know); never per request.
+     * Optional: a state whose copy is the store (in memory) leaves it out, and `get` is asked.
+     */
+    readonly refresh?: (agentId: string) => Effect.Effect<AgentSettings>
     /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
     readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
     /** The pending nudge, removed as it is read: each nudge is injected once. */

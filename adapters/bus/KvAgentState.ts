@@ -12,7 +12,8 @@
  *   revision it read, so when several gateways race for it exactly one injects it.
  *
  * Each instance keeps a local copy fed by `kv.watch()`, so `get` (on every request) never does I/O, and
- * `takeNudge` only goes to the server when a nudge is known to be waiting. The layer is ready once the
+ * `takeNudge` only goes to the server when a nudge is known to be waiting. `refresh` reads one
+ * agent's value from the server, for the rare request the copy may not be up to date for yet. The layer is ready once the
  * copy holds everything stored when it started.
  */
 import { type KvEntry, Kvm } from "@nats-io/kv"
@@ -211,8 +212,30 @@ export const make = (
         Effect.orDie
       )
 
+    /** One read of the server's current value; on a failure the copy's value stands (logged). */
+    const refresh: NonNullable<AgentState["Type"]["refresh"]> = (agentId) =>
+      tryNats("read agent settings", () => kv.get(SETTINGS + agentId)).pipe(
+        Effect.tap((entry) =>
+          Effect.sync(() => {
+            if (entry === null) return
+            if (entry.operation !== "PUT") return learn(settings, agentId, entry.revision, undefined)
+            Either.match(parseSettings(entry.string()), {
+              onLeft: (error) => skipped(agentId, error),
+              onRight: (value) => learn(settings, agentId, entry.revision, value)
+            })
+          })
+        ),
+        Effect.catchAll((error) =>
+          Effect.logWarning("agent settings not refreshed; the local copy stands").pipe(
+            Effect.annotateLogs({ agent_id: agentId, error: error.message })
+          )
+        ),
+        Effect.map(() => settings.get(agentId)?.value ?? defaultSettings)
+      )
+
     return {
       get: (agentId) => Effect.sync(() => settings.get(agentId)?.value ?? defaultSettings),
+      refresh,
       peek: (agentId) => settings.get(agentId)?.value ?? defaultSettings,
       nudgePending: (agentId) => nudges.get(agentId)?.value !== undefined,
       update,

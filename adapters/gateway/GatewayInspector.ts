@@ -7,8 +7,10 @@
  * a short turn (`ANALYSIS_DELAY_MS`), in slices, so that requests waiting are served before analysis.
  *
  * On the request path it does only what must happen before forwarding: identify the agent, refuse a
- * contained one, evaluate the tool policy against the tools the request declares (403 in `enforce`
- * on a violation, else `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
+ * contained one, refuse a request naming a scoped transaction (`X-Transaction-Id`) the agent has not
+ * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
+ * request names) against the tools the request declares (403 in `enforce` on a violation, else
+ * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
  * to hold the response (enforce, non-streaming). The request body is parsed only when one of these
  * needs it. Everything else (parsing the response copy, extraction, judging against the agent's
  * card and conscience values, the policy on the response's tool calls, publishing) runs off a bounded
@@ -59,6 +61,13 @@ import {
   type PolicyVerdict
 } from "../../core/Policy.js"
 import { containmentErrorBody } from "../../core/Containment.js"
+import {
+  lookupTransaction,
+  type TransactionLookup,
+  transactionErrorBody,
+  transactionPolicy
+} from "../../core/ScopedTransaction.js"
+import type { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
 import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
@@ -83,6 +92,35 @@ import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
 export const POLICY_VERDICT_HEADER = "x-policy-verdict"
+
+/**
+ * The request header naming a scoped transaction (docs/transactions.md): the request is evaluated
+ * against the agent's policy narrowed by it. Addressed to Candor: never forwarded upstream.
+ */
+export const TRANSACTION_HEADER = "x-transaction-id"
+
+/**
+ * Each transaction's merged policy, computed once per settings object (the settings change, a new
+ * object comes; the old one and its entries are collected with it).
+ */
+const transactionPolicies = new WeakMap<AgentSettings, Map<string, Policy>>()
+
+const policyOfTransaction = (settings: AgentSettings, transaction: GatewayTransaction): Policy => {
+  let policies = transactionPolicies.get(settings)
+  if (policies === undefined) transactionPolicies.set(settings, (policies = new Map()))
+  let policy = policies.get(transaction.transaction_id)
+  if (policy === undefined) {
+    policy = transactionPolicy(settings.policy, transaction.tools, transaction.policy)
+    policies.set(transaction.transaction_id, policy)
+  }
+  return policy
+}
+
+/** The policy a request is evaluated against: the agent's, or the agent's narrowed by an open transaction. */
+const policyFor = (settings: AgentSettings, lookup: TransactionLookup | undefined): Policy | undefined => {
+  if (lookup === undefined) return isPolicyActive(settings.policy) ? settings.policy : undefined
+  return lookup.kind === "open" ? policyOfTransaction(settings, lookup.transaction) : undefined
+}
 
 /** `X-Policy-Verdict` of a request whose declared tools pass (in any mode). */
 const POLICY_PASSED: Readonly<Record<string, string>> = { [POLICY_VERDICT_HEADER]: "pass" }
@@ -547,8 +585,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const { adapter, agentId, now } = who
       const settings = peek(agentId)
       if (settings.containment !== undefined || nudgePending(agentId)) return undefined
+      const transactionId = headerText(request.headers[TRANSACTION_HEADER])
+      const transaction =
+        transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+      // A transaction the copy cannot apply is refused (or looked up again) on the effectful path.
+      if (transaction !== undefined && transaction.kind !== "open") return undefined
       const requestBody = lazyJson(request.body)
-      const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
+      const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
         if (requestBody() === undefined && request.body.length > 0) return undefined
@@ -578,7 +621,16 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const who = identify(request)
           if (who === undefined) return unattributed(request)
           const { adapter, agentId, now, sessionId } = who
-          const settings = yield* state.get(agentId)
+          let settings = yield* state.get(agentId)
+          const transactionId = headerText(request.headers[TRANSACTION_HEADER])
+          let transaction =
+            transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+          // The copy may not have the transaction yet (opened a moment ago, the watch not there yet):
+          // the shared store is asked once before refusing. Unknown ids cost one KV read each.
+          if (transactionId !== undefined && transaction?.kind === "unknown" && state.refresh !== undefined) {
+            settings = yield* state.refresh(agentId)
+            transaction = lookupTransaction(settings.transactions, transactionId, now)
+          }
           const containment = settings.containment
           const block = (rule: GatewayBlock["rule"], reason: string) =>
             blocked(settings, {
@@ -594,9 +646,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             yield* block("containment", body.reason)
             return { respond: jsonResponse(403, body) }
           }
+          if (transactionId !== undefined && transaction !== undefined && transaction.kind !== "open") {
+            const body = transactionErrorBody(agentId, transactionId, transaction)
+            yield* block("transaction", body.reason)
+            return { respond: jsonResponse(403, body) }
+          }
           // The request body is parsed only when something depends on it (the fast path never does).
           const requestBody = lazyJson(request.body)
-          const policy = isPolicyActive(settings.policy) ? settings.policy : undefined
+          const policy = policyFor(settings, transaction)
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
           if (policy !== undefined) {

@@ -1,7 +1,8 @@
 /**
  * Which headers cross the gateway. RFC 9110 §7.6.1: hop-by-hop headers describe one connection and
  * must not be forwarded; neither may the headers a `Connection` header names. `x-candor-*` headers
- * are addressed to Candor itself (agent name, session) and are consumed here.
+ * are addressed to Candor itself (agent name, session) and are consumed here, as is
+ * `x-transaction-id` (a scoped transaction, docs/transactions.md).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
 
@@ -51,6 +52,7 @@ export const requestHeadersForUpstream = (
       lower === "host" ||
       lower === "content-length" ||
       lower === "expect" ||
+      lower === "x-transaction-id" ||
       lower.startsWith("x-candor-")
     )
       continue

@@ -25,6 +25,7 @@ import trustEdges from "./migrations/0017_trust_edges.js"
 import teamReputation from "./migrations/0018_team_reputation.js"
 import riskAssessments from "./migrations/0019_risk_assessments.js"
 import reclassifications from "./migrations/0020_reclassifications.js"
+import transactions from "./migrations/0021_transactions.js"
 import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
 import { transaction } from "./Transaction.js"
 
@@ -51,6 +52,7 @@ export const migrationNames = [
   "0018_team_reputation",
   "0019_risk_assessments",
   "0020_reclassifications",
+  "0021_transactions",
   "0023_witness_cosignatures"
 ] as const
 
@@ -74,6 +76,7 @@ export const migrations = Migrator.fromRecord({
   "0018_team_reputation": teamReputation,
   "0019_risk_assessments": riskAssessments,
   "0020_reclassifications": reclassifications,
+  "0021_transactions": transactions,
   "0023_witness_cosignatures": witnessCosignatures
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

@@ -54,7 +54,11 @@ export const GOVERNANCE_ACTIONS = [
   "trust_edge.delete",
   // a checkpoint's verdict reclassified (card_gap or behavior_gap), on the agent's log; the
   // certificate is never changed, reputation reads this entry
-  "reclassification.create"
+  "reclassification.create",
+  // a scoped transaction opened or closed (docs/transactions.md), on the agent's log; its expiry
+  // needs no entry (expires_at is in the open entry's new state)
+  "transaction.open",
+  "transaction.close"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type

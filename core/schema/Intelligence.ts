@@ -45,9 +45,24 @@ export const FailureModeForecast = Schema.Struct({
   evidence: Schema.Array(Schema.Struct({ input: Schema.String, weight: Schema.Number, value: Schema.Number }))
 }).annotations({ identifier: "FailureModeForecast" })
 
+/** What the model (ANALYSIS_MODEL) added to a forecast: a narrative beside the probabilities, never a change to them. */
+export const ForecastModelContribution = Schema.Struct({
+  narrative: Schema.String.annotations({ description: "The model's reading of the forecast, in its own words" })
+}).annotations({ identifier: "ForecastModelContribution" })
+
 export const TeamForecast = Schema.Struct({
   team_id: TeamId,
-  method: Schema.Literal("deterministic"),
+  method: Schema.Literal("deterministic", "model").annotations({
+    description:
+      "model: the model named by ANALYSIS_MODEL added `model_contribution`; deterministic: no model configured, or its call failed (`model_error`). The probabilities are the formulas' either way"
+  }),
+  model: Schema.NullOr(Schema.String).annotations({
+    description: "The model asked (`<provider>:<model>`), also when it failed; null when none is configured"
+  }),
+  model_contribution: Schema.NullOr(ForecastModelContribution),
+  model_error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the model's contribution is missing (timeout, HTTP status, unreadable answer); null otherwise"
+  }),
   window_days: Schema.Int,
   failure_modes: Schema.Array(FailureModeForecast),
   inputs: Schema.Record({ key: Schema.String, value: Schema.Number }).annotations({

@@ -164,15 +164,15 @@ export const WEBHOOK_EVENT_TYPES = {
     "active"
   ),
   "enforcement.blocked": event(
-    "The gateway answered 403 (enforce, policy or containment): the rule and reason, never the content",
+    "The gateway answered 403 (enforce, policy, containment or transaction): the rule and reason, never the content",
     Schema.Struct({
       agent_id: AgentId,
       session_id: Nullable(SessionId),
       provider: Schema.String,
-      rule: Schema.Literal("enforce", "policy", "containment"),
+      rule: Schema.Literal("enforce", "policy", "containment", "transaction"),
       reason: Schema.String.annotations({
         description:
-          "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation"
+          "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation; transaction: transaction_unknown | transaction_expired"
       }),
       /** The blocked response's checkpoint (rule `enforce`); null otherwise. */
       checkpoint_id: Nullable(CheckpointId)

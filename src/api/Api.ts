@@ -45,6 +45,7 @@ import { ReputationApi, ReputationQueriesApi } from "./groups/Reputation.js"
 import { TeamReputationApi } from "./groups/TeamReputation.js"
 import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
 import { RiskApi } from "./groups/Risk.js"
+import { TransactionsApi } from "./groups/Transactions.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -85,6 +86,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(TeamIntelligenceApi)
   .add(RiskApi)
   .add(ReclassificationsApi)
+  .add(TransactionsApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -69,6 +69,7 @@ import { TeamIntelligenceLive } from "./handlers/TeamIntelligence.js"
 import * as RiskRepo from "../../adapters/store/RiskRepo.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import { RiskLive } from "./handlers/Risk.js"
+import { TransactionsLive } from "./handlers/Transactions.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -127,7 +128,8 @@ const HandlersLive = Layer.mergeAll(
   TeamReputationLive,
   TeamIntelligenceLive,
   RiskLive,
-  ReclassificationsLive
+  ReclassificationsLive,
+  TransactionsLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),

@@ -246,6 +246,22 @@ const riskTeamAgents = Effect.gen(function* () {
   return [orgAgent, yield* api.claimAgent({ userId: owner.userId, orgId })]
 })
 
+/** A new agent of the fixtures' organization. */
+const freshOrgAgent = Effect.flatMap(ApiHarness, (api) =>
+  api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId })
+)
+
+/** A scoped transaction opened (with the service-role key) for a new agent of the fixtures' organization. */
+const freshTransaction = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const res = yield* api.call("POST", "/v1/transactions", {
+    token: api.serviceRoleKey,
+    body: { agent_id: yield* freshOrgAgent, action_type: "refund", tools: ["issue_refund"], duration_hours: 1 }
+  })
+  if (res.status !== 201) return yield* Effect.dieMessage(`POST /v1/transactions: ${res.status}`)
+  return res.body.transaction_id as string
+})
+
 /** A recorded assessment (by the Owner) of the organization's agent, individual or team. */
 const riskAssessment = (kind: "individual" | "team") =>
   Effect.gen(function* () {
@@ -1201,7 +1217,40 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
     allowed: ["member", "memberKey", "service"],
     intended: "member"
-  }))
+  })),
+  // ---- scoped transactions: the agent policy's rules (writers open and close, readers read) ----
+  {
+    method: "POST",
+    route: "/v1/transactions",
+    // A fresh agent per call: an agent has at most 16 open transactions.
+    target: Effect.map(freshOrgAgent, (agentId) => ({
+      path: "/v1/transactions",
+      body: { agent_id: agentId, action_type: "refund", tools: ["issue_refund"], duration_hours: 1 }
+    })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/transactions/:transaction_id",
+    target: Effect.map(freshTransaction, (id) => ({ path: `/v1/transactions/${id}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/transactions/:transaction_id",
+    target: Effect.map(freshTransaction, (id) => ({ path: `/v1/transactions/${id}` })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/transactions",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/transactions?status=active`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  }
 ]
 
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
@@ -1344,7 +1393,13 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
           // An assessment records and signs: a session refuses it like every POST.
           ["POST", "/v1/risk/assess", { agent_id: orgAgent, context: { action_type: "data_access" } }],
           ["POST", `/v1/agents/${orgAgent}/reclassify`, { checkpoint_id: "ic-any", reason: "r", new_type: "card_gap" }],
-          ["POST", `/v1/reputation/${orgAgent}/recompute`, {}]
+          ["POST", `/v1/reputation/${orgAgent}/recompute`, {}],
+          [
+            "POST",
+            "/v1/transactions",
+            { agent_id: orgAgent, action_type: "refund", tools: ["issue_refund"], duration_hours: 1 }
+          ],
+          ["DELETE", `/v1/transactions/${yield* freshTransaction}`, undefined]
         ]
         for (const [method, path, body] of writes) {
           const res = yield* api.call(method, path, { token, body })

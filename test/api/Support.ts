@@ -30,6 +30,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
+import type { ForecastNarrator } from "../../adapters/analysis/ForecastNarrator.js"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -300,6 +301,8 @@ export interface HarnessOptions {
   readonly webhookAllowPrivate?: boolean
   /** The live stream's heartbeat, connection limit and access cache. */
   readonly stream?: Partial<StreamOptions>
+  /** The forecast's model (ANALYSIS_MODEL); default none: the forecast is deterministic. */
+  readonly forecastNarrator?: Layer.Layer<ForecastNarrator>
 }
 
 /**
@@ -340,7 +343,7 @@ export const layer = (options: HarnessOptions = {}) => {
     planRates: options.planRates ?? TEST_PLAN_RATES,
     maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES,
     stream: options.stream
-  })
+  }).pipe(Layer.provide(options.forecastNarrator ?? Layer.empty))
   // The same routes as `candor serve --role api`: the API, health (store check), metrics.
   const readiness = Layer.effect(
     Readiness,

@@ -46,7 +46,7 @@ const setCard = (agentId: string, values: AlignmentCard["values"], forbidden: Re
  * a and b declare privacy, c conflicts with it; b lacks transparency. Pairs: 3.
  * privacy: incompatible, pairs a-c, b-c → 0.6667, critical; transparency: resolvable, a-b, b-c → 0.6667, medium.
  */
-const freshTeam = Effect.gen(function* () {
+export const freshTeam = Effect.gen(function* () {
   const api = yield* ApiHarness
   const repo = yield* IdentityRepo
   const { admin, member, owner } = api.fixtures

@@ -35,11 +35,13 @@ export const issuePath = (path: ReadonlyArray<PropertyKey>): string =>
   }, "")
 
 /** Up to five issues, each as `path: message`. */
-const describe = (error: ParseResult.ParseError): string =>
+const describe = (error: ParseResult.ParseError, field = ""): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)
     .slice(0, 5)
     .map(({ path, message }) => {
-      const where = issuePath(path)
+      const inner = issuePath(path)
+      const where =
+        field === "" ? inner : inner === "" ? field : inner.startsWith("[") ? `${field}${inner}` : `${field}.${inner}`
       return where === "" ? message : `${where}: ${message}`
     })
     .join("; ")
@@ -99,18 +101,40 @@ export const readPolicyBody = (
     if (document === null || typeof document !== "object" || Array.isArray(document)) {
       return yield* badRequest(`the policy must be ${yaml ? "a YAML mapping" : "a JSON object"}`)
     }
-    const decoded = decodePolicy(document)
-    if (Either.isLeft(decoded)) return yield* badRequest(describe(decoded.left))
-    const policy = decoded.right
-    if (policy.meta.scope !== undefined && policy.meta.scope !== scope) {
-      return yield* badRequest(
-        `meta.scope: must be "${scope}" for ${scope === "org" ? "an organization's" : "an agent's"} policy; got "${policy.meta.scope}"`
-      )
-    }
-    const normalised: Policy = { ...policy, meta: { ...policy.meta, scope } }
-    // Hashed with JCS, which refuses text that is not Unicode (a lone surrogate from a \ud800 escape).
-    if (tryCanonicalJson(normalised) === undefined) {
-      return yield* badRequest("the policy contains a string that is not valid Unicode (a lone surrogate)")
-    }
-    return normalised
+    return yield* Either.match(decodePolicyDocument(document, scope), {
+      onLeft: (error) => Effect.fail(badRequest(error)),
+      onRight: Effect.succeed
+    })
   })
+
+/**
+ * A parsed document as a policy of `scope`, normalised (every default, `meta.scope` filled in), or
+ * what is wrong with it; `field` prefixes every path (`policy.forbidden[0].pattern: …`) when the
+ * policy is a member of a larger body.
+ */
+export const decodePolicyDocument = (
+  document: unknown,
+  scope: PolicyScope,
+  field = ""
+): Either.Either<Policy, string> => {
+  const at = (path: string) => (field === "" ? path : path === "" ? field : `${field}.${path}`)
+  if (document === null || typeof document !== "object" || Array.isArray(document)) {
+    return Either.left(`${at("")}${field === "" ? "the policy" : ":"} must be a JSON object`)
+  }
+  const decoded = decodePolicy(document)
+  if (Either.isLeft(decoded)) return Either.left(describe(decoded.left, field))
+  const policy = decoded.right
+  if (policy.meta.scope !== undefined && policy.meta.scope !== scope) {
+    return Either.left(
+      `${at("meta.scope")}: must be "${scope}" for ${scope === "org" ? "an organization's" : "an agent's"} policy; got "${policy.meta.scope}"`
+    )
+  }
+  const normalised: Policy = { ...policy, meta: { ...policy.meta, scope } }
+  // Hashed with JCS, which refuses text that is not Unicode (a lone surrogate from a \ud800 escape).
+  if (tryCanonicalJson(normalised) === undefined) {
+    return Either.left(
+      `${at("")}${field === "" ? "the policy" : ":"} contains a string that is not valid Unicode (a lone surrogate)`
+    )
+  }
+  return Either.right(normalised)
+}

@@ -7,6 +7,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { ForecastNarrator } from "../../../adapters/analysis/ForecastNarrator.js"
 import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import * as TeamIntelligenceInputs from "../../../adapters/store/TeamIntelligenceInputs.js"
 import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
@@ -87,9 +89,8 @@ export const TeamIntelligenceLive = HttpApiBuilder.group(CandorApi, "teamIntelli
           })
         }
         const rates = ratesOf(records, faultLinesFor(cards, teamCard))
-        return {
+        const forecast = {
           team_id: payload.team_id,
-          method: "deterministic" as const,
           window_days: FORECAST_WINDOW_DAYS,
           failure_modes: forecastOf(rates),
           inputs: rates,
@@ -98,6 +99,39 @@ export const TeamIntelligenceLive = HttpApiBuilder.group(CandorApi, "teamIntelli
           members_with_scores: records.filter((r) => r.components !== undefined).length,
           computed_at: at.toISOString()
         }
+        const narrator = yield* Effect.serviceOption(ForecastNarrator)
+        if (Option.isNone(narrator))
+          return {
+            ...forecast,
+            method: "deterministic" as const,
+            model: null,
+            model_contribution: null,
+            model_error: null
+          }
+        // The model reads the deterministic forecast and adds its narrative; a failure leaves the forecast as it is.
+        return yield* narrator.value.narrate(forecast).pipe(
+          Effect.map((narrative) => ({
+            ...forecast,
+            method: "model" as const,
+            model: narrator.value.model,
+            model_contribution: { narrative },
+            model_error: null
+          })),
+          Effect.catchTag("NarrationFailed", (error) =>
+            Effect.as(
+              Effect.logWarning("forecast narrative failed; deterministic forecast answered").pipe(
+                Effect.annotateLogs({ model: narrator.value.model, reason: error.reason })
+              ),
+              {
+                ...forecast,
+                method: "deterministic" as const,
+                model: narrator.value.model,
+                model_contribution: null,
+                model_error: error.reason
+              }
+            )
+          )
+        )
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("recommendTeamPolicy", ({ payload }) =>

@@ -75,6 +75,23 @@ describeIntegration("nats", "KvAgentState", () => {
     )
   )
 
+  it.live("refresh reads the server's value at once (a scoped transaction just opened) and the copy learns it", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        const transactions = [
+          { transaction_id: "txn-kv", tools: ["issue_refund"], expires_at: "2026-03-01T13:00:00.000Z" }
+        ]
+        yield* a.update("agt-txn", { transactions })
+        // Whether or not b's watch has brought it yet, one refresh has it, and so has b's copy after.
+        expect((yield* b.refresh!("agt-txn")).transactions).toEqual(transactions)
+        expect((yield* b.get("agt-txn")).transactions).toEqual(transactions)
+        expect(yield* b.refresh!("agt-none")).toEqual(defaultSettings)
+      })
+    )
+  )
+
   it.live("a patch of undefined clears a member back to its default", () =>
     withPrefix((prefix) =>
       Effect.gen(function* () {
