@@ -18,8 +18,9 @@
  *   every tool);
  * - forbidden rules and escalation triggers of both stay as they are: a named tool that either
  *   forbids is still forbidden;
- * - the mode is the stricter of both, at least `warn` (a transaction is always evaluated), and
- *   `fail_open` only when both allow it.
+ * - the mode is the stricter of both and `enforce` unless the transaction's policy names a mode (a
+ *   scope that only warned would not be a scope); at least `warn` (a transaction is always
+ *   evaluated); `fail_open` only when both allow it.
  *
  * So for any tool the verdict under the transaction is never better than under the agent's policy,
  * and every tool the transaction does not name fails.
@@ -69,11 +70,17 @@ export const withUnsetDefaultsLoosest = (policy: Policy, document: unknown): Pol
   const defaults = Object.fromEntries(
     (Object.keys(LOOSEST_DEFAULTS) as Array<keyof PolicyDefaults>).map((key) => [
       key,
-      set.has(key) ? policy.defaults[key] : LOOSEST_DEFAULTS[key]
+      set.has(key) ? policy.defaults[key] : key === "enforcement_mode" ? TRANSACTION_MODE : LOOSEST_DEFAULTS[key]
     ])
   ) as unknown as PolicyDefaults
   return { ...policy, defaults }
 }
+
+/** A transaction's mode when its policy names none: a scope is a limit, so it is enforced. */
+export const TRANSACTION_MODE = "enforce"
+
+/** The transaction's own policy when it was opened without one: only the default mode. */
+const MODE_ONLY: Policy = { ...EMPTY_POLICY, defaults: { ...LOOSEST_DEFAULTS, enforcement_mode: TRANSACTION_MODE } }
 
 /** The name of the mapping that holds named tools no mapping of the policy covers. */
 export const TRANSACTION_MAPPING = "transaction"
@@ -97,7 +104,7 @@ export const transactionPolicy = (
   extra: Policy | undefined
 ): Policy => {
   const floor = base ?? EMPTY_POLICY
-  const merged = extra === undefined ? floor : mergePolicies(floor, extra)
+  const merged = mergePolicies(floor, extra ?? MODE_ONLY)
   const named = distinctTools(tools)
   const floorMappings = Object.values(floor.capability_mappings)
   const unmappedInBase = new Set(named.filter((tool) => !floorMappings.some((m) => covers(m, tool))))

@@ -147,19 +147,24 @@ describe("transactionPolicy", () => {
   })
 
   it.each<[PolicyEncoded | undefined, PolicyEncoded | undefined, string]>([
-    [undefined, undefined, "warn"],
-    [{ defaults: { enforcement_mode: "off" } }, undefined, "warn"],
+    [undefined, undefined, "enforce"],
+    [{ defaults: { enforcement_mode: "off" } }, undefined, "enforce"],
+    [{ defaults: { enforcement_mode: "off" } }, { defaults: { enforcement_mode: "off" } }, "warn"],
+    [undefined, { defaults: { enforcement_mode: "warn" } }, "warn"],
     [{ defaults: { enforcement_mode: "off" } }, { defaults: { enforcement_mode: "enforce" } }, "enforce"],
     [{ defaults: { enforcement_mode: "enforce" } }, { defaults: { enforcement_mode: "off" } }, "enforce"],
     [{ defaults: { enforcement_mode: "warn" } }, { defaults: { enforcement_mode: "warn" } }, "warn"]
-  ])("mode: agent %j, transaction %j → %s (the stricter, at least warn)", (agent, extra, mode) => {
-    const merged = transactionPolicy(
-      agent === undefined ? undefined : policyOf(agent),
-      ["a"],
-      extra === undefined ? undefined : policyOf(extra)
-    )
-    expect(merged.defaults.enforcement_mode).toBe(mode)
-  })
+  ])(
+    "mode: agent %j, transaction %j → %s (the stricter; enforce unless the transaction names a mode; at least warn)",
+    (agent, extra, mode) => {
+      const merged = transactionPolicy(
+        agent === undefined ? undefined : policyOf(agent),
+        ["a"],
+        extra === undefined ? undefined : policyOf(extra)
+      )
+      expect(merged.defaults.enforcement_mode).toBe(mode)
+    }
+  )
 
   it("fail_open only when both allow it; a critical unmapped severity stays critical", () => {
     const agent = policyOf({ defaults: { unmapped_severity: "critical" } })
@@ -205,7 +210,11 @@ describe("transactionPolicy", () => {
     expect(merged.defaults.enforcement_mode).toBe("enforce")
     // The schema's defaults, had they been kept, would have made every named tool warn.
     expect(judge(transactionPolicy(undefined, ["a"], policyOf(document)), "a").verdict).toBe("warn")
-    expect(withUnsetDefaultsLoosest(policyOf({}), undefined).defaults).toEqual(LOOSEST_DEFAULTS)
+    // …except the mode: a transaction whose policy names none is enforced.
+    expect(withUnsetDefaultsLoosest(policyOf({}), undefined).defaults).toEqual({
+      ...LOOSEST_DEFAULTS,
+      enforcement_mode: "enforce"
+    })
   })
 
   it("duplicates count once; the empty policy is the schema's defaults", () => {

@@ -204,11 +204,11 @@ describe("X-Transaction-Id at the gateway", () => {
     expect(plain.headers["x-policy-verdict"]).toBeUndefined()
   })
 
-  it("an agent without a policy: the transaction alone decides (warn unless it says enforce)", async () => {
+  it("an agent without a policy: the transaction alone decides (enforced unless it says warn)", async () => {
     const agent = await newAgent({
       transactions: [
-        await transaction("txn-warn", ["issue_refund"]),
-        await transaction("txn-enforce", ["issue_refund"], 1, { defaults: { enforcement_mode: "enforce" } })
+        await transaction("txn-warn", ["issue_refund"], 1, { defaults: { enforcement_mode: "warn" } }),
+        await transaction("txn-enforce", ["issue_refund"])
       ]
     })
     const warned = await agent.send(["send_mail"], "txn-warn")
