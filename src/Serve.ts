@@ -47,6 +47,8 @@ import { runWorkers } from "../streams/PartitionWorkers.js"
 import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
+import * as ChainAnchoring from "../streams/ChainAnchoring.js"
+import * as AnchorChain from "../adapters/chain/AnchorChain.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
@@ -352,6 +354,32 @@ const WorkersLive = Layer.unwrapEffect(
   )
 )
 
+/** The chain tree heads and scores are anchored to (docs/on-chain.md): off unless CANDOR_CHAIN_* are set. */
+const AnchorChainFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    AnchorChain.layer({ rpcUrl: config.chainRpcUrl, privateKey: config.chainPrivateKey, contract: config.chainContract })
+  )
+)
+
+/**
+ * The periodic anchoring of the worker role, when CANDOR_CHAIN_ANCHOR_INTERVAL is set; with anchoring
+ * off it warns once at start and does nothing.
+ */
+const AnchorJobLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* CandorConfig
+    if (Option.isNone(config.chainAnchorInterval)) return Layer.empty
+    const { client, missing } = yield* AnchorChain.AnchorChain
+    if (client === undefined)
+      return Layer.effectDiscard(
+        Effect.logWarning("CANDOR_CHAIN_ANCHOR_INTERVAL is set but on-chain anchoring is off").pipe(
+          Effect.annotateLogs({ not_set: missing })
+        )
+      )
+    return ChainAnchoring.layer({ interval: config.chainAnchorInterval.value })
+  })
+)
+
 /** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
 const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
 
@@ -373,12 +401,15 @@ const rolesLive = (
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     // The team reputation refresh runs beside the workers (docs/team-reputation.md).
-    Layer.merge(withWorkers ? Layer.merge(WorkersLive, TeamReputationRefresh.layer()) : Layer.empty),
+    Layer.merge(
+      withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), AnchorJobLive) : Layer.empty
+    ),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))
   )
   const stored = roles.pipe(
+    Layer.provide(AnchorChainFromConfig),
     Layer.provide(GovernanceLogFromConfig),
     Layer.provide(Layer.merge(StoreFromConfig, SigningKeysFromConfig))
   )

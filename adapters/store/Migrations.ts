@@ -25,6 +25,7 @@ import trustEdges from "./migrations/0017_trust_edges.js"
 import teamReputation from "./migrations/0018_team_reputation.js"
 import riskAssessments from "./migrations/0019_risk_assessments.js"
 import reclassifications from "./migrations/0020_reclassifications.js"
+import anchors from "./migrations/0022_anchors.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -49,7 +50,8 @@ export const migrationNames = [
   "0017_trust_edges",
   "0018_team_reputation",
   "0019_risk_assessments",
-  "0020_reclassifications"
+  "0020_reclassifications",
+  "0022_anchors"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -71,7 +73,8 @@ export const migrations = Migrator.fromRecord({
   "0017_trust_edges": trustEdges,
   "0018_team_reputation": teamReputation,
   "0019_risk_assessments": riskAssessments,
-  "0020_reclassifications": reclassifications
+  "0020_reclassifications": reclassifications,
+  "0022_anchors": anchors
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

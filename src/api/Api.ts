@@ -44,6 +44,7 @@ import { ReputationApi, ReputationQueriesApi } from "./groups/Reputation.js"
 import { TeamReputationApi } from "./groups/TeamReputation.js"
 import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
 import { RiskApi } from "./groups/Risk.js"
+import { OnChainApi } from "./groups/OnChain.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -83,6 +84,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(TeamIntelligenceApi)
   .add(RiskApi)
   .add(ReclassificationsApi)
+  .add(OnChainApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")
