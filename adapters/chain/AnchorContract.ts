@@ -25,8 +25,13 @@ export interface CompiledContract {
   readonly abi: ReadonlyArray<unknown>
   /** 0x-prefixed creation bytecode. */
   readonly bytecode: `0x${string}`
-  /** 0x-prefixed runtime bytecode (what `eth_getCode` returns at the deployed address). */
+  /**
+   * 0x-prefixed runtime bytecode with zeros where the immutable `owner` goes: the code at a deployed
+   * address is this with the owner filled in (`runtimeCodeFor`).
+   */
   readonly deployedBytecode: `0x${string}`
+  /** Byte ranges of the runtime code that hold immutables (only `owner` here). */
+  readonly immutableRanges: ReadonlyArray<{ readonly start: number; readonly length: number }>
   /** e.g. `0.8.37+commit.f401782d.Emscripten.clang`. */
   readonly compilerVersion: string
 }
@@ -39,7 +44,13 @@ interface SolcOutput {
       string,
       {
         readonly abi: ReadonlyArray<unknown>
-        readonly evm: { readonly bytecode: { readonly object: string }; readonly deployedBytecode: { readonly object: string } }
+        readonly evm: {
+          readonly bytecode: { readonly object: string }
+          readonly deployedBytecode: {
+            readonly object: string
+            readonly immutableReferences?: Record<string, ReadonlyArray<{ start: number; length: number }>>
+          }
+        }
       }
     >
   >
@@ -52,7 +63,7 @@ export const compileAnchorContract = (source: string = readFileSync(CONTRACT_SOU
     sources: { [CONTRACT_FILE]: { content: source } },
     settings: {
       ...COMPILER_SETTINGS,
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] } }
+      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences"] } }
     }
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput
@@ -64,6 +75,18 @@ export const compileAnchorContract = (source: string = readFileSync(CONTRACT_SOU
     abi: contract.abi,
     bytecode: `0x${contract.evm.bytecode.object}`,
     deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+    immutableRanges: Object.values(contract.evm.deployedBytecode.immutableReferences ?? {}).flat(),
     compilerVersion: solc.version()
   }
+}
+
+/**
+ * The runtime code a contract deployed by `owner` has: the compiled runtime code with the owner's
+ * address (left-padded to 32 bytes) in each immutable range. Compare it with `eth_getCode`.
+ */
+export const runtimeCodeFor = (compiled: CompiledContract, owner: string): `0x${string}` => {
+  const code = compiled.deployedBytecode.slice(2).split("")
+  const word = owner.toLowerCase().replace(/^0x/, "").padStart(64, "0")
+  for (const { length, start } of compiled.immutableRanges) code.splice(start * 2, length * 2, ...word.slice(64 - length * 2))
+  return `0x${code.join("")}`
 }
