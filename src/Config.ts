@@ -285,7 +285,9 @@ const privateKey = (key: string) =>
     Config.mapOrFail((value) =>
       /^(0x)?[0-9a-fA-F]{64}$/.test(Redacted.value(value))
         ? Either.right(value)
-        : Either.left(ConfigError.InvalidData([key], `${key} must be 32 bytes of hex, with or without 0x (value not shown)`))
+        : Either.left(
+            ConfigError.InvalidData([key], `${key} must be 32 bytes of hex, with or without 0x (value not shown)`)
+          )
     )
   )
 

@@ -357,7 +357,11 @@ const WorkersLive = Layer.unwrapEffect(
 /** The chain tree heads and scores are anchored to (docs/on-chain.md): off unless CANDOR_CHAIN_* are set. */
 const AnchorChainFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
-    AnchorChain.layer({ rpcUrl: config.chainRpcUrl, privateKey: config.chainPrivateKey, contract: config.chainContract })
+    AnchorChain.layer({
+      rpcUrl: config.chainRpcUrl,
+      privateKey: config.chainPrivateKey,
+      contract: config.chainContract
+    })
   )
 )
 
@@ -401,9 +405,7 @@ const rolesLive = (
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
     // The team reputation refresh runs beside the workers (docs/team-reputation.md).
-    Layer.merge(
-      withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), AnchorJobLive) : Layer.empty
-    ),
+    Layer.merge(withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), AnchorJobLive) : Layer.empty),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))

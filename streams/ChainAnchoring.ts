@@ -15,7 +15,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import type { Hex } from "viem"
-import { AnchorChain, type AnchorChainClient, type ChainError, type ChainReceipt } from "../adapters/chain/AnchorChain.js"
+import {
+  AnchorChain,
+  type AnchorChainClient,
+  type ChainError,
+  type ChainReceipt
+} from "../adapters/chain/AnchorChain.js"
 import { noteOrigin } from "../adapters/keys/Trust.js"
 import { AnchorRepo, type StoredAnchor } from "../adapters/store/AnchorRepo.js"
 import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
@@ -187,7 +192,9 @@ export const runAnchorJob = (options: AnchorJobOptions) =>
   )
 
 /** The periodic job on the process's store and chain (the worker role, when an interval is set). */
-export const layer = (options: AnchorJobOptions): Layer.Layer<never, never, AnchorChain | SqlClient.SqlClient | Store> =>
+export const layer = (
+  options: AnchorJobOptions
+): Layer.Layer<never, never, AnchorChain | SqlClient.SqlClient | Store> =>
   Layer.scopedDiscard(runAnchorJob(options)).pipe(
     Layer.provide(Layer.mergeAll(AnchorRepoLayer.layer, ReputationRepoLayer.layer))
   )

@@ -144,7 +144,8 @@ export const clientsFor = (rpcUrl: Redacted.Redacted, privateKey: Redacted.Redac
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [] } }
     })
-  const walletFor = (chain: Chain) => createWalletClient({ account, chain, transport, pollingInterval: pollingIntervalMs })
+  const walletFor = (chain: Chain) =>
+    createWalletClient({ account, chain, transport, pollingInterval: pollingIntervalMs })
   return { account, publicClient, chainFor, walletFor }
 }
 

@@ -63,12 +63,17 @@ export const compileAnchorContract = (source: string = readFileSync(CONTRACT_SOU
     sources: { [CONTRACT_FILE]: { content: source } },
     settings: {
       ...COMPILER_SETTINGS,
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences"] } }
+      outputSelection: {
+        "*": {
+          "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences"]
+        }
+      }
     }
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput
   const errors = (output.errors ?? []).filter((e) => e.severity === "error")
-  if (errors.length > 0) throw new Error(`${CONTRACT_FILE} does not compile:\n${errors.map((e) => e.formattedMessage).join("\n")}`)
+  if (errors.length > 0)
+    throw new Error(`${CONTRACT_FILE} does not compile:\n${errors.map((e) => e.formattedMessage).join("\n")}`)
   const contract = output.contracts?.[CONTRACT_FILE]?.[CONTRACT_NAME]
   if (contract === undefined) throw new Error(`${CONTRACT_FILE} has no contract ${CONTRACT_NAME}`)
   return {
@@ -87,6 +92,7 @@ export const compileAnchorContract = (source: string = readFileSync(CONTRACT_SOU
 export const runtimeCodeFor = (compiled: CompiledContract, owner: string): `0x${string}` => {
   const code = compiled.deployedBytecode.slice(2).split("")
   const word = owner.toLowerCase().replace(/^0x/, "").padStart(64, "0")
-  for (const { length, start } of compiled.immutableRanges) code.splice(start * 2, length * 2, ...word.slice(64 - length * 2))
+  for (const { length, start } of compiled.immutableRanges)
+    code.splice(start * 2, length * 2, ...word.slice(64 - length * 2))
   return `0x${code.join("")}`
 }

@@ -185,7 +185,10 @@ export const make = Effect.gen(function* () {
                   select 1 from chain_anchor_agents a where a.anchor_id = x.anchor_id
                   and a.agent_id not in (select jsonb_array_elements_text(${json(readers)}::jsonb)))`
           }
-        order by x.seq desc limit ${limit}`.pipe(Effect.map((rows) => rows.map(fromRow)), storeError("anchorHistory")),
+        order by x.seq desc limit ${limit}`.pipe(
+        Effect.map((rows) => rows.map(fromRow)),
+        storeError("anchorHistory")
+      ),
 
     unanchored: sql<{ agent_id: string; owner: string }>`
       select h.agent_id, coalesce(c.org_id, 'user:' || c.user_id, 'agent:' || h.agent_id) as owner

@@ -94,7 +94,12 @@ const anchorFields = {
 export const TreeHeadAnchor = Schema.Struct({
   ...anchorFields,
   agents: Schema.Array(
-    Schema.Struct({ agent_id: AgentId, tree_size: Schema.NonNegativeInt, root: Hex32, leaf_index: Schema.NonNegativeInt })
+    Schema.Struct({
+      agent_id: AgentId,
+      tree_size: Schema.NonNegativeInt,
+      root: Hex32,
+      leaf_index: Schema.NonNegativeInt
+    })
   )
 }).annotations({ identifier: "TreeHeadAnchor" })
 
@@ -119,7 +124,9 @@ export type AnchorSummary = typeof AnchorSummary.Type
 
 export const AnchorStatusResponse = Schema.Struct({
   ...anchorFields,
-  confirmations: Schema.NonNegativeInt.annotations({ description: "Blocks since the one it was mined in, itself included; 0 until mined" }),
+  confirmations: Schema.NonNegativeInt.annotations({
+    description: "Blocks since the one it was mined in, itself included; 0 until mined"
+  }),
   receipt: Schema.NullOr(
     Schema.Struct({
       block_number: Schema.NonNegativeInt,
@@ -159,7 +166,9 @@ export const AnchorProof = Schema.Struct({
     root: Schema.NullOr(Hex32).annotations({ description: "What the contract holds now; null when nothing" }),
     leaf_count: Schema.NullOr(Schema.Int),
     timestamp: Schema.NullOr(Schema.Int).annotations({ description: "Block time it was recorded, Unix seconds" }),
-    matches: Schema.Boolean.annotations({ description: "The contract holds batch_root with leaf_count under anchor_id" })
+    matches: Schema.Boolean.annotations({
+      description: "The contract holds batch_root with leaf_count under anchor_id"
+    })
   }),
   verified: Schema.Boolean.annotations({ description: "proof_valid and on_chain.matches" })
 }).annotations({ identifier: "AnchorProof" })

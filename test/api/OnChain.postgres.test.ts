@@ -11,18 +11,28 @@ import { layerIntegration } from "../support/Integration.js"
 import { anchorAndCheck, publishAndCheck } from "./OnChainCases.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
-layerIntegration("postgres", Layer.merge(harness({ database: "postgres", chain: anchorChainLayer }), anchorChainLayer), {
-  timeout: "120 seconds"
-})("on-chain on PostgreSQL", (it) => {
+layerIntegration(
+  "postgres",
+  Layer.merge(harness({ database: "postgres", chain: anchorChainLayer }), anchorChainLayer),
+  {
+    timeout: "120 seconds"
+  }
+)("on-chain on PostgreSQL", (it) => {
   it.effect("an anchor recomputed from public tree heads matches the chain; its proof reads back from the store", () =>
     Effect.gen(function* () {
       const { a } = yield* anchorAndCheck
       const api = yield* ApiHarness
-      const page = yield* api.call("GET", `/v1/on-chain/history?agent_id=${a}&limit=1`, { token: api.fixtures.owner.token })
-      expect(page.body.next_cursor).toMatch(/^\d+$/)
-      const next = yield* api.call("GET", `/v1/on-chain/history?agent_id=${a}&limit=1&cursor=${page.body.next_cursor}`, {
+      const page = yield* api.call("GET", `/v1/on-chain/history?agent_id=${a}&limit=1`, {
         token: api.fixtures.owner.token
       })
+      expect(page.body.next_cursor).toMatch(/^\d+$/)
+      const next = yield* api.call(
+        "GET",
+        `/v1/on-chain/history?agent_id=${a}&limit=1&cursor=${page.body.next_cursor}`,
+        {
+          token: api.fixtures.owner.token
+        }
+      )
       expect(next.body).toMatchObject({ anchors: [], next_cursor: null })
     })
   )

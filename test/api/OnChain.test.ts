@@ -18,8 +18,9 @@ import { ApiHarness, layer as harness } from "./Support.js"
 layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { timeout: "120 seconds" })(
   "on-chain API",
   (it) => {
-    it.effect("an admin anchors two agents in one transaction; the root on chain is recomputed from public tree heads", () =>
-      Effect.asVoid(anchorAndCheck)
+    it.effect(
+      "an admin anchors two agents in one transaction; the root on chain is recomputed from public tree heads",
+      () => Effect.asVoid(anchorAndCheck)
     )
 
     it.effect("an owner publishes the scores Candor serves; each proof verifies against the on-chain root", () =>
@@ -39,7 +40,10 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
         expect(ids).not.toContain(api.fixtures.agentB)
         // userB's own default set is its organization's agents only: agentB has no log, nothing to anchor.
         const other = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: api.fixtures.userB.token, body: {} })
-        expect(other).toMatchObject({ status: 400, body: { error: "no agent you may anchor has a signed tree head yet" } })
+        expect(other).toMatchObject({
+          status: 400,
+          body: { error: "no agent you may anchor has a signed tree head yet" }
+        })
       })
     )
 
@@ -57,7 +61,9 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
         expect((yield* pass).some((a) => a.leaves.some((l) => l.agent_id === agent))).toBe(false)
         yield* Effect.orDie(seed(agent, 1))
         const third = yield* pass
-        const again = third.flatMap((a) => a.leaves as ReadonlyArray<{ agent_id: string }>).find((l) => l.agent_id === agent)
+        const again = third
+          .flatMap((a) => a.leaves as ReadonlyArray<{ agent_id: string }>)
+          .find((l) => l.agent_id === agent)
         expect(again).toMatchObject({ tree_size: 3 })
       })
     )
@@ -69,19 +75,28 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
         const made: Array<string> = []
         for (let i = 0; i < 3; i++) {
           yield* Effect.orDie(seed(agent, 1))
-          const res = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: api.fixtures.owner.token, body: { agent_ids: [agent] } })
+          const res = yield* api.call("POST", "/v1/on-chain/anchor-root", {
+            token: api.fixtures.owner.token,
+            body: { agent_ids: [agent] }
+          })
           made.push(res.body.anchor_id)
         }
         const token = api.fixtures.member.token
         const first = yield* api.call("GET", `/v1/on-chain/history?agent_id=${agent}&limit=2`, { token })
         expect(first.body.anchors.map((x: { anchor_id: string }) => x.anchor_id)).toEqual([made[2], made[1]])
-        const second = yield* api.call("GET", `/v1/on-chain/history?agent_id=${agent}&limit=2&cursor=${first.body.next_cursor}`, { token })
+        const second = yield* api.call(
+          "GET",
+          `/v1/on-chain/history?agent_id=${agent}&limit=2&cursor=${first.body.next_cursor}`,
+          { token }
+        )
         expect(second.body).toMatchObject({ next_cursor: null })
         expect(second.body.anchors.map((x: { anchor_id: string }) => x.anchor_id)).toEqual([made[0]])
         const all = yield* api.call("GET", "/v1/on-chain/history?limit=100", { token: api.fixtures.userB.token })
         expect(all.status).toBe(200)
         expect(all.body.anchors.some((x: { anchor_id: string }) => made.includes(x.anchor_id))).toBe(false)
-        expect((yield* api.call("GET", `/v1/on-chain/history?agent_id=${agent}`, { token: api.fixtures.userB.token })).status).toBe(404)
+        expect(
+          (yield* api.call("GET", `/v1/on-chain/history?agent_id=${agent}`, { token: api.fixtures.userB.token })).status
+        ).toBe(404)
         expect((yield* api.call("GET", "/v1/on-chain/history?cursor=abc", { token })).status).toBe(400)
         expect((yield* api.call("GET", "/v1/on-chain/history?limit=101", { token })).body.error).toMatch(/^limit: /)
       })
@@ -107,14 +122,29 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
           })
           expect(scored.status).toBe(400)
           expect(scored.body.error).toMatch(/^score: not accepted: Candor publishes the score it computed/)
-          const graded = yield* api.call("POST", "/v1/on-chain/publish-scores", { token, body: { agent_ids: [logged], grade: "AAA" } })
+          const graded = yield* api.call("POST", "/v1/on-chain/publish-scores", {
+            token,
+            body: { agent_ids: [logged], grade: "AAA" }
+          })
           expect(graded.body.error).toMatch(/^grade: not accepted/)
           const empty = yield* orgAgentWith(0)
-          const noScore = yield* api.call("POST", "/v1/on-chain/publish-scores", { token, body: { agent_ids: [empty] } })
-          expect(noScore).toMatchObject({ status: 400, body: { error: `agent ${empty} has no score to publish yet (its reputation is computed over an empty log)` } })
+          const noScore = yield* api.call("POST", "/v1/on-chain/publish-scores", {
+            token,
+            body: { agent_ids: [empty] }
+          })
+          expect(noScore).toMatchObject({
+            status: 400,
+            body: { error: `agent ${empty} has no score to publish yet (its reputation is computed over an empty log)` }
+          })
           const noLog = yield* api.call("POST", "/v1/on-chain/anchor-root", { token, body: { agent_ids: [empty] } })
-          expect(noLog).toMatchObject({ status: 400, body: { error: `agent ${empty} has no signed tree head yet (no certificate in its log)` } })
-          const badId = yield* api.call("POST", "/v1/on-chain/anchor-root", { token, body: { agent_ids: ["has space"] } })
+          expect(noLog).toMatchObject({
+            status: 400,
+            body: { error: `agent ${empty} has no signed tree head yet (no certificate in its log)` }
+          })
+          const badId = yield* api.call("POST", "/v1/on-chain/anchor-root", {
+            token,
+            body: { agent_ids: ["has space"] }
+          })
           expect(badId.status).toBe(400)
           expect(badId.body.error).toMatch(/^agent_ids\.0: /)
           const badAnchor = yield* api.call("GET", "/v1/on-chain/status/0x12", { token })
@@ -130,12 +160,19 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
           const agent = yield* orgAgentWith(1)
           const token = api.fixtures.owner.token
           for (const chain of ["base", "eip155:8453", 1])
-            expect(yield* api.call("POST", "/v1/on-chain/anchor-root", { token, body: { agent_ids: [agent], chain } })).toMatchObject({
+            expect(
+              yield* api.call("POST", "/v1/on-chain/anchor-root", { token, body: { agent_ids: [agent], chain } })
+            ).toMatchObject({
               status: 400,
-              body: { error: `chain: only the configured chain eip155:31337 (chain id 31337) is available, got ${JSON.stringify(chain)}` }
+              body: {
+                error: `chain: only the configured chain eip155:31337 (chain id 31337) is available, got ${JSON.stringify(chain)}`
+              }
             })
           for (const chain of [31337, "31337"])
-            expect((yield* api.call("POST", "/v1/on-chain/publish-scores", { token, body: { agent_ids: [agent], chain } })).status).toBe(200)
+            expect(
+              (yield* api.call("POST", "/v1/on-chain/publish-scores", { token, body: { agent_ids: [agent], chain } }))
+                .status
+            ).toBe(200)
         })
       )
 
@@ -146,17 +183,32 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
           const body = { agent_ids: [agent] }
           const member = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: api.fixtures.member.token, body })
           expect(member.status).toBe(403)
-          const memberDefault = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: api.fixtures.member.token, body: {} })
+          const memberDefault = yield* api.call("POST", "/v1/on-chain/anchor-root", {
+            token: api.fixtures.member.token,
+            body: {}
+          })
           expect(memberDefault.status).toBe(403)
-          const other = yield* api.call("POST", "/v1/on-chain/publish-scores", { token: api.fixtures.userB.token, body })
+          const other = yield* api.call("POST", "/v1/on-chain/publish-scores", {
+            token: api.fixtures.userB.token,
+            body
+          })
           expect(other).toMatchObject({ status: 404, body: { error: `agent ${agent} not found` } })
           const made = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: api.fixtures.admin.token, body })
-          const hidden = yield* api.call("GET", `/v1/on-chain/status/${made.body.anchor_id}`, { token: api.fixtures.userB.token })
-          expect(hidden).toMatchObject({ status: 404, body: { error: `anchor ${made.body.anchor_id} not found` } })
-          const notIn = yield* api.call("GET", `/v1/on-chain/verify-proof?anchor_id=${made.body.anchor_id}&agent_id=${api.fixtures.orgAgent}`, {
-            token: api.fixtures.member.token
+          const hidden = yield* api.call("GET", `/v1/on-chain/status/${made.body.anchor_id}`, {
+            token: api.fixtures.userB.token
           })
-          expect(notIn).toMatchObject({ status: 404, body: { error: `agent ${api.fixtures.orgAgent} is not in anchor ${made.body.anchor_id}` } })
+          expect(hidden).toMatchObject({ status: 404, body: { error: `anchor ${made.body.anchor_id} not found` } })
+          const notIn = yield* api.call(
+            "GET",
+            `/v1/on-chain/verify-proof?anchor_id=${made.body.anchor_id}&agent_id=${api.fixtures.orgAgent}`,
+            {
+              token: api.fixtures.member.token
+            }
+          )
+          expect(notIn).toMatchObject({
+            status: 404,
+            body: { error: `agent ${api.fixtures.orgAgent} is not in anchor ${made.body.anchor_id}` }
+          })
         })
       )
     })

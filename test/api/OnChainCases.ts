@@ -52,7 +52,12 @@ export const publicTreeHeadLeaf = (agentId: string) =>
     expect(checkpoint.origin).toBe(res.body.log_origin)
     expect(checkpoint.size).toBe(res.body.tree_size)
     expect(checkpoint.root).toEqual(fromHex(res.body.root))
-    return { agent_id: agentId, log_origin: res.body.log_origin, tree_size: res.body.tree_size, root: res.body.root } satisfies TreeHeadLeaf
+    return {
+      agent_id: agentId,
+      log_origin: res.body.log_origin,
+      tree_size: res.body.tree_size,
+      root: res.body.root
+    } satisfies TreeHeadLeaf
   })
 
 /** The anchor → recompute → compare round trip, as the owner of the organization. */
@@ -85,7 +90,12 @@ export const anchorAndCheck = Effect.gen(function* () {
   const batch = buildBatch("tree_heads", leaves)
   expect(batch.root).toBe(anchor.batch_root)
   expect(anchor.agents).toEqual(
-    batch.leaves.map((leaf, leaf_index) => ({ agent_id: leaf.agent_id, tree_size: leaf.tree_size, root: leaf.root, leaf_index }))
+    batch.leaves.map((leaf, leaf_index) => ({
+      agent_id: leaf.agent_id,
+      tree_size: leaf.tree_size,
+      root: leaf.root,
+      leaf_index
+    }))
   )
   const [root, leafCount, timestamp] = yield* onChain("tree_heads", anchor.anchor_id)
   expect(root).toBe(`0x${batch.root}`)
@@ -119,7 +129,11 @@ export const anchorAndCheck = Effect.gen(function* () {
   // Status follows the chain: confirmations grow as blocks are mined.
   const status = yield* api.call("GET", `/v1/on-chain/status/${anchor.anchor_id}`, { token: api.fixtures.member.token })
   expect(status.status, JSON.stringify(status.body)).toBe(200)
-  expect(status.body).toMatchObject({ status: "confirmed", block_number: anchor.block_number, receipt: { status: "success" } })
+  expect(status.body).toMatchObject({
+    status: "confirmed",
+    block_number: anchor.block_number,
+    receipt: { status: "success" }
+  })
   yield* Effect.promise(() => chain.mine(3))
   const later = yield* api.call("GET", `/v1/on-chain/status/${anchor.anchor_id}`, { token: api.fixtures.member.token })
   expect(later.body.confirmations).toBe(status.body.confirmations + 3)
@@ -156,10 +170,26 @@ export const publishAndCheck = Effect.gen(function* () {
       computed_over: { tree_size: served.body.computed_over.tree_size, root: served.body.computed_over.root }
     }
     expect(proof).toMatchObject(leaf)
-    expect(verifyBatchLeaf({ kind: "scores", leaf, leafIndex: proof.leaf_index, leafCount: 3, proof: proof.proof, root: root.slice(2) })).toBe(true)
+    expect(
+      verifyBatchLeaf({
+        kind: "scores",
+        leaf,
+        leafIndex: proof.leaf_index,
+        leafCount: 3,
+        proof: proof.proof,
+        root: root.slice(2)
+      })
+    ).toBe(true)
     // A different score does not verify against the on-chain root.
     expect(
-      verifyBatchLeaf({ kind: "scores", leaf: { ...leaf, score: leaf.score + 1 }, leafIndex: proof.leaf_index, leafCount: 3, proof: proof.proof, root: root.slice(2) })
+      verifyBatchLeaf({
+        kind: "scores",
+        leaf: { ...leaf, score: leaf.score + 1 },
+        leafIndex: proof.leaf_index,
+        leafCount: 3,
+        proof: proof.proof,
+        root: root.slice(2)
+      })
     ).toBe(false)
   }
   const proof = yield* api.call("GET", `/v1/on-chain/verify-proof?anchor_id=${res.body.anchor_id}&agent_id=${b}`, {

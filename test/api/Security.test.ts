@@ -1108,7 +1108,10 @@ const ROWS: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/on-chain/anchor-root",
-    target: Effect.map(loggedOrgAgent, (agentId) => ({ path: "/v1/on-chain/anchor-root", body: { agent_ids: [agentId] } })),
+    target: Effect.map(loggedOrgAgent, (agentId) => ({
+      path: "/v1/on-chain/anchor-root",
+      body: { agent_ids: [agentId] }
+    })),
     allowed: ["service"],
     intended: "admin"
   },

@@ -66,9 +66,19 @@ describe("anchor batch trees", () => {
 
   it("give proofs that verify for every leaf of every size up to 13, and fail when anything changes", () => {
     for (let size = 1; size <= 13; size++) {
-      const batch = buildBatch("scores", Array.from({ length: size }, (_, i) => score(i)))
+      const batch = buildBatch(
+        "scores",
+        Array.from({ length: size }, (_, i) => score(i))
+      )
       batch.leaves.forEach((leaf, leafIndex) => {
-        const input = { kind: "scores" as const, leaf, leafIndex, leafCount: size, proof: batch.proof(leafIndex), root: batch.root }
+        const input = {
+          kind: "scores" as const,
+          leaf,
+          leafIndex,
+          leafCount: size,
+          proof: batch.proof(leafIndex),
+          root: batch.root
+        }
         expect(verifyBatchLeaf(input), `${leafIndex} of ${size}`).toBe(true)
         expect(verifyBatchLeaf({ ...input, leaf: { ...leaf, score: leaf.score + 1 } })).toBe(false)
         expect(verifyBatchLeaf({ ...input, root: root(99) })).toBe(false)
@@ -77,9 +87,9 @@ describe("anchor batch trees", () => {
         expect(verifyBatchLeaf({ ...input, kind: "tree_heads" as const, leaf: leaf as never })).toBe(false)
       })
     }
-    expect(verifyBatchLeaf({ kind: "scores", leaf: score(0), leafIndex: 0, leafCount: 1, proof: ["zz"], root: "no" })).toBe(
-      false
-    )
+    expect(
+      verifyBatchLeaf({ kind: "scores", leaf: score(0), leafIndex: 0, leafCount: 1, proof: ["zz"], root: "no" })
+    ).toBe(false)
   })
 
   it("refuse an empty batch, more than 200 leaves, and an agent twice", () => {

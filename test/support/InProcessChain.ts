@@ -265,7 +265,9 @@ export const startInProcessChain = async (funded: ReadonlyArray<string>): Promis
       }
       case "eth_getLogs": {
         const filter = params[0] as { fromBlock?: string; toBlock?: string; address?: string; topics?: Array<unknown> }
-        const from = Number(BigInt(filter.fromBlock === undefined ? 0 : (blockOf(filter.fromBlock)?.block.header.number ?? 0n)))
+        const from = Number(
+          BigInt(filter.fromBlock === undefined ? 0 : (blockOf(filter.fromBlock)?.block.header.number ?? 0n))
+        )
         const to = Number(blockOf(filter.toBlock ?? "latest")?.block.header.number ?? 0n)
         const logs: Array<Record<string, unknown>> = []
         for (const mined of blocks.slice(from, to + 1))

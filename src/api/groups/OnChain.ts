@@ -27,7 +27,9 @@ import { IntParam } from "./Checkpoints.js"
 export const ANCHOR_HISTORY_LIMIT = { min: 1, max: 100, default: 20 } as const
 
 export class OnChainApi extends HttpApiGroup.make("onChain")
-  .add(HttpApiEndpoint.post("anchorRoot", "/on-chain/anchor-root").setPayload(AnchorRootRequest).addSuccess(TreeHeadAnchor))
+  .add(
+    HttpApiEndpoint.post("anchorRoot", "/on-chain/anchor-root").setPayload(AnchorRootRequest).addSuccess(TreeHeadAnchor)
+  )
   .add(
     HttpApiEndpoint.post("publishScores", "/on-chain/publish-scores")
       .setPayload(PublishScoresRequest)

@@ -45,7 +45,9 @@ const enabled = Effect.flatMap(AnchorChain, ({ client, missing }) =>
 )
 
 const unavailable = (error: ChainError) =>
-  Effect.fail(new ServiceUnavailable({ error: `the chain could not be reached or refused the request: ${error.message}` }))
+  Effect.fail(
+    new ServiceUnavailable({ error: `the chain could not be reached or refused the request: ${error.message}` })
+  )
 
 /** `chain` of a request: the configured one only, as `eip155:<id>` or the id. */
 const checkChain = (client: AnchorChainClient, chain: string | number | undefined) =>
@@ -84,7 +86,8 @@ const defaultAgents = Effect.gen(function* () {
   if (visible.length > 0 && writable.length === 0)
     return yield* new Forbidden({ error: "anchoring needs the admin role on the agents; you may only read them" })
   const withLogs = yield* (yield* AnchorRepo).withLogs(writable)
-  if (withLogs.length === 0) return yield* new BadRequest({ error: "no agent you may anchor has a signed tree head yet" })
+  if (withLogs.length === 0)
+    return yield* new BadRequest({ error: "no agent you may anchor has a signed tree head yet" })
   if (withLogs.length > ANCHOR_MAX_BATCH)
     return yield* new BadRequest({
       error: `${withLogs.length} of your agents have logs; name at most ${ANCHOR_MAX_BATCH} with agent_ids (one transaction each)`
@@ -191,7 +194,11 @@ export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers)
         return {
           ...withoutAgents(summaryOf(anchor)),
           scores_published: batch.leaves.length,
-          proofs: batch.leaves.map((leaf, leafIndex) => ({ ...leaf, leaf_index: leafIndex, proof: batch.proof(leafIndex) }))
+          proofs: batch.leaves.map((leaf, leafIndex) => ({
+            ...leaf,
+            leaf_index: leafIndex,
+            proof: batch.proof(leafIndex)
+          }))
         }
       }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("ChainError", unavailable))
     )

@@ -24,16 +24,25 @@ describe("CandorAnchor", () => {
     const compiled = compileAnchorContract()
     expect(compiled.abi).toStrictEqual(JSON.parse(JSON.stringify(candorAnchorAbi)))
     expect(compiled.compilerVersion).toMatch(/^0\.8\.37\+/)
-    expect(() => compileAnchorContract("pragma solidity ^0.8.0; contract X { function f( }")).toThrow(/does not compile/)
+    expect(() => compileAnchorContract("pragma solidity ^0.8.0; contract X { function f( }")).toThrow(
+      /does not compile/
+    )
   })
 
   it("is deployed by its owner, who alone writes; batches are write-once, 1 to 200 leaves, non-zero", async () => {
     const ownerKey = generatePrivateKey()
     const otherKey = generatePrivateKey()
-    const chain = await startInProcessChain([privateKeyToAccount(ownerKey).address, privateKeyToAccount(otherKey).address])
+    const chain = await startInProcessChain([
+      privateKeyToAccount(ownerKey).address,
+      privateKeyToAccount(otherKey).address
+    ])
     try {
       const deployment = await Effect.runPromise(
-        deployAnchorContract({ rpcUrl: Redacted.make(chain.url), privateKey: Redacted.make(ownerKey), pollingIntervalMs: 20 })
+        deployAnchorContract({
+          rpcUrl: Redacted.make(chain.url),
+          privateKey: Redacted.make(ownerKey),
+          pollingIntervalMs: 20
+        })
       )
       expect(deployment).toMatchObject({ chain_id: 31337, owner: privateKeyToAccount(ownerKey).address })
       const reader = createPublicClient({ transport: http(chain.url), pollingInterval: 20 })
@@ -41,7 +50,9 @@ describe("CandorAnchor", () => {
       const compiled = compileAnchorContract()
       expect(compiled.immutableRanges.length).toBeGreaterThan(0)
       expect(await reader.getCode({ address: deployment.address })).toBe(runtimeCodeFor(compiled, deployment.owner))
-      expect(await reader.getCode({ address: deployment.address })).not.toBe(runtimeCodeFor(compiled, privateKeyToAccount(otherKey).address))
+      expect(await reader.getCode({ address: deployment.address })).not.toBe(
+        runtimeCodeFor(compiled, privateKeyToAccount(otherKey).address)
+      )
       const read = (functionName: "owner" | "MAX_BATCH_SIZE") =>
         reader.readContract({ address: deployment.address, abi: candorAnchorAbi, functionName })
       expect(await read("owner")).toBe(deployment.owner)
@@ -87,7 +98,12 @@ describe("CandorAnchor", () => {
 
       // Another key is refused, by the contract itself (sent raw, past any client-side check).
       const other = createWalletClient({ account: privateKeyToAccount(otherKey), transport: http(chain.url) })
-      const chainDef = { id: 31337, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [chain.url] } } }
+      const chainDef = {
+        id: 31337,
+        name: "dev",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [chain.url] } }
+      }
       await expect(
         other.writeContract({
           chain: chainDef,
@@ -98,14 +114,16 @@ describe("CandorAnchor", () => {
         })
       ).rejects.toThrow(/NotOwner/)
       await expect(
-        other.writeContract({
-          chain: chainDef,
-          address: deployment.address,
-          abi: candorAnchorAbi,
-          functionName: "anchorTreeHeads",
-          args: [bytes32("33"), bytes32("44"), 1],
-          gas: 100_000n
-        }).then((hash) => reader.waitForTransactionReceipt({ hash }))
+        other
+          .writeContract({
+            chain: chainDef,
+            address: deployment.address,
+            abi: candorAnchorAbi,
+            functionName: "anchorTreeHeads",
+            args: [bytes32("33"), bytes32("44"), 1],
+            gas: 100_000n
+          })
+          .then((hash) => reader.waitForTransactionReceipt({ hash }))
       ).resolves.toMatchObject({ status: "reverted" })
       expect(await Effect.runPromise(client.read("tree_heads", bytes32("33")))).toBeUndefined()
     } finally {
@@ -117,7 +135,11 @@ describe("CandorAnchor", () => {
     Effect.gen(function* () {
       const { client, missing } = yield* Effect.provide(
         AnchorChain,
-        chainLayer({ rpcUrl: Option.some(Redacted.make("http://127.0.0.1:1")), privateKey: Option.none(), contract: Option.none() })
+        chainLayer({
+          rpcUrl: Option.some(Redacted.make("http://127.0.0.1:1")),
+          privateKey: Option.none(),
+          contract: Option.none()
+        })
       )
       expect(client).toBeUndefined()
       expect(missing).toEqual(["CANDOR_CHAIN_PRIVATE_KEY", "CANDOR_CHAIN_CONTRACT"])
