@@ -21,6 +21,7 @@ import { issueLicense } from "../adapters/licensing/LicenseToken.js"
 import pkg from "../package.json" with { type: "json" }
 import { CandorConfig, configDocs, layerFromEnv } from "./Config.js"
 import { roleChoices, selectRoles, ServeProcessLive } from "./Serve.js"
+import { chainCommand } from "./cli/Chain.js"
 import { keysCommand } from "./cli/Keys.js"
 import { reputationCommand } from "./cli/ReputationVerify.js"
 import { verifyCommand } from "./cli/Verify.js"
@@ -125,7 +126,7 @@ const license = Command.make("license").pipe(
 
 export const candor = Command.make("candor").pipe(
   Command.withDescription("Agent integrity gateway"),
-  Command.withSubcommands([serve, token, license, verifyCommand, reputationCommand, keysCommand])
+  Command.withSubcommands([serve, token, license, verifyCommand, reputationCommand, keysCommand, chainCommand])
 )
 
 const [first, ...rest] = configDocs.map((doc): [Span.Span, HelpDoc.HelpDoc] => [

@@ -11,6 +11,7 @@
  */
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
 import * as Context from "effect/Context"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -93,6 +94,14 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly witnessBatch: number
     /** Least severe level that is logged. */
     readonly logLevel: LogLevel.LogLevel
+    /** JSON-RPC endpoint of the chain Candor anchors to (docs/on-chain.md); secret: it often carries an API key. */
+    readonly chainRpcUrl: Option.Option<Redacted.Redacted>
+    /** The private key that owns the anchor contract and pays for its transactions. */
+    readonly chainPrivateKey: Option.Option<Redacted.Redacted>
+    /** Address of the deployed CandorAnchor contract (`candor chain deploy` prints it). */
+    readonly chainContract: Option.Option<string>
+    /** How often the worker role anchors every changed tree head; `None`: never on its own. */
+    readonly chainAnchorInterval: Option.Option<Duration.Duration>
   }
 >() {}
 
@@ -131,7 +140,11 @@ export const defaults: Settings = {
   witnesses: [],
   witnessIntervalSeconds: 60,
   witnessBatch: 100,
-  logLevel: LogLevel.Info
+  logLevel: LogLevel.Info,
+  chainRpcUrl: Option.none(),
+  chainPrivateKey: Option.none(),
+  chainContract: Option.none(),
+  chainAnchorInterval: Option.none()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -310,6 +323,43 @@ const logLevel = reader((text) => {
     : Either.left(`must be one of ${LogLevel.allLevels.map((l) => l.label.toLowerCase()).join(", ")}, got "${text}"`)
 })
 
+// The RPC URL is operator configuration, so a private or loopback address is allowed (a node on
+// the same host is common). Validated after redaction, like DATABASE_URL: an RPC URL often carries
+// a provider's API key.
+const rpcUrl = (key: string) =>
+  Config.redacted(text(key)).pipe(
+    Config.mapOrFail((url) =>
+      /^https?:\/\//.test(Redacted.value(url)) && URL.canParse(Redacted.value(url))
+        ? Either.right(url)
+        : Either.left(ConfigError.InvalidData([key], `${key} must be an http:// or https:// URL (value not shown)`))
+    )
+  )
+
+const privateKey = (key: string) =>
+  Config.redacted(text(key)).pipe(
+    Config.mapOrFail((value) =>
+      /^(0x)?[0-9a-fA-F]{64}$/.test(Redacted.value(value))
+        ? Either.right(value)
+        : Either.left(
+            ConfigError.InvalidData([key], `${key} must be 32 bytes of hex, with or without 0x (value not shown)`)
+          )
+    )
+  )
+
+const address = reader((text) =>
+  /^0x[0-9a-fA-F]{40}$/.test(text)
+    ? Either.right(text)
+    : Either.left(`must be a contract address, 0x and 40 hex characters, got "${text}"`)
+)
+
+/** At least a minute: each pass is a transaction that costs gas. */
+const interval = reader((text) => {
+  const decoded = Duration.decodeUnknown(text)
+  return Option.isSome(decoded) && Duration.greaterThanOrEqualTo(decoded.value, Duration.minutes(1))
+    ? Either.right(decoded.value)
+    : Either.left(`must be a duration of at least a minute, such as "6 hours" or "30 minutes", got "${text}"`)
+})
+
 // ---------------------------------------------------------------------------------------------
 // Settings: one declaration per key.
 
@@ -464,6 +514,30 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     defaults.logLevel,
     "Least severe level logged: all, trace, debug, info, warn, error, fatal, off",
     "info"
+  ),
+  chainRpcUrl: optional(
+    "CANDOR_CHAIN_RPC_URL",
+    rpcUrl,
+    "on-chain anchoring off",
+    "JSON-RPC URL of the chain tree heads and scores are anchored to (secret; docs/on-chain.md)"
+  ),
+  chainPrivateKey: optional(
+    "CANDOR_CHAIN_PRIVATE_KEY",
+    privateKey,
+    "on-chain anchoring off",
+    "Hex private key that deploys and owns the anchor contract and pays its gas (secret)"
+  ),
+  chainContract: optional(
+    "CANDOR_CHAIN_CONTRACT",
+    address,
+    "on-chain anchoring off",
+    "Address of the CandorAnchor contract (candor chain deploy prints it)"
+  ),
+  chainAnchorInterval: optional(
+    "CANDOR_CHAIN_ANCHOR_INTERVAL",
+    interval,
+    "no periodic anchoring",
+    'How often the worker role anchors every changed tree head, e.g. "6 hours"'
   )
 }
 

@@ -49,6 +49,8 @@ import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from ".
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
 import * as Witnessing from "../streams/Witnessing.js"
+import * as ChainAnchoring from "../streams/ChainAnchoring.js"
+import * as AnchorChain from "../adapters/chain/AnchorChain.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
@@ -373,6 +375,36 @@ const WitnessingLive = Layer.unwrapEffect(
   )
 )
 
+/** The chain tree heads and scores are anchored to (docs/on-chain.md): off unless CANDOR_CHAIN_* are set. */
+const AnchorChainFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) =>
+    AnchorChain.layer({
+      rpcUrl: config.chainRpcUrl,
+      privateKey: config.chainPrivateKey,
+      contract: config.chainContract
+    })
+  )
+)
+
+/**
+ * The periodic anchoring of the worker role, when CANDOR_CHAIN_ANCHOR_INTERVAL is set; with anchoring
+ * off it warns once at start and does nothing.
+ */
+const AnchorJobLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* CandorConfig
+    if (Option.isNone(config.chainAnchorInterval)) return Layer.empty
+    const { client, missing } = yield* AnchorChain.AnchorChain
+    if (client === undefined)
+      return Layer.effectDiscard(
+        Effect.logWarning("CANDOR_CHAIN_ANCHOR_INTERVAL is set but on-chain anchoring is off").pipe(
+          Effect.annotateLogs({ not_set: missing })
+        )
+      )
+    return ChainAnchoring.layer({ interval: config.chainAnchorInterval.value })
+  })
+)
+
 /** The prover role: proof jobs from the outbox, proved in worker threads, attached to the stored certificates. */
 const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
 
@@ -393,13 +425,19 @@ const rolesLive = (
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
-    // The team reputation refresh (docs/team-reputation.md) and witnessing run beside the workers.
-    Layer.merge(withWorkers ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive) : Layer.empty),
+    // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md) and the
+    // periodic anchoring (docs/on-chain.md) run beside the workers.
+    Layer.merge(
+      withWorkers
+        ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive, AnchorJobLive)
+        : Layer.empty
+    ),
     Layer.merge(withProver ? ProverLive : Layer.empty),
     Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
     Layer.provide(FeedLive(withStore))
   )
   const stored = roles.pipe(
+    Layer.provide(AnchorChainFromConfig),
     Layer.provide(GovernanceLogFromConfig),
     Layer.provide(Layer.merge(StoreFromConfig, SigningKeysFromConfig))
   )

@@ -26,6 +26,7 @@ import teamReputation from "./migrations/0018_team_reputation.js"
 import riskAssessments from "./migrations/0019_risk_assessments.js"
 import reclassifications from "./migrations/0020_reclassifications.js"
 import transactions from "./migrations/0021_transactions.js"
+import anchors from "./migrations/0022_anchors.js"
 import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
 import { transaction } from "./Transaction.js"
 
@@ -53,6 +54,7 @@ export const migrationNames = [
   "0019_risk_assessments",
   "0020_reclassifications",
   "0021_transactions",
+  "0022_anchors",
   "0023_witness_cosignatures"
 ] as const
 
@@ -77,6 +79,7 @@ export const migrations = Migrator.fromRecord({
   "0019_risk_assessments": riskAssessments,
   "0020_reclassifications": reclassifications,
   "0021_transactions": transactions,
+  "0022_anchors": anchors,
   "0023_witness_cosignatures": witnessCosignatures
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

@@ -46,6 +46,7 @@ import { TeamReputationApi } from "./groups/TeamReputation.js"
 import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
 import { RiskApi } from "./groups/Risk.js"
 import { TransactionsApi } from "./groups/Transactions.js"
+import { OnChainApi } from "./groups/OnChain.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -87,6 +88,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(RiskApi)
   .add(ReclassificationsApi)
   .add(TransactionsApi)
+  .add(OnChainApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

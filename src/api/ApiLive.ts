@@ -5,7 +5,7 @@
  * /agents/{agent_id}/reputation, the `{error}` bodies and the body size limit.
  *
  * What it needs from the process (store, identity repositories, agent state, event feed, signing key, auth
- * configuration) stays a requirement, provided by Serve.ts or by the test harness.
+ * configuration, the anchoring chain) stays a requirement, provided by Serve.ts or by the test harness.
  */
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -70,6 +70,8 @@ import * as RiskRepo from "../../adapters/store/RiskRepo.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import { RiskLive } from "./handlers/Risk.js"
 import { TransactionsLive } from "./handlers/Transactions.js"
+import * as AnchorRepo from "../../adapters/store/AnchorRepo.js"
+import { OnChainLive } from "./handlers/OnChain.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -129,7 +131,8 @@ const HandlersLive = Layer.mergeAll(
   TeamIntelligenceLive,
   RiskLive,
   ReclassificationsLive,
-  TransactionsLive
+  TransactionsLive,
+  OnChainLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
@@ -144,7 +147,9 @@ const HandlersLive = Layer.mergeAll(
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
   // Risk assessments: their records, and the key ring their signing key is registered in.
-  Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer))
+  Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
+  // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
+  Layer.provide(AnchorRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

@@ -11,6 +11,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { anchorChainLayer } from "../support/AnchorChainFixture.js"
 import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
@@ -282,6 +284,26 @@ const riskAssessment = (kind: "individual" | "team") =>
     expect(res.status).toBe(200)
     return res.body.assessment_id as string
   })
+/** A fresh agent of the organization with one checkpoint in its log: something to anchor. */
+const loggedOrgAgent = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const agentId = yield* api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId })
+  yield* Effect.orDie(seed(agentId, 1))
+  return agentId
+})
+
+/** A tree-head anchor (made with the service-role key) of a fresh agent of the organization. */
+const freshAnchor = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const agentId = yield* loggedOrgAgent
+  const res = yield* api.call("POST", "/v1/on-chain/anchor-root", {
+    token: api.serviceRoleKey,
+    body: { agent_ids: [agentId] }
+  })
+  if (res.status !== 200) return yield* Effect.dieMessage(`POST /v1/on-chain/anchor-root: ${res.status}`)
+  return { anchorId: res.body.anchor_id as string, agentId }
+})
+
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
 
 const ROWS: ReadonlyArray<Row> = [
@@ -1099,6 +1121,50 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["member", "memberKey", "service"],
     intended: "member"
   },
+  // ---- on-chain: Owner/Admin (or the service-role key) anchor and publish; any reader of the agents reads ----
+  {
+    method: "POST",
+    route: "/v1/on-chain/anchor-root",
+    target: Effect.map(loggedOrgAgent, (agentId) => ({
+      path: "/v1/on-chain/anchor-root",
+      body: { agent_ids: [agentId] }
+    })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/on-chain/publish-scores",
+    target: Effect.map(loggedOrgAgent, (agentId) => ({
+      path: "/v1/on-chain/publish-scores",
+      body: { agent_ids: [agentId] }
+    })),
+    allowed: ["service"],
+    intended: "owner"
+  },
+  {
+    method: "GET",
+    route: "/v1/on-chain/verify-proof",
+    target: Effect.map(freshAnchor, ({ agentId, anchorId }) => ({
+      path: `/v1/on-chain/verify-proof?anchor_id=${anchorId}&agent_id=${agentId}`
+    })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/on-chain/status/:anchor_id",
+    target: Effect.map(freshAnchor, ({ anchorId }) => ({ path: `/v1/on-chain/status/${anchorId}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/on-chain/history",
+    target: fixed((f) => `/v1/on-chain/history?agent_id=${f.orgAgent}`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
   // ---- reputation: any credential reads (results limited to what the caller may read); Owner/Admin set visibility ----
   {
     method: "POST",
@@ -1265,8 +1331,10 @@ const credentials = (api: ApiHarness["Type"], memberKey: string) => ({
   admin: { token: api.fixtures.admin.token }
 })
 
-// Webhook receivers on 127.0.0.1 (the rows' endpoints): CANDOR_WEBHOOK_ALLOW_PRIVATE on.
-layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })("security", (it) => {
+// Webhook receivers on 127.0.0.1 (CANDOR_WEBHOOK_ALLOW_PRIVATE on), and anchoring on the in-process chain.
+layer(Layer.merge(Harness.layer({ webhookAllowPrivate: true, chain: anchorChainLayer }), anchorChainLayer), {
+  timeout: "120 seconds"
+})("security", (it) => {
   it.effect("the table covers every authenticated route of the API", () =>
     Effect.sync(() => {
       const inTable = new Set(ROWS.map((row) => `${row.method} ${row.route}`))
@@ -1399,7 +1467,10 @@ layer(Harness.layer({ webhookAllowPrivate: true }), { timeout: "120 seconds" })(
             "/v1/transactions",
             { agent_id: orgAgent, action_type: "refund", tools: ["issue_refund"], duration_hours: 1 }
           ],
-          ["DELETE", `/v1/transactions/${yield* freshTransaction}`, undefined]
+          ["DELETE", `/v1/transactions/${yield* freshTransaction}`, undefined],
+          // Anchoring sends a transaction: a session refuses it like every write.
+          ["POST", "/v1/on-chain/anchor-root", { agent_ids: [orgAgent] }],
+          ["POST", "/v1/on-chain/publish-scores", { agent_ids: [orgAgent] }]
         ]
         for (const [method, path, body] of writes) {
           const res = yield* api.call(method, path, { token, body })

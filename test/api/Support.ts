@@ -43,6 +43,7 @@ import * as IdentityTokens from "../../adapters/auth/IdentityTokens.js"
 import { planRates } from "../../adapters/auth/RateLimiter.js"
 import { generateSecret, hashSecret, displayPrefix } from "../../adapters/auth/Secrets.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
+import { AnchorChain } from "../../adapters/chain/AnchorChain.js"
 import type { EventFeed } from "../../adapters/bus/EventFeed.js"
 import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
@@ -303,6 +304,8 @@ export interface HarnessOptions {
   readonly stream?: Partial<StreamOptions>
   /** The forecast's model (ANALYSIS_MODEL); default none: the forecast is deterministic. */
   readonly forecastNarrator?: Layer.Layer<ForecastNarrator>
+  /** The chain anchors go to (default: anchoring off); test/support/InProcessChain.ts serves one. */
+  readonly chain?: Layer.Layer<AnchorChain>
 }
 
 /**
@@ -372,6 +375,7 @@ export const layer = (options: HarnessOptions = {}) => {
       )
     ),
     Layer.provideMerge(auth),
+    Layer.provideMerge(options.chain ?? AnchorChain.off),
     Layer.provideMerge(
       storeLayer(
         options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())

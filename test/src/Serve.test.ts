@@ -7,6 +7,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { assert, describe, expect, it, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -81,6 +82,35 @@ describe("config", () => {
     })
   )
 
+  it.effect("reads the chain settings, keeps the RPC URL and key redacted, and never echoes a bad one", () =>
+    Effect.gen(function* () {
+      const key = "ab".repeat(32)
+      const settings = yield* decode({
+        CANDOR_CHAIN_RPC_URL: "http://10.0.0.5:8545/v2/secret-token",
+        CANDOR_CHAIN_PRIVATE_KEY: `0x${key}`,
+        CANDOR_CHAIN_CONTRACT: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        CANDOR_CHAIN_ANCHOR_INTERVAL: "6 hours"
+      })
+      expect(Redacted.value(Option.getOrThrow(settings.chainRpcUrl))).toBe("http://10.0.0.5:8545/v2/secret-token")
+      expect(Option.getOrThrow(settings.chainAnchorInterval)).toStrictEqual(Duration.hours(6))
+      expect(JSON.stringify(settings)).not.toContain("secret-token")
+      expect(JSON.stringify(settings)).not.toContain(key)
+      const badUrl = String(yield* Effect.flip(decode({ CANDOR_CHAIN_RPC_URL: "ws://node/secret-token" })))
+      expect(badUrl).toContain("CANDOR_CHAIN_RPC_URL must be an http:// or https:// URL")
+      expect(badUrl).not.toContain("secret-token")
+      const badKey = String(yield* Effect.flip(decode({ CANDOR_CHAIN_PRIVATE_KEY: "cafe-not-a-key" })))
+      expect(badKey).toContain("CANDOR_CHAIN_PRIVATE_KEY must be 32 bytes of hex")
+      expect(badKey).not.toContain("cafe")
+      expect(String(yield* Effect.flip(decode({ CANDOR_CHAIN_CONTRACT: "0x12" })))).toContain(
+        "CANDOR_CHAIN_CONTRACT must be a contract address"
+      )
+      for (const value of ["30 seconds", "often"])
+        expect(String(yield* Effect.flip(decode({ CANDOR_CHAIN_ANCHOR_INTERVAL: value })))).toContain(
+          "CANDOR_CHAIN_ANCHOR_INTERVAL must be a duration of at least a minute"
+        )
+    })
+  )
+
   it.effect("rejects bad URLs, an OpenAI base with /v1, and never echoes a bad DATABASE_URL", () =>
     Effect.gen(function* () {
       expect(String(yield* Effect.flip(decode({ GEMINI_BASE_URL: "generativelanguage" })))).toContain(
@@ -129,7 +159,11 @@ describe("config", () => {
       "CANDOR_WITNESSES",
       "CANDOR_WITNESS_INTERVAL",
       "CANDOR_WITNESS_BATCH",
-      "LOG_LEVEL"
+      "LOG_LEVEL",
+      "CANDOR_CHAIN_RPC_URL",
+      "CANDOR_CHAIN_PRIVATE_KEY",
+      "CANDOR_CHAIN_CONTRACT",
+      "CANDOR_CHAIN_ANCHOR_INTERVAL"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
   })
