@@ -44,6 +44,7 @@ import { ReputationApi, ReputationQueriesApi } from "./groups/Reputation.js"
 import { TeamReputationApi } from "./groups/TeamReputation.js"
 import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
 import { RiskApi } from "./groups/Risk.js"
+import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -83,6 +84,8 @@ export class CandorApi extends HttpApi.make("candor")
   .add(TeamIntelligenceApi)
   .add(RiskApi)
   .add(ReclassificationsApi)
+  .add(ConsoleSignInApi)
+  .add(ConsoleApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -68,6 +68,7 @@ import { TeamIntelligenceLive } from "./handlers/TeamIntelligence.js"
 import * as RiskRepo from "../../adapters/store/RiskRepo.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import { RiskLive } from "./handlers/Risk.js"
+import { ConsoleLive, ConsoleSignInLive } from "./handlers/Console.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -125,7 +126,9 @@ const HandlersLive = Layer.mergeAll(
   TeamReputationLive,
   TeamIntelligenceLive,
   RiskLive,
-  ReclassificationsLive
+  ReclassificationsLive,
+  ConsoleSignInLive,
+  ConsoleLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),

@@ -1200,7 +1200,15 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed((f) => route.replace(":agent_id", f.orgAgent)),
     allowed: ["member", "memberKey", "service"],
     intended: "member"
-  }))
+  })),
+  // ---- the console: any credential reads who it is (the operator code exchange is public, test/api/Console.test.ts) ----
+  {
+    method: "GET",
+    route: "/v1/console/session",
+    target: fixed(() => "/v1/console/session"),
+    allowed: ALL,
+    intended: "member"
+  }
 ]
 
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */

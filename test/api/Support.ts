@@ -66,6 +66,7 @@ import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
 import { NotFoundLive } from "../../src/http/NotFound.js"
 import * as Postgres from "../support/Postgres.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import type { OperatorSignIn } from "../../adapters/auth/OperatorSignIn.js"
 
 export interface ApiResponse {
   readonly status: number
@@ -300,6 +301,8 @@ export interface HarnessOptions {
   readonly webhookAllowPrivate?: boolean
   /** The live stream's heartbeat, connection limit and access cache. */
   readonly stream?: Partial<StreamOptions>
+  /** The local operator's console sign-in (embedded default only; default: absent). */
+  readonly operatorSignIn?: Layer.Layer<OperatorSignIn>
 }
 
 /**
@@ -369,6 +372,7 @@ export const layer = (options: HarnessOptions = {}) => {
       )
     ),
     Layer.provideMerge(auth),
+    Layer.provideMerge(options.operatorSignIn ?? Layer.empty),
     Layer.provideMerge(
       storeLayer(
         options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
