@@ -6,19 +6,21 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import * as OperatorSignIn from "../../adapters/auth/OperatorSignIn.js"
 import { seed } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
 let now = Date.parse("2026-11-24T12:00:00.000Z")
-const signIn = OperatorSignIn.layer({ now: () => now, maxFailures: 3, sessionTtlMs: 3_600_000 })
+const store = OperatorSignIn.makeOperatorSignIn({ now: () => now, maxFailures: 3, sessionTtlMs: 3_600_000 })
+const signIn = Layer.succeed(OperatorSignIn.OperatorSignIn, store)
 
 layer(harness({ operatorSignIn: signIn }), { timeout: "90 seconds" })("console sign-in (embedded default)", (it) => {
   it.effect("a printed code becomes a session with the service-role key's rights, once", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
-      const { code } = (yield* OperatorSignIn.OperatorSignIn).issueCode()
+      const { code } = store.issueCode()
       const exchanged = yield* api.call("POST", "/v1/console/sessions", { body: { code } })
       expect(exchanged.status).toBe(201)
       expect(exchanged.body).toEqual({
@@ -60,7 +62,7 @@ layer(harness({ operatorSignIn: signIn }), { timeout: "90 seconds" })("console s
   it.effect("bad bodies are 400; failed exchanges are throttled (429, Retry-After) without burning the code", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
-      const { code } = (yield* OperatorSignIn.OperatorSignIn).issueCode()
+      const { code } = store.issueCode()
       expect(yield* api.call("POST", "/v1/console/sessions", { body: {} })).toMatchObject({
         status: 400,
         body: { error: "code: is missing" }

@@ -52,8 +52,12 @@ export const FeedPage = () => {
   useEffect(() => {
     let pending: Array<FeedEvent> = []
     let frame: number | undefined
+    let timer: ReturnType<typeof setTimeout> | undefined
     const flush = () => {
+      if (frame !== undefined) cancelAnimationFrame(frame)
+      if (timer !== undefined) clearTimeout(timer)
       frame = undefined
+      timer = undefined
       const batch = pending
       pending = []
       if (buffer.add(batch) > 0) setVersion((v) => v + 1)
@@ -62,7 +66,11 @@ export const FeedPage = () => {
       request: (path, signal) => rawRequest(path, { signal }),
       onEvent: (event) => {
         pending.push(event)
+        // Never more waiting than the buffer keeps (a hidden tab at 1,000 events per second).
+        if (pending.length > CAPACITY) pending = pending.slice(-CAPACITY)
+        // Once per frame; a hidden tab gets no frames, so a timer flushes it too.
         frame ??= requestAnimationFrame(flush)
+        timer ??= setTimeout(flush, 250)
       },
       onState: setState,
       refusal: (error) =>
@@ -71,6 +79,7 @@ export const FeedPage = () => {
     return () => {
       stream.current?.stop()
       if (frame !== undefined) cancelAnimationFrame(frame)
+      if (timer !== undefined) clearTimeout(timer)
     }
   }, [buffer])
 
