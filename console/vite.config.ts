@@ -30,7 +30,10 @@ export default defineConfig({
     target: "es2022",
     // Source maps stay out of the served bundle's budget (250 KB compressed script on first load).
     sourcemap: false,
-    reportCompressedSize: false
+    reportCompressedSize: false,
+    // .vite/manifest.json: which chunks the entry imports statically, for the first-load budget test
+    // (test/console/Bundle.test.ts). Not served: ConsoleAssets skips dot folders.
+    manifest: true
   },
   logLevel: "warn"
 })

@@ -19,6 +19,8 @@ import { ListenFailed } from "../adapters/http/ListenFailed.js"
 export interface ApiAddress {
   readonly url: string
   readonly port: number | undefined
+  /** The local operator's one-time console link (embedded default with its own database only). */
+  readonly signInUrl?: string | undefined
 }
 
 /** Why the backend stopped, as it can cross the thread boundary (errors' classes do not). */

@@ -57,6 +57,7 @@ import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
 import { providerAdapters } from "../adapters/providers/Registry.js"
 import { AuthConfig } from "../adapters/auth/AuthConfig.js"
 import * as IdentityTokens from "../adapters/auth/IdentityTokens.js"
+import * as OperatorSignIn from "../adapters/auth/OperatorSignIn.js"
 import { planRates } from "../adapters/auth/RateLimiter.js"
 import { storeFamilies } from "../adapters/metrics/StoreGauges.js"
 import * as ApiLive from "./api/ApiLive.js"
@@ -218,7 +219,7 @@ const announceWith = <E, R>(selected: ReadonlyArray<Role>, api: Effect.Effect<Ap
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const { dataDir } = yield* CandorConfig
-      const { port, url } = yield* api
+      const { port, signInUrl, url } = yield* api
       const gateway = yield* Effect.serviceOption(Gateway.GatewayServer)
       yield* Effect.log("listening").pipe(
         Effect.annotateLogs({
@@ -229,6 +230,14 @@ const announceWith = <E, R>(selected: ReadonlyArray<Role>, api: Effect.Effect<Ap
           dataDir: resolve(dataDir)
         })
       )
+      // Printed once for the person at the terminal, on stderr: not a log line (logs are JSON on stdout
+      // and may be shipped elsewhere), so the code never reaches a log store (docs/console.md).
+      if (signInUrl !== undefined)
+        yield* Effect.sync(() =>
+          process.stderr.write(
+            `\nCandor console: open ${signInUrl}\n(one-time sign-in link for this machine's operator, valid 15 minutes)\n\n`
+          )
+        )
       yield* Effect.addFinalizer(() => Effect.log("shutting down"))
     })
   )
@@ -421,7 +430,11 @@ const rolesLive = (
   const withApi = selected.includes("api")
   const withWorkers = selected.includes("worker")
   const withProver = selected.includes("prover")
-  const announced = bound.pipe(Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)))
+  const announced = bound.pipe(
+    Layer.provideMerge(HttpLive(withApi, withApi || withWorkers || withProver)),
+    // One store for the API's exchange route, its authentication and the printed link.
+    Layer.provide(bridge === undefined ? Layer.empty : OperatorSignInFromConfig)
+  )
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
@@ -456,6 +469,30 @@ const rolesLive = (
   )
 }
 
+/**
+ * The local operator's sign-in (adapters/auth/OperatorSignIn.ts) on the embedded default with its own
+ * database: whoever runs that process owns its data dir, so the service-role key's rights give them
+ * nothing they do not hold already. With DATABASE_URL the database may hold others' data: no link.
+ */
+const OperatorSignInFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, ({ databaseUrl }) =>
+    Option.isNone(databaseUrl) ? OperatorSignIn.layer() : (Layer.empty as Layer.Layer<OperatorSignIn.OperatorSignIn>)
+  )
+)
+
+/** `…/console/#/sign-in/<code>` on the API's address, a wildcard address replaced by loopback. */
+const signInUrlOf = (apiUrl: string, code: string): string =>
+  `${apiUrl.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")}/console/#/sign-in/${code}`
+
+/** The backend thread's address, with a fresh one-time sign-in link when the operator sign-in is on. */
+const readyAddress = Effect.gen(function* () {
+  const address = yield* apiAddress
+  const signIn = yield* Effect.serviceOption(OperatorSignIn.OperatorSignIn)
+  return Option.isNone(signIn)
+    ? address
+    : ({ ...address, signInUrl: signInUrlOf(address.url, signIn.value.issueCode().code) } satisfies ApiAddress)
+})
+
 /** The roles of the embedded default's backend thread: everything but the gateway. */
 export const backendRoles: ReadonlyArray<Role> = roles.filter((role) => role !== "gateway")
 
@@ -464,7 +501,7 @@ export const backendRoles: ReadonlyArray<Role> = roles.filter((role) => role !==
  * bridge's end `port`; `ready` is told HOST:PORT's address once the servers are bound.
  */
 export const BackendLive = (port: MessagePort, ready: (api: ApiAddress) => void) =>
-  rolesLive(backendRoles, Layer.effectDiscard(Effect.map(apiAddress, ready)), port)
+  rolesLive(backendRoles, Layer.effectDiscard(Effect.map(readyAddress, ready)), port)
 
 /**
  * The embedded default's main thread: the gateway, with the backend thread started beside it; the

@@ -8,7 +8,8 @@
  * and the 401 names what was actually wrong.
  *
  * Credentials, in order: `Authorization: Bearer` holding the service-role key, an impersonation
- * token (`imp_…`) or an identity-provider JWT; else `x-api-key` / `X-Service-Api-Key`.
+ * token (`imp_…`), a console operator session (`cos_…`, embedded default only: the service-role
+ * key's rights, ./OperatorSignIn.ts) or an identity-provider JWT; else `x-api-key` / `X-Service-Api-Key`.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -30,6 +31,7 @@ import { Accounts } from "./Accounts.js"
 import { AuthConfig } from "./AuthConfig.js"
 import { Authentication } from "./Authentication.js"
 import { IdentityTokens } from "./IdentityTokens.js"
+import { OPERATOR_SESSION_PREFIX, OperatorSignIn } from "./OperatorSignIn.js"
 import type { Principal } from "./Principal.js"
 import { RateLimiter } from "./RateLimiter.js"
 import { hashSecret, secretsEqual } from "./Secrets.js"
@@ -69,6 +71,8 @@ export const make = (options: RateOptions) =>
     const credentials = yield* CredentialRepo
     const accounts = yield* Accounts
     const limiter = yield* RateLimiter
+    // Only the embedded default's API has one (src/Serve.ts); elsewhere a `cos_` token is refused.
+    const operator = yield* Effect.serviceOption(OperatorSignIn)
     const touched = new Map<string, number>()
 
     const fromBearer = (
@@ -76,6 +80,15 @@ export const make = (options: RateOptions) =>
     ): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> => {
       if (Option.isSome(config.serviceRoleKey) && secretsEqual(token, Redacted.value(config.serviceRoleKey.value))) {
         return Effect.succeed({ principal: { kind: "service" }, rate: Option.none() })
+      }
+      if (token.startsWith(`${OPERATOR_SESSION_PREFIX}_`)) {
+        const expiresAt = Option.isSome(operator) ? operator.value.session(token) : undefined
+        return expiresAt === undefined
+          ? Effect.fail(unauthorized("console session expired or ended"))
+          : Effect.succeed({
+              principal: { kind: "service", operatorSession: { expires_at: new Date(expiresAt).toISOString() } },
+              rate: Option.none()
+            })
       }
       if (token.startsWith(`${IMPERSONATION_TOKEN_PREFIX}_`)) {
         return Effect.gen(function* () {

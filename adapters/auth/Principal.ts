@@ -32,8 +32,11 @@ export type Principal =
       readonly orgId: string | undefined
       readonly role: Role | undefined
     }
-  /** The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. */
-  | { readonly kind: "service" }
+  /**
+   * The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. Also
+   * the local operator's console session on the embedded default (`operatorSession` set; ./OperatorSignIn.ts).
+   */
+  | { readonly kind: "service"; readonly operatorSession?: { readonly expires_at: string } }
 
 export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentPrincipal")<
   CurrentPrincipal,

@@ -28,8 +28,10 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 
 export const CONSOLE_DIST = fileURLToPath(new URL("../../console/dist", import.meta.url))
 
+/** Dot folders (Vite's `.vite/manifest.json`) are build metadata, not served. */
 const walk = (dir: string): ReadonlyArray<string> =>
   readdirSync(dir).flatMap((name) => {
+    if (name.startsWith(".")) return []
     const path = join(dir, name)
     return statSync(path).isDirectory() ? walk(path) : [path]
   })

@@ -17,7 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
-import type { Visibility } from "../../core/schema/Reputation.js"
+import type { Grade, Visibility } from "../../core/schema/Reputation.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { EnforcementMode, Verdict } from "../../core/schema/Verdict.js"
@@ -57,6 +57,16 @@ export interface AgentSummary {
   readonly claimed: boolean
   /** Who may read its reputation (an unclaimed agent: the default, unlisted). */
   readonly visibility: Visibility
+  /** The organization it is claimed into; null for a personal or unclaimed agent. */
+  readonly org_id: string | null
+  /** Its current reputation (reputation_scores); null before the first computation. */
+  readonly reputation: AgentReputationSummary | null
+}
+
+export interface AgentReputationSummary {
+  readonly score: number
+  readonly grade: Grade
+  readonly is_eligible: boolean
 }
 
 export interface TraceCounts {
@@ -122,6 +132,8 @@ interface SummaryRow {
   readonly counts: Readonly<Record<string, unknown>> | null
   readonly claimed: unknown
   readonly visibility: Visibility | null
+  readonly org_id: string | null
+  readonly reputation: { readonly score: unknown; readonly grade: Grade; readonly is_eligible: unknown } | null
 }
 
 const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary => {
@@ -139,7 +151,16 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
     },
     // PGlite and PostgreSQL both answer a boolean; a driver that answers 1/0 or "t" is covered too.
     claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t",
-    visibility: row.visibility ?? "unlisted"
+    visibility: row.visibility ?? "unlisted",
+    org_id: row.org_id ?? null,
+    reputation:
+      row.reputation === null || row.reputation === undefined
+        ? null
+        : {
+            score: toCount(row.reputation.score),
+            grade: row.reputation.grade,
+            is_eligible: row.reputation.is_eligible === true || row.reputation.is_eligible === "t"
+          }
   }
 }
 
@@ -206,7 +227,10 @@ export const make = Effect.gen(function* () {
             (select max(c.occurred_at) from checkpoints c where c.agent_id = i.agent_id) as last_seen,
             (select json_object_agg(n.verdict, n.count) from checkpoint_counts n where n.agent_id = i.agent_id) as counts,
             exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed,
-            (select l.visibility from agent_claims l where l.agent_id = i.agent_id) as visibility
+            (select l.visibility from agent_claims l where l.agent_id = i.agent_id) as visibility,
+            (select l.org_id from agent_claims l where l.agent_id = i.agent_id) as org_id,
+            (select json_build_object('score', r.score, 'grade', r.grade, 'is_eligible', r.is_eligible)
+               from reputation_scores r where r.agent_id = i.agent_id) as reputation
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(
           Effect.flatMap((rows) =>
             Effect.forEach(rows, (row) => Effect.map(agentSettingsOf(row.settings), (s) => summaryOf(row, s)))

@@ -47,6 +47,7 @@ import { TeamIntelligenceApi } from "./groups/TeamIntelligence.js"
 import { RiskApi } from "./groups/Risk.js"
 import { TransactionsApi } from "./groups/Transactions.js"
 import { OnChainApi } from "./groups/OnChain.js"
+import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -89,6 +90,8 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ReclassificationsApi)
   .add(TransactionsApi)
   .add(OnChainApi)
+  .add(ConsoleSignInApi)
+  .add(ConsoleApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

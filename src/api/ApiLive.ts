@@ -72,6 +72,7 @@ import { RiskLive } from "./handlers/Risk.js"
 import { TransactionsLive } from "./handlers/Transactions.js"
 import * as AnchorRepo from "../../adapters/store/AnchorRepo.js"
 import { OnChainLive } from "./handlers/OnChain.js"
+import { ConsoleLive, ConsoleSignInLive } from "./handlers/Console.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -132,7 +133,9 @@ const HandlersLive = Layer.mergeAll(
   RiskLive,
   ReclassificationsLive,
   TransactionsLive,
-  OnChainLive
+  OnChainLive,
+  ConsoleSignInLive,
+  ConsoleLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),

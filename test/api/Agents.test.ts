@@ -46,7 +46,9 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         total_checkpoints: 5,
         checkpoint_counts: { clear: 2, review_needed: 2, boundary_violation: 1 },
         claimed: true,
-        visibility: "unlisted"
+        visibility: "unlisted",
+        org_id: null,
+        reputation: null
       })
       // Never seen by the gateway: the defaults, not an error.
       expect(response.body.agents.find((a: { agent_id: string }) => a.agent_id === api.fixtures.agentA)).toEqual({
@@ -58,7 +60,9 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
         total_checkpoints: 0,
         checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
         claimed: true,
-        visibility: "unlisted"
+        visibility: "unlisted",
+        org_id: null,
+        reputation: null
       })
       // Newest activity first.
       expect(response.body.agents[0].agent_id).toBe(agent)
@@ -123,6 +127,24 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
       })
       expect((yield* api.call("GET", "/v1/agents", { token: expired })).status).toBe(401)
       expect((yield* api.call("GET", "/v1/agents", { apiKey: "cnd_not_a_key" })).status).toBe(401)
+    })
+  )
+
+  it.effect("carries the organization and the current reputation grade (the console's fleet page)", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { orgId, owner } = api.fixtures
+      const agent = yield* api.claimAgent({ userId: owner.userId, orgId })
+      yield* Effect.orDie(seed(agent, 60))
+      const published = (yield* api.call("GET", `/v1/reputation/${agent}`, { token: owner.token })).body
+      expect(published.grade).toEqual(expect.any(String))
+      const listed = (yield* api.call("GET", "/v1/agents", { token: owner.token })).body.agents.find(
+        (a: { agent_id: string }) => a.agent_id === agent
+      )
+      expect(listed).toMatchObject({
+        org_id: orgId,
+        reputation: { score: published.score, grade: published.grade, is_eligible: published.is_eligible }
+      })
     })
   )
 })

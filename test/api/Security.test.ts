@@ -1316,6 +1316,14 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed((f) => `/v1/agents/${f.orgAgent}/transactions?status=active`),
     allowed: ["member", "memberKey", "service"],
     intended: "member"
+  },
+  // ---- the console: any credential reads who it is (the operator code exchange is public, test/api/Console.test.ts) ----
+  {
+    method: "GET",
+    route: "/v1/console/session",
+    target: fixed(() => "/v1/console/session"),
+    allowed: ALL,
+    intended: "member"
   }
 ]
 

@@ -68,6 +68,7 @@ import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
 import { NotFoundLive } from "../../src/http/NotFound.js"
 import * as Postgres from "../support/Postgres.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import type { OperatorSignIn } from "../../adapters/auth/OperatorSignIn.js"
 
 export interface ApiResponse {
   readonly status: number
@@ -306,6 +307,8 @@ export interface HarnessOptions {
   readonly forecastNarrator?: Layer.Layer<ForecastNarrator>
   /** The chain anchors go to (default: anchoring off); test/support/InProcessChain.ts serves one. */
   readonly chain?: Layer.Layer<AnchorChain>
+  /** The local operator's console sign-in (embedded default only; default: absent). */
+  readonly operatorSignIn?: Layer.Layer<OperatorSignIn>
 }
 
 /**
@@ -376,6 +379,7 @@ export const layer = (options: HarnessOptions = {}) => {
     ),
     Layer.provideMerge(auth),
     Layer.provideMerge(options.chain ?? AnchorChain.off),
+    Layer.provideMerge(options.operatorSignIn ?? Layer.empty),
     Layer.provideMerge(
       storeLayer(
         options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())

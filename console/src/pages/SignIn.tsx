@@ -1,23 +1,99 @@
-/** Placeholder: filled in by the console's issue. */
-import { useState } from "preact/hooks"
-import { signIn } from "../Session.js"
+/**
+ * Signing in: paste a token (identity-provider JWT, impersonation token, the service-role key) or an
+ * API key (`cnd_…`); or open the one-time link `candor serve` prints on the embedded default, whose
+ * code is exchanged at once for an operator session (docs/console.md). The link leaves no trace in
+ * the tab's history: the route is replaced before anything else is shown.
+ */
+import { useEffect, useRef, useState } from "preact/hooks"
+import { api, ApiError } from "../Api.js"
+import { replaceRoute } from "../Router.js"
+import { signIn, signOut } from "../Session.js"
 
-export const SignInPage = ({ onSignedIn }: { readonly onSignedIn: () => void }) => {
+interface OperatorSession {
+  readonly token: string
+  readonly expires_at: string
+}
+
+export const SignInPage = ({ onSignedIn, code }: { readonly onSignedIn: () => void; readonly code?: string }) => {
   const [value, setValue] = useState("")
-  return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault()
-        signIn(value)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(code !== undefined)
+  const field = useRef<HTMLInputElement>(null)
+
+  useEffect(() => {
+    if (code === undefined) {
+      field.current?.focus()
+      return
+    }
+    // Off the address bar and out of history first, whatever the exchange answers.
+    history.replaceState(null, "", "#/fleet")
+    api<OperatorSession>("/v1/console/sessions", { method: "POST", body: { code }, anonymous: true }).then(
+      (session) => {
+        signIn(session.token)
+        replaceRoute({ page: "fleet" })
         onSignedIn()
-      }}
-    >
-      <h1>Sign in</h1>
-      <label>
-        Token or API key
-        <input type="password" value={value} onInput={(event) => setValue(event.currentTarget.value)} required />
-      </label>
-      <button type="submit">Sign in</button>
-    </form>
+      },
+      (failure: unknown) => {
+        setBusy(false)
+        setError(
+          failure instanceof ApiError && failure.status === 401
+            ? "This sign-in link was already used or has expired. Restart `candor serve` for a new one, or sign in with a token."
+            : failure instanceof Error
+              ? failure.message
+              : String(failure)
+        )
+      }
+    )
+  }, [code])
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    setBusy(true)
+    signIn(value)
+    try {
+      await api("/v1/console/session")
+      onSignedIn()
+      if (code !== undefined) replaceRoute({ page: "fleet" })
+    } catch (failure) {
+      signOut()
+      setError(failure instanceof Error ? failure.message : String(failure))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <section class="sign-in" aria-labelledby="sign-in-title">
+      <h1 id="sign-in-title">Sign in</h1>
+      {code !== undefined && busy ? <p role="status">Signing in with the one-time link…</p> : null}
+      <form onSubmit={submit}>
+        <label for="credential">Token or API key</label>
+        <input
+          id="credential"
+          ref={field}
+          type="password"
+          autoComplete="off"
+          spellcheck={false}
+          value={value}
+          onInput={(event) => setValue(event.currentTarget.value)}
+          aria-describedby="credential-help"
+          required
+        />
+        <p id="credential-help" class="muted">
+          A bearer token (your identity provider's, or one from <code>candor token</code>), the service-role key, or an
+          API key (<code>cnd_…</code>). It stays in this tab only and is forgotten when you sign out or close it. On a
+          local <code>candor serve</code>, open the one-time link it printed instead.
+        </p>
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+      {error === undefined ? null : (
+        <p role="alert" class="notice bad">
+          {error}
+        </p>
+      )}
+    </section>
   )
 }

@@ -1,7 +1,8 @@
 /**
  * GET /v1/agents: the agents the caller may see (a shape of our own, documented in
  * docs/api.md). One row per agent with what a dashboard lists: status, enforcement mode, active
- * card, last activity and checkpoint counts per verdict (read from counters, so flat at any size).
+ * card, last activity, checkpoint counts per verdict (read from counters, so flat at any size), its
+ * organization and reputation grade: everything the console's fleet page shows, in one query.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -9,8 +10,8 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError } from "../../../adapters/http/ApiErrors.js"
 import { AgentStatus } from "../../../core/schema/Agent.js"
-import { AgentId, CardId, DateTimeString } from "../../../core/schema/Ids.js"
-import { Visibility } from "../../../core/schema/Reputation.js"
+import { AgentId, CardId, DateTimeString, Identifier } from "../../../core/schema/Ids.js"
+import { Grade, Visibility } from "../../../core/schema/Reputation.js"
 import { EnforcementMode } from "../../../core/schema/Verdict.js"
 
 const Count = Schema.NonNegativeInt
@@ -20,6 +21,12 @@ export const VerdictCounts = Schema.Struct({
   review_needed: Count,
   boundary_violation: Count
 }).annotations({ identifier: "VerdictCounts", description: "Stored checkpoints per verdict" })
+
+export const AgentReputationSummary = Schema.Struct({
+  score: Schema.NonNegativeInt,
+  grade: Grade,
+  is_eligible: Schema.Boolean
+}).annotations({ identifier: "AgentReputationSummary", description: "Score and grade of the current reputation" })
 
 export const AgentListItem = Schema.Struct({
   agent_id: AgentId,
@@ -34,7 +41,13 @@ export const AgentListItem = Schema.Struct({
   claimed: Schema.Boolean.annotations({
     description: "Whether the agent is claimed; false only in the service-role key's list, which holds every agent"
   }),
-  visibility: Visibility.annotations({ description: "Who may read its reputation (PUT /v1/agents/{id}/visibility)" })
+  visibility: Visibility.annotations({ description: "Who may read its reputation (PUT /v1/agents/{id}/visibility)" }),
+  org_id: Schema.NullOr(Identifier).annotations({
+    description: "The organization it is claimed into; null for a personal or unclaimed agent"
+  }),
+  reputation: Schema.NullOr(AgentReputationSummary).annotations({
+    description: "Its current reputation (GET /v1/reputation/{agent_id} has the whole record); null before the first"
+  })
 }).annotations({ identifier: "AgentListItem", description: "One agent the caller may see" })
 export type AgentListItem = typeof AgentListItem.Type
 

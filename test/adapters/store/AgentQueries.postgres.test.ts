@@ -84,7 +84,9 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           last_seen: inputs.at(-1)!.checkpoint.timestamp,
           checkpoint_counts: { clear: 3, review_needed: 2, boundary_violation: 2 },
           claimed: false,
-          visibility: "unlisted"
+          visibility: "unlisted",
+          org_id: null,
+          reputation: null
         },
         {
           agent_id: stranger,
@@ -94,7 +96,9 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           last_seen: null,
           checkpoint_counts: { clear: 0, review_needed: 0, boundary_violation: 0 },
           claimed: false,
-          visibility: "unlisted"
+          visibility: "unlisted",
+          org_id: null,
+          reputation: null
         }
       ])
       expect(yield* queries.agentSummaries([])).toEqual([])
