@@ -1,7 +1,11 @@
 /** The API answers the agent page reads (docs/api.md), as far as the page uses them. */
-export type Verdict = "clear" | "review_needed" | "boundary_violation"
-export type Mode = "observe" | "nudge" | "enforce"
-export type Status = "active" | "paused" | "killed"
+import type { AgentStatus } from "../../../core/schema/Agent.js"
+import type { EnforcementMode, Verdict } from "../../../core/schema/Verdict.js"
+
+// The published literals, from their one source (type-only: nothing of core/schema is bundled).
+export type { Verdict }
+export type Mode = EnforcementMode
+export type Status = AgentStatus
 
 export interface Checkpoint {
   readonly checkpoint_id: string

@@ -1,7 +1,10 @@
 /** The fleet page's data: GET /v1/agents items, their search and filters, and the containment summary. Pure. */
 
-export type AgentStatus = "active" | "paused" | "killed"
-export type EnforcementMode = "observe" | "nudge" | "enforce"
+import type { AgentStatus } from "../../../core/schema/Agent.js"
+import type { EnforcementMode } from "../../../core/schema/Verdict.js"
+
+// The published literals, from their one source (type-only: nothing of core/schema is bundled).
+export type { AgentStatus, EnforcementMode }
 
 export interface FleetAgent {
   readonly agent_id: string
