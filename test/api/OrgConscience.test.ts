@@ -16,7 +16,6 @@ import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
-import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import { valuesHash } from "../../core/Commitments.js"
 import { agentGovernanceLog, orgGovernanceLog, verifyGovernanceEntry } from "../../core/Governance.js"
@@ -27,27 +26,15 @@ import { outboxEvents } from "../support/EventOutbox.js"
 import { gatewayEvent } from "../support/Events.js"
 import { awaitCommitted } from "../streams/PipelineChecks.js"
 import { cardFor } from "./AgentData.js"
-import { ApiHarness, layer as harness, TEST_LOG_ORIGIN } from "./Support.js"
+import { ApiHarness, freshOrganization, layer as harness, TEST_LOG_ORIGIN } from "./Support.js"
 
 const defaultNames = DEFAULT_CONSCIENCE_VALUES.map((value) => value.name)
 
 /** A new organization: the fixtures' owner, admin and member in it, and one agent claimed into it. */
 const freshOrg = Effect.gen(function* () {
   const api = yield* ApiHarness
-  const repo = yield* IdentityRepo
-  const { admin, member, owner } = api.fixtures
-  const orgId = `org_${randomUUID()}`
-  yield* Effect.orDie(
-    repo.createOrg({
-      org_id: orgId,
-      name: "Conscience",
-      slug: `cv-${randomUUID().slice(0, 8)}`,
-      billing_account_id: `ba_${randomUUID()}`,
-      owner_user_id: owner.userId
-    })
-  )
-  yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
-  yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
+  const { owner } = api.fixtures
+  const orgId = yield* freshOrganization("Conscience")
   const agentId = yield* api.claimAgent({ userId: owner.userId, orgId })
   return { orgId, agentId, root: `/v1/orgs/${orgId}/conscience-values` }
 })

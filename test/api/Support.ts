@@ -389,3 +389,27 @@ export const layer = (options: HarnessOptions = {}) => {
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )
 }
+
+/**
+ * A new organization of the fixtures' owner, with their admin and member in it (the shape most
+ * API tests want beside the fixtures' own organization); its id.
+ */
+export const freshOrganization = (name: string) =>
+  Effect.gen(function* () {
+    const api = yield* ApiHarness
+    const repo = yield* IdentityRepo
+    const { admin, member, owner } = api.fixtures
+    const orgId = `org_${randomUUID()}`
+    yield* Effect.orDie(
+      repo.createOrg({
+        org_id: orgId,
+        name,
+        slug: `${name.toLowerCase()}-${randomUUID().slice(0, 8)}`,
+        billing_account_id: `ba_${randomUUID()}`,
+        owner_user_id: owner.userId
+      })
+    )
+    yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
+    yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
+    return orgId
+  })

@@ -13,14 +13,13 @@ import * as Clock from "effect/Clock"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { randomUUID } from "node:crypto"
-import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
 import { TeamFaultLines, TeamForecast, TeamPolicyRecommendation } from "../../core/schema/Intelligence.js"
 import { decodePolicy } from "../../core/schema/Policy.js"
 import { card as baseCard } from "../adapters/store/Fixtures.js"
 import type * as Layer from "effect/Layer"
-import { ApiHarness, type layer as harness } from "./Support.js"
+import { ApiHarness, freshOrganization, type layer as harness } from "./Support.js"
 
 const setCard = (agentId: string, values: AlignmentCard["values"], forbidden: ReadonlyArray<string> = []) =>
   Effect.flatMap(Store, (store) => {
@@ -48,20 +47,8 @@ const setCard = (agentId: string, values: AlignmentCard["values"], forbidden: Re
  */
 export const freshTeam = Effect.gen(function* () {
   const api = yield* ApiHarness
-  const repo = yield* IdentityRepo
-  const { admin, member, owner } = api.fixtures
-  const orgId = `org_${randomUUID()}`
-  yield* Effect.orDie(
-    repo.createOrg({
-      org_id: orgId,
-      name: "Intelligence",
-      slug: `intel-${randomUUID().slice(0, 8)}`,
-      billing_account_id: `ba_${randomUUID()}`,
-      owner_user_id: owner.userId
-    })
-  )
-  yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
-  yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
+  const { owner } = api.fixtures
+  const orgId = yield* freshOrganization("Intelligence")
   const [a, b, c] = [
     yield* api.claimAgent({ userId: owner.userId, orgId }),
     yield* api.claimAgent({ userId: owner.userId, orgId }),

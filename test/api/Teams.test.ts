@@ -9,7 +9,6 @@ import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
-import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import { teamCardHash } from "../../core/Commitments.js"
 import { orgGovernanceLog } from "../../core/Governance.js"
@@ -17,26 +16,14 @@ import type { AlignmentCard } from "../../core/schema/Card.js"
 import type { TeamCard } from "../../core/schema/TeamCard.js"
 import { card as baseCard } from "../adapters/store/Fixtures.js"
 import { outboxEvents } from "../support/EventOutbox.js"
-import { ApiHarness, layer as harness } from "./Support.js"
+import { ApiHarness, freshOrganization, layer as harness } from "./Support.js"
 
 /** A new organization (the fixtures' owner, admin and member in it) with `agents` agents claimed into it. */
 const freshOrg = (agents = 3) =>
   Effect.gen(function* () {
     const api = yield* ApiHarness
-    const repo = yield* IdentityRepo
-    const { admin, member, owner } = api.fixtures
-    const orgId = `org_${randomUUID()}`
-    yield* Effect.orDie(
-      repo.createOrg({
-        org_id: orgId,
-        name: "Teams",
-        slug: `teams-${randomUUID().slice(0, 8)}`,
-        billing_account_id: `ba_${randomUUID()}`,
-        owner_user_id: owner.userId
-      })
-    )
-    yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
-    yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
+    const { owner } = api.fixtures
+    const orgId = yield* freshOrganization("Teams")
     const agentIds: Array<string> = []
     for (let i = 0; i < agents; i++) agentIds.push(yield* api.claimAgent({ userId: owner.userId, orgId }))
     return { orgId, agentIds }
