@@ -66,7 +66,15 @@ export const DateTimeString = Schema.String.pipe(
     message: () => "must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z",
     jsonSchema: { format: "date-time" }
   })
-).annotations({ identifier: "DateTimeString", description: "RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z" })
+).annotations({
+  identifier: "DateTimeString",
+  description: "RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
+  // Generated from dates: the pattern alone would leave property tests filtering random strings forever.
+  arbitrary: () => (fc) =>
+    fc
+      .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
+      .map((date) => date.toISOString())
+})
 
 const ISO8601_LOOSE =
   /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?:[Tt ](?:[01]\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60)(?:\.\d+)?)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/
@@ -77,7 +85,14 @@ const ISO8601_LOOSE =
  */
 export const LenientDateTimeString = Schema.String.pipe(
   Schema.pattern(ISO8601_LOOSE, { message: () => "must be an ISO 8601 date or date-time such as 2026-01-31T12:00:00Z" })
-).annotations({ identifier: "LenientDateTimeString", description: "ISO 8601 date or date-time" })
+).annotations({
+  identifier: "LenientDateTimeString",
+  description: "ISO 8601 date or date-time",
+  arbitrary: () => (fc) =>
+    fc
+      .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2100-01-01T00:00:00Z"), noInvalidDate: true })
+      .map((date) => date.toISOString())
+})
 
 /** A JSON object whose members Candor does not interpret (kept as sent). */
 export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({

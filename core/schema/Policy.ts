@@ -106,7 +106,9 @@ export const TriggerCondition = Schema.String.pipe(
   })
 ).annotations({
   identifier: "TriggerCondition",
-  description: "tool_matches('<glob>'): the tools the trigger applies to"
+  description: "tool_matches('<glob>'): the tools the trigger applies to",
+  // Built, not filtered: random strings are almost never a condition, so a filter would never end.
+  arbitrary: () => (fc) => fc.stringMatching(/^[A-Za-z0-9_*?.-]{1,64}$/).map((glob) => `tool_matches('${glob}')`)
 })
 
 export const PolicyEscalationTrigger = Schema.Struct({

@@ -45,7 +45,10 @@ export const TransactionRequest = Schema.Struct({
     Schema.filter((s) => s.trim().length > 0 && s.length <= TRANSACTION_LIMITS.maxActionTypeLength, {
       message: () => `must be 1 to ${TRANSACTION_LIMITS.maxActionTypeLength} characters, not only spaces`
     })
-  ).annotations({ description: "What the transaction is for (a label, e.g. refund or data_export)" }),
+  ).annotations({
+    description: "What the transaction is for (a label, e.g. refund or data_export)",
+    arbitrary: () => (fc) => fc.stringMatching(/^[a-z_]{1,32}$/)
+  }),
   tools: Schema.Array(TransactionToolName).pipe(
     Schema.minItems(1, { message: () => `must list 1 to ${TRANSACTION_LIMITS.maxTools} tool names` }),
     Schema.maxItems(TRANSACTION_LIMITS.maxTools, {
@@ -57,7 +60,10 @@ export const TransactionRequest = Schema.Struct({
       message: () =>
         `must be a whole number of hours from ${TRANSACTION_LIMITS.minHours} to ${TRANSACTION_LIMITS.maxHours}`
     })
-  ),
+  ).annotations({
+    // Built, not filtered: a random number is almost never a whole number in range.
+    arbitrary: () => (fc) => fc.integer({ min: TRANSACTION_LIMITS.minHours, max: TRANSACTION_LIMITS.maxHours })
+  }),
   /** Decoded by the handler with the policy API's own decoder (unknown members are errors, paths named). */
   policy: Schema.optional(Schema.Unknown).annotations({
     description: "A tool policy (CLPI 1.0) to add to the agent's for the transaction; it can only make it stricter"

@@ -5,9 +5,11 @@
  *   `HttpApiDecodeError` with `issues`; both are rewritten here to `{error}`, the decode error to a
  *   400 whose message names each offending field (`limit: must be an integer from 1 to 1000`).
  * - 429 gets its `Retry-After` header from the error's `retry_after_seconds`.
- * - A body that is not JSON is a 400, a body over the size limit a 413, and anything unexpected a
- *   500 `{"error": "internal error"}`, logged without the request's data. No stack trace or
- *   internal message ever reaches a response.
+ * - A body that is not JSON is a 400, a body over the size limit a 413, a JSON body nesting deeper
+ *   than `MAX_JSON_DEPTH` a 400 before anything parses it (adapters/http/JsonDepth.ts), and anything
+ *   unexpected a 500 `{"error": "internal error"}`, logged without the request's data. No stack
+ *   trace or internal message ever reaches a response, and a field's message quotes at most
+ *   `MAX_ISSUE_CHARACTERS` of what was sent.
  */
 import type { HttpServerError } from "@effect/platform/HttpServerError"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
@@ -17,17 +19,24 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { jsonDepth, MAX_JSON_DEPTH } from "../../adapters/http/JsonDepth.js"
 
 interface Issue {
   readonly path?: ReadonlyArray<unknown>
   readonly message?: string
 }
 
+/** Characters of one issue's message in an error body: schema messages quote the value sent, which may be a whole body. */
+const MAX_ISSUE_CHARACTERS = 300
+
+const bounded = (message: string): string =>
+  message.length <= MAX_ISSUE_CHARACTERS ? message : `${message.slice(0, MAX_ISSUE_CHARACTERS)}…`
+
 /** `field.sub: message` per issue; the HttpApi issue path starts at the payload, params or query. */
 export const describeIssues = (issues: ReadonlyArray<Issue>): string => {
   const lines = issues.slice(0, 5).map(({ message, path }) => {
-    const field = (path ?? []).map(String).join(".")
-    const text = message === undefined || message === "" ? "is invalid" : message
+    const field = bounded((path ?? []).map(String).join("."))
+    const text = message === undefined || message === "" ? "is invalid" : bounded(message)
     return field === "" ? text : `${field}: ${text}`
   })
   return lines.length === 0 ? "request does not match the expected schema" : lines.join("; ")
@@ -82,6 +91,22 @@ const declaredLength = (request: HttpServerRequest.HttpServerRequest): number | 
   return Number.isFinite(value) ? value : undefined
 }
 
+const isJson = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  (request.headers["content-type"] ?? "").toLowerCase().includes("json")
+
+/**
+ * A JSON body nesting deeper than MAX_JSON_DEPTH is answered 400 before the handler parses it. The
+ * request's text is read once and cached by the platform, so the handler reads the same bytes.
+ */
+const refuseDeepJson = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "GET" || request.method === "HEAD" || !isJson(request)
+    ? Effect.succeed(undefined)
+    : Effect.map(request.text, (text) =>
+        jsonDepth(text) > MAX_JSON_DEPTH
+          ? json({ error: `request body nests deeper than ${MAX_JSON_DEPTH} levels` }, 400)
+          : undefined
+      )
+
 /**
  * A global router middleware: the body size limit, and every error response as `{error}`.
  *
@@ -95,7 +120,9 @@ export const ErrorBodiesLive = (options: { readonly maxBodyBytes: number }) =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         (declaredLength(request) ?? 0) > options.maxBodyBytes
           ? Effect.succeed(json({ error: `request body is larger than ${options.maxBodyBytes} bytes` }, 413))
-          : httpEffect
+          : Effect.flatMap(refuseDeepJson(request), (refused) =>
+              refused === undefined ? httpEffect : Effect.succeed(refused)
+            )
       ).pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)),
         Effect.map(rewrite),

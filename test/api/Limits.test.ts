@@ -88,6 +88,25 @@ layer(Harness.layer(), { timeout: "60 seconds" })("limits", (it) => {
     })
   )
 
+  // Found by test/api/Bodies.fuzz.test.ts: 3,000 nested arrays overflowed the decoder's stack (500 on every route).
+  it.effect("a body nesting deeper than 64 levels is refused with 400 {error} on any route; 64 levels are read", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const token = api.fixtures.owner.token
+      for (const path of ["/v1/orgs", "/v1/on-chain/publish-scores", `/v1/agents/${api.fixtures.orgAgent}/pause`]) {
+        const deep = yield* api.call("POST", path, { token, body: "[".repeat(5_000) + "]".repeat(5_000) })
+        expect(deep).toMatchObject({ status: 400, body: { error: "request body nests deeper than 64 levels" } })
+      }
+      // Brackets inside strings do not count, and 64 levels reach the schema (which refuses the shape, not the depth).
+      const quoted = yield* api.call("POST", "/v1/orgs", { token, body: { name: "[".repeat(5_000) } })
+      expect(quoted.body.error).not.toContain("nests deeper")
+      const sixtyFour = yield* api.call("POST", "/v1/orgs", { token, body: "[".repeat(64) + "]".repeat(64) })
+      expect(sixtyFour.status).toBe(400)
+      expect(sixtyFour.body.error).not.toContain("nests deeper")
+      expect(sixtyFour.body.error.length).toBeLessThan(2_000)
+    })
+  )
+
   it.effect("unknown routes and methods answer 404 {error}, never a stack trace", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
