@@ -11,7 +11,7 @@
  */
 import * as Either from "effect/Either"
 import type { AgentStatus } from "./schema/Agent.js"
-import type { ContainmentAction, ContainmentError, ContainmentState } from "./schema/Containment.js"
+import type { ContainmentAction, ContainmentError, ContainmentScope, ContainmentState } from "./schema/Containment.js"
 import type { Verdict } from "./schema/Verdict.js"
 
 export interface ViolationStreak {
@@ -139,20 +139,48 @@ export const autoContainment = (streak: ViolationStreak, now: Date): Containment
   contained_by: "system"
 })
 
+/** A containment and what it covers. */
+export interface ScopedContainment {
+  readonly scope: ContainmentScope
+  readonly containment: ContainmentState
+}
+
+/**
+ * The containment an agent is refused under: its own or its key's, whichever holds; both, the more
+ * severe (killed over paused), the agent's own at equal status. Undefined: the agent may send.
+ */
+export const containmentInForce = (
+  agent: ContainmentState | null | undefined,
+  key: ContainmentState | null | undefined
+): ScopedContainment | undefined => {
+  if (agent === undefined || agent === null)
+    return key === undefined || key === null ? undefined : { scope: "key", containment: key }
+  if (key === undefined || key === null || agent.status === "killed" || key.status === "paused") {
+    return { scope: "agent", containment: agent }
+  }
+  return { scope: "key", containment: key }
+}
+
 /**
  * The gateway's 403 body for a request of a contained agent. `error` keeps the reason a person gave;
- * `containment_error` is what clients act on.
+ * `containment_error` is what clients act on (its `scope` says whether the agent or its key is contained).
  */
-export const containmentErrorBody = (agentId: string, containment: ContainmentState): ContainmentError => {
+export const containmentErrorBody = (
+  agentId: string,
+  containment: ContainmentState,
+  scope: ContainmentScope = "agent"
+): ContainmentError => {
   const reason = containment.status === "paused" ? "agent_paused" : "agent_killed"
+  const subject = scope === "agent" ? "agent" : "agent's provider key"
   return {
-    error: `agent is ${containment.status}${containment.reason === null ? "" : `: ${containment.reason}`}`,
+    error: `${subject} is ${containment.status}${containment.reason === null ? "" : `: ${containment.reason}`}`,
     type: "containment_error",
     reason,
     containment_error: {
       type: "containment_error",
       reason,
       agent_id: agentId,
+      scope,
       contained_at: containment.contained_at,
       contained_by: containment.contained_by
     }

@@ -151,11 +151,11 @@ describe("AgentIds", () => {
     const first = ids.lookup(hash, undefined, noon)
     expect(first).toMatchObject({
       agentId: agentIdOf(hash, undefined),
-      sessionId: derivedSessionId(first.agentId, noon)
+      sessionId: derivedSessionId(hash, undefined, noon)
     })
     expect(ids.lookup(hash, "bot", noon).agentId).toBe(agentIdOf(hash, "bot"))
     const later = Date.parse("2026-03-01T13:00:00Z")
-    expect(ids.lookup(hash, undefined, later).sessionId).toBe(derivedSessionId(first.agentId, later))
+    expect(ids.lookup(hash, undefined, later).sessionId).toBe(derivedSessionId(hash, undefined, later))
     expect(ids.lookup(hash, undefined, later).sessionId).not.toBe(first.sessionId)
     // A third caller evicts the oldest entry; its ids are only recomputed, the same.
     expect(ids.lookup("cd".repeat(32), undefined, noon).agentId).toBe(agentIdOf("cd".repeat(32), undefined))
