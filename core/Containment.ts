@@ -92,14 +92,18 @@ export interface ContainmentRequest {
  *   · killed → active (reactivate)
  *
  * Anything else is refused, never a no-op: an Admin's pause does not overwrite an Owner's kill, and
- * auto-containment never re-pauses or un-kills an agent.
+ * auto-containment never re-pauses or un-kills an agent. A key's containment (scope `key`) follows
+ * the same states; its errors say "key" for "agent".
  */
 export const transition = (
   current: ContainmentState | null | undefined,
   action: ContainmentAction,
-  request: ContainmentRequest
+  request: ContainmentRequest,
+  scope: ContainmentScope = "agent"
 ): Either.Either<ContainmentState | null, string> => {
   const status = containmentStatus(current)
+  // The errors name what the change was about: the agent, or (scope key) its provider key.
+  const refuse = (error: string) => Either.left(scope === "agent" ? error : error.replace("agent", "key"))
   const contained = (to: ContainmentState["status"]): ContainmentState => ({
     status: to,
     reason: request.reason,
@@ -110,18 +114,18 @@ export const transition = (
     case "pause":
     case "auto_pause":
       if (status === "active") return Either.right(contained("paused"))
-      return Either.left(status === "paused" ? "agent is already paused" : "cannot pause: agent is killed")
+      return refuse(status === "paused" ? "agent is already paused" : "cannot pause: agent is killed")
     case "resume":
       if (status === "paused") return Either.right(null)
-      return Either.left(
+      return refuse(
         status === "active" ? "cannot resume: agent is active" : "cannot resume: agent is killed (reactivate it)"
       )
     case "kill":
       if (status !== "killed") return Either.right(contained("killed"))
-      return Either.left("agent is already killed")
+      return refuse("agent is already killed")
     case "reactivate":
       if (status === "killed") return Either.right(null)
-      return Either.left(
+      return refuse(
         status === "active" ? "cannot reactivate: agent is active" : "cannot reactivate: agent is paused (resume it)"
       )
   }
