@@ -17,6 +17,7 @@
 import type { IncomingHttpHeaders } from "node:http"
 import { AGENT_NAME_PATTERN, IDENTIFIER_PATTERN } from "../../core/schema/Ids.js"
 import { TRANSACTION_ID_PATTERN } from "../../core/schema/ScopedTransaction.js"
+import { rawCount } from "./RawHeaders.js"
 
 export const SESSION_HEADER = "x-candor-session"
 export const AGENT_HEADER = "x-candor-agent"
@@ -44,16 +45,6 @@ const CHECKS: ReadonlyArray<readonly [name: string, pattern: RegExp, rule: strin
   [TRANSACTION_HEADER, TRANSACTION_ID_PATTERN, "must be txn- and a lowercase UUID"]
 ]
 
-/** How many times `name` (lowercase) occurs among the raw headers. */
-const occurrences = (raw: ReadonlyArray<string>, name: string): number => {
-  let count = 0
-  for (let i = 0; i < raw.length; i += 2) {
-    const candidate = raw[i]!
-    if (candidate.length === name.length && candidate.toLowerCase() === name) count++
-  }
-  return count
-}
-
 /** The value of `name` when sent exactly once, `undefined` when absent, `null` when repeated. */
 const single = (
   headers: IncomingHttpHeaders,
@@ -64,7 +55,7 @@ const single = (
   if (value === undefined) return undefined
   if (typeof value !== "string") return value.length === 1 ? value[0]! : null
   // Node joins a repeated header's values with ", ": only the raw list tells one value from several.
-  return raw === undefined || occurrences(raw, name) === 1 ? value : null
+  return raw === undefined || rawCount(raw, name) === 1 ? value : null
 }
 
 /** The Candor headers of a request, each checked; the first failing one names the refusal. */

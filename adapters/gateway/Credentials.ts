@@ -17,6 +17,7 @@
 import type { IncomingHttpHeaders } from "node:http"
 import { credentialIn, keyHashOf } from "../providers/Identity.js"
 import type { CredentialCarrier } from "../providers/Provider.js"
+import { rawValues } from "./RawHeaders.js"
 
 export type CredentialRead =
   /** No carrier present. */
@@ -36,15 +37,24 @@ const headerValues = (
   name: string
 ): ReadonlyArray<string> => {
   const parsed = headers[name]
-  if (parsed === undefined) return []
+  if (parsed === undefined) return NO_VALUES
   if (raw === undefined) return typeof parsed === "string" ? [parsed] : parsed
-  const values: Array<string> = []
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const candidate = raw[i]!
-    if (candidate.length === name.length && candidate.toLowerCase() === name) values.push(raw[i + 1]!)
-  }
-  return values
+  return rawValues(raw, name)
 }
+
+const NO_VALUES: ReadonlyArray<string> = []
+
+const valuesOf = (
+  carrier: CredentialCarrier,
+  headers: IncomingHttpHeaders,
+  raw: ReadonlyArray<string> | undefined,
+  url: URL
+): ReadonlyArray<string> =>
+  "header" in carrier
+    ? headerValues(headers, raw, carrier.header)
+    : url.search.length > 1
+      ? url.searchParams.getAll(carrier.query)
+      : NO_VALUES
 
 export const readCredential = (
   carriers: ReadonlyArray<CredentialCarrier>,
@@ -52,29 +62,30 @@ export const readCredential = (
   raw: ReadonlyArray<string> | undefined,
   url: URL
 ): CredentialRead => {
-  let found: { readonly carrier: CredentialCarrier; readonly value: string } | undefined
-  const present: Array<string> = []
+  let found: CredentialCarrier | undefined
+  let value = ""
   let count = 0
   for (const carrier of carriers) {
-    let values: ReadonlyArray<string>
-    if ("header" in carrier) values = headerValues(headers, raw, carrier.header)
-    else values = url.search.length > 1 ? url.searchParams.getAll(carrier.query) : []
+    const values = valuesOf(carrier, headers, raw, url)
     if (values.length === 0) continue
-    present.push(carrierName(carrier))
+    if (found === undefined) {
+      found = carrier
+      value = values[0]!
+    }
     count += values.length
-    found ??= { carrier, value: values[0]! }
   }
   if (found === undefined) return NONE
   if (count > 1) {
+    // Named only on a refusal: the usual request builds no list.
+    const present = carriers.filter((carrier) => valuesOf(carrier, headers, raw, url).length > 0).map(carrierName)
     return { _tag: "refused", error: `more than one credential (${present.join(", ")}): send exactly one` }
   }
-  const name = carrierName(found.carrier)
-  if (found.value.includes(",")) return { _tag: "refused", error: `${name}: one credential, not a list` }
+  if (value.includes(",")) return { _tag: "refused", error: `${carrierName(found)}: one credential, not a list` }
   // An empty value is no credential: forwarded unattributed, as a request without one.
-  if (found.value.trim() === "") return NONE
-  const keyHash = keyHashOf(credentialIn(found.carrier, found.value))
+  if (value.trim() === "") return NONE
+  const keyHash = keyHashOf(credentialIn(found, value))
   if (keyHash === undefined) {
-    return { _tag: "refused", error: `${name}: not a credential Candor can read (send Bearer <token>)` }
+    return { _tag: "refused", error: `${carrierName(found)}: not a credential Candor can read (send Bearer <token>)` }
   }
   return { _tag: "one", keyHash }
 }
