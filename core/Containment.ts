@@ -11,7 +11,7 @@
  */
 import * as Either from "effect/Either"
 import type { AgentStatus } from "./schema/Agent.js"
-import type { ContainmentAction, ContainmentError, ContainmentState } from "./schema/Containment.js"
+import type { ContainmentAction, ContainmentError, ContainmentScope, ContainmentState } from "./schema/Containment.js"
 import type { Verdict } from "./schema/Verdict.js"
 
 export interface ViolationStreak {
@@ -92,14 +92,18 @@ export interface ContainmentRequest {
  *   · killed → active (reactivate)
  *
  * Anything else is refused, never a no-op: an Admin's pause does not overwrite an Owner's kill, and
- * auto-containment never re-pauses or un-kills an agent.
+ * auto-containment never re-pauses or un-kills an agent. A key's containment (scope `key`) follows
+ * the same states; its errors say "key" for "agent".
  */
 export const transition = (
   current: ContainmentState | null | undefined,
   action: ContainmentAction,
-  request: ContainmentRequest
+  request: ContainmentRequest,
+  scope: ContainmentScope = "agent"
 ): Either.Either<ContainmentState | null, string> => {
   const status = containmentStatus(current)
+  // The errors name what the change was about: the agent, or (scope key) its provider key.
+  const refuse = (error: string) => Either.left(scope === "agent" ? error : error.replace("agent", "key"))
   const contained = (to: ContainmentState["status"]): ContainmentState => ({
     status: to,
     reason: request.reason,
@@ -110,18 +114,18 @@ export const transition = (
     case "pause":
     case "auto_pause":
       if (status === "active") return Either.right(contained("paused"))
-      return Either.left(status === "paused" ? "agent is already paused" : "cannot pause: agent is killed")
+      return refuse(status === "paused" ? "agent is already paused" : "cannot pause: agent is killed")
     case "resume":
       if (status === "paused") return Either.right(null)
-      return Either.left(
+      return refuse(
         status === "active" ? "cannot resume: agent is active" : "cannot resume: agent is killed (reactivate it)"
       )
     case "kill":
       if (status !== "killed") return Either.right(contained("killed"))
-      return Either.left("agent is already killed")
+      return refuse("agent is already killed")
     case "reactivate":
       if (status === "killed") return Either.right(null)
-      return Either.left(
+      return refuse(
         status === "active" ? "cannot reactivate: agent is active" : "cannot reactivate: agent is paused (resume it)"
       )
   }
@@ -139,20 +143,48 @@ export const autoContainment = (streak: ViolationStreak, now: Date): Containment
   contained_by: "system"
 })
 
+/** A containment and what it covers. */
+export interface ScopedContainment {
+  readonly scope: ContainmentScope
+  readonly containment: ContainmentState
+}
+
+/**
+ * The containment an agent is refused under: its own or its key's, whichever holds; both, the more
+ * severe (killed over paused), the agent's own at equal status. Undefined: the agent may send.
+ */
+export const containmentInForce = (
+  agent: ContainmentState | null | undefined,
+  key: ContainmentState | null | undefined
+): ScopedContainment | undefined => {
+  if (agent === undefined || agent === null)
+    return key === undefined || key === null ? undefined : { scope: "key", containment: key }
+  if (key === undefined || key === null || agent.status === "killed" || key.status === "paused") {
+    return { scope: "agent", containment: agent }
+  }
+  return { scope: "key", containment: key }
+}
+
 /**
  * The gateway's 403 body for a request of a contained agent. `error` keeps the reason a person gave;
- * `containment_error` is what clients act on.
+ * `containment_error` is what clients act on (its `scope` says whether the agent or its key is contained).
  */
-export const containmentErrorBody = (agentId: string, containment: ContainmentState): ContainmentError => {
+export const containmentErrorBody = (
+  agentId: string,
+  containment: ContainmentState,
+  scope: ContainmentScope = "agent"
+): ContainmentError => {
   const reason = containment.status === "paused" ? "agent_paused" : "agent_killed"
+  const subject = scope === "agent" ? "agent" : "agent's provider key"
   return {
-    error: `agent is ${containment.status}${containment.reason === null ? "" : `: ${containment.reason}`}`,
+    error: `${subject} is ${containment.status}${containment.reason === null ? "" : `: ${containment.reason}`}`,
     type: "containment_error",
     reason,
     containment_error: {
       type: "containment_error",
       reason,
       agent_id: agentId,
+      scope,
       contained_at: containment.contained_at,
       contained_by: containment.contained_by
     }

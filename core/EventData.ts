@@ -17,7 +17,7 @@ import type { PolicyEvaluation, PolicyFinding, PolicyVerdict } from "./Policy.js
 import type { AgentStatus } from "./schema/Agent.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import { PolicyFinding as PolicyFindingSchema, PolicyVerdict as PolicyVerdictSchema } from "./schema/Policy.js"
-import type { ContainmentAction } from "./schema/Containment.js"
+import type { ContainmentAction, ContainmentScope } from "./schema/Containment.js"
 import type { DriftAlert } from "./schema/Drift.js"
 import type { Grade } from "./schema/Reputation.js"
 import type { WebhookEventType } from "./schema/WebhookEvents.js"
@@ -125,6 +125,8 @@ export interface ContainmentChangeRecord {
   readonly reason: string | null
   readonly previous_status: AgentStatus
   readonly new_status: AgentStatus
+  /** The agent's own containment (absent: the same) or its provider key's. */
+  readonly scope?: ContainmentScope
 }
 
 export const containmentData = (entry: ContainmentChangeRecord, orgId: string | null) => ({
@@ -134,7 +136,8 @@ export const containmentData = (entry: ContainmentChangeRecord, orgId: string | 
   actor: entry.actor,
   reason: entry.reason,
   previous_status: entry.previous_status,
-  new_status: entry.new_status
+  new_status: entry.new_status,
+  scope: entry.scope ?? "agent"
 })
 
 /** Source: the containment log id. An automatic pause is the same event as a manual one (`actor` "system"). */

@@ -51,6 +51,10 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly workerId: Option.Option<string>
     /** Requests per second per credential on the Enterprise plan (set per deployment, by contract). */
     readonly enterpriseRateLimit: number
+    /** Requests a minute per client with provider keys the gateway does not know, after the burst; 0: no limit. */
+    readonly gatewayUnknownKeyRate: number
+    /** Requests with unknown keys a client may send at once. */
+    readonly gatewayUnknownKeyBurst: number
     /** Upstream for `/anthropic/*`. A bare origin: the SDK's paths already start with `/v1`. */
     readonly anthropicBaseUrl: string
     /** Upstream for `/openai/*`. A bare origin, without `/v1`: clients use `{gateway}/openai/v1` as base URL. */
@@ -121,6 +125,8 @@ export const defaults: Settings = {
   busBatchEvents: 1,
   workerId: Option.none(),
   enterpriseRateLimit: 1000,
+  gatewayUnknownKeyRate: 60,
+  gatewayUnknownKeyBurst: 100,
   anthropicBaseUrl: "https://api.anthropic.com",
   openaiBaseUrl: "https://api.openai.com",
   geminiBaseUrl: "https://generativelanguage.googleapis.com",
@@ -218,6 +224,20 @@ const positiveRate = reader((text) => {
   return /^\d+$/.test(text) && n >= 1 && n <= 1_000_000
     ? Either.right(n)
     : Either.left(`must be a whole number of requests per second between 1 and 1000000, got "${text}"`)
+})
+
+const requestsPerMinute = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n <= 1_000_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of requests a minute between 0 and 1000000, got "${text}"`)
+})
+
+const burst = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 1_000_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of requests between 1 and 1000000, got "${text}"`)
 })
 
 const concurrency = reader((text) => {
@@ -437,6 +457,18 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     positiveRate,
     defaults.enterpriseRateLimit,
     "Requests per second per credential on the Enterprise plan"
+  ),
+  gatewayUnknownKeyRate: withDefault(
+    "GATEWAY_UNKNOWN_KEY_RATE",
+    requestsPerMinute,
+    defaults.gatewayUnknownKeyRate,
+    "Requests a minute per client address (IPv6 by /64) with provider keys the gateway does not know, after the burst (429 beyond); 0: no limit"
+  ),
+  gatewayUnknownKeyBurst: withDefault(
+    "GATEWAY_UNKNOWN_KEY_BURST",
+    burst,
+    defaults.gatewayUnknownKeyBurst,
+    "Requests with unknown provider keys a client address may send at once"
   ),
   anthropicBaseUrl: withDefault("ANTHROPIC_BASE_URL", httpUrl, defaults.anthropicBaseUrl, "Upstream of /anthropic/*"),
   openaiBaseUrl: withDefault(

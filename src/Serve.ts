@@ -53,6 +53,7 @@ import * as ChainAnchoring from "../streams/ChainAnchoring.js"
 import * as AnchorChain from "../adapters/chain/AnchorChain.js"
 import * as Prover from "../prover/Prover.js"
 import * as GatewayInspector from "../adapters/gateway/GatewayInspector.js"
+import { defaultUnknownKeyLimits } from "../adapters/gateway/UnknownKeys.js"
 import { ProviderAdapters } from "../adapters/gateway/ProviderAdapters.js"
 import { providerAdapters } from "../adapters/providers/Registry.js"
 import { AuthConfig } from "../adapters/auth/AuthConfig.js"
@@ -267,7 +268,15 @@ const GatewayLive = Layer.unwrapEffect(
     }).pipe(
       Layer.tap(() => warnIfPlainHttp("gateway", config.host, tls !== undefined)),
       Layer.provide(
-        GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })
+        GatewayInspector.layer({
+          subjectPrefix: config.natsPrefix,
+          concurrency: config.analysisConcurrency,
+          unknownKeys: {
+            ...defaultUnknownKeyLimits,
+            perMinute: config.gatewayUnknownKeyRate,
+            burst: config.gatewayUnknownKeyBurst
+          }
+        })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
     )

@@ -1,12 +1,16 @@
 /**
  * A containment change: the one write path of the API's pause, resume, kill and reactivate and of
- * auto-containment (streams/Decisions.ts), so both are recorded, logged and announced alike.
+ * auto-containment (streams/Decisions.ts), so both are recorded, logged and announced alike. A change
+ * has a scope: `agent`, the agent's own containment (its settings); or `key`, its provider key's
+ * (adapters/store/KeyContainmentRepo.ts), which holds every agent derived from the key. Each scope
+ * has its own state and transitions; the log row, governance entry and event of a key-wide change are
+ * the addressed agent's, and name the scope.
  *
- * One SQL transaction locks the agent's row, decides with core/Containment.ts's `transition` on the
- * settings it read (compare-and-set: two admins acting at once are ordered, and the second is judged
+ * One SQL transaction locks the agent's row (and, for scope `key`, the key's), decides with
+ * core/Containment.ts's `transition` on the state it read (compare-and-set: two admins acting at once are ordered, and the second is judged
  * on the first one's result), and writes together: the new settings, the containment log row, the
  * governance log entry and its catalogue event (`agent.paused`, `agent.resumed` or `agent.killed`,
- * in the outbox). The caller then tells the gateways (`publishContainment`) before it answers: the
+ * in the outbox). The caller then tells the gateways (`publishContainment`, `publishKeyContainment`) before it answers: the
  * store is the truth, the gateways' copy follows it, and pushing what the store holds is always safe
  * to repeat.
  */
@@ -17,11 +21,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
+import * as KeyContainmentRepo from "../adapters/store/KeyContainmentRepo.js"
 import { type ContainmentLogEntry, type EnforcementDraft, Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { containmentStatus, sameContainment, transition } from "../core/Containment.js"
 import { agentGovernanceLog } from "../core/Governance.js"
-import type { ContainmentAction, ContainmentState } from "../core/schema/Containment.js"
+import type { ContainmentAction, ContainmentScope, ContainmentState } from "../core/schema/Containment.js"
 import { containmentEvent } from "../core/EventData.js"
 import { newEnvelope } from "../core/Events.js"
 import { eventDraft } from "./Events.js"
@@ -32,6 +37,11 @@ export interface ContainmentChange {
   /** `actorOf(principal)`, or `system`. */
   readonly actor: string
   readonly reason: string | null
+  /**
+   * Scope `key`: the hash of the agent's provider key, whose containment changes (every agent of the
+   * key); absent: the agent's own containment (scope `agent`).
+   */
+  readonly keyHash?: string
   /** Kept with the log row (an automatic pause: the checkpoint that reached the threshold). */
   readonly metadata?: Readonly<Record<string, unknown>>
   /**
@@ -48,9 +58,9 @@ export type ContainmentOutcome =
   /** The decision was applied before (its enforcement record exists). Nothing was written. */
   | { readonly _tag: "Duplicate"; readonly containment: ContainmentState | null }
 
-/** The governance record's view of a containment: its status, and why, when and by whom when contained. */
-const governanceState = (containment: ContainmentState | null) =>
-  containment === null ? { status: "active" } : { ...containment }
+/** The governance record's view of a containment: its scope and status, and why, when and by whom when contained. */
+const governanceState = (scope: ContainmentScope, containment: ContainmentState | null) =>
+  containment === null ? { scope, status: "active" } : { scope, ...containment }
 
 export const changeContainment = (
   change: ContainmentChange
@@ -61,13 +71,15 @@ export const changeContainment = (
     const sql = yield* SqlClient.SqlClient
     const now = new Date(yield* Clock.currentTimeMillis)
     const at = now.toISOString()
-    const { agentId, action, actor, reason } = change
+    const keys = yield* KeyContainmentRepo.make
+    const { action, actor, agentId, keyHash, reason } = change
+    const scope: ContainmentScope = keyHash === undefined ? "agent" : "key"
     return yield* transaction(
       sql,
       Effect.gen(function* () {
         const { settings, org_id } = yield* store.lockAgentSettings(agentId)
-        const previous = settings.containment
-        const next = transition(previous, action, { actor, reason, at })
+        const previous = keyHash === undefined ? settings.containment : yield* keys.lock(keyHash)
+        const next = transition(previous, action, { actor, reason, at }, scope)
         if (Either.isLeft(next)) {
           return { _tag: "Refused", error: next.left, containment: previous } satisfies ContainmentOutcome
         }
@@ -75,7 +87,8 @@ export const changeContainment = (
           const { recorded } = yield* store.recordEnforcement({ ...change.enforcement, agent_id: agentId })
           if (!recorded) return { _tag: "Duplicate", containment: previous } satisfies ContainmentOutcome
         }
-        yield* store.putAgentSettings(agentId, { containment: next.right })
+        if (keyHash === undefined) yield* store.putAgentSettings(agentId, { containment: next.right })
+        else yield* keys.put(keyHash, next.right, at)
         const entry: ContainmentLogEntry = {
           id: `ctl-${randomUUID()}`,
           agent_id: agentId,
@@ -84,6 +97,7 @@ export const changeContainment = (
           reason,
           previous_status: containmentStatus(previous),
           new_status: containmentStatus(next.right),
+          scope,
           metadata: change.metadata ?? {},
           created_at: at
         }
@@ -92,8 +106,8 @@ export const changeContainment = (
           action: `containment.${action}`,
           actor,
           reason,
-          previous_state: governanceState(previous),
-          new_state: governanceState(next.right)
+          previous_state: governanceState(scope, previous),
+          new_state: governanceState(scope, next.right)
         })
         yield* store.enqueueOutbox([eventDraft(newEnvelope(containmentEvent(entry, org_id, now)))])
         return { _tag: "Changed", entry, containment: next.right } satisfies ContainmentOutcome
@@ -116,5 +130,19 @@ export const publishContainment = (agentId: string, containment: ContainmentStat
     const stored = (yield* (yield* Store).agentSettings(agentId)).containment
     if (!sameContainment(stored, containment)) {
       yield* state.update(agentId, { containment: stored ?? undefined })
+    }
+  })
+
+/**
+ * Tells every gateway the key's containment (scope `key`; null: active), then reads the store again
+ * and, if another change committed meanwhile, tells them that one (as `publishContainment` does).
+ */
+export const publishKeyContainment = (keyHash: string, containment: ContainmentState | null) =>
+  Effect.gen(function* () {
+    const state = yield* AgentState
+    yield* state.updateKey(keyHash, { containment: containment ?? undefined })
+    const stored = yield* (yield* KeyContainmentRepo.make).get(keyHash)
+    if (!sameContainment(stored, containment)) {
+      yield* state.updateKey(keyHash, { containment: stored ?? undefined })
     }
   })

@@ -1,7 +1,8 @@
 /**
  * What the gateway must know about an agent before forwarding: its enforcement mode, what to do when
  * analysis fails, whether it is contained, its tool policy, the card and conscience values its
- * reasoning is judged against, and a nudge waiting for its next request. The actors own this state
+ * reasoning is judged against, and a nudge waiting for its next request; and about a provider key,
+ * whether it is contained (every agent of the key, `KeySettings`). The actors own this state
  * and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory` is that
  * copy for the embedded default and for tests.
  *
@@ -58,15 +59,40 @@ export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> 
 /** An unknown agent: observe, fail open (the reference's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
 
+/**
+ * What the gateway must know about a provider key (by its hash), whatever agent name comes with it:
+ * a key contained with scope `key` refuses every agent derived from the key, names not seen yet
+ * included. Stored and pushed like agent settings (KV `key.<key_hash>`).
+ */
+export const KeySettings = Schema.Struct({
+  /** Paused or killed with scope `key`; undefined: the key is not contained (its agents may be). */
+  containment: Schema.UndefinedOr(ContainmentState)
+})
+export interface KeySettings extends Schema.Schema.Type<typeof KeySettings> {}
+
+/** A key without settings of its own. */
+export const defaultKeySettings: KeySettings = { containment: undefined }
+
 export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
   AgentState,
   {
     readonly get: (agentId: string) => Effect.Effect<AgentSettings>
     /**
      * `get` without an effect, for the gateway's per-request fast path (a map lookup needs no fiber).
+     * `defaultSettings` itself for an agent without settings (the gateway tells known agents by it).
      * Optional: a state without a synchronous copy leaves it out, and the gateway uses `get`.
      */
     readonly peek?: (agentId: string) => AgentSettings
+    /**
+     * A provider key's settings (by its hash), from the local copy: a map lookup on every request.
+     * `defaultKeySettings` itself for a key without settings.
+     */
+    readonly peekKey: (keyHash: string) => KeySettings
+    /**
+     * Sets a key's settings in the shared state; resolves once this process's gateway (and, on the
+     * embedded default, the gateway thread) applies them. Fails like `update`.
+     */
+    readonly updateKey: (keyHash: string, patch: Partial<KeySettings>) => Effect.Effect<void, BusError>
     /**
      * Whether `takeNudge` may find a nudge for this agent, without taking it (false: certainly none).
      * Optional like `peek`; without it the gateway asks `takeNudge` on every request.
@@ -98,10 +124,14 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
     AgentState,
     Effect.map(PubSub.unbounded<string>(), (changed) => {
       const settings = new Map<string, AgentSettings>()
+      const keys = new Map<string, KeySettings>()
       const nudges = new Map<string, string>()
       return {
         get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
         peek: (agentId) => settings.get(agentId) ?? defaultSettings,
+        peekKey: (keyHash) => keys.get(keyHash) ?? defaultKeySettings,
+        updateKey: (keyHash, patch) =>
+          Effect.sync(() => void keys.set(keyHash, { ...(keys.get(keyHash) ?? defaultKeySettings), ...patch })),
         nudgePending: (agentId) => nudges.has(agentId),
         update: (agentId, patch) =>
           Effect.sync(

@@ -8,6 +8,8 @@
  *   the `AgentSettings` schema: one that does not decode (another version's, or damaged) is logged and
  *   skipped, so the copy keeps the agent's last good settings; a write merges over its members all the
  *   same (it need not understand them), so a patch that replaces the bad member makes it readable again.
+ * - `key.<key_hash>`: a provider key's settings (`KeySettings`: its containment with scope `key`), as
+ *   JSON, read, merged and decoded like an agent's settings.
  * - `nudge.<agent_id>`: the pending nudge, as text. `takeNudge` deletes it with compare-and-set on the
  *   revision it read, so when several gateways race for it exactly one injects it.
  *
@@ -28,7 +30,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { AgentSettings, AgentState, defaultSettings } from "./AgentState.js"
+import { AgentSettings, AgentState, defaultKeySettings, defaultSettings, KeySettings } from "./AgentState.js"
 import { BusError } from "./BusError.js"
 import { tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
@@ -44,6 +46,10 @@ const decodeStored = Schema.decodeUnknownEither(Schema.parseJson(Schema.partialW
   errors: "all"
 })
 
+const decodeStoredKey = Schema.decodeUnknownEither(Schema.parseJson(Schema.partialWith(KeySettings, { exact: true })), {
+  errors: "all"
+})
+
 /** What a write merges into: any JSON object, understood or not. */
 const decodeMembers = Schema.decodeUnknown(
   Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
@@ -56,6 +62,10 @@ const failedPaths = (error: ParseResult.ParseError): string =>
     .join(", ")
 
 const SETTINGS = "settings."
+const KEY = "key."
+
+/** A key's settings in a log line: a prefix of its hash, enough to find it, not the whole identity. */
+const keyLogName = (keyHash: string): string => `key ${keyHash.slice(0, 8)}…`
 const NUDGE = "nudge."
 
 /** A key's latest known revision; `value` undefined once deleted (a tombstone keeps stale puts out). */
@@ -83,6 +93,7 @@ export const make = (
       new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 })
     )
     const settings = new Map<string, Known<AgentSettings>>()
+    const keys = new Map<string, Known<KeySettings>>()
     const nudges = new Map<string, Known<string>>()
     // Every settings entry the watch brings (or this instance writes) names an agent that changed.
     const changed = yield* PubSub.unbounded<string>()
@@ -94,6 +105,8 @@ export const make = (
 
     const parseSettings = (json: string): Either.Either<AgentSettings, ParseResult.ParseError> =>
       Either.map(decodeStored(json), (stored) => ({ ...defaultSettings, ...stored }))
+    const parseKeySettings = (json: string): Either.Either<KeySettings, ParseResult.ParseError> =>
+      Either.map(decodeStoredKey(json), (stored) => ({ ...defaultKeySettings, ...stored }))
 
     // The watch loop is plain async code: its warnings go through this fiber's logger.
     const runtime = yield* Effect.runtime<never>()
@@ -113,6 +126,13 @@ export const make = (
         Either.match(parseSettings(entry.string()), {
           onLeft: (error) => skipped(agentId, error),
           onRight: (value) => learn(settings, agentId, entry.revision, value)
+        })
+      } else if (entry.key.startsWith(KEY)) {
+        const keyHash = entry.key.slice(KEY.length)
+        if (!put) return learn(keys, keyHash, entry.revision, undefined)
+        Either.match(parseKeySettings(entry.string()), {
+          onLeft: (error) => skipped(keyLogName(keyHash), error),
+          onRight: (value) => learn(keys, keyHash, entry.revision, value)
         })
       } else if (entry.key.startsWith(NUDGE)) {
         learn(nudges, entry.key.slice(NUDGE.length), entry.revision, put ? entry.string() : undefined)
@@ -152,16 +172,19 @@ export const make = (
       })
     )
 
-    const update: AgentState["Type"]["update"] = (agentId, patch) =>
+    /**
+     * Merges `patch` into the JSON stored at `key` with compare-and-set (retried on a concurrent
+     * write) and learns the result into the local copy; answers the stored JSON.
+     */
+    const writeMerged = (key: string, patch: object, label: string, name: string) =>
       Effect.gen(function* () {
-        const key = SETTINGS + agentId
-        const entry = yield* tryNats("read agent settings", () => kv.get(key))
+        const entry = yield* tryNats(`read ${label}`, () => kv.get(key))
         const stored =
           entry?.operation === "PUT"
             ? yield* decodeMembers(entry.string()).pipe(
                 Effect.catchAll((error) =>
-                  Effect.logWarning("stored agent settings are not a JSON object; replaced by the patch").pipe(
-                    Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) }),
+                  Effect.logWarning(`stored ${label} are not a JSON object; replaced by the patch`).pipe(
+                    Effect.annotateLogs({ entry: name, paths: failedPaths(error) }),
                     Effect.as({})
                   )
                 )
@@ -169,15 +192,31 @@ export const make = (
             : {}
         // Members set to undefined drop out of the JSON: the default applies again.
         const json = JSON.stringify({ ...stored, ...patch })
-        const revision = yield* tryNats("write agent settings", () =>
+        const revision = yield* tryNats(`write ${label}`, () =>
           entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision)
         )
+        return { json, revision }
+      }).pipe(Effect.retry(writeRetry))
+
+    const update: AgentState["Type"]["update"] = (agentId, patch) =>
+      Effect.gen(function* () {
+        const { json, revision } = yield* writeMerged(SETTINGS + agentId, patch, "agent settings", agentId)
         Either.match(parseSettings(json), {
           onLeft: (error) => skipped(agentId, error),
           onRight: (value) => learn(settings, agentId, revision, value)
         })
         yield* PubSub.publish(changed, agentId)
-      }).pipe(Effect.retry(writeRetry))
+      })
+
+    const updateKey: AgentState["Type"]["updateKey"] = (keyHash, patch) =>
+      Effect.gen(function* () {
+        const name = keyLogName(keyHash)
+        const { json, revision } = yield* writeMerged(KEY + keyHash, patch, "key settings", name)
+        Either.match(parseKeySettings(json), {
+          onLeft: (error) => skipped(name, error),
+          onRight: (value) => learn(keys, keyHash, revision, value)
+        })
+      })
 
     const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>
       Effect.suspend(() => {
@@ -237,6 +276,8 @@ export const make = (
       get: (agentId) => Effect.sync(() => settings.get(agentId)?.value ?? defaultSettings),
       refresh,
       peek: (agentId) => settings.get(agentId)?.value ?? defaultSettings,
+      peekKey: (keyHash) => keys.get(keyHash)?.value ?? defaultKeySettings,
+      updateKey,
       nudgePending: (agentId) => nudges.get(agentId)?.value !== undefined,
       update,
       takeNudge,

@@ -2,8 +2,8 @@
  * The backend thread's side of the thread bridge (ThreadBridgeProtocol.ts), in two layers because
  * they are needed at two depths of the backend's layers:
  *
- * - `agentStateLayer`: the backend's `AgentState` (the in-process one) whose changes are also pushed
- *   to the gateway thread's copy: `update` resolves once the gateway has applied it, so what the API
+ * - `agentStateLayer`: the backend's `AgentState` (the in-process one) whose changes (agents' and
+ *   keys' settings) are also pushed to the gateway thread's copy: `update` resolves once the gateway has applied it, so what the API
  *   has answered is in force for the gateway's next request. Nudges left here go to the gateway, which
  *   takes them. It also answers `GatewayThreadMetrics` (the gateway's metrics for `/metrics`), and it
  *   starts listening on the port: publishes that arrive before `serveLayer` is built wait in a queue.
@@ -99,9 +99,20 @@ export const agentStateLayer = (
           })
         )
 
+      /** Sends the key's settings as they are now; resolves once the gateway's copy has them. */
+      const pushKeySettings = (keyHash: string) =>
+        Effect.async<void>((resume) => {
+          if (closed) return resume(Effect.void)
+          const id = nextId++
+          applied.set(id, () => resume(Effect.void))
+          post(port, { _tag: "KeySettings", id, keyHash, settings: local.peekKey(keyHash) })
+          return Effect.sync(() => void applied.delete(id))
+        })
+
       const agentState: AgentState["Type"] = {
         ...local,
         update: (agentId, patch) => Effect.zipRight(local.update(agentId, patch), pushSettings(agentId)),
+        updateKey: (keyHash, patch) => Effect.zipRight(local.updateKey(keyHash, patch), pushKeySettings(keyHash)),
         setNudge: (agentId, text) =>
           Effect.zipRight(
             local.setNudge(agentId, text),

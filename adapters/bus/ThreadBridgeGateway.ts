@@ -6,7 +6,7 @@
  *   past MAX_BATCH events) and resolves once the backend's in-process bus has stored it, or fails with
  *   the bus's error: EventPublisher's back-pressure and retries work as on any bus. The gateway only
  *   publishes; consuming is the backend's.
- * - `AgentState` is a local copy, kept current by the backend: `get` is a map lookup, and the
+ * - `AgentState` is a local copy (agents' and keys' settings), kept current by the backend: `get` is a map lookup, and the
  *   backend's `update` resolves only once this copy has applied it, so a change the API has answered
  *   is in force for the gateway's next request. Nudges are the gateway's own (it leaves them and
  *   takes them), kept here; the backend may leave one too.
@@ -22,7 +22,7 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type { MessagePort } from "node:worker_threads"
 import { fromSnapshot } from "../metrics/Prometheus.js"
-import { type AgentSettings, AgentState, defaultSettings } from "./AgentState.js"
+import { type AgentSettings, AgentState, defaultKeySettings, defaultSettings, type KeySettings } from "./AgentState.js"
 import { Bus } from "./Bus.js"
 import type { BusService } from "./BusContract.js"
 import { BusError } from "./BusError.js"
@@ -47,6 +47,7 @@ const stopped = (operation: string) =>
 const make = ({ partitions, port }: GatewayBridgeOptions) =>
   Effect.gen(function* () {
     const settings = new Map<string, AgentSettings>()
+    const keys = new Map<string, KeySettings>()
     const nudges = new Map<string, string>()
     const changed = yield* PubSub.unbounded<string>()
     /** Publishes (bus and feed) sent and not yet answered, by id. */
@@ -107,6 +108,11 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
         case "Settings": {
           settings.set(message.agentId, message.settings)
           Effect.runSync(PubSub.publish(changed, message.agentId))
+          post({ _tag: "Applied", id: message.id })
+          return
+        }
+        case "KeySettings": {
+          keys.set(message.keyHash, message.settings)
           post({ _tag: "Applied", id: message.id })
           return
         }
@@ -172,8 +178,10 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
       get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
       // A local copy: the gateway's synchronous fast path reads it without a fiber.
       peek: (agentId) => settings.get(agentId) ?? defaultSettings,
+      peekKey: (keyHash) => keys.get(keyHash) ?? defaultKeySettings,
       nudgePending: (agentId) => nudges.has(agentId),
       update: () => Effect.dieMessage("agent settings are changed on the backend thread"),
+      updateKey: () => Effect.dieMessage("key settings are changed on the backend thread"),
       takeNudge: (agentId) =>
         Effect.sync(() => {
           const text = nudges.get(agentId)

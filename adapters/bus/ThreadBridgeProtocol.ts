@@ -12,7 +12,7 @@
  * state the other way (settings, nudges), which a request/response pool does not do.
  */
 import type { Family } from "../metrics/Prometheus.js"
-import type { AgentSettings } from "./AgentState.js"
+import type { AgentSettings, KeySettings } from "./AgentState.js"
 
 /** Gateway → backend. */
 export type ToBackend =
@@ -20,7 +20,7 @@ export type ToBackend =
   | { readonly _tag: "Publish"; readonly ids: ReadonlyArray<number>; readonly json: string }
   /** A catalogue event for the feed (rare: blocked requests and policy violations), structured-cloned. */
   | { readonly _tag: "Feed"; readonly id: number; readonly envelope: unknown }
-  /** The settings change numbered `id` is in the gateway's copy. */
+  /** The settings change (an agent's or a key's) numbered `id` is in the gateway's copy. */
   | { readonly _tag: "Applied"; readonly id: number }
   /** The answer to `Metrics`: the gateway thread's own metric families. */
   | { readonly _tag: "Families"; readonly id: number; readonly families: ReadonlyArray<Family> }
@@ -41,6 +41,8 @@ export type ToGateway =
    * are: AgentSettings is plain data (strings, numbers, arrays, objects), as the KV stores it.
    */
   | { readonly _tag: "Settings"; readonly id: number; readonly agentId: string; readonly settings: AgentSettings }
+  /** A provider key's whole settings after a change (by its hash), answered with `Applied` likewise. */
+  | { readonly _tag: "KeySettings"; readonly id: number; readonly keyHash: string; readonly settings: KeySettings }
   | { readonly _tag: "Nudge"; readonly agentId: string; readonly text: string }
   /** A `/metrics` scrape on the backend wants the gateway thread's metrics. */
   | { readonly _tag: "Metrics"; readonly id: number }

@@ -4,11 +4,16 @@
  *
  *   agent_id   = "agt-" + hex(SHA-256("candor/v1/agent\0" ‖ key_hash_hex ‖ "\0" ‖ name))[0..32)
  *   session_id = x-candor-session, else
- *                "ses-" + hex(SHA-256("candor/v1/session\0" ‖ agent_id ‖ "\0" ‖ hour))[0..32)
+ *                "ses-" + hex(SHA-256("candor/v1/derived-session\0" ‖ key_hash_hex ‖ "\0" ‖ name ‖ "\0" ‖ hour))[0..32)
  *
- * with `name` empty when the header is absent and `hour` = floor(unix ms / 3 600 000): calls of one
- * agent within the same clock hour share a derived session. 128 bits of the digest are plenty for
- * an identifier and keep subjects and URLs short.
+ * with `name` empty when the header is absent and `hour` = floor(unix ms / 3 600 000) in decimal: calls
+ * of one agent within the same clock hour share a derived session. 128 bits of the digest are plenty
+ * for an identifier and keep subjects and URLs short.
+ *
+ * The derived session is computed from the key's hash, never from the agent id: the agent id is
+ * public (URLs, certificates, reputation pages) and the hour is anyone's guess, so a session derived
+ * from them could be addressed by anyone (`x-candor-session` set to another agent's derived id). The
+ * key's hash never leaves Candor, and every gateway of a split deployment computes the same one.
  */
 import { toHex, utf8 } from "../../core/Bytes.js"
 import { taggedHash } from "../../core/Hash.js"
@@ -21,8 +26,8 @@ const shortTaggedHex = (purpose: string, data: string): string => toHex(taggedHa
 export const agentIdOf = (keyHash: string, name: string | undefined): string =>
   "agt-" + shortTaggedHex("agent", `${keyHash}\0${name ?? ""}`)
 
-export const derivedSessionId = (agentId: string, nowMs: number): string =>
-  "ses-" + shortTaggedHex("session", `${agentId}\0${Math.floor(nowMs / HOUR_MS)}`)
+export const derivedSessionId = (keyHash: string, name: string | undefined, nowMs: number): string =>
+  "ses-" + shortTaggedHex("derived-session", `${keyHash}\0${name ?? ""}\0${Math.floor(nowMs / HOUR_MS)}`)
 
 /** A header value as one string: the first of repeated values, trimmed; empty counts as absent. */
 export const headerText = (value: string | ReadonlyArray<string> | undefined): string | undefined => {
@@ -43,7 +48,7 @@ export class AgentIds {
 
   constructor(private readonly capacity: number = 10_000) {}
 
-  /** `agentIdOf(keyHash, name)` and `derivedSessionId(agentId, nowMs)`, from the cache when it has them. */
+  /** `agentIdOf(keyHash, name)` and `derivedSessionId(keyHash, name, nowMs)`, from the cache when it has them. */
   lookup(
     keyHash: string,
     name: string | undefined,
@@ -58,11 +63,11 @@ export class AgentIds {
         if (!oldest.done) this.known.delete(oldest.value)
       }
       const agentId = agentIdOf(keyHash, name)
-      entry = { agentId, hour, sessionId: derivedSessionId(agentId, nowMs) }
+      entry = { agentId, hour, sessionId: derivedSessionId(keyHash, name, nowMs) }
       this.known.set(key, entry)
     } else if (entry.hour !== hour) {
       // A new entry rather than a changed one: what earlier callers were given stays as it was.
-      entry = { agentId: entry.agentId, hour, sessionId: derivedSessionId(entry.agentId, nowMs) }
+      entry = { agentId: entry.agentId, hour, sessionId: derivedSessionId(keyHash, name, nowMs) }
       this.known.set(key, entry)
     }
     return entry

@@ -6,8 +6,9 @@
  * finding go through the effectful `beforeRequest`. Finished exchanges join the analysis queue after
  * a short turn (`ANALYSIS_DELAY_MS`), in slices, so that requests waiting are served before analysis.
  *
- * On the request path it does only what must happen before forwarding: identify the agent, refuse a
- * contained one, refuse a request naming a scoped transaction (`X-Transaction-Id`) the agent has not
+ * On the request path it does only what must happen before forwarding: admit the request
+ * (`Admission.ts`: its Candor headers, exactly one credential, the unknown-key limit) and identify the
+ * agent, refuse a contained one (its own containment or its key's), refuse a request naming a scoped transaction (`X-Transaction-Id`) the agent has not
  * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
  * request names) against the tools the request declares (403 in `enforce` on a violation, else
  * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
@@ -44,7 +45,6 @@ import * as Queue from "effect/Queue"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { randomUUID } from "node:crypto"
-import type { IncomingHttpHeaders } from "node:http"
 import {
   blockedEvent,
   type GatewayBlock,
@@ -60,7 +60,7 @@ import {
   type PolicyEvaluation,
   type PolicyVerdict
 } from "../../core/Policy.js"
-import { containmentErrorBody } from "../../core/Containment.js"
+import { containmentErrorBody, containmentInForce } from "../../core/Containment.js"
 import {
   lookupTransaction,
   type TransactionLookup,
@@ -78,26 +78,21 @@ import { AnalysisModel } from "../analysis/AnalysisModel.js"
 import { exchangesDropped } from "../metrics/GatewayMetrics.js"
 import { withInferredThinking } from "../providers/Fallback.js"
 import { sha256Hex } from "../providers/Identity.js"
-import type { Extraction, HeaderLookup, ProviderAdapter } from "../providers/Provider.js"
+import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
-import { AgentIds, headerText } from "./AgentIdentity.js"
+import { makeAdmission } from "./Admission.js"
 import { makeEventPublisher } from "./EventPublisher.js"
 import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
+import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
 export const POLICY_VERDICT_HEADER = "x-policy-verdict"
-
-/**
- * The request header naming a scoped transaction (docs/transactions.md): the request is evaluated
- * against the agent's policy narrowed by it. Addressed to Candor: never forwarded upstream.
- */
-export const TRANSACTION_HEADER = "x-transaction-id"
 
 /**
  * Each transaction's merged policy, computed once per settings object (the settings change, a new
@@ -136,6 +131,8 @@ const errorKind = (error: unknown): string =>
 /** What the request path learned, handed back on the response path. */
 interface Exchange {
   readonly adapter: ProviderAdapter
+  /** The credential's hash: the provider's answer to it tells whether the key is known (`Admission.ts`). */
+  readonly keyHash: string
   readonly agentId: string
   readonly sessionId: string
   readonly settings: AgentSettings
@@ -191,6 +188,8 @@ export interface GatewayInspectorOptions {
   readonly subjectPrefix: string
   /** (agent, tool) first-seen times kept for the policy's grace period. */
   readonly toolMemoryCapacity: number
+  /** The per-client limit on requests with keys the gateway does not know (`UnknownKeys.ts`). */
+  readonly unknownKeys: UnknownKeyLimits
 }
 
 /**
@@ -210,19 +209,9 @@ const defaults: GatewayInspectorOptions = {
   queueCapacity: 4096,
   concurrency: 32,
   subjectPrefix: DEFAULT_PREFIX,
-  toolMemoryCapacity: 100_000
+  toolMemoryCapacity: 100_000,
+  unknownKeys: defaultUnknownKeyLimits
 }
-
-/**
- * Node's parsed headers read as the adapters read a fetch `Headers` (repeated values joined by ", "),
- * without building one per request: a `Headers` copy of every header was the request path's largest cost.
- */
-const headerLookup = (headers: IncomingHttpHeaders): HeaderLookup => ({
-  get: (name) => {
-    const value = headers[name]
-    return value === undefined ? null : typeof value === "string" ? value : value.join(", ")
-  }
-})
 
 const parseJson = (bytes: Uint8Array): unknown => {
   try {
@@ -293,7 +282,7 @@ const policyUnreadable = (() => {
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
-    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
+    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity, unknownKeys } = { ...defaults, ...options }
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
     }
@@ -554,17 +543,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       }
     }
 
-    const agentIds = new AgentIds()
-    /** Who is calling, or `undefined` without a key (the provider will answer 401 itself; no agent to attribute it to). */
-    const identify = (request: InspectedRequest) => {
-      const adapter = adapters[request.provider]
-      const keyHash = adapter.keyHash(headerLookup(request.headers), request.url)
-      if (keyHash === undefined) return undefined
-      const now = clock.unsafeCurrentTimeMillis()
-      const ids = agentIds.lookup(keyHash, headerText(request.headers["x-candor-agent"]), now)
-      const sessionId = headerText(request.headers["x-candor-session"]) ?? ids.sessionId
-      return { adapter, agentId: ids.agentId, sessionId, now }
-    }
+    const admission = makeAdmission({
+      adapters,
+      state,
+      limits: unknownKeys,
+      now: () => clock.unsafeCurrentTimeMillis()
+    })
     const unattributed = (request: InspectedRequest): RequestDecision => ({
       forward: request.body,
       context: undefined,
@@ -580,12 +564,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const beforeRequestSync = (request: InspectedRequest): RequestDecision | undefined => {
       const { nudgePending, peek } = state
       if (peek === undefined || nudgePending === undefined) return undefined
-      const who = identify(request)
-      if (who === undefined) return unattributed(request)
-      const { adapter, agentId, now } = who
+      const who = admission.admit(request)
+      if (who._tag === "refused") return { respond: who.response }
+      if (who._tag === "unattributed") return unattributed(request)
+      const { adapter, agentId, now, transactionId } = who
       const settings = peek(agentId)
-      if (settings.containment !== undefined || nudgePending(agentId)) return undefined
-      const transactionId = headerText(request.headers[TRANSACTION_HEADER])
+      if (settings.containment !== undefined || who.keyContainment !== undefined || nudgePending(agentId)) {
+        return undefined
+      }
       const transaction =
         transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
       // A transaction the copy cannot apply is refused (or looked up again) on the effectful path.
@@ -603,6 +589,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       }
       const exchange: Exchange = {
         adapter,
+        keyHash: who.keyHash,
         agentId,
         sessionId: who.sessionId,
         settings,
@@ -618,11 +605,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         Effect.gen(function* () {
           const fast = beforeRequestSync(request)
           if (fast !== undefined) return fast
-          const who = identify(request)
-          if (who === undefined) return unattributed(request)
-          const { adapter, agentId, now, sessionId } = who
+          const who = admission.admit(request)
+          if (who._tag === "refused") return { respond: who.response }
+          if (who._tag === "unattributed") return unattributed(request)
+          const { adapter, agentId, now, sessionId, transactionId } = who
           let settings = yield* state.get(agentId)
-          const transactionId = headerText(request.headers[TRANSACTION_HEADER])
           let transaction =
             transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
           // The copy may not have the transaction yet (opened a moment ago, the watch not there yet):
@@ -631,7 +618,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             settings = yield* state.refresh(agentId)
             transaction = lookupTransaction(settings.transactions, transactionId, now)
           }
-          const containment = settings.containment
+          const containment = containmentInForce(settings.containment, who.keyContainment)
           const block = (rule: GatewayBlock["rule"], reason: string) =>
             blocked(settings, {
               agentId,
@@ -642,7 +629,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               checkpointId: null
             })
           if (containment !== undefined) {
-            const body = containmentErrorBody(agentId, containment)
+            const body = containmentErrorBody(agentId, containment.containment, containment.scope)
             yield* block("containment", body.reason)
             return { respond: jsonResponse(403, body) }
           }
@@ -697,6 +684,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           }
           const exchange: Exchange = {
             adapter,
+            keyHash: who.keyHash,
             agentId,
             sessionId,
             settings,
@@ -716,6 +704,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
 
       onResponse: (context, head) => {
         if (context === undefined) return { chunk: () => {}, end: () => {} }
+        admission.noteAnswer((context as Exchange).keyHash, head.status)
         const chunks: Array<Uint8Array> = []
         return {
           chunk: (bytes) => void chunks.push(bytes),
@@ -731,6 +720,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         Effect.gen(function* () {
           if (context === undefined) return { pass: true } as const
           const exchange = context as Exchange
+          admission.noteAnswer(exchange.keyHash, response.status)
           const outcome: ExchangeOutcome = {
             kind: "complete",
             status: response.status,

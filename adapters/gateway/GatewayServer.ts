@@ -120,7 +120,14 @@ export const makeGatewayHandler = (
     startedAt: bigint
   ) => {
     const url = new URL(upstream.origin + upstream.basePath + rest)
-    const request = { provider: upstream.provider, url, headers: req.headers, body }
+    const request = {
+      provider: upstream.provider,
+      url,
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      client: req.socket.remoteAddress,
+      body
+    }
     const proceed = (decision: RequestDecision): void => {
       if ("respond" in decision) return writeLocal(res, decision.respond, process.hrtime.bigint() - startedAt)
       if (res.destroyed) {

@@ -23,6 +23,15 @@ export interface InspectedRequest {
   readonly url: URL
   /** The client's headers, as Node parsed them (lowercase names); they carry keys: never log them. */
   readonly headers: IncomingHttpHeaders
+  /**
+   * The headers as received, `[name, value, …]`: Node's `headers` joins some repeated headers and
+   * drops others (a second `Authorization`), and every repetition is forwarded, so a repeated
+   * credential or Candor header is only seen here. The server always sets it; without it (tests
+   * that build requests by hand) `headers` stands in.
+   */
+  readonly rawHeaders?: ReadonlyArray<string>
+  /** The peer's socket address (`req.socket.remoteAddress`): who the unknown-key limit counts against. */
+  readonly client?: string | undefined
   readonly body: Uint8Array
 }
 

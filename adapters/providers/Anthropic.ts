@@ -18,8 +18,15 @@ import {
   thinkingOf,
   jsonSseReader
 } from "./Extraction.js"
-import { bearerToken, keyHashOf } from "./Identity.js"
-import type { DeclaredTool, ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
+import { keyHashFrom } from "./Identity.js"
+import type {
+  CredentialCarrier,
+  DeclaredTool,
+  ExtractedToolCall,
+  Extraction,
+  ProviderAdapter,
+  StreamExtractor
+} from "./Provider.js"
 
 interface Block {
   type: string
@@ -184,9 +191,16 @@ const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> =>
     return name === undefined || name === "" ? [] : [{ name }]
   })
 
+/** `x-api-key`, or `Authorization: Bearer` (what the official SDK sends from 1.11 on). */
+const CREDENTIALS: ReadonlyArray<CredentialCarrier> = [
+  { header: "x-api-key" },
+  { header: "authorization", bearer: true }
+]
+
 export const anthropicAdapter: ProviderAdapter = {
   name: "anthropic",
-  keyHash: (headers) => keyHashOf(headers.get("x-api-key") ?? bearerToken(headers.get("authorization"))),
+  credentials: CREDENTIALS,
+  keyHash: (headers, url) => keyHashFrom(CREDENTIALS, headers, url),
   requestInfo: (body) => ({ model: stringAt(body, "model"), stream: isRecord(body) && body["stream"] === true }),
   declaredTools,
   extractJson,

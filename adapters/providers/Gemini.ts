@@ -20,9 +20,16 @@ import {
   thinkingOf,
   type JsonRecord
 } from "./Extraction.js"
-import { keyHashOf } from "./Identity.js"
+import { keyHashFrom } from "./Identity.js"
 import { jsonArrayReader } from "./JsonArrayStream.js"
-import type { DeclaredTool, ExtractedToolCall, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
+import type {
+  CredentialCarrier,
+  DeclaredTool,
+  ExtractedToolCall,
+  Extraction,
+  ProviderAdapter,
+  StreamExtractor
+} from "./Provider.js"
 
 /** Accumulates GenerateContentResponse objects: one for a JSON body, one per chunk for a stream. */
 class GeminiState {
@@ -174,9 +181,21 @@ const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> => {
   return names
 }
 
+/**
+ * An API key in `x-goog-api-key` or `?key=`, or an OAuth access token (Vertex-style clients, service
+ * accounts) as `Authorization: Bearer` or `?access_token=`: Google's front end takes all four.
+ */
+const CREDENTIALS: ReadonlyArray<CredentialCarrier> = [
+  { header: "x-goog-api-key" },
+  { query: "key" },
+  { header: "authorization", bearer: true },
+  { query: "access_token" }
+]
+
 export const geminiAdapter: ProviderAdapter = {
   name: "gemini",
-  keyHash: (headers, url) => keyHashOf(headers.get("x-goog-api-key") ?? url.searchParams.get("key")),
+  credentials: CREDENTIALS,
+  keyHash: (headers, url) => keyHashFrom(CREDENTIALS, headers, url),
   requestInfo: (_body, url) => {
     const match = MODEL_PATH.exec(url.pathname)
     return { model: match?.[1], stream: match?.[2] === "streamGenerateContent" }

@@ -4,6 +4,7 @@
  */
 import { bytesEqual, fromHex, toHex, utf8 } from "../../core/Bytes.js"
 import { sha256 } from "../../core/Hash.js"
+import type { CredentialCarrier, HeaderLookup } from "./Provider.js"
 
 /** SHA-256 (lowercase hex) of a key's UTF-8 bytes. */
 export const sha256Hex = (key: string): string => toHex(sha256(utf8(key)))
@@ -29,4 +30,24 @@ export const keyHashesEqual = (a: string, b: string): boolean => {
   const x = fromHex(a)
   const y = fromHex(b)
   return x !== undefined && y !== undefined && bytesEqual(x, y)
+}
+
+/**
+ * The credential a carrier's value holds: the token of a bearer carrier (`undefined` when the value
+ * is not `Bearer <token>`), else the value itself.
+ */
+export const credentialIn = (carrier: CredentialCarrier, value: string): string | undefined =>
+  "header" in carrier && carrier.bearer === true ? bearerToken(value) : value
+
+/** The hash of the credential in the first of `carriers` that is present (`ProviderAdapter.keyHash`). */
+export const keyHashFrom = (
+  carriers: ReadonlyArray<CredentialCarrier>,
+  headers: HeaderLookup,
+  url: URL
+): string | undefined => {
+  for (const carrier of carriers) {
+    const value = "header" in carrier ? headers.get(carrier.header) : url.searchParams.get(carrier.query)
+    if (value !== null) return keyHashOf(credentialIn(carrier, value))
+  }
+  return undefined
 }

@@ -6,10 +6,10 @@
  * carry `output` / `object: "response"`, and Responses stream events a `type` of `response.*`.
  */
 import { arrayAt, errorText, isRecord, jsonSseReader, makeExtraction, recordAt, stringAt } from "./Extraction.js"
-import { bearerToken, keyHashOf } from "./Identity.js"
+import { keyHashFrom } from "./Identity.js"
 import { ChatStreamState, chatFromJson } from "./OpenAiChat.js"
 import { ResponsesStreamState, responsesFromJson } from "./OpenAiResponses.js"
-import type { DeclaredTool, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
+import type { CredentialCarrier, DeclaredTool, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
 
 const isResponsesBody = (body: unknown): boolean =>
   stringAt(body, "object") === "response" || (isRecord(body) && Array.isArray(body["output"]))
@@ -118,9 +118,13 @@ const declaredTools = (body: unknown): ReadonlyArray<DeclaredTool> => {
   return names
 }
 
+/** `Authorization: Bearer`, the only place OpenAI reads a key. */
+const CREDENTIALS: ReadonlyArray<CredentialCarrier> = [{ header: "authorization", bearer: true }]
+
 export const openaiAdapter: ProviderAdapter = {
   name: "openai",
-  keyHash: (headers) => keyHashOf(bearerToken(headers.get("authorization"))),
+  credentials: CREDENTIALS,
+  keyHash: (headers, url) => keyHashFrom(CREDENTIALS, headers, url),
   requestInfo: (body) => ({ model: stringAt(body, "model"), stream: isRecord(body) && body["stream"] === true }),
   declaredTools,
   extractJson,

@@ -81,11 +81,22 @@ export interface RequestInfo {
  */
 export type HeaderLookup = Pick<Headers, "get">
 
+/**
+ * Where a provider reads the caller's credential: a header (lowercase name), its value the key or,
+ * with `bearer`, `Bearer <token>`; or a query parameter. A request must carry at most one, once
+ * (adapters/gateway/Credentials.ts): a provider given two picks one by rules of its own, and the
+ * gateway would name the agent after the other.
+ */
+export type CredentialCarrier = { readonly header: string; readonly bearer?: true } | { readonly query: string }
+
 export interface ProviderAdapter {
   readonly name: ProviderName
+  /** Every place this provider takes a credential from, in the order it prefers them. */
+  readonly credentials: ReadonlyArray<CredentialCarrier>
   /**
-   * SHA-256 (hex) of the provider key the caller sent, from this provider's own header(s), or
-   * `undefined` when there is none. The key itself is never kept.
+   * SHA-256 (hex) of the provider key the caller sent, from the first of `credentials` present, or
+   * `undefined` when there is none. The key itself is never kept. The gateway reads the credential
+   * more strictly (exactly one, readable: adapters/gateway/Credentials.ts) over the same carriers.
    */
   readonly keyHash: (headers: HeaderLookup, url: URL) => string | undefined
   /** What the request asks for: the model and whether the answer streams (body, URL, or both). */

@@ -226,9 +226,10 @@ export const make = Effect.gen(function* () {
 
   const appendContainmentLog: Store["Type"]["appendContainmentLog"] = (entry) =>
     sql`
-      insert into containment_log (id, agent_id, action, actor, reason, previous_status, new_status, metadata, created_at)
+      insert into containment_log (id, agent_id, action, actor, reason, previous_status, new_status, scope, metadata,
+                                   created_at)
       values (${entry.id}, ${entry.agent_id}, ${entry.action}, ${entry.actor}, ${entry.reason}, ${entry.previous_status},
-              ${entry.new_status}, ${json(entry.metadata)}::jsonb, ${entry.created_at}::timestamptz)`.pipe(
+              ${entry.new_status}, ${entry.scope}, ${json(entry.metadata)}::jsonb, ${entry.created_at}::timestamptz)`.pipe(
       Effect.asVoid,
       storeError("appendContainmentLog")
     )
@@ -242,10 +243,11 @@ export const make = Effect.gen(function* () {
       reason: string | null
       previous_status: ContainmentLogEntry["previous_status"]
       new_status: ContainmentLogEntry["new_status"]
+      scope: ContainmentLogEntry["scope"]
       metadata: Record<string, unknown>
       created_at: unknown
     }>`
-      select id, agent_id, action, actor, reason, previous_status, new_status, metadata, created_at
+      select id, agent_id, action, actor, reason, previous_status, new_status, scope, metadata, created_at
       from containment_log where agent_id = ${agentId} order by seq desc limit ${limit}`.pipe(
       Effect.map((rows) => rows.map((row) => ({ ...row, created_at: toIso(row.created_at) }))),
       storeError("containmentLog")

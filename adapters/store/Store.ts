@@ -23,7 +23,7 @@ import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { AgentStatus } from "../../core/schema/Agent.js"
-import { type ContainmentAction, ContainmentState } from "../../core/schema/Containment.js"
+import { type ContainmentAction, type ContainmentScope, ContainmentState } from "../../core/schema/Containment.js"
 import { EnforcementMode, FailurePolicy, type Verdict } from "../../core/schema/Verdict.js"
 import type { SealedFieldUnreadable } from "./SealedFields.js"
 
@@ -169,6 +169,8 @@ export interface ContainmentLogEntry {
   readonly reason: string | null
   readonly previous_status: AgentStatus
   readonly new_status: AgentStatus
+  /** The containment changed: the agent's own, or its provider key's (statuses above are the key's then). */
+  readonly scope: ContainmentScope
   /** What triggered it (an automatic pause: `checkpoint_id`, `violations`); `{}` for a person's action. */
   readonly metadata: Readonly<Record<string, unknown>>
   /** RFC 3339. */

@@ -47,6 +47,14 @@ export const ContainmentState = Schema.Union(ContainmentStateFields, LegacyConta
 })
 export type ContainmentState = typeof ContainmentState.Type
 
+/**
+ * What a containment covers: `agent`, the one agent (its provider key and `x-candor-agent` name); `key`,
+ * every agent derived from its provider key, names not seen yet included (a fleet sharing a key is
+ * contained whole). Kept apart: an agent is refused while either its own or its key's containment holds.
+ */
+export const ContainmentScope = literalUnion(["agent", "key"], { identifier: "ContainmentScope" })
+export type ContainmentScope = typeof ContainmentScope.Type
+
 /** What a containment action is named in the containment log (`auto_pause`: reached the agent's threshold). */
 export const CONTAINMENT_ACTIONS = ["pause", "resume", "kill", "reactivate", "auto_pause"] as const
 export const ContainmentAction = literalUnion(CONTAINMENT_ACTIONS, { identifier: "ContainmentAction" })
@@ -60,6 +68,9 @@ const ContainmentErrorDetail = Schema.Struct({
   type: Schema.Literal("containment_error"),
   reason: ContainmentRefusal,
   agent_id: AgentId,
+  scope: ContainmentScope.annotations({
+    description: "agent: the agent's own containment; key: its provider key's (every agent of the key)"
+  }),
   contained_at: DateTimeString,
   contained_by: Schema.String
 })

@@ -7,9 +7,15 @@
  */
 import { Schema } from "effect"
 
+/**
+ * The pattern of `Identifier`, exported for the gateway, which checks `x-candor-session` with it on
+ * every request (a regular expression test costs a quarter of a Schema decode there).
+ */
+export const IDENTIFIER_PATTERN = /^\S{1,256}$/
+
 /** Any id Candor stores or receives: 1 to 256 characters, no whitespace (they appear in URLs and subjects). */
 export const Identifier = Schema.String.pipe(
-  Schema.pattern(/^\S{1,256}$/, { message: () => "must be 1 to 256 characters without whitespace" })
+  Schema.pattern(IDENTIFIER_PATTERN, { message: () => "must be 1 to 256 characters without whitespace" })
 ).annotations({ identifier: "Identifier", description: "An identifier: 1 to 256 characters, no whitespace" })
 
 export const CHECKPOINT_ID_PREFIX = "ic-"
@@ -24,6 +30,20 @@ export const AgentId = Identifier.annotations({ identifier: "AgentId", descripti
 export const TraceId = Identifier.annotations({ identifier: "TraceId", description: "AP-Trace id" })
 export const CardId = Identifier.annotations({ identifier: "CardId", description: "Alignment Card id" })
 export const SessionId = Identifier.annotations({ identifier: "SessionId", description: "Session id" })
+
+/**
+ * An agent's name under a shared provider key (`x-candor-agent`, the claim's `agent_name`): 1 to 128
+ * printable ASCII characters (U+0020 space to U+007E tilde), neither first nor last a space. ASCII
+ * because a header carries bytes, not text: a name in UTF-8 would arrive as Latin-1 at the gateway and
+ * name another agent than the one claimed through the JSON API. No edge spaces because HTTP strips them.
+ */
+export const AGENT_NAME_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,126}[\x21-\x7e])?$/
+
+export const AgentName = Schema.String.pipe(
+  Schema.pattern(AGENT_NAME_PATTERN, {
+    message: () => "must be 1 to 128 printable ASCII characters, not starting or ending with a space"
+  })
+).annotations({ identifier: "AgentName", description: "x-candor-agent: 1 to 128 printable ASCII characters" })
 
 const HEX32 = /^[0-9a-f]{64}$/
 

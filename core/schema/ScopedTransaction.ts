@@ -10,6 +10,13 @@ import { Policy } from "./Policy.js"
 
 export const TRANSACTION_ID_PREFIX = "txn-"
 
+/** `txn-` and a lowercase UUID, as the API makes them; the gateway checks `X-Transaction-Id` with it. */
+export const TRANSACTION_ID_PATTERN = /^txn-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export const TransactionId = Schema.String.pipe(
+  Schema.pattern(TRANSACTION_ID_PATTERN, { message: () => "must be txn- and a lowercase UUID" })
+).annotations({ identifier: "TransactionId", description: "`txn-<uuid>`" })
+
 /** Bounds of a transaction: its tools, its duration, how many one agent has open at once. */
 export const TRANSACTION_LIMITS = {
   maxTools: 64,
@@ -71,7 +78,7 @@ export const TransactionRequest = Schema.Struct({
 }).annotations({ identifier: "TransactionRequest" })
 
 export const ScopedTransaction = Schema.Struct({
-  transaction_id: Schema.String.annotations({ description: "`txn-<uuid>`" }),
+  transaction_id: TransactionId,
   agent_id: AgentId,
   action_type: Schema.String,
   tools: Schema.Array(Schema.String).annotations({ description: "The tools allowed, distinct, in the order given" }),

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { AgentStatus } from "./Agent.js"
-import { ContainmentAction } from "./Containment.js"
+import { ContainmentAction, ContainmentScope } from "./Containment.js"
 import { ConcernCategory, Severity } from "./Concern.js"
 import { DriftAlert } from "./Drift.js"
 import { AgentId, CheckpointId, DateTimeString, Identifier, SessionId } from "./Ids.js"
@@ -36,7 +36,11 @@ const Containment = Schema.Struct({
   actor: Schema.String,
   reason: Nullable(Schema.String),
   previous_status: AgentStatus,
-  new_status: AgentStatus
+  new_status: AgentStatus,
+  scope: ContainmentScope.annotations({
+    description:
+      "agent: the agent's own containment; key: its provider key's (every agent of the key; the statuses are the key's)"
+  })
 })
 
 const VerdictData = Schema.Struct({

@@ -8,7 +8,10 @@
  * - validation of the reason and of the threshold;
  * - the containment log, the governance entries (with verifying inclusion proofs) and the catalogue
  *   events in the outbox;
- * - a gateway on the same agent state refuses the agent's next request at once.
+ * - a gateway on the same agent state refuses the agent's next request at once;
+ * - scope `key` (issue 24): every agent of the provider key is refused, names not seen yet included,
+ *   while scope `agent` leaves the rest of a fleet alone; roles, agents of the key out of the caller's
+ *   reach, unclaimed agents and unknown scopes are refused and change nothing.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -17,10 +20,12 @@ import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { Bus } from "../../adapters/bus/Bus.js"
+import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../adapters/gateway/ProviderAdapters.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import { keyHashOf } from "../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../adapters/providers/Registry.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { Store } from "../../adapters/store/Store.js"
@@ -92,6 +97,54 @@ const expectOnlyError = (res: ApiResponse, status: number, error?: string) => {
   if (error !== undefined) expect(res.body.error).toBe(error)
 }
 
+/**
+ * A gateway on the API's own agent state (as on the embedded default) in front of an upstream that
+ * answers 200: `send(key, name?)` is one request of the agent with that provider key and name.
+ */
+const gatewayOnState = Effect.gen(function* () {
+  const state = yield* AgentState
+  const context = yield* Layer.build(
+    GatewayInspector.layer().pipe(
+      Layer.provide(
+        Layer.mergeAll(
+          Layer.succeed(AgentState, state),
+          Bus.layerMemory,
+          Layer.succeed(ProviderAdapters, providerAdapters),
+          FakeJudge
+        )
+      )
+    )
+  )
+  const upstream = yield* Effect.acquireRelease(
+    Effect.promise(() =>
+      startUpstream((_r, res) => {
+        const body = JSON.stringify({ model: "claude-test", content: [{ type: "text", text: "ok" }] })
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+        res.end(body)
+      })
+    ),
+    (upstream) => Effect.promise(() => upstream.close())
+  )
+  const gateway = yield* Effect.acquireRelease(
+    Effect.promise(() => startGateway(upstream.url, Context.get(context, Inspector))),
+    (gateway) => Effect.promise(() => gateway.close())
+  )
+  const send = (providerKey: string, name?: string) =>
+    Effect.promise(() =>
+      call(`${gateway.url}/anthropic/v1/messages`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": providerKey,
+          "anthropic-version": "2023-06-01",
+          ...(name === undefined ? {} : { "x-candor-agent": name })
+        },
+        body: JSON.stringify({ model: "claude-test", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
+      })
+    )
+  return { send, upstream }
+})
+
 layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
   describe.each(FAMILIES)("on the %s path", (family) => {
     it.effect("walks every transition; every other request is 400 naming the state and changes nothing", () =>
@@ -113,6 +166,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         expect(paused.status).toBe(200)
         expect(paused.body).toEqual({
           agent_id: agentId,
+          containment_scope: "agent",
           containment_status: "paused",
           contained_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
           contained_by: fixtures.owner.userId,
@@ -130,7 +184,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
 
         const resumed = yield* act(family, agentId, "resume", owner)
         expect(resumed).toMatchObject({ status: 200, body: { agent_id: agentId, containment_status: "active" } })
-        expect(Object.keys(resumed.body).sort()).toEqual(["agent_id", "containment_status"])
+        expect(Object.keys(resumed.body).sort()).toEqual(["agent_id", "containment_scope", "containment_status"])
         expect(yield* snapshot(agentId)).toMatchObject({ status: "active", containment: null, gateway: null })
 
         // Kill without a body: no reason.
@@ -146,6 +200,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
 
         expect((yield* act(family, agentId, "reactivate", owner)).body).toEqual({
           agent_id: agentId,
+          containment_scope: "agent",
           containment_status: "active"
         })
         expect((yield* snapshot(agentId)).gateway).toBeNull()
@@ -160,9 +215,17 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         expect(read.body).toEqual({
           agent_id: agentId,
           containment_status: "killed",
+          containment_scope: "agent",
           contained_at: killedWhilePaused.body.contained_at,
           contained_by: fixtures.owner.userId,
           containment_reason: "confirmed",
+          agent_containment: {
+            status: "killed",
+            contained_at: killedWhilePaused.body.contained_at,
+            contained_by: fixtures.owner.userId,
+            reason: "confirmed"
+          },
+          key_containment: { status: "active", contained_at: null, contained_by: null, reason: null },
           auto_containment_threshold: null,
           log: [
             ["kill", "confirmed", "paused", "killed"],
@@ -177,6 +240,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
             reason,
             previous_status,
             new_status,
+            scope: "agent",
             created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/)
           }))
         })
@@ -400,7 +464,8 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         actor: fixtures.owner.userId,
         reason,
         previous_status,
-        new_status
+        new_status,
+        scope: "agent"
       })
       expect(sent.map((e) => [e.type, e.org_id, e.agent_id, e.data])).toEqual([
         ["agent.paused", fixtures.orgId, agentId, data("pause", "look", "active", "paused")],
@@ -420,44 +485,8 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
       Effect.gen(function* () {
         const { fixtures } = yield* api
         const { agentId, providerKey } = yield* orgAgent
-        const state = yield* AgentState
-        const context = yield* Layer.build(
-          GatewayInspector.layer().pipe(
-            Layer.provide(
-              Layer.mergeAll(
-                Layer.succeed(AgentState, state),
-                Bus.layerMemory,
-                Layer.succeed(ProviderAdapters, providerAdapters),
-                FakeJudge
-              )
-            )
-          )
-        )
-        const upstream = yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            startUpstream((_r, res) => {
-              const body = JSON.stringify({ model: "claude-test", content: [{ type: "text", text: "ok" }] })
-              res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-              res.end(body)
-            })
-          ),
-          (upstream) => Effect.promise(() => upstream.close())
-        )
-        const gateway = yield* Effect.acquireRelease(
-          Effect.promise(() => startGateway(upstream.url, Context.get(context, Inspector))),
-          (gateway) => Effect.promise(() => gateway.close())
-        )
-        const send = Effect.promise(() =>
-          call(`${gateway.url}/anthropic/v1/messages`, {
-            method: "POST",
-            headers: {
-              "content-type": "application/json",
-              "x-api-key": providerKey,
-              "anthropic-version": "2023-06-01"
-            },
-            body: JSON.stringify({ model: "claude-test", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
-          })
-        )
+        const { send: sendAs, upstream } = yield* gatewayOnState
+        const send = sendAs(providerKey)
         expect((yield* send).status).toBe(200)
         const paused = yield* act("org", agentId, "pause", { token: fixtures.admin.token, body: { reason: "review" } })
         expect(paused.status).toBe(200)
@@ -472,6 +501,7 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
             type: "containment_error",
             reason: "agent_paused",
             agent_id: agentId,
+            scope: "agent",
             contained_at: paused.body.contained_at,
             contained_by: fixtures.admin.userId
           }
@@ -481,6 +511,174 @@ layer(harness(), { timeout: "180 seconds" })("containment API", (it) => {
         expect(upstream.requests.length).toBe(before)
         yield* act("org", agentId, "reactivate", { token: fixtures.owner.token })
         expect((yield* send).status).toBe(200)
+      })
+  )
+
+  it.scoped(
+    "scope key contains every agent of the key, names not seen yet included; scope agent leaves the fleet alone",
+    () =>
+      Effect.gen(function* () {
+        const { claimAgent, fixtures } = yield* api
+        const owner = { token: fixtures.owner.token }
+        const providerKey = `sk-ant-fleet-${randomBytes(12).toString("hex")}`
+        const claim = (name: string) =>
+          claimAgent({ userId: fixtures.owner.userId, orgId: fixtures.orgId }, providerKey, name)
+        const a = yield* claim("fleet-a")
+        const b = yield* claim("fleet-b")
+        const { send, upstream } = yield* gatewayOnState
+        const statuses = Effect.all([
+          send(providerKey, "fleet-a"),
+          send(providerKey, "fleet-b"),
+          send(providerKey, "new-one"),
+          send(providerKey)
+        ]).pipe(Effect.map((responses) => responses.map((res) => res.status)))
+        expect(yield* statuses).toEqual([200, 200, 200, 200])
+
+        // The default scope: this agent only; the rest of the fleet keeps working.
+        const killedA = yield* act("org", a, "kill", { ...owner, body: { reason: "a only" } })
+        expect(killedA.body).toMatchObject({ containment_scope: "agent", containment_status: "killed" })
+        expect(yield* statuses).toEqual([403, 200, 200, 200])
+        expect((yield* act("org", a, "reactivate", owner)).status).toBe(200)
+
+        // Scope key, through agent b: every agent of the key, any name, none, or one never seen.
+        const killed = yield* act("org", b, "kill", { ...owner, body: { reason: "key leaked", scope: "key" } })
+        expect(killed.status, JSON.stringify(killed.body)).toBe(200)
+        expect(killed.body).toMatchObject({
+          agent_id: b,
+          containment_scope: "key",
+          containment_status: "killed",
+          containment_reason: "key leaked"
+        })
+        const before = upstream.requests.length
+        expect(yield* statuses).toEqual([403, 403, 403, 403])
+        const refused = JSON.parse((yield* send(providerKey, "never-seen-before")).body.toString())
+        expect(refused).toMatchObject({
+          error: "agent's provider key is killed: key leaked",
+          reason: "agent_killed",
+          containment_error: { scope: "key", agent_id: agentIdOf(keyHashOf(providerKey)!, "never-seen-before") }
+        })
+        expect(upstream.requests.length).toBe(before)
+
+        // Each agent's containment names the scope in force; the change is logged on the agent addressed.
+        const readA = yield* act("agent", a, "containment", { token: fixtures.member.token })
+        expect(readA.body).toMatchObject({
+          containment_status: "killed",
+          containment_scope: "key",
+          containment_reason: "key leaked",
+          agent_containment: { status: "active" },
+          key_containment: { status: "killed", reason: "key leaked", contained_by: fixtures.owner.userId }
+        })
+        const readB = yield* act("org", b, "containment", owner)
+        expect(readB.body.log[0]).toMatchObject({
+          action: "kill",
+          scope: "key",
+          previous_status: "active",
+          new_status: "killed"
+        })
+        const governance = yield* (yield* GovernanceLog).entries(agentGovernanceLog(b), 0, 10)
+        expect(governance.entries.at(-1)!.record).toMatchObject({
+          action: "containment.kill",
+          previous_state: { scope: "key", status: "active" },
+          new_state: { scope: "key", status: "killed", reason: "key leaked" }
+        })
+        const events = yield* outboxEvents({ agentId: b })
+        expect(events.at(-1)).toMatchObject({ type: "agent.killed", data: { scope: "key", action: "kill" } })
+
+        // Refused transitions name the key; the agent's own containment is a separate state.
+        expectOnlyError(
+          yield* act("org", a, "kill", { ...owner, body: { scope: "key" } }),
+          400,
+          "key is already killed"
+        )
+        expectOnlyError(
+          yield* act("org", a, "resume", { ...owner, body: { scope: "key" } }),
+          400,
+          "cannot resume: key is killed (reactivate it)"
+        )
+        expectOnlyError(yield* act("org", a, "reactivate", owner), 400, "cannot reactivate: agent is active")
+
+        // Reactivated through another agent of the key: the whole fleet is back.
+        const back = yield* act("agent", a, "reactivate", { ...owner, body: { scope: "key" } })
+        expect(back.body).toEqual({ agent_id: a, containment_scope: "key", containment_status: "active" })
+        expect(yield* statuses).toEqual([200, 200, 200, 200])
+        expect((yield* act("org", b, "containment", owner)).body).toMatchObject({
+          containment_status: "active",
+          containment_scope: null,
+          key_containment: { status: "active" }
+        })
+
+        // Both scopes at once: the more severe is in force, and lifting one leaves the other.
+        yield* act("org", a, "pause", { ...owner, body: { scope: "key" } })
+        yield* act("org", a, "kill", owner)
+        expect((yield* act("org", a, "containment", owner)).body).toMatchObject({
+          containment_status: "killed",
+          containment_scope: "agent"
+        })
+        yield* act("org", a, "resume", { ...owner, body: { scope: "key" } })
+        expect(yield* statuses).toEqual([403, 200, 200, 200])
+      })
+  )
+
+  it.effect(
+    "scope key: roles as for the agent, every agent of the key within reach, a claimed agent, a known scope",
+    () =>
+      Effect.gen(function* () {
+        const { claimAgent, createApiKey, fixtures, serviceRoleKey } = yield* api
+        const providerKey = `sk-ant-shared-${randomBytes(12).toString("hex")}`
+        const mine = yield* claimAgent({ userId: fixtures.owner.userId, orgId: fixtures.orgId }, providerKey, "ours")
+        const keyHash = keyHashOf(providerKey)!
+        const state = yield* AgentState
+        const keyState = () => state.peekKey(keyHash).containment?.status ?? "active"
+
+        // Admin pauses and resumes a key; kill and reactivate are the Owner's; a Member only reads.
+        const adminKey = yield* createApiKey(fixtures.admin.userId, { orgId: fixtures.orgId, role: "admin" })
+        const admin = { apiKey: adminKey }
+        expect((yield* act("org", mine, "pause", { ...admin, body: { scope: "key" } })).status).toBe(200)
+        expect(keyState()).toBe("paused")
+        expectOnlyError(yield* act("org", mine, "kill", { ...admin, body: { scope: "key" } }), 403)
+        expectOnlyError(
+          yield* act("org", mine, "resume", { token: fixtures.member.token, body: { scope: "key" } }),
+          403
+        )
+        expect((yield* act("org", mine, "resume", { ...admin, body: { scope: "key" } })).status).toBe(200)
+        expect(keyState()).toBe("active")
+
+        // Another organization's agent on the same key: nobody here may contain it, so not the key either.
+        const theirs = yield* claimAgent(
+          { userId: fixtures.userB.userId, orgId: fixtures.otherOrgId },
+          providerKey,
+          "theirs"
+        )
+        const before = yield* snapshot(mine)
+        expectOnlyError(
+          yield* act("org", mine, "kill", { token: fixtures.owner.token, body: { scope: "key" } }),
+          403,
+          'scope "key": the key is shared with agents you may not kill'
+        )
+        expect(yield* snapshot(mine)).toEqual(before)
+        expect(keyState()).toBe("active")
+        // The service-role key may act on every agent: it may.
+        expect((yield* act("agent", theirs, "kill", { token: serviceRoleKey, body: { scope: "key" } })).status).toBe(
+          200
+        )
+        expect(keyState()).toBe("killed")
+        expect(
+          (yield* act("agent", theirs, "reactivate", { token: serviceRoleKey, body: { scope: "key" } })).status
+        ).toBe(200)
+
+        // An agent Candor knows no key for (never claimed): 400, nothing changed.
+        const unclaimed = agentIdOf(keyHashOf(`sk-ant-unclaimed-${randomBytes(8).toString("hex")}`)!, undefined)
+        const res = yield* act("agent", unclaimed, "pause", { token: serviceRoleKey, body: { scope: "key" } })
+        expectOnlyError(res, 400)
+        expect(res.body.error).toContain("claim")
+        expect((yield* snapshot(unclaimed)).log).toBe(0)
+
+        // An unknown scope is a 400 naming the field; so is one on resume.
+        for (const action of ["pause", "resume", "kill", "reactivate"] as const) {
+          const bad = yield* act("org", mine, action, { token: fixtures.owner.token, body: { scope: "fleet" } })
+          expectOnlyError(bad, 400)
+          expect(bad.body.error).toContain("scope")
+        }
       })
   )
 })

@@ -269,6 +269,27 @@ layer(Harness.layer(), { timeout: "60 seconds" })("catalog", (it) => {
       })
     )
 
+    it.effect("agent_name is what the gateway takes in x-candor-agent (1 to 128 printable ASCII), else 400", () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const user = yield* api.freshUser
+        for (const agent_name of ["caf\u00e9", "a".repeat(129), " edge", "tab\there", ""]) {
+          const res = yield* api.call("POST", "/v1/agents/claim", {
+            token: user.token,
+            body: { provider_key: `sk-ant-${randomUUID()}`, agent_name }
+          })
+          expect(res.status, JSON.stringify(agent_name)).toBe(400)
+          expect(res.body.error).toMatch(/^agent_name: /)
+        }
+        const name = `bot #1 ~ ${"x".repeat(119)}`
+        const ok = yield* api.call("POST", "/v1/agents/claim", {
+          token: user.token,
+          body: { provider_key: `sk-ant-${randomUUID()}`, agent_name: name }
+        })
+        expect(ok.status).toBe(200)
+      })
+    )
+
     it.effect("claims into an organization need Admin there; members then read the agent", () =>
       Effect.gen(function* () {
         const api = yield* ApiHarness

@@ -1,7 +1,8 @@
 /**
  * The identity routes on PostgreSQL (the harness on a throwaway database of TEST_DATABASE_URL):
  * the same SQL as on PGlite, but `pg`'s types (int8 as strings, timestamps as Date) and a real
- * unique-violation code. A subset: organizations, API keys, claims, impersonation, plans, license.
+ * unique-violation code. A subset: organizations, API keys, claims, impersonation, plans, license,
+ * containment with scope key (jsonb read back as an object).
  */
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -97,6 +98,37 @@ layerIntegration("postgres", Harness.layer({ database: "postgres" }), { timeout:
           body: { license: token, instance_id: "pg-1", instance_metadata: {} }
         })
         expect(license.body).toMatchObject({ valid: true, plan_id: "team", limits: { requests_per_second: 200 } })
+      })
+    )
+
+    it.effect("containment with scope key: stored, read back, lifted", () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const user = yield* api.freshUser
+        const key = `sk-${randomUUID()}`
+        const claim = (agent_name: string) =>
+          api.call("POST", "/v1/agents/claim", { token: user.token, body: { provider_key: key, agent_name } })
+        const a = (yield* claim("a")).body.agent_id
+        const b = (yield* claim("b")).body.agent_id
+        const kill = yield* api.call("POST", `/v1/agents/${a}/kill`, {
+          token: user.token,
+          body: { reason: "pg", scope: "key" }
+        })
+        expect(kill.body).toMatchObject({ containment_scope: "key", containment_status: "killed" })
+        const read = yield* api.call("GET", `/v1/agents/${b}/containment`, { token: user.token })
+        expect(read.body).toMatchObject({
+          containment_status: "killed",
+          containment_scope: "key",
+          key_containment: { status: "killed", reason: "pg", contained_at: kill.body.contained_at }
+        })
+        const back = yield* api.call("POST", `/v1/agents/${b}/reactivate`, {
+          token: user.token,
+          body: { scope: "key" }
+        })
+        expect(back.status).toBe(200)
+        const after = yield* api.call("GET", `/v1/agents/${a}/containment`, { token: user.token })
+        expect(after.body).toMatchObject({ containment_status: "active", key_containment: { status: "active" } })
+        expect(after.body.log[0]).toMatchObject({ action: "kill", scope: "key" })
       })
     )
   }

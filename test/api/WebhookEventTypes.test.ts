@@ -68,7 +68,8 @@ layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {
         actor: "system",
         reason: "Auto-contained: 3 consecutive boundary violations",
         previous_status: "active",
-        new_status: "paused"
+        new_status: "paused",
+        scope: "agent"
       })._tag
     ).toBe("Right")
     expect(paused({ agent_id: "agt-1", action: "nap" })._tag).toBe("Left")

@@ -4,6 +4,7 @@ import {
   advanceViolationStreak,
   autoContainment,
   containmentErrorBody,
+  containmentInForce,
   containmentStatus,
   emptyViolationStreak,
   shouldContain,
@@ -146,6 +147,7 @@ describe("containment transitions", () => {
         type: "containment_error",
         reason: "agent_paused",
         agent_id: "agt-1",
+        scope: "agent",
         contained_at: "2026-01-01T00:00:00.000Z",
         contained_by: "user-0"
       }
@@ -154,6 +156,21 @@ describe("containment transitions", () => {
       error: "agent is killed: before",
       reason: "agent_killed"
     })
+    expect(containmentErrorBody("agt-1", state("paused"), "key")).toMatchObject({
+      error: "agent's provider key is paused: before",
+      containment_error: { scope: "key", reason: "agent_paused" }
+    })
+  })
+
+  it("an agent is refused under its own or its key's containment, the more severe first", () => {
+    const paused = state("paused")
+    const killed = state("killed")
+    expect(containmentInForce(undefined, null)).toBeUndefined()
+    expect(containmentInForce(paused, undefined)).toEqual({ scope: "agent", containment: paused })
+    expect(containmentInForce(null, killed)).toEqual({ scope: "key", containment: killed })
+    expect(containmentInForce(paused, killed)).toEqual({ scope: "key", containment: killed })
+    expect(containmentInForce(killed, paused)).toEqual({ scope: "agent", containment: killed })
+    expect(containmentInForce(paused, paused)).toEqual({ scope: "agent", containment: paused })
   })
 
   it("decodes the state stored before the containment API as contained by system", () => {

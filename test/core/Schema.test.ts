@@ -286,6 +286,7 @@ describe("valid resources decode", () => {
         type: "containment_error",
         reason: "agent_paused",
         agent_id: "agent-7f3a",
+        scope: "agent",
         contained_at: NOW,
         contained_by: "system"
       }

@@ -54,6 +54,7 @@ layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", ex
                 type: "containment_error",
                 reason: "agent_paused",
                 agent_id: agentId,
+                scope: "agent",
                 contained_at: paused.body.contained_at,
                 contained_by: "service"
               }

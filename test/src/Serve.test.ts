@@ -140,6 +140,8 @@ describe("config", () => {
       "CANDOR_BUS_BATCH_EVENTS",
       "CANDOR_WORKER_ID",
       "ENTERPRISE_RATE_LIMIT",
+      "GATEWAY_UNKNOWN_KEY_RATE",
+      "GATEWAY_UNKNOWN_KEY_BURST",
       "ANTHROPIC_BASE_URL",
       "OPENAI_BASE_URL",
       "GEMINI_BASE_URL",

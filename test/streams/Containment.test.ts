@@ -108,7 +108,8 @@ layer(World, { timeout: "60 seconds" })("auto-containment through the containmen
             actor: "system",
             reason: "Auto-contained: 3 consecutive boundary violations",
             previous_status: "active",
-            new_status: "paused"
+            new_status: "paused",
+            scope: "agent"
           }
         }
       ])

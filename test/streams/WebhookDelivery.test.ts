@@ -196,8 +196,8 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
           expect.objectContaining({
             action: "containment.auto_pause",
             actor: "system",
-            previous_state: { status: "active" },
-            new_state: settings.containment
+            previous_state: { scope: "agent", status: "active" },
+            new_state: { scope: "agent", ...settings.containment }
           })
         ])
 

@@ -4,9 +4,16 @@
  * but reading during impersonation or with a member-role key). On the organization path the agent
  * must also be claimed into that organization and the caller a member of it (else 404).
  *
- * A change goes through streams/Containment.ts (one transaction: settings, containment log,
- * governance log, webhooks), then reaches the gateways before the answer: once a pause is answered
- * 200, every gateway refuses the agent. A refused transition (400) also tells the gateways what the
+ * A change has a scope: `agent` (the default), the agent's own containment; or `key`, its provider
+ * key's, which holds every agent derived from the key, `x-candor-agent` names not seen yet included.
+ * Candor knows an agent's key hash once the agent is claimed (the claimer proved possession of the
+ * key), so scope `key` needs a claimed agent (else 400); and since every agent of the key is touched,
+ * the caller must be allowed the action on each agent claimed with the key (else 403): one tenant
+ * never contains, or frees, another's agents.
+ *
+ * A change goes through streams/Containment.ts (one transaction: settings or the key's row,
+ * containment log, governance log, webhooks), then reaches the gateways before the answer: once a
+ * pause is answered 200, every gateway refuses the agent (scope `key`: every agent of the key). A refused transition (400) also tells the gateways what the
  * store holds, so a pause retried after a 503 (stored, gateways not told) answers 400 "already
  * paused" and the gateways are told all the same.
  */
@@ -21,15 +28,19 @@ import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../../adapters/store/GovernanceLog.js"
 import { Store, StoreError } from "../../../adapters/store/Store.js"
 import { transaction } from "../../../adapters/store/Transaction.js"
-import { containmentStatus } from "../../../core/Containment.js"
+import * as KeyContainmentRepo from "../../../adapters/store/KeyContainmentRepo.js"
+import { containmentInForce, containmentStatus } from "../../../core/Containment.js"
 import { agentGovernanceLog } from "../../../core/Governance.js"
-import type { ContainmentAction } from "../../../core/schema/Containment.js"
-import { changeContainment, publishContainment } from "../../../streams/Containment.js"
+import type { ContainmentAction, ContainmentScope, ContainmentState } from "../../../core/schema/Containment.js"
+import { changeContainment, publishContainment, publishKeyContainment } from "../../../streams/Containment.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole } from "./Access.js"
 
 /** The newest log entries `GET …/containment` lists. */
 export const CONTAINMENT_LOG_LIMIT = 100
+
+/** Agents claimed with one key that a key-wide change checks the caller's rights on, at most. */
+export const KEY_AGENTS_LIMIT = 1000
 
 interface Target {
   readonly agent_id: string
@@ -56,11 +67,59 @@ const authorize = (target: Target, action: AgentAction) =>
     return actorOf(principal)
   })
 
-const contain = (target: Target, action: Exclude<ContainmentAction, "auto_pause">, reason: string | null) =>
+/**
+ * The agent's provider key hash, for a change of scope `key`, once the caller may take `action` on
+ * every agent claimed with that key (not only the one addressed).
+ */
+const keyOf = (target: Target, action: AgentAction) =>
+  Effect.gen(function* () {
+    const claim = yield* (yield* IdentityRepo).claimOf(target.agent_id)
+    if (claim === undefined) {
+      return yield* new BadRequest({
+        error: 'scope "key": Candor knows an agent\'s provider key once the agent is claimed; claim it first'
+      })
+    }
+    const agents = yield* (yield* KeyContainmentRepo.make).claimedAgents(claim.agent_hash, KEY_AGENTS_LIMIT + 1)
+    if (agents.length > KEY_AGENTS_LIMIT) {
+      return yield* new BadRequest({
+        error: `scope "key": more than ${KEY_AGENTS_LIMIT} agents are claimed with this key`
+      })
+    }
+    const principal = yield* CurrentPrincipal
+    const access = yield* AccessControl
+    for (const agentId of agents) {
+      if (agentId === target.agent_id) continue
+      yield* access.agent(principal, agentId, action).pipe(
+        Effect.catchTags({
+          NotFound: () => Effect.fail(sharedKey(action)),
+          Forbidden: () => Effect.fail(sharedKey(action))
+        })
+      )
+    }
+    return claim.agent_hash
+  })
+
+const sharedKey = (action: AgentAction) =>
+  new Forbidden({ error: `scope "key": the key is shared with agents you may not ${action}` })
+
+const contain = (
+  target: Target,
+  action: Exclude<ContainmentAction, "auto_pause">,
+  reason: string | null,
+  scope: ContainmentScope
+) =>
   Effect.gen(function* () {
     const actor = yield* authorize(target, action)
-    const outcome = yield* changeContainment({ agentId: target.agent_id, action, actor, reason })
-    yield* publishContainment(target.agent_id, outcome.containment)
+    const keyHash = scope === "key" ? yield* keyOf(target, action) : undefined
+    const outcome = yield* changeContainment({
+      agentId: target.agent_id,
+      action,
+      actor,
+      reason,
+      ...(keyHash === undefined ? {} : { keyHash })
+    })
+    if (keyHash === undefined) yield* publishContainment(target.agent_id, outcome.containment)
+    else yield* publishKeyContainment(keyHash, outcome.containment)
     if (outcome._tag !== "Changed") {
       const error = outcome._tag === "Refused" ? outcome.error : "this change was already applied"
       return yield* new BadRequest({ error })
@@ -68,13 +127,19 @@ const contain = (target: Target, action: Exclude<ContainmentAction, "auto_pause"
     return outcome.containment
   })
 
-const contained = (target: Target, action: "pause" | "kill", payload: { readonly reason?: string | null }) =>
-  contain(target, action, payload.reason ?? null).pipe(
+const contained = (
+  target: Target,
+  action: "pause" | "kill",
+  payload: { readonly reason?: string | null; readonly scope?: ContainmentScope }
+) => {
+  const scope = payload.scope ?? "agent"
+  return contain(target, action, payload.reason ?? null, scope).pipe(
     Effect.flatMap((containment) =>
       containment === null
         ? Effect.dieMessage(`${action} left the agent active`)
         : Effect.succeed({
             agent_id: target.agent_id,
+            containment_scope: scope,
             containment_status: containment.status,
             contained_at: containment.contained_at,
             contained_by: containment.contained_by,
@@ -84,29 +149,49 @@ const contained = (target: Target, action: "pause" | "kill", payload: { readonly
     Effect.catchTag("StoreError", internal),
     Effect.catchTag("BusError", gatewaysUnreachable)
   )
+}
 
-const activated = (target: Target, action: "resume" | "reactivate") =>
-  contain(target, action, null).pipe(
-    Effect.as({ agent_id: target.agent_id, containment_status: "active" as const }),
+const activated = (target: Target, action: "resume" | "reactivate", payload: { readonly scope?: ContainmentScope }) => {
+  const scope = payload.scope ?? "agent"
+  return contain(target, action, null, scope).pipe(
+    Effect.as({ agent_id: target.agent_id, containment_scope: scope, containment_status: "active" as const }),
     Effect.catchTag("StoreError", internal),
     Effect.catchTag("BusError", gatewaysUnreachable)
   )
+}
+
+/** One scope's containment as `GET …/containment` shows it. */
+const view = (containment: ContainmentState | null) => ({
+  status: containmentStatus(containment),
+  contained_at: containment?.contained_at ?? null,
+  contained_by: containment?.contained_by ?? null,
+  reason: containment?.reason ?? null
+})
 
 const read = (target: Target) =>
   Effect.gen(function* () {
     yield* authorize(target, "read")
     const store = yield* Store
-    const [settings, log] = yield* Effect.all(
-      [store.agentSettings(target.agent_id), store.containmentLog(target.agent_id, CONTAINMENT_LOG_LIMIT)],
+    const [settings, log, claim] = yield* Effect.all(
+      [
+        store.agentSettings(target.agent_id),
+        store.containmentLog(target.agent_id, CONTAINMENT_LOG_LIMIT),
+        Effect.flatMap(IdentityRepo, (repo) => repo.claimOf(target.agent_id))
+      ],
       { concurrency: "unbounded" }
     )
-    const containment = settings.containment
+    const key = claim === undefined ? null : yield* (yield* KeyContainmentRepo.make).get(claim.agent_hash)
+    const inForce = containmentInForce(settings.containment, key)
+    const containment = inForce?.containment
     return {
       agent_id: target.agent_id,
       containment_status: containmentStatus(containment),
+      containment_scope: inForce?.scope ?? null,
       contained_at: containment?.contained_at ?? null,
       contained_by: containment?.contained_by ?? null,
       containment_reason: containment?.reason ?? null,
+      agent_containment: view(settings.containment),
+      key_containment: claim === undefined ? null : view(key),
       auto_containment_threshold: settings.auto_containment_threshold,
       log: log.map((entry) => ({
         action: entry.action,
@@ -114,6 +199,7 @@ const read = (target: Target) =>
         reason: entry.reason,
         previous_status: entry.previous_status,
         new_status: entry.new_status,
+        scope: entry.scope,
         created_at: entry.created_at
       }))
     }
@@ -152,15 +238,15 @@ const setPolicy = (target: Target, threshold: number | null) =>
 export const ContainmentLive = HttpApiBuilder.group(CandorApi, "containment", (handlers) =>
   handlers
     .handle("agentPause", ({ path, payload }) => contained(path, "pause", payload))
-    .handle("agentResume", ({ path }) => activated(path, "resume"))
+    .handle("agentResume", ({ path, payload }) => activated(path, "resume", payload))
     .handle("agentKill", ({ path, payload }) => contained(path, "kill", payload))
-    .handle("agentReactivate", ({ path }) => activated(path, "reactivate"))
+    .handle("agentReactivate", ({ path, payload }) => activated(path, "reactivate", payload))
     .handle("agentContainment", ({ path }) => read(path))
     .handle("agentContainmentPolicy", ({ path, payload }) => setPolicy(path, payload.auto_containment_threshold))
     .handle("orgPause", ({ path, payload }) => contained(path, "pause", payload))
-    .handle("orgResume", ({ path }) => activated(path, "resume"))
+    .handle("orgResume", ({ path, payload }) => activated(path, "resume", payload))
     .handle("orgKill", ({ path, payload }) => contained(path, "kill", payload))
-    .handle("orgReactivate", ({ path }) => activated(path, "reactivate"))
+    .handle("orgReactivate", ({ path, payload }) => activated(path, "reactivate", payload))
     .handle("orgContainment", ({ path }) => read(path))
     .handle("orgContainmentPolicy", ({ path, payload }) => setPolicy(path, payload.auto_containment_threshold))
 )

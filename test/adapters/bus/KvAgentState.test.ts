@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import { Kvm } from "@nats-io/kv"
-import { AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
+import { AgentState, defaultKeySettings, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
 import { agentStateBucket } from "../../../adapters/bus/Subjects.js"
@@ -116,6 +116,40 @@ describeIntegration("nats", "KvAgentState", () => {
         )
       })
     )
+  )
+
+  it.live(
+    "a key's containment written by one instance is in the other's copy (a map lookup), and in a late one's",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          const a = yield* gateway(prefix)
+          const b = yield* gateway(prefix)
+          const keyHash = "cd".repeat(32)
+          expect(b.peekKey(keyHash)).toBe(defaultKeySettings)
+          const containment = {
+            status: "paused" as const,
+            reason: "key scope",
+            contained_at: "2026-01-01T00:00:00Z",
+            contained_by: "owner"
+          }
+          yield* a.updateKey(keyHash, { containment })
+          expect(a.peekKey(keyHash)).toEqual({ containment }) // the writer sees its own write at once
+          yield* waitUntil(
+            "b to see the key contained",
+            Effect.sync(() => b.peekKey(keyHash).containment !== undefined)
+          )
+          expect(b.peekKey(keyHash)).toEqual({ containment })
+          expect((yield* b.get(keyHash)).containment).toBeUndefined() // keys and agents do not mix
+          const late = yield* gateway(prefix)
+          expect(late.peekKey(keyHash)).toEqual({ containment })
+          yield* a.updateKey(keyHash, { containment: undefined })
+          yield* waitUntil(
+            "b to see it lifted",
+            Effect.sync(() => b.peekKey(keyHash).containment === undefined)
+          )
+        })
+      )
   )
 
   it.live("a new instance starts with everything already stored", () =>

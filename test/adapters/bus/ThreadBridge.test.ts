@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { MessageChannel } from "node:worker_threads"
-import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { AgentState, defaultKeySettings } from "../../../adapters/bus/AgentState.js"
 import { Bus } from "../../../adapters/bus/Bus.js"
 import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import { eventSubject, PARTITIONS } from "../../../adapters/bus/Subjects.js"
@@ -98,6 +98,32 @@ describe("thread bridge", () => {
       yield* copy.setNudge("agt-2", "mine")
       expect(yield* copy.takeNudge("agt-2")).toBe("mine")
     })
+  )
+
+  it.scoped(
+    "a key's settings resolve once the gateway's copy has them: the next request of any agent of the key sees them",
+    () =>
+      Effect.gen(function* () {
+        const { backend, gateway } = yield* bridged
+        const state = Context.get(backend, AgentState)
+        const copy = Context.get(gateway, AgentState)
+        const keyHash = "ab".repeat(32)
+        expect(copy.peekKey(keyHash)).toBe(defaultKeySettings)
+        const containment = {
+          status: "killed" as const,
+          reason: "key leaked",
+          contained_at: "2026-01-01T00:00:00.000Z",
+          contained_by: "owner"
+        }
+        yield* state.updateKey(keyHash, { containment })
+        expect(copy.peekKey(keyHash)).toEqual({ containment })
+        expect(state.peekKey(keyHash)).toEqual({ containment })
+        yield* state.updateKey(keyHash, { containment: undefined })
+        expect(copy.peekKey(keyHash).containment).toBeUndefined()
+        // Keys are changed on the backend only.
+        const died = yield* Effect.exit(copy.updateKey(keyHash, { containment }))
+        expect(died._tag).toBe("Failure")
+      })
   )
 
   it.scoped("carries the gateway's feed events to the backend's feed", () =>

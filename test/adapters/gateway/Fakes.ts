@@ -28,6 +28,7 @@ const fromText = (text: string): Extraction => {
 
 const fakeAdapter = (name: ProviderName): ProviderAdapter => ({
   name,
+  credentials: [{ header: "x-api-key" }],
   keyHash: (headers) => {
     const key = headers.get("x-api-key")
     return key === null ? undefined : createHash("sha256").update(key).digest("hex")

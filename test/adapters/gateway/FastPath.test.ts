@@ -98,6 +98,36 @@ describe("the gateway's synchronous fast path", () => {
     })
   )
 
+  it.scoped(
+    "leaves an agent whose key is contained to beforeRequest (a map lookup), which refuses any name of the key",
+    () =>
+      Effect.gen(function* () {
+        const { inspector, state } = yield* setup
+        const { key } = agent()
+        const named = (name: string) => ({ ...request(key), headers: { "x-api-key": key, "x-candor-agent": name } })
+        yield* state.updateKey(createHash("sha256").update(key).digest("hex"), {
+          containment: {
+            status: "paused",
+            reason: null,
+            contained_at: "2026-03-01T12:00:00.000Z",
+            contained_by: "owner"
+          }
+        })
+        for (const req of [request(key), named("never-seen")]) {
+          expect(inspector.beforeRequestSync!(req)).toBeUndefined()
+          const refused = yield* inspector.beforeRequest(req)
+          if (!("respond" in refused)) throw new Error("expected a refusal")
+          expect(refused.respond.status).toBe(403)
+          expect(JSON.parse(Buffer.from(refused.respond.body).toString())).toMatchObject({
+            reason: "agent_paused",
+            containment_error: { scope: "key" }
+          })
+        }
+        // Another key: the usual request, decided synchronously.
+        expect(forwarded(inspector.beforeRequestSync!(request(agent().key))).context).toBeDefined()
+      })
+  )
+
   it.scoped("decides a request whose tools pass the policy; leaves a violation to beforeRequest", () =>
     Effect.gen(function* () {
       const { inspector, state } = yield* setup
@@ -151,11 +181,11 @@ describe("AgentIds", () => {
     const first = ids.lookup(hash, undefined, noon)
     expect(first).toMatchObject({
       agentId: agentIdOf(hash, undefined),
-      sessionId: derivedSessionId(first.agentId, noon)
+      sessionId: derivedSessionId(hash, undefined, noon)
     })
     expect(ids.lookup(hash, "bot", noon).agentId).toBe(agentIdOf(hash, "bot"))
     const later = Date.parse("2026-03-01T13:00:00Z")
-    expect(ids.lookup(hash, undefined, later).sessionId).toBe(derivedSessionId(first.agentId, later))
+    expect(ids.lookup(hash, undefined, later).sessionId).toBe(derivedSessionId(hash, undefined, later))
     expect(ids.lookup(hash, undefined, later).sessionId).not.toBe(first.sessionId)
     // A third caller evicts the oldest entry; its ids are only recomputed, the same.
     expect(ids.lookup("cd".repeat(32), undefined, noon).agentId).toBe(agentIdOf("cd".repeat(32), undefined))

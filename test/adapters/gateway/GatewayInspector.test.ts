@@ -153,6 +153,7 @@ describe("GatewayInspector", () => {
         type: "containment_error",
         reason: "agent_paused",
         agent_id: agent.agentId,
+        scope: "agent",
         contained_at: containment.contained_at,
         contained_by: "system"
       }

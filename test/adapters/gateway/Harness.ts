@@ -160,6 +160,17 @@ export const call = (
     req.end(init.body)
   })
 
+/**
+ * The provider key in the header each provider's SDK puts it in, by the gateway path's prefix: one
+ * carrier only, as the gateway requires (adapters/gateway/Credentials.ts).
+ */
+export const keyHeader = (path: string, key: string): Record<string, string> =>
+  path.startsWith("/openai")
+    ? { authorization: `Bearer ${key}` }
+    : path.startsWith("/gemini")
+      ? { "x-goog-api-key": key }
+      : { "x-api-key": key }
+
 /** A promise with its resolver outside: tests coordinate the two servers with these, never with timers. */
 export const deferred = <A = void>() => {
   let resolve!: (a: A) => void

@@ -18,7 +18,7 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
-import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import { call, keyHeader, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
 import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -72,12 +72,7 @@ const jsonHeaders = (body: Buffer) => ({
 const SSE = { "content-type": "text/event-stream" }
 
 const exchange = async (path: string, key: string, body: string) => {
-  const headers = {
-    "content-type": "application/json",
-    "x-api-key": key,
-    authorization: `Bearer ${key}`,
-    "x-goog-api-key": key
-  }
+  const headers = { "content-type": "application/json", ...keyHeader(path, key) }
   return call(`${gateway.url}${path}`, { method: "POST", headers, body })
 }
 

@@ -21,7 +21,15 @@ import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
 import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
-import { call, type FakeUpstream, type Recorded, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  keyHeader,
+  type FakeUpstream,
+  type Recorded,
+  startGateway,
+  startUpstream,
+  type TestGateway
+} from "./Harness.js"
 import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -100,12 +108,7 @@ const newAgent = async (policy: PolicyEncoded | undefined) => {
   const send = (path: string, body: Record<string, unknown>) =>
     call(`${gateway.url}${path}`, {
       method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-api-key": key,
-        authorization: `Bearer ${key}`,
-        "x-goog-api-key": key
-      },
+      headers: { "content-type": "application/json", ...keyHeader(path, key) },
       body: JSON.stringify(body)
     })
   const anthropic = (tools: ReadonlyArray<string>, extra: Record<string, unknown> = {}) =>

@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import * as TestContext from "effect/TestContext"
+import { createHash } from "node:crypto"
 import type { ServerResponse } from "node:http"
 import { type AgentSettings, AgentState, defaultSettings } from "../../../adapters/bus/AgentState.js"
 import { Bus } from "../../../adapters/bus/Bus.js"
@@ -35,6 +36,12 @@ import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway 
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
+
+/** A well-formed transaction id (`txn-<uuid>`, as the gateway requires) named after `name`, the same each time. */
+const txn = (name: string) => {
+  const hex = createHash("sha256").update(name).digest("hex")
+  return `txn-${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
 
 const START = Date.parse("2026-03-01T12:00:00Z")
 const HOUR = 3_600_000
@@ -160,17 +167,17 @@ const blockedOf = async (agentId: string) => {
 
 describe("X-Transaction-Id at the gateway", () => {
   it("a named tool passes; a tool outside the transaction is refused in enforce, before the upstream", async () => {
-    const open = await transaction("txn-refund", ["issue_refund"], 1, { defaults: { enforcement_mode: "enforce" } })
+    const open = await transaction(txn("refund"), ["issue_refund"], 1, { defaults: { enforcement_mode: "enforce" } })
     const agent = await newAgent({ policy: agentPolicy("warn"), transactions: [open] })
 
-    const passed = await agent.send(["issue_refund"], "txn-refund")
+    const passed = await agent.send(["issue_refund"], txn("refund"))
     expect(passed.status).toBe(200)
     expect(passed.headers["x-policy-verdict"]).toBe("pass")
     const forwarded = upstream.requests.at(-1)!
     expect(forwarded.rawHeaders.map((h) => h.toLowerCase())).not.toContain("x-transaction-id")
 
     const before = upstream.requests.length
-    const refused = await agent.send(["issue_refund", "send_mail"], "txn-refund")
+    const refused = await agent.send(["issue_refund", "send_mail"], txn("refund"))
     expect(refused.status).toBe(403)
     expect(refused.headers["x-policy-verdict"]).toBe("fail")
     expect(bodyOf(refused)).toMatchObject({
@@ -185,14 +192,14 @@ describe("X-Transaction-Id at the gateway", () => {
     // The agent's own rules still hold inside the transaction.
     const shell = await newAgent({
       policy: agentPolicy("enforce"),
-      transactions: [await transaction("txn-shell", ["shell_exec"])]
+      transactions: [await transaction(txn("shell"), ["shell_exec"])]
     })
-    expect((await shell.send(["shell_exec"], "txn-shell")).status).toBe(403)
+    expect((await shell.send(["shell_exec"], txn("shell"))).status).toBe(403)
     expect(upstream.requests.length).toBe(before)
   })
 
   it("without the header a request is judged by the agent's policy alone, as before", async () => {
-    const open = await transaction("txn-narrow", ["issue_refund"], 1, { defaults: { enforcement_mode: "enforce" } })
+    const open = await transaction(txn("narrow"), ["issue_refund"], 1, { defaults: { enforcement_mode: "enforce" } })
     const agent = await newAgent({ policy: agentPolicy("enforce"), transactions: [open] })
     const res = await agent.send(["send_mail"])
     expect(res.status).toBe(200)
@@ -207,22 +214,22 @@ describe("X-Transaction-Id at the gateway", () => {
   it("an agent without a policy: the transaction alone decides (enforced unless it says warn)", async () => {
     const agent = await newAgent({
       transactions: [
-        await transaction("txn-warn", ["issue_refund"], 1, { defaults: { enforcement_mode: "warn" } }),
-        await transaction("txn-enforce", ["issue_refund"])
+        await transaction(txn("warn"), ["issue_refund"], 1, { defaults: { enforcement_mode: "warn" } }),
+        await transaction(txn("enforce"), ["issue_refund"])
       ]
     })
-    const warned = await agent.send(["send_mail"], "txn-warn")
+    const warned = await agent.send(["send_mail"], txn("warn"))
     expect(warned.status).toBe(200)
     expect(warned.headers["x-policy-verdict"]).toBe("warn")
-    expect((await agent.send(["send_mail"], "txn-enforce")).status).toBe(403)
-    expect((await agent.send(["issue_refund"], "txn-enforce")).headers["x-policy-verdict"]).toBe("pass")
+    expect((await agent.send(["send_mail"], txn("enforce"))).status).toBe(403)
+    expect((await agent.send(["issue_refund"], txn("enforce"))).headers["x-policy-verdict"]).toBe("pass")
   })
 
   it("an unknown id, or another agent's, is 403 transaction_error (transaction_unknown) and announced", async () => {
-    const other = await newAgent({ transactions: [await transaction("txn-other", ["issue_refund"])] })
+    const other = await newAgent({ transactions: [await transaction(txn("other"), ["issue_refund"])] })
     const agent = await newAgent({ policy: agentPolicy("warn") })
     const before = upstream.requests.length
-    for (const id of ["txn-nope", "txn-other"]) {
+    for (const id of [txn("nope"), txn("other")]) {
       const res = await agent.send(["issue_refund"], id)
       expect(res.status).toBe(403)
       expect(res.headers["content-type"]).toBe("application/json")
@@ -240,48 +247,48 @@ describe("X-Transaction-Id at the gateway", () => {
       })
     }
     expect(upstream.requests.length).toBe(before)
-    expect((await other.send(["issue_refund"], "txn-other")).status).toBe(200)
+    expect((await other.send(["issue_refund"], txn("other"))).status).toBe(200)
     const blocked = await blockedOf(agent.agentId)
     expect(blocked.data).toMatchObject({ agent_id: agent.agentId, rule: "transaction", reason: "transaction_unknown" })
   })
 
   it("an expired one is refused from expires_at on (test clock); a completed one is unknown", async () => {
-    const open = await transaction("txn-short", ["issue_refund"], 1)
+    const open = await transaction(txn("short"), ["issue_refund"], 1)
     const agent = await newAgent({ transactions: [open] })
     await run(clock.setTime(Date.parse(open.expires_at) - 1))
-    expect((await agent.send(["issue_refund"], "txn-short")).status).toBe(200)
+    expect((await agent.send(["issue_refund"], txn("short"))).status).toBe(200)
     await run(clock.setTime(Date.parse(open.expires_at)))
-    const expired = await agent.send(["issue_refund"], "txn-short")
+    const expired = await agent.send(["issue_refund"], txn("short"))
     expect(expired.status).toBe(403)
     expect(bodyOf(expired)).toMatchObject({
-      error: `transaction "txn-short" expired at ${open.expires_at}; open a new one`,
+      error: `transaction "${txn("short")}" expired at ${open.expires_at}; open a new one`,
       type: "transaction_error",
       reason: "transaction_expired",
       transaction_error: { expires_at: open.expires_at }
     })
     // Closed: the API pushes the list without it.
-    const closing = await newAgent({ transactions: [await transaction("txn-closed", ["issue_refund"], 2)] })
-    expect((await closing.send(["issue_refund"], "txn-closed")).status).toBe(200)
+    const closing = await newAgent({ transactions: [await transaction(txn("closed"), ["issue_refund"], 2)] })
+    expect((await closing.send(["issue_refund"], txn("closed"))).status).toBe(200)
     await run(state.update(closing.agentId, { transactions: [] }))
-    expect(bodyOf(await closing.send(["issue_refund"], "txn-closed")).reason).toBe("transaction_unknown")
+    expect(bodyOf(await closing.send(["issue_refund"], txn("closed"))).reason).toBe("transaction_unknown")
   })
 
   it("a copy that has not caught up asks the shared state once before refusing", async () => {
     const agent = await newAgent({ policy: agentPolicy("warn") })
     lagging.stale.set(agent.agentId, await run(state.get(agent.agentId)))
-    await run(state.update(agent.agentId, { transactions: [await transaction("txn-new", ["issue_refund"])] }))
+    await run(state.update(agent.agentId, { transactions: [await transaction(txn("new"), ["issue_refund"])] }))
     expect((await run(state.get(agent.agentId))).transactions).toBeUndefined() // the copy is behind
 
     const before = lagging.refreshes
-    const res = await agent.send(["issue_refund"], "txn-new")
+    const res = await agent.send(["issue_refund"], txn("new"))
     expect(res.status).toBe(200)
     expect(res.headers["x-policy-verdict"]).toBe("pass")
     expect(lagging.refreshes).toBe(before + 1)
     // Caught up: the next request is decided from the copy.
-    expect((await agent.send(["issue_refund"], "txn-new")).status).toBe(200)
+    expect((await agent.send(["issue_refund"], txn("new"))).status).toBe(200)
     expect(lagging.refreshes).toBe(before + 1)
     // An id the shared state does not know either: one look, then the refusal.
-    expect((await agent.send(["issue_refund"], "txn-missing")).status).toBe(403)
+    expect((await agent.send(["issue_refund"], txn("missing"))).status).toBe(403)
     expect(lagging.refreshes).toBe(before + 2)
     expect(defaultSettings.transactions).toBeUndefined()
   })

@@ -1,0 +1,124 @@
+/**
+ * Who a gateway request is, and whether it may be sent on at all: the one place `GatewayInspector`
+ * asks, on its synchronous and its effectful path alike, before anything else. In order:
+ *
+ * 1. the Candor headers (`CandorHeaders.ts`): 400 naming a malformed or repeated one;
+ * 2. the credential (`Credentials.ts`): 400 for more than one, or one Candor cannot read;
+ * 3. the agent and session ids (`AgentIdentity.ts`) and the key's own settings (its containment with
+ *    scope `key`, a map lookup in `AgentState`'s local copy);
+ * 4. an unknown key, or none, takes a token from its client's bucket (`UnknownKeys.ts`): 429 with
+ *    `Retry-After` beyond it. A key is known once the provider has authenticated it (`noteAnswer`),
+ *    or when Candor holds settings for its agent or for the key itself.
+ *
+ * The server asks the synchronous path and then, when that declines, the effectful one with the
+ * same request object: the answer is kept per request object (a `WeakMap`), so a request takes one
+ * token and hashes its key once.
+ */
+import type { ContainmentState } from "../../core/schema/Containment.js"
+import { type AgentState, defaultKeySettings, defaultSettings } from "../bus/AgentState.js"
+import type { ProviderAdapter, ProviderName } from "../providers/Provider.js"
+import { AgentIds } from "./AgentIdentity.js"
+import { readCandorHeaders } from "./CandorHeaders.js"
+import { readCredential } from "./Credentials.js"
+import { type GatewayResponse, type InspectedRequest, jsonResponse } from "./Inspector.js"
+import { socketClient } from "./SocketClient.js"
+import { UnknownKeys, type UnknownKeyLimits } from "./UnknownKeys.js"
+
+export interface Admitted {
+  readonly _tag: "admitted"
+  readonly adapter: ProviderAdapter
+  /** SHA-256 of the credential: never leaves Candor. */
+  readonly keyHash: string
+  readonly agentId: string
+  readonly sessionId: string
+  /** `x-transaction-id`, well formed, when sent. */
+  readonly transactionId: string | undefined
+  /** The key's containment (scope `key`), from the local copy; undefined: the key is not contained. */
+  readonly keyContainment: ContainmentState | undefined
+  readonly now: number
+}
+
+export type Admission =
+  | Admitted
+  /** No credential at all: forwarded untouched (the provider answers 401), no agent to attribute it to. */
+  | { readonly _tag: "unattributed" }
+  | { readonly _tag: "refused"; readonly response: GatewayResponse }
+
+const UNATTRIBUTED: Admission = { _tag: "unattributed" }
+
+const refused = (status: number, error: string, headers?: Readonly<Record<string, string>>): Admission => {
+  const response = jsonResponse(status, { error })
+  return {
+    _tag: "refused",
+    response: headers === undefined ? response : { ...response, headers: { ...response.headers, ...headers } }
+  }
+}
+
+export interface AdmissionOptions {
+  readonly adapters: Readonly<Record<ProviderName, ProviderAdapter>>
+  readonly state: Pick<AgentState["Type"], "peek" | "peekKey">
+  readonly limits: UnknownKeyLimits
+  readonly now: () => number
+}
+
+export const makeAdmission = ({ adapters, limits, now, state }: AdmissionOptions) => {
+  const agentIds = new AgentIds()
+  const unknownKeys = new UnknownKeys(limits)
+  const decided = new WeakMap<InspectedRequest, Admission>()
+
+  /** Takes a token for a request with a key Candor does not know (or none); a refusal when the bucket is empty. */
+  const limited = (request: InspectedRequest, at: number): Admission | undefined => {
+    const wait = unknownKeys.take(socketClient(request.client), at)
+    return wait === undefined
+      ? undefined
+      : refused(
+          429,
+          "too many requests with provider keys this gateway does not know, from this address; retry later",
+          {
+            "retry-after": String(wait)
+          }
+        )
+  }
+
+  const decide = (request: InspectedRequest): Admission => {
+    const candor = readCandorHeaders(request.headers, request.rawHeaders)
+    if (!candor.ok) return refused(400, candor.error)
+    const adapter = adapters[request.provider]
+    const credential = readCredential(adapter.credentials, request.headers, request.rawHeaders, request.url)
+    if (credential._tag === "refused") return refused(400, credential.error)
+    const at = now()
+    if (credential._tag === "none") return limited(request, at) ?? UNATTRIBUTED
+    const { keyHash } = credential
+    const ids = agentIds.lookup(keyHash, candor.headers.agent, at)
+    const key = state.peekKey(keyHash)
+    const known =
+      unknownKeys.isKnown(keyHash) ||
+      key !== defaultKeySettings ||
+      (state.peek !== undefined && state.peek(ids.agentId) !== defaultSettings)
+    if (!known) {
+      const refusal = limited(request, at)
+      if (refusal !== undefined) return refusal
+    }
+    return {
+      _tag: "admitted",
+      adapter,
+      keyHash,
+      agentId: ids.agentId,
+      sessionId: candor.headers.session ?? ids.sessionId,
+      transactionId: candor.headers.transaction,
+      keyContainment: key.containment,
+      now: at
+    }
+  }
+
+  return {
+    /** The request's admission, decided once per request object. */
+    admit: (request: InspectedRequest): Admission => {
+      let admission = decided.get(request)
+      if (admission === undefined) decided.set(request, (admission = decide(request)))
+      return admission
+    },
+    /** The provider answered a request with this key (`UnknownKeys.noteAnswer`). */
+    noteAnswer: (keyHash: string, status: number): void => unknownKeys.noteAnswer(keyHash, status)
+  }
+}

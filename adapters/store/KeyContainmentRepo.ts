@@ -1,0 +1,63 @@
+/**
+ * Containment with scope `key` on the store (migrations/0024_key_containment.ts): a provider key, by
+ * its hash, paused or killed. The API is the only writer (streams/Containment.ts, in the transaction of
+ * the change's log row and governance entry); the gateways learn it through `AgentState`
+ * (`updateKey`), never from here.
+ *
+ * The key hash of an agent is known to Candor once the agent is claimed (`agent_claims.agent_hash`:
+ * the claimer proved possession of the key); `claimedAgents` lists the agents claimed with a key, so
+ * a key-wide change can be checked against everyone it touches.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { ContainmentState } from "../../core/schema/Containment.js"
+import { json } from "./Rows.js"
+import { storeError } from "./Store.js"
+
+const decodeContainment = Schema.decodeUnknown(Schema.NullOr(ContainmentState))
+const parsed = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : (value ?? null))
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const read = (rows: ReadonlyArray<{ readonly containment: unknown }>) =>
+    decodeContainment(rows[0] === undefined ? null : parsed(rows[0].containment))
+
+  return {
+    /** The key's containment (null: active), its row locked until the ambient transaction ends. */
+    lock: (keyHash: string) =>
+      Effect.gen(function* () {
+        yield* sql`insert into key_containment (key_hash) values (${keyHash}) on conflict do nothing`
+        return yield* read(
+          yield* sql<{ containment: unknown }>`
+            select containment from key_containment where key_hash = ${keyHash} for update`
+        )
+      }).pipe(storeError("lockKeyContainment")),
+
+    /** Writes the key's containment (null: active again), in the ambient transaction. */
+    put: (keyHash: string, containment: ContainmentState | null, at: string) =>
+      sql`
+        update key_containment
+        set containment = ${containment === null ? null : json(Schema.encodeSync(ContainmentState)(containment))}::jsonb,
+            updated_at = ${at}::timestamptz
+        where key_hash = ${keyHash}`.pipe(Effect.asVoid, storeError("putKeyContainment")),
+
+    /** The key's containment; null when it is active (or was never contained). */
+    get: (keyHash: string) =>
+      sql<{ containment: unknown }>`select containment from key_containment where key_hash = ${keyHash}`.pipe(
+        Effect.flatMap(read),
+        storeError("keyContainment")
+      ),
+
+    /** The agents claimed with this key, at most `limit`. */
+    claimedAgents: (keyHash: string, limit: number) =>
+      sql<{ agent_id: string }>`
+        select agent_id from agent_claims where agent_hash = ${keyHash} order by agent_id limit ${limit}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.agent_id)),
+        storeError("claimedAgents")
+      )
+  }
+})
+
+export type Repo = Effect.Effect.Success<typeof make>
