@@ -49,6 +49,8 @@ import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from ".
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
 import * as Witnessing from "../streams/Witnessing.js"
+import { restoreAgentState } from "../streams/AgentStateRestore.js"
+import type { Store } from "../adapters/store/Store.js"
 import * as ChainAnchoring from "../streams/ChainAnchoring.js"
 import * as AnchorChain from "../adapters/chain/AnchorChain.js"
 import * as Prover from "../prover/Prover.js"
@@ -433,7 +435,8 @@ const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
  */
 const rolesLive = (
   selected: ReadonlyArray<Role>,
-  bound: Layer.Layer<never, never, CandorConfig | HttpServer.HttpServer>,
+  /** May read the store and the agent state (the embedded backend restores that state before announcing). */
+  bound: Layer.Layer<never, never, CandorConfig | HttpServer.HttpServer | Store | SqlClient.SqlClient | AgentState>,
   bridge?: MessagePort
 ) => {
   const withApi = selected.includes("api")
@@ -510,7 +513,20 @@ export const backendRoles: ReadonlyArray<Role> = roles.filter((role) => role !==
  * bridge's end `port`; `ready` is told HOST:PORT's address once the servers are bound.
  */
 export const BackendLive = (port: MessagePort, ready: (api: ApiAddress) => void) =>
-  rolesLive(backendRoles, Layer.effectDiscard(Effect.map(readyAddress, ready)), port)
+  rolesLive(
+    backendRoles,
+    Layer.effectDiscard(Effect.zipRight(restoredAgentState, Effect.map(readyAddress, ready))),
+    port
+  )
+
+/**
+ * The embedded default's agent state is a map in memory: rebuilt from the store before the backend
+ * says it is ready, and so before the gateway binds (`EmbeddedLive`), or a restart would forget
+ * every containment, mode and policy (streams/AgentStateRestore.ts).
+ */
+const restoredAgentState = Effect.flatMap(restoreAgentState, (restored) =>
+  Effect.logDebug("agent state restored from the store").pipe(Effect.annotateLogs(restored))
+).pipe(Effect.orDie)
 
 /**
  * The embedded default's main thread: the gateway, with the backend thread started beside it; the
@@ -520,8 +536,11 @@ const EmbeddedLive = Layer.unwrapScoped(
   Effect.gen(function* () {
     const config = yield* CandorConfig
     const backend = yield* startBackend({ forwardSighup: tlsFiles(config) !== undefined })
+    // The gateway binds once the backend is ready: its agent state has been restored from the store
+    // by then, so no request is forwarded on settings the gateway has not been given yet.
+    const gatewayAfterBackend = Layer.provide(GatewayLive, Layer.effectDiscard(Effect.ignore(backend.ready)))
     return announceWith(roles, backend.ready).pipe(
-      Layer.provide(GatewayLive),
+      Layer.provide(gatewayAfterBackend),
       Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions: config.partitions }))
     )
   })

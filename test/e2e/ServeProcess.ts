@@ -52,15 +52,23 @@ const stop = (child: ChildProcess) =>
     )
   )
 
+/** A fresh data dir, removed when the scope closes. */
+export const temporaryDataDir: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-e2e-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
 export const startServe = (
-  options: { readonly role?: string; readonly env?: Record<string, string> } = {}
+  options: {
+    readonly role?: string
+    readonly env?: Record<string, string>
+    /** A data dir kept by the caller (a restart on the same data); default: a fresh one, removed at the end. */
+    readonly dataDir?: string
+  } = {}
 ): Effect.Effect<ServeProcess, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const [port, gatewayPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
-    const dataDir = yield* Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-e2e-"))),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    )
+    const dataDir = options.dataDir ?? (yield* temporaryDataDir)
     const lines: Array<string> = []
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
