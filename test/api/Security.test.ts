@@ -1063,8 +1063,8 @@ const ROWS: ReadonlyArray<Row> = [
     method: "POST",
     route,
     target: Effect.map(freshTeam(true), (team) => ({ path: route, body: { team_id: team.path.split("/").pop() } })),
-    allowed: ["member", "memberKey", "service"],
-    intended: "member"
+    allowed: route === "/v1/teams/forecast" ? ["service"] : ["member", "memberKey", "service"],
+    intended: route === "/v1/teams/forecast" ? "admin" : "member"
   })),
   // ---- the live alert stream: any credential; filters for what the caller may not read are 404 ----
   {
