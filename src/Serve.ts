@@ -133,6 +133,7 @@ const ApiRoutesLive = Layer.unwrapEffect(
       analysisModel,
       apiKeysPerOrg,
       apiKeysPerUser,
+      chainSendsPerHour,
       dataDir,
       enterpriseRateLimit
     } = yield* CandorConfig
@@ -150,7 +151,8 @@ const ApiRoutesLive = Layer.unwrapEffect(
       ApiLive.layer({
         planRates: rates,
         maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES,
-        apiKeyCaps: { perUser: apiKeysPerUser, perOrg: apiKeysPerOrg }
+        apiKeyCaps: { perUser: apiKeysPerUser, perOrg: apiKeysPerOrg },
+        chainSendsPerHour
       }).pipe(Layer.provide(narrator)),
       metricsRoute(
         Option.isSome(gateway) ? Effect.zipWith(gauges, gateway.value, (ours, its) => [...ours, ...its]) : gauges

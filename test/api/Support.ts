@@ -311,6 +311,8 @@ export interface HarnessOptions {
   readonly operatorSignIn?: Layer.Layer<OperatorSignIn>
   /** Live API keys per user and organization (default: too many to meet, so tests that are not about caps never do). */
   readonly apiKeyCaps?: KeyCaps
+  /** On-chain sends per organization per hour (default: too many to meet). */
+  readonly chainSendsPerHour?: number
 }
 
 /**
@@ -351,7 +353,8 @@ export const layer = (options: HarnessOptions = {}) => {
     planRates: options.planRates ?? TEST_PLAN_RATES,
     maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES,
     stream: options.stream,
-    apiKeyCaps: options.apiKeyCaps ?? { perUser: 1_000_000, perOrg: 1_000_000 }
+    apiKeyCaps: options.apiKeyCaps ?? { perUser: 1_000_000, perOrg: 1_000_000 },
+    chainSendsPerHour: options.chainSendsPerHour ?? 1_000_000
   }).pipe(Layer.provide(options.forecastNarrator ?? Layer.empty))
   // The same routes as `candor serve --role api`: the API, health (store check), metrics.
   const readiness = Layer.effect(
