@@ -106,6 +106,12 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly chainContract: Option.Option<string>
     /** How often the worker role anchors every changed tree head; `None`: never on its own. */
     readonly chainAnchorInterval: Option.Option<Duration.Duration>
+    /** On-chain sends (anchor-root, publish-scores) per organization per hour, through the API. */
+    readonly chainSendsPerHour: number
+    /** Live (unrevoked) API keys one user may hold, personal and organization keys they created. */
+    readonly apiKeysPerUser: number
+    /** Live (unrevoked) API keys one organization may hold. */
+    readonly apiKeysPerOrg: number
   }
 >() {}
 
@@ -150,7 +156,10 @@ export const defaults: Settings = {
   chainRpcUrl: Option.none(),
   chainPrivateKey: Option.none(),
   chainContract: Option.none(),
-  chainAnchorInterval: Option.none()
+  chainAnchorInterval: Option.none(),
+  chainSendsPerHour: 20,
+  apiKeysPerUser: 25,
+  apiKeysPerOrg: 100
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -380,6 +389,20 @@ const interval = reader((text) => {
     : Either.left(`must be a duration of at least a minute, such as "6 hours" or "30 minutes", got "${text}"`)
 })
 
+const hourlyCount = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 100_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number per hour between 1 and 100000, got "${text}"`)
+})
+
+const keyCap = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 1 && n <= 100_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of keys between 1 and 100000, got "${text}"`)
+})
+
 // ---------------------------------------------------------------------------------------------
 // Settings: one declaration per key.
 
@@ -570,6 +593,24 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     interval,
     "no periodic anchoring",
     'How often the worker role anchors every changed tree head, e.g. "6 hours"'
+  ),
+  chainSendsPerHour: withDefault(
+    "CANDOR_CHAIN_SENDS_PER_HOUR",
+    hourlyCount,
+    defaults.chainSendsPerHour,
+    "On-chain sends (anchor-root, publish-scores) per organization per hour through the API; 429 beyond"
+  ),
+  apiKeysPerUser: withDefault(
+    "CANDOR_API_KEYS_PER_USER",
+    keyCap,
+    defaults.apiKeysPerUser,
+    "Live API keys a user may hold (personal and organization keys they created; revoked ones do not count)"
+  ),
+  apiKeysPerOrg: withDefault(
+    "CANDOR_API_KEYS_PER_ORG",
+    keyCap,
+    defaults.apiKeysPerOrg,
+    "Live API keys an organization may hold (revoked ones do not count)"
   )
 }
 

@@ -130,7 +130,16 @@ const AuthConfigLive = Layer.effect(
 /** The management API's routes, on the shared store, agent state and signing key. */
 const ApiRoutesLive = Layer.unwrapEffect(
   Effect.gen(function* () {
-    const { analysisApiKey, analysisBaseUrl, analysisModel, dataDir, enterpriseRateLimit } = yield* CandorConfig
+    const {
+      analysisApiKey,
+      analysisBaseUrl,
+      analysisModel,
+      apiKeysPerOrg,
+      apiKeysPerUser,
+      chainSendsPerHour,
+      dataDir,
+      enterpriseRateLimit
+    } = yield* CandorConfig
     const rates = planRates(enterpriseRateLimit)
     // The forecast's narrative comes from the model ANALYSIS_MODEL names (none with `rules`).
     const narrator = ForecastNarrator.layerFromSpec(analysisModel, {
@@ -142,7 +151,12 @@ const ApiRoutesLive = Layer.unwrapEffect(
     const gateway = yield* Effect.serviceOption(ThreadBridgeBackend.GatewayThreadMetrics)
     const gauges = Effect.provide(storeFamilies, store)
     return Layer.mergeAll(
-      ApiLive.layer({ planRates: rates, maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES }).pipe(Layer.provide(narrator)),
+      ApiLive.layer({
+        planRates: rates,
+        maxBodyBytes: ApiLive.DEFAULT_MAX_BODY_BYTES,
+        apiKeyCaps: { perUser: apiKeysPerUser, perOrg: apiKeysPerOrg },
+        chainSendsPerHour
+      }).pipe(Layer.provide(narrator)),
       metricsRoute(
         Option.isSome(gateway) ? Effect.zipWith(gauges, gateway.value, (ours, its) => [...ours, ...its]) : gauges
       )

@@ -5,7 +5,8 @@
  * - a user sees the agents they claimed and those of their organizations; Members read, Admins and
  *   Owners write; kill and reactivate are Owner-only, pause and resume Admin and up;
  * - an organization API key acts with the role it was created under, a user key as its user;
- * - the service-role key may do what is reserved to it (the card update) and administration;
+ * - the service-role key may do what is reserved to it (the card update) and administration; a
+ *   console operator session (`cos_`) has its rights except those reserved routes;
  * - during an impersonation session every write is refused.
  *
  * An agent the principal may not see is reported as not found (404), so ids do not leak.
@@ -33,7 +34,7 @@ export class AccessControl extends Context.Tag("candor/adapters/auth/AccessContr
     readonly orgRole: (principal: Principal, orgId: string) => Effect.Effect<Role | undefined, StoreError>
     /** Fails for writes during impersonation and for principals that may not write at all. */
     readonly write: (principal: Principal) => Effect.Effect<void, Forbidden>
-    /** Only the service-role key. */
+    /** Only the service-role key itself (not a console operator session): the routes the spec reserves to it. */
     readonly serviceRole: (principal: Principal) => Effect.Effect<void, Forbidden>
   }
 >() {}

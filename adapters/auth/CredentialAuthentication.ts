@@ -10,6 +10,8 @@
  * Credentials, in order: `Authorization: Bearer` holding the service-role key, an impersonation
  * token (`imp_…`), a console operator session (`cos_…`, embedded default only: the service-role
  * key's rights, ./OperatorSignIn.ts) or an identity-provider JWT; else `x-api-key` / `X-Service-Api-Key`.
+ * The service-role key is refused on requests a browser makes (`Sec-Fetch-Site` present), and an
+ * organization key whose creator lost the role it was created under is refused (./CredentialLiveness.ts).
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -30,11 +32,16 @@ import { CredentialRepo } from "../store/identity/CredentialRepo.js"
 import { Accounts } from "./Accounts.js"
 import { AuthConfig } from "./AuthConfig.js"
 import { Authentication } from "./Authentication.js"
+import { keyRefusal } from "./CredentialLiveness.js"
 import { IdentityTokens } from "./IdentityTokens.js"
 import { OPERATOR_SESSION_PREFIX, OperatorSignIn } from "./OperatorSignIn.js"
 import type { Principal } from "./Principal.js"
 import { RateLimiter } from "./RateLimiter.js"
 import { hashSecret, secretsEqual } from "./Secrets.js"
+
+/** Why the service-role key is refused on a browser's request (docs/console.md, "Signing in"). */
+export const SERVICE_KEY_IN_BROWSER =
+  "the service-role key is refused from a browser: it must never reach client code. Sign in to the console with the operator link `candor serve` prints, a user token or an API key"
 
 /** Prefix of impersonation tokens (so they are never sent to the JWT verifier). */
 export const IMPERSONATION_TOKEN_PREFIX = "imp"
@@ -76,9 +83,13 @@ export const make = (options: RateOptions) =>
     const touched = new Map<string, number>()
 
     const fromBearer = (
-      token: string
-    ): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> => {
+      token: string,
+      fromBrowser: boolean
+    ): Effect.Effect<Authenticated, Unauthorized | Forbidden | InternalError | ServiceUnavailable> => {
       if (Option.isSome(config.serviceRoleKey) && secretsEqual(token, Redacted.value(config.serviceRoleKey.value))) {
+        // The key must never reach client code (spec): a browser's request (it sends fetch metadata,
+        // which servers' HTTP clients do not) is refused, so pasting it into a page gains nothing.
+        if (fromBrowser) return Effect.fail(new Forbidden({ error: SERVICE_KEY_IN_BROWSER }))
         return Effect.succeed({ principal: { kind: "service" }, rate: Option.none() })
       }
       if (token.startsWith(`${OPERATOR_SESSION_PREFIX}_`)) {
@@ -120,7 +131,13 @@ export const make = (options: RateOptions) =>
           .userPlan(identity.sub, identity.email)
           .pipe(Effect.catchTag("StoreError", internal))
         return {
-          principal: { kind: "user", userId: identity.sub, email: identity.email, impersonation: undefined },
+          principal: {
+            kind: "user",
+            userId: identity.sub,
+            email: identity.email,
+            impersonation: undefined,
+            expiresAt: identity.expiresAt
+          },
           rate: Option.some({ key: `user:${identity.sub}`, plan })
         } satisfies Authenticated
       })
@@ -128,8 +145,11 @@ export const make = (options: RateOptions) =>
 
     const fromApiKey = (key: string): Effect.Effect<Authenticated, Unauthorized | InternalError | ServiceUnavailable> =>
       Effect.gen(function* () {
-        const found = yield* credentials.keyByHash(hashSecret(key)).pipe(Effect.catchTag("StoreError", internal))
+        const keyHash = hashSecret(key)
+        const found = yield* credentials.keyByHash(keyHash).pipe(Effect.catchTag("StoreError", internal))
         if (found === undefined) return yield* Effect.fail(unauthorized("invalid API key"))
+        const refused = keyRefusal(found)
+        if (refused !== undefined) return yield* Effect.fail(unauthorized(refused))
         const now = Date.now()
         if ((touched.get(found.key_id) ?? 0) + TOUCH_INTERVAL_MS < now) {
           touched.set(found.key_id, now)
@@ -144,7 +164,8 @@ export const make = (options: RateOptions) =>
             keyId: found.key_id,
             userId: found.user_id,
             orgId: found.org_id ?? undefined,
-            role: found.role ?? undefined
+            role: found.role ?? undefined,
+            keyHash
           },
           rate: Option.some({ key: `key:${found.key_id}`, plan })
         } satisfies Authenticated
@@ -159,7 +180,7 @@ export const make = (options: RateOptions) =>
       if (authorization !== undefined) {
         const token = bearerToken(authorization)
         if (token === undefined) return yield* Effect.fail(unauthorized('Authorization must be "Bearer <token>"'))
-        result = yield* fromBearer(token)
+        result = yield* fromBearer(token, headers["sec-fetch-site"] !== undefined)
       } else if (apiKey !== undefined) {
         result = yield* fromApiKey(apiKey)
       } else {

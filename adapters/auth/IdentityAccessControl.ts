@@ -16,7 +16,7 @@ import { Forbidden, NotFound } from "../http/ApiErrors.js"
 import { IdentityRepo } from "../store/identity/IdentityRepo.js"
 import type { StoreError } from "../store/Store.js"
 import { AccessControl, type AgentAction } from "./AccessControl.js"
-import type { Principal, Role } from "./Principal.js"
+import { isServiceRoleKey, type Principal, type Role } from "./Principal.js"
 
 const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1 }
 
@@ -98,9 +98,16 @@ export const make = Effect.gen(function* () {
     },
 
     serviceRole: (principal) =>
-      principal.kind === "service"
+      isServiceRoleKey(principal)
         ? Effect.void
-        : Effect.fail(new Forbidden({ error: "this operation needs the service-role key" }))
+        : Effect.fail(
+            new Forbidden({
+              error:
+                principal.kind === "service"
+                  ? "this operation needs the service-role key itself: a console operator session does not carry the routes reserved to it"
+                  : "this operation needs the service-role key"
+            })
+          )
   })
 })
 

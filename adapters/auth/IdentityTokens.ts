@@ -23,6 +23,8 @@ import { AuthConfig } from "./AuthConfig.js"
 export interface Identity {
   readonly sub: string
   readonly email: string | undefined
+  /** The token's `exp` in ms since the epoch (required, so always set): a long-lived request ends there. */
+  readonly expiresAt: number
 }
 
 /** Why a token was refused: the 401 message, which never quotes the token. */
@@ -102,7 +104,12 @@ const make = (
       }).pipe(
         Effect.flatMap(({ payload }) =>
           typeof payload.sub === "string" && payload.sub.length > 0 && payload.sub.length <= 256
-            ? Effect.succeed({ sub: payload.sub, email: typeof payload.email === "string" ? payload.email : undefined })
+            ? Effect.succeed({
+                sub: payload.sub,
+                email: typeof payload.email === "string" ? payload.email : undefined,
+                // `exp` is a required claim, checked by jwtVerify: a number of seconds here.
+                expiresAt: (payload.exp ?? 0) * 1000
+              })
             : Effect.fail(new InvalidToken({ reason: "token has no valid sub claim" }))
         )
       )

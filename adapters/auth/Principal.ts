@@ -23,6 +23,8 @@ export type Principal =
       readonly userId: string
       readonly email: string | undefined
       readonly impersonation: Impersonation | undefined
+      /** When the JWT stops being valid (its `exp`, ms since the epoch); undefined for impersonation. */
+      readonly expiresAt?: number | undefined
     }
   /** An API key (`x-api-key` / `X-Service-Api-Key`): a user's, or an organization's with the role it was created under. */
   | {
@@ -31,6 +33,11 @@ export type Principal =
       readonly userId: string
       readonly orgId: string | undefined
       readonly role: Role | undefined
+      /**
+       * The SHA-256 of the secret presented (what is stored): a long-lived request re-checks the key
+       * by it, so a revocation or a rotation ends it (./CredentialLiveness.ts).
+       */
+      readonly keyHash?: string | undefined
     }
   /**
    * The service-role key (`Authorization: Bearer <SERVICE_ROLE_KEY>`): administrative operations. Also
@@ -42,6 +49,14 @@ export class CurrentPrincipal extends Context.Tag("candor/adapters/auth/CurrentP
   CurrentPrincipal,
   Principal
 >() {}
+
+/**
+ * The service-role key itself, not a console operator session: the routes the spec reserves to the
+ * key (the card update, administration) take only this. An operator session's token lives in a
+ * browser tab, where the key must never be (docs/console.md).
+ */
+export const isServiceRoleKey = (principal: Principal): boolean =>
+  principal.kind === "service" && principal.operatorSession === undefined
 
 /**
  * Who an action is recorded as (governance log, containment log, `contained_by`): the user acting,

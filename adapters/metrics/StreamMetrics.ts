@@ -20,3 +20,9 @@ export const streamLag = Metric.histogram(
   MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]),
   "Seconds from an event's created_at to its write to a stream client"
 )
+
+/** Streams the server closed because their credential ended (revoked, expired, role lost). */
+export const streamAccessEnded = Metric.counter("candor_stream_access_ended_total", {
+  description: "Streams of GET /v1/stream closed because their credential or the access it gave ended",
+  incremental: true
+})

@@ -3,7 +3,7 @@
  * error answer of the API is `{"error": …}`; it becomes an `ApiError` whose message is that text, so
  * pages show what the server said.
  */
-import { credentialHeaders, currentCredential } from "./Session.js"
+import { type Credential, credentialHeaders, currentCredential } from "./Session.js"
 
 export class ApiError extends Error {
   constructor(
@@ -26,6 +26,8 @@ export interface RequestOptions {
   readonly signal?: AbortSignal
   /** Send without the credential (public routes: keys, tree heads). */
   readonly anonymous?: boolean
+  /** Send this credential instead of the stored one (a sign-in, checked before it is stored). */
+  readonly credential?: Credential
 }
 
 const errorText = async (response: Response): Promise<string> => {
@@ -40,7 +42,7 @@ const errorText = async (response: Response): Promise<string> => {
 }
 
 export const rawRequest = async (path: string, options: RequestOptions = {}): Promise<Response> => {
-  const credential = options.anonymous === true ? undefined : currentCredential()
+  const credential = options.anonymous === true ? undefined : (options.credential ?? currentCredential())
   const headers: Record<string, string> = { accept: "application/json" }
   if (credential !== undefined) Object.assign(headers, credentialHeaders(credential))
   if (options.body !== undefined) headers["content-type"] = "application/json"
@@ -50,7 +52,8 @@ export const rawRequest = async (path: string, options: RequestOptions = {}): Pr
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     ...(options.signal === undefined ? {} : { signal: options.signal })
   })
-  if (response.status === 401 && credential !== undefined) onUnauthorized()
+  // A stored credential refused: the tab signs out (a sign-in being checked has nothing to sign out of).
+  if (response.status === 401 && credential !== undefined && options.credential === undefined) onUnauthorized()
   if (!response.ok) throw new ApiError(response.status, await errorText(response))
   return response
 }

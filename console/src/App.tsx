@@ -49,8 +49,6 @@ const callerLabel = ({ caller }: CallerInfo): string => {
   switch (caller.kind) {
     case "operator":
       return "Local operator"
-    case "service":
-      return "Service role"
     case "api_key":
       return caller.role === null ? "API key" : `API key (${caller.role})`
     case "user":
@@ -68,6 +66,8 @@ export const App = () => {
   const [signedIn, setSignedIn] = useState(() => currentCredential() !== undefined)
   const [caller, setCaller] = useState<CallerState>({ _tag: "loading" })
   const [attempt, setAttempt] = useState(0)
+  /** Why a stored credential was dropped (the API refuses it for the console), shown on the sign-in page. */
+  const [refused, setRefused] = useState<string | undefined>(undefined)
   const [theme, setTheme] = useState<Theme>(initialTheme)
   useEffect(() => applyTheme(theme), [theme])
   useEffect(() => setUnauthorizedHandler(() => setSignedIn(false)), [])
@@ -77,10 +77,18 @@ export const App = () => {
     setCaller({ _tag: "loading" })
     loadCallerInfo().then(
       (info) => live && setCaller({ _tag: "ready", info }),
-      (error: unknown) =>
-        live &&
-        !(error instanceof ApiError && error.status === 401) &&
+      (error: unknown) => {
+        if (!live || (error instanceof ApiError && error.status === 401)) return
+        // A credential kept by an older console that the API now refuses here (the service-role
+        // key): forgotten at once, and the sign-in page says why.
+        if (error instanceof ApiError && error.status === 403) {
+          signOut()
+          setRefused(`Signed out: ${error.message}`)
+          setSignedIn(false)
+          return
+        }
         setCaller({ _tag: "failed", message: error instanceof Error ? error.message : String(error) })
+      }
     )
     return () => {
       live = false
@@ -88,6 +96,7 @@ export const App = () => {
   }, [signedIn, attempt])
 
   const onSignedIn = () => {
+    setRefused(undefined)
     setSignedIn(true)
     setAttempt((n) => n + 1)
   }
@@ -96,7 +105,7 @@ export const App = () => {
   const body = (() => {
     if (route.page === "signIn") return <SignInPage code={route.code} onSignedIn={onSignedIn} />
     if (!needsCredential) return <PageOf route={route} />
-    if (!signedIn) return <SignInPage onSignedIn={onSignedIn} />
+    if (!signedIn) return <SignInPage onSignedIn={onSignedIn} {...(refused === undefined ? {} : { notice: refused })} />
     if (caller._tag === "loading") return <p role="status">Loading…</p>
     if (caller._tag === "failed")
       return (

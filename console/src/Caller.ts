@@ -9,7 +9,8 @@ import { api } from "./Api.js"
 export type OrgRole = "owner" | "admin" | "member"
 
 export interface Caller {
-  readonly kind: "user" | "api_key" | "service" | "operator"
+  /** The API refuses the service-role key here (403): the console never holds it. */
+  readonly kind: "user" | "api_key" | "operator"
   readonly user_id: string | null
   readonly email: string | null
   readonly org_id: string | null
@@ -30,8 +31,8 @@ export interface CallerInfo {
   readonly orgs: ReadonlyArray<OrgSummary>
 }
 
-/** The service-role key and the local operator may do everything the API offers them. */
-export const isService = (caller: Caller): boolean => caller.kind === "service" || caller.kind === "operator"
+/** The local operator has the service-role key's rights (but the routes reserved to the key). */
+export const isService = (caller: Caller): boolean => caller.kind === "operator"
 
 /** Whether the caller may change an organization's settings (Owner or Admin there). */
 export const canManageOrg = (info: CallerInfo, orgId: string): boolean => {
@@ -49,8 +50,8 @@ interface OrgListItem {
 
 /**
  * The caller and its organizations: a user's and an organization key's from GET /v1/orgs; the
- * service-role key and the operator list no organizations of their own, so theirs are those of the
- * agents they see (GET /v1/agents carries each agent's `org_id`), read one by one.
+ * local operator lists no organizations of its own, so its are those of the agents it sees
+ * (GET /v1/agents carries each agent's `org_id`), read one by one.
  */
 export const loadCallerInfo = async (): Promise<CallerInfo> => {
   const caller = await api<Caller>("/v1/console/session")

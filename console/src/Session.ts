@@ -1,7 +1,9 @@
 /**
  * The signed-in credential: a bearer token (identity-provider JWT, impersonation or console session
- * token, the service-role key) or an API key (`cnd_…`). Kept in sessionStorage, so it leaves with the
- * tab and is never written to disk by the page; signing out forgets it.
+ * token) or an API key (`cnd_…`). Kept in sessionStorage, so it leaves with the tab and is never
+ * written to disk by the page; signing out forgets it. Never the service-role key: a credential is
+ * stored only after the API has accepted it for the console (GET /v1/console/session), which it
+ * refuses for that key (docs/console.md, "Signing in").
  */
 const KEY = "candor.credential"
 
@@ -15,6 +17,9 @@ export const currentCredential = (): Credential | undefined => {
 }
 
 export const signIn = (value: string): void => sessionStorage.setItem(KEY, value.trim())
+
+/** A credential not kept yet: checked with the API before `signIn` stores it. */
+export const credentialOf = (value: string): Credential => ({ value: value.trim() })
 
 export const signOut = (): void => sessionStorage.removeItem(KEY)
 

@@ -73,14 +73,22 @@ import { TransactionsLive } from "./handlers/Transactions.js"
 import * as AnchorRepo from "../../adapters/store/AnchorRepo.js"
 import { OnChainLive } from "./handlers/OnChain.js"
 import { ConsoleLive, ConsoleSignInLive } from "./handlers/Console.js"
+import * as ChainSendBudget from "../../adapters/chain/ChainSendBudget.js"
+import type { KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
+import { defaults } from "../Config.js"
+import { ApiKeyCaps } from "./ApiKeyCaps.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
   readonly planRates: Readonly<Record<string, number>>
   /** Larger request bodies are refused with 413. */
   readonly maxBodyBytes: number
-  /** The live stream's heartbeat, connection limit and access cache (defaults: 15 s, 10, 30 s). */
+  /** The live stream's heartbeat, connection limit, access cache and credential re-check (defaults: 15 s, 10, 30 s, 30 s). */
   readonly stream?: Partial<StreamOptions> | undefined
+  /** Live API keys per user and per organization (default: CANDOR_API_KEYS_PER_USER's and _PER_ORG's defaults). */
+  readonly apiKeyCaps?: KeyCaps | undefined
+  /** On-chain sends per organization per hour (default: CANDOR_CHAIN_SENDS_PER_HOUR's default). */
+  readonly chainSendsPerHour?: number | undefined
 }
 
 export const OPENAPI_PATH = "/v1/openapi.json"
@@ -168,6 +176,16 @@ export const layer = (options: ApiOptions) =>
   Layer.mergeAll(
     HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
       Layer.provide(Layer.merge(HandlersLive, StreamLive(options.stream))),
+      // Per-tenant limits of what costs Candor something: API keys, on-chain sends (issue 24).
+      Layer.provide(
+        Layer.merge(
+          Layer.succeed(
+            ApiKeyCaps,
+            options.apiKeyCaps ?? { perUser: defaults.apiKeysPerUser, perOrg: defaults.apiKeysPerOrg }
+          ),
+          ChainSendBudget.layer(options.chainSendsPerHour ?? defaults.chainSendsPerHour)
+        )
+      ),
       Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates }))
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),

@@ -231,10 +231,16 @@ describe("IdentityTokens", () => {
       for (const token of [noExp, noSub, unsigned]) {
         expect((yield* Effect.flip(verifier.verify(token)))._tag).toBe("InvalidToken")
       }
+      const issuedAt = now()
       const good = yield* Effect.promise(() =>
-        IdentityTokens.mintToken("s3cret", { sub: "u", email: "u@example.test" })
+        IdentityTokens.mintToken("s3cret", { sub: "u", email: "u@example.test", issuedAt, ttlSeconds: 600 })
       )
-      expect(yield* verifier.verify(good)).toStrictEqual({ sub: "u", email: "u@example.test" })
+      // `exp` is kept (in ms), so a long-lived request (the live stream) ends with the token.
+      expect(yield* verifier.verify(good)).toStrictEqual({
+        sub: "u",
+        email: "u@example.test",
+        expiresAt: (issuedAt + 600) * 1000
+      })
     })
   )
 
@@ -266,8 +272,9 @@ describe("IdentityTokens", () => {
         jwt = jwt.setExpirationTime(claims.exp ?? now() + 600)
         return Effect.promise(() => jwt.sign(privateKey))
       }
-      const good = yield* verifier.verify(yield* sign({ iss: "https://idp.example", aud: "candor" }))
-      expect(good).toStrictEqual({ sub: "idp-user", email: "e@example.test" })
+      const exp = now() + 600
+      const good = yield* verifier.verify(yield* sign({ iss: "https://idp.example", aud: "candor", exp }))
+      expect(good).toStrictEqual({ sub: "idp-user", email: "e@example.test", expiresAt: exp * 1000 })
       const wrongIss = yield* Effect.flip(verifier.verify(yield* sign({ iss: "https://evil.example", aud: "candor" })))
       expect(wrongIss.reason).toBe("token claim iss is not valid")
       const wrongAud = yield* Effect.flip(verifier.verify(yield* sign({ iss: "https://idp.example", aud: "other" })))

@@ -9,7 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import * as OperatorSignIn from "../../adapters/auth/OperatorSignIn.js"
-import { seed } from "./AgentData.js"
+import { SERVICE_KEY_IN_BROWSER } from "../../adapters/auth/CredentialAuthentication.js"
+import { SERVICE_KEY_REFUSED } from "../../src/api/handlers/Console.js"
+import { cardFor, seed } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
 let now = Date.parse("2026-11-24T12:00:00.000Z")
@@ -59,6 +61,43 @@ layer(harness({ operatorSignIn: signIn }), { timeout: "90 seconds" })("console s
     })
   )
 
+  it.effect("an operator session keeps the service-role key's rights but the routes reserved to the key", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { orgAgent, member } = api.fixtures
+      const exchanged = store.exchange(store.issueCode().code)
+      if (exchanged._tag !== "Session") return yield* Effect.dieMessage(`exchange: ${exchanged._tag}`)
+      const token = exchanged.token
+      const card = () => ({
+        card_json: cardFor(orgAgent, `card-${randomBytes(4).toString("hex")}`),
+        conscience_values: []
+      })
+      // Reserved to the key (spec: the card update and administration): refused to the browser's session.
+      const reserved: ReadonlyArray<readonly [string, string, unknown]> = [
+        ["PATCH", `/v1/agents/${orgAgent}/card`, card()],
+        ["PUT", `/v1/admin/users/${member.userId}`, { is_admin: true }],
+        ["PUT", `/v1/admin/orgs/${api.fixtures.orgId}/plan`, { plan_id: "team" }],
+        ["PUT", "/v1/admin/promos/OPERATOR", { name: "x", discount_percent: 100, discount_amount_cents: 0 }],
+        ["PUT", "/v1/admin/blog/posts/op-post", { agent_id: orgAgent, title: "t", slug: "op-post" }],
+        ["POST", "/v1/admin/impersonate", { user_id: member.userId }]
+      ]
+      for (const [method, path, body] of reserved) {
+        const res = yield* api.call(method, path, { token, body })
+        expect(res.status, `${method} ${path}`).toBe(403)
+        expect(Object.keys(res.body)).toEqual(["error"])
+      }
+      // The key itself still may.
+      expect(
+        (yield* api.call("PATCH", `/v1/agents/${orgAgent}/card`, { token: api.serviceRoleKey, body: card() })).status
+      ).toBe(200)
+      // Everything else of the key's rights stays: every agent, containment, the enforcement mode.
+      expect((yield* api.call("GET", "/v1/agents", { token })).status).toBe(200)
+      expect(
+        (yield* api.call("PUT", `/v1/agents/${orgAgent}/enforcement`, { token, body: { mode: "nudge" } })).status
+      ).toBe(200)
+    })
+  )
+
   it.effect("bad bodies are 400; failed exchanges are throttled (429, Retry-After) without burning the code", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
@@ -95,7 +134,26 @@ layer(harness(), { timeout: "90 seconds" })("console routes elsewhere", (it) => 
     })
   )
 
-  it.effect("GET /v1/console/session describes users, API keys, the service-role key and impersonation", () =>
+  it.effect(
+    "the console refuses the service-role key (403, saying why); a browser's request with it is refused anywhere",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const refused = yield* api.call("GET", "/v1/console/session", { token: api.serviceRoleKey })
+        expect(refused).toMatchObject({ status: 403, body: { error: SERVICE_KEY_REFUSED } })
+        expect(Object.keys(refused.body)).toEqual(["error"])
+        // A browser marks its requests with fetch metadata; servers' clients do not.
+        const browser = { "sec-fetch-site": "same-origin", "sec-fetch-mode": "cors" }
+        const fromPage = yield* api.call("GET", "/v1/agents", { token: api.serviceRoleKey, headers: browser })
+        expect(fromPage).toMatchObject({ status: 403, body: { error: SERVICE_KEY_IN_BROWSER } })
+        // The same key from a server's client still works; a user's token from a browser too.
+        expect((yield* api.call("GET", "/v1/agents", { token: api.serviceRoleKey })).status).toBe(200)
+        const member = api.fixtures.member.token
+        expect((yield* api.call("GET", "/v1/console/session", { token: member, headers: browser })).status).toBe(200)
+      })
+  )
+
+  it.effect("GET /v1/console/session describes users, API keys and impersonation", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
       const { orgId, owner, member } = api.fixtures
@@ -112,7 +170,6 @@ layer(harness(), { timeout: "90 seconds" })("console routes elsewhere", (it) => 
       })
       const key = yield* api.createApiKey(owner.userId, { orgId, role: "admin" })
       expect(yield* whoami({ apiKey: key })).toMatchObject({ kind: "api_key", org_id: orgId, role: "admin" })
-      expect(yield* whoami({ token: api.serviceRoleKey })).toMatchObject({ kind: "service", expires_at: null })
       const started = yield* api.call("POST", "/v1/admin/impersonate", {
         token: api.serviceRoleKey,
         body: { user_id: member.userId }

@@ -22,12 +22,13 @@ import { newEnvelope } from "../../core/Events.js"
 import { fanOutEvent } from "../../streams/WebhookFanOut.js"
 import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../core/Governance.js"
 import { CandorApi } from "../../src/api/Api.js"
+import { makeOperatorSignIn, OperatorSignIn } from "../../adapters/auth/OperatorSignIn.js"
 import { cardFor, seed } from "./AgentData.js"
 import * as Harness from "./Support.js"
 import { ApiHarness } from "./Support.js"
 
-type Caller = "member" | "otherOrg" | "memberKey" | "service"
-const CALLERS: ReadonlyArray<Caller> = ["member", "otherOrg", "memberKey", "service"]
+type Caller = "member" | "otherOrg" | "memberKey" | "service" | "operator"
+const CALLERS: ReadonlyArray<Caller> = ["member", "otherOrg", "memberKey", "service", "operator"]
 
 interface Target {
   readonly path: string
@@ -44,8 +45,13 @@ interface Row {
     never,
     ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog | WebhookRepo
   >
-  /** Callers that must succeed (2xx); every other one must get 403 or 404. */
+  /**
+   * Callers that must succeed (2xx); every other one must get 403 or 404. The console operator
+   * session (`cos_`) has the service-role key's rights unless `operator` says otherwise.
+   */
   readonly allowed: ReadonlyArray<Caller>
+  /** The operator session, when it differs from the service-role key (the routes reserved to the key). */
+  readonly operator?: boolean
   /** The intended caller, which must succeed too. */
   readonly intended: "owner" | "admin" | "member" | "service"
   /** A stream that never ends: only the status and headers of a success are read. */
@@ -484,6 +490,8 @@ const ROWS: ReadonlyArray<Row> = [
       return { path: "/v1/admin/impersonate", body: { user_id: (yield* api.freshUser).userId } }
     }),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
@@ -494,6 +502,8 @@ const ROWS: ReadonlyArray<Row> = [
       return { path: `/v1/admin/users/${(yield* api.freshUser).userId}`, body: { plan_id: "team" } }
     }),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
@@ -501,6 +511,8 @@ const ROWS: ReadonlyArray<Row> = [
     route: "/v1/admin/orgs/:org_id/plan",
     target: Effect.map(freshOrg, (orgId) => ({ path: `/v1/admin/orgs/${orgId}/plan`, body: { plan_id: "team" } })),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
@@ -511,6 +523,8 @@ const ROWS: ReadonlyArray<Row> = [
       () => ({ name: "s", discount_percent: 5, discount_amount_cents: 0 })
     ),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
@@ -521,6 +535,8 @@ const ROWS: ReadonlyArray<Row> = [
       (f) => ({ agent_id: f.orgAgent, title: "t", slug: `s-${randomUUID().slice(0, 8)}` })
     ),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
@@ -650,8 +666,10 @@ const ROWS: ReadonlyArray<Row> = [
       (f) => `/v1/agents/${f.orgAgent}/card`,
       (f) => ({ card_json: cardFor(f.orgAgent, `card-${randomUUID().slice(0, 8)}`), conscience_values: [] })
     ),
-    // Service-role key only (docs/api.md, "PATCH /v1/agents/{agent_id}/card"): even the owner is refused.
+    // Service-role key only (docs/api.md, "PATCH /v1/agents/{agent_id}/card"): even the owner is refused,
+    // and the console's operator session (it keeps the key's rights but the routes reserved to it).
     allowed: ["service"],
+    operator: false,
     intended: "service"
   },
   // ---- webhook endpoints ----
@@ -1039,13 +1057,14 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["member", "memberKey", "service"],
     intended: "member"
   },
-  // ---- team intelligence: members of the organization read (nothing is stored) ----
+  // ---- team intelligence: members of the organization read (nothing is stored); the forecast, which
+  // may call a model (ANALYSIS_MODEL), needs Admin ----
   ...(["/v1/teams/fault-lines", "/v1/teams/forecast", "/v1/teams/recommend-policy"] as const).map((route): Row => ({
     method: "POST",
     route,
     target: Effect.map(freshTeam(true), (team) => ({ path: route, body: { team_id: team.path.split("/").pop() } })),
-    allowed: ["member", "memberKey", "service"],
-    intended: "member"
+    allowed: route === "/v1/teams/forecast" ? ["service"] : ["member", "memberKey", "service"],
+    intended: route === "/v1/teams/forecast" ? "admin" : "member"
   })),
   // ---- the live alert stream: any credential; filters for what the caller may not read are 404 ----
   {
@@ -1317,12 +1336,14 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["member", "memberKey", "service"],
     intended: "member"
   },
-  // ---- the console: any credential reads who it is (the operator code exchange is public, test/api/Console.test.ts) ----
+  // ---- the console: any credential reads who it is but the service-role key, which must never reach a
+  // browser (the operator code exchange is public, test/api/Console.test.ts) ----
   {
     method: "GET",
     route: "/v1/console/session",
     target: fixed(() => "/v1/console/session"),
-    allowed: ALL,
+    allowed: ["member", "otherOrg", "memberKey"],
+    operator: true,
     intended: "member"
   }
 ]
@@ -1330,19 +1351,41 @@ const ROWS: ReadonlyArray<Row> = [
 /** Routes outside the table: public (verification) or tested on their own (impersonation sessions below). */
 const ELSEWHERE = new Set(["GET /v1/admin/impersonation/:session_id", "POST /v1/admin/impersonation/:session_id/end"])
 
+/** The local operator's console session (`cos_…`), as the embedded default's sign-in link gives it. */
+const operatorSignIn = makeOperatorSignIn()
+const operatorToken = (() => {
+  const session = operatorSignIn.exchange(operatorSignIn.issueCode().code)
+  if (session._tag !== "Session") throw new Error(`operator sign-in: ${session._tag}`)
+  return session.token
+})()
+
+const mayCall = (row: Row, caller: Caller): boolean =>
+  caller === "operator" ? (row.operator ?? row.allowed.includes("service")) : row.allowed.includes(caller)
+
 const credentials = (api: ApiHarness["Type"], memberKey: string) => ({
   member: { token: api.fixtures.member.token },
   otherOrg: { token: api.fixtures.userB.token },
   memberKey: { apiKey: memberKey },
   service: { token: api.serviceRoleKey },
+  operator: { token: operatorToken },
   owner: { token: api.fixtures.owner.token },
   admin: { token: api.fixtures.admin.token }
 })
 
 // Webhook receivers on 127.0.0.1 (CANDOR_WEBHOOK_ALLOW_PRIVATE on), and anchoring on the in-process chain.
-layer(Layer.merge(Harness.layer({ webhookAllowPrivate: true, chain: anchorChainLayer }), anchorChainLayer), {
-  timeout: "120 seconds"
-})("security", (it) => {
+layer(
+  Layer.merge(
+    Harness.layer({
+      webhookAllowPrivate: true,
+      chain: anchorChainLayer,
+      operatorSignIn: Layer.succeed(OperatorSignIn, operatorSignIn)
+    }),
+    anchorChainLayer
+  ),
+  {
+    timeout: "120 seconds"
+  }
+)("security", (it) => {
   it.effect("the table covers every authenticated route of the API", () =>
     Effect.sync(() => {
       const inTable = new Set(ROWS.map((row) => `${row.method} ${row.route}`))
@@ -1378,7 +1421,7 @@ layer(Layer.merge(Harness.layer({ webhookAllowPrivate: true, chain: anchorChainL
             headersOnly: row.headersOnly
           })
           const label = `${row.method} ${target.path} as ${caller}: ${JSON.stringify(res.body)}`
-          if (row.allowed.includes(caller)) {
+          if (mayCall(row, caller)) {
             expect(res.status, label).toBeGreaterThanOrEqual(200)
             expect(res.status, label).toBeLessThan(300)
           } else {

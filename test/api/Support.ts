@@ -49,7 +49,7 @@ import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { keyHashOf } from "../../adapters/providers/Identity.js"
-import { CredentialRepo } from "../../adapters/store/identity/CredentialRepo.js"
+import { CredentialRepo, type KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as PgliteClient from "../../adapters/store/PgliteClient.js"
@@ -309,6 +309,10 @@ export interface HarnessOptions {
   readonly chain?: Layer.Layer<AnchorChain>
   /** The local operator's console sign-in (embedded default only; default: absent). */
   readonly operatorSignIn?: Layer.Layer<OperatorSignIn>
+  /** Live API keys per user and organization (default: too many to meet, so tests that are not about caps never do). */
+  readonly apiKeyCaps?: KeyCaps
+  /** On-chain sends per organization per hour (default: too many to meet). */
+  readonly chainSendsPerHour?: number
 }
 
 /**
@@ -348,7 +352,9 @@ export const layer = (options: HarnessOptions = {}) => {
   const api = ApiLive.layer({
     planRates: options.planRates ?? TEST_PLAN_RATES,
     maxBodyBytes: options.maxBodyBytes ?? ApiLive.DEFAULT_MAX_BODY_BYTES,
-    stream: options.stream
+    stream: options.stream,
+    apiKeyCaps: options.apiKeyCaps ?? { perUser: 1_000_000, perOrg: 1_000_000 },
+    chainSendsPerHour: options.chainSendsPerHour ?? 1_000_000
   }).pipe(Layer.provide(options.forecastNarrator ?? Layer.empty))
   // The same routes as `candor serve --role api`: the API, health (store check), metrics.
   const readiness = Layer.effect(

@@ -48,7 +48,7 @@ layer(harness({ forecastNarrator: narrator }), { timeout: "120 seconds" })("fore
     const api = yield* ApiHarness
     const { teamId } = yield* freshTeam
     const res = yield* api.call("POST", "/v1/teams/forecast", {
-      token: api.fixtures.member.token,
+      token: api.fixtures.admin.token,
       body: { team_id: teamId }
     })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -82,6 +82,28 @@ layer(harness({ forecastNarrator: narrator }), { timeout: "120 seconds" })("fore
       const prompt = JSON.parse(sent.body.messages[0].content)
       expect(prompt.failure_modes).toEqual(body.failure_modes)
       expect(prompt.method).toBeUndefined()
+    })
+  )
+
+  it.effect("a Member, or a member-role key, is refused (403) before any model call; an admin-role key is served", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { owner, member } = api.fixtures
+      const { orgId, teamId } = yield* freshTeam
+      fake.answer = anthropicText('{"narrative": "n"}')
+      const before = fake.requests.length
+      const memberKey = yield* api.createApiKey(owner.userId, { orgId, role: "member" })
+      for (const who of [{ token: member.token }, { apiKey: memberKey }]) {
+        const res = yield* api.call("POST", "/v1/teams/forecast", { ...who, body: { team_id: teamId } })
+        expect(res.status).toBe(403)
+        expect(Object.keys(res.body)).toEqual(["error"])
+        expect(res.body.error).toContain("may call a model")
+      }
+      expect(fake.requests.length).toBe(before)
+      const adminKey = yield* api.createApiKey(owner.userId, { orgId, role: "admin" })
+      const served = yield* api.call("POST", "/v1/teams/forecast", { apiKey: adminKey, body: { team_id: teamId } })
+      expect(served).toMatchObject({ status: 200, body: { method: "model" } })
+      expect(fake.requests.length).toBe(before + 1)
     })
   )
 

@@ -151,7 +151,9 @@ export const teamIntelligenceCases = (it: Vitest.MethodsNonLive<Layer.Layer.Succ
           traces: [trace(b, "search", "fail", new Date(now - 40 * DAY)), trace(b, "read_file", "pass")]
         })
         yield* record(c, {})
-        const res = yield* post("forecast", { team_id: teamId })
+        const api = yield* ApiHarness
+        const admin = api.fixtures.admin.token
+        const res = yield* post("forecast", { team_id: teamId }, admin)
         expect(res.status, JSON.stringify(res.body)).toBe(200)
         const body = Schema.decodeUnknownSync(TeamForecast)(res.body)
         expect(body).toMatchObject({
@@ -178,7 +180,7 @@ export const teamIntelligenceCases = (it: Vitest.MethodsNonLive<Layer.Layer.Succ
           coordination_deadlock: 0.2, // .3·.6667
           trust_erosion: 0.1483 // .4·.3333 + .3·.05
         })
-        const again = yield* post("forecast", { team_id: teamId })
+        const again = yield* post("forecast", { team_id: teamId }, admin)
         expect({ ...again.body, computed_at: null }).toEqual({ ...res.body, computed_at: null })
       })
   )
@@ -230,30 +232,39 @@ export const teamIntelligenceCases = (it: Vitest.MethodsNonLive<Layer.Layer.Succ
     })
   )
 
-  it.effect("every member of the organization reads; another organization's user gets 404; no credential 401", () =>
-    Effect.gen(function* () {
-      const api = yield* ApiHarness
-      const { teamId } = yield* freshTeam
-      for (const route of ["fault-lines", "forecast", "recommend-policy"]) {
-        for (const who of [api.fixtures.owner, api.fixtures.admin, api.fixtures.member])
-          expect((yield* post(route, { team_id: teamId }, who.token)).status).toBe(200)
-        const outsider = yield* post(route, { team_id: teamId }, api.fixtures.userB.token)
-        expect(outsider.status).toBe(404)
-        expect(outsider.body.error).toContain(teamId)
-        const unknown = yield* post(route, { team_id: `team-${randomUUID()}` })
-        expect(unknown.status).toBe(404)
-        expect(Object.keys(unknown.body)).toEqual(["error"])
-        const anonymous = yield* api.call("POST", `/v1/teams/${route}`, { body: { team_id: teamId } })
-        expect(anonymous.status).toBe(401)
-      }
-    })
+  it.effect(
+    "every member of the organization reads (the forecast: Admin and up); another organization's user gets 404; no credential 401",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const { teamId } = yield* freshTeam
+        for (const route of ["fault-lines", "forecast", "recommend-policy"]) {
+          for (const who of [api.fixtures.owner, api.fixtures.admin, api.fixtures.member]) {
+            const res = yield* post(route, { team_id: teamId }, who.token)
+            // The forecast may call a model (ANALYSIS_MODEL): a Member may not make Candor spend on one.
+            if (route === "forecast" && who === api.fixtures.member) {
+              expect(res.status).toBe(403)
+              expect(res.body.error).toContain("admin role")
+            } else expect(res.status).toBe(200)
+          }
+          const outsider = yield* post(route, { team_id: teamId }, api.fixtures.userB.token)
+          expect(outsider.status).toBe(404)
+          expect(outsider.body.error).toContain(teamId)
+          const unknown = yield* post(route, { team_id: `team-${randomUUID()}` }, api.fixtures.admin.token)
+          expect(unknown.status).toBe(404)
+          expect(Object.keys(unknown.body)).toEqual(["error"])
+          const anonymous = yield* api.call("POST", `/v1/teams/${route}`, { body: { team_id: teamId } })
+          expect(anonymous.status).toBe(401)
+        }
+      })
   )
 
   it.effect("400 naming team_id: missing, not a string, not an id", () =>
     Effect.gen(function* () {
+      const admin = (yield* ApiHarness).fixtures.admin.token
       for (const route of ["fault-lines", "forecast", "recommend-policy"]) {
         for (const body of [{}, { team_id: 7 }, { team_id: "no spaces allowed" }]) {
-          const res = yield* post(route, body)
+          const res = yield* post(route, body, admin)
           expect(res.status, JSON.stringify(res.body)).toBe(400)
           expect(res.body.error).toContain("team_id")
         }

@@ -8,6 +8,7 @@
  *   event arrives in the live feed and the gateway refuses its next request;
  * - the feed survives cut connections without a gap: every containment event made while the proxy
  *   drops the stream is shown exactly once;
+ * - the service-role key is refused at sign-in (the page says why, sessionStorage keeps nothing);
  * - keyboard navigation (skip link, visible focus, nav by keyboard), a 390 px window without
  *   horizontal scrolling, webhooks (a secret shown once), both themes. Screenshots go to
  *   test-artifacts/console/.
@@ -246,11 +247,27 @@ layer(Layer.empty, { timeout: "240 seconds", excludeTestServices: true })("the c
             await again.keyboard.press("Enter")
             await again.getByRole("heading", { name: "Live feed" }).waitFor()
 
-            // A narrow window: no horizontal scrolling of the page.
+            // The service-role key is refused, the page says why, and the tab keeps nothing (it must never
+            // reach a browser).
             const narrow = await browser.page(390, 844)
             await narrow.goto(viaProxy.replace(/#.*/, "#/fleet"))
             await narrow.getByLabel("Token or API key").fill(SERVICE_ROLE_KEY)
             await narrow.getByRole("button", { name: "Sign in" }).click()
+            const why = await narrow.getByRole("alert").innerText()
+            expect(why).toContain("service-role key")
+            expect(why).toContain("must never reach")
+            const kept = () => narrow.evaluate(() => (globalThis as any).sessionStorage.getItem("candor.credential"))
+            expect(await kept()).toBeNull()
+            expect(await narrow.getByText("The service-role key is not accepted").count()).toBe(1)
+
+            // A narrow window: no horizontal scrolling of the page (signed in with the operator's session).
+            const operatorSession = await page.evaluate(() =>
+              (globalThis as any).sessionStorage.getItem("candor.credential")
+            )
+            expect(operatorSession).toMatch(/^cos_/)
+            await narrow.getByLabel("Token or API key").fill(operatorSession!)
+            await narrow.getByRole("button", { name: "Sign in" }).click()
+            expect(await kept()).toBe(operatorSession)
             await narrow.locator(`tr[data-agent="${agentId}"]`).waitFor()
             expect(
               await narrow.evaluate(() => (globalThis as unknown as Dom).document.documentElement.scrollWidth)

@@ -165,7 +165,10 @@ describe("config", () => {
       "CANDOR_CHAIN_RPC_URL",
       "CANDOR_CHAIN_PRIVATE_KEY",
       "CANDOR_CHAIN_CONTRACT",
-      "CANDOR_CHAIN_ANCHOR_INTERVAL"
+      "CANDOR_CHAIN_ANCHOR_INTERVAL",
+      "CANDOR_CHAIN_SENDS_PER_HOUR",
+      "CANDOR_API_KEYS_PER_USER",
+      "CANDOR_API_KEYS_PER_ORG"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
   })

@@ -4,11 +4,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { OrgRole } from "../../../core/schema/Organization.js"
-import { type Columns, fromRow, toIso } from "../Rows.js"
+import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
 import { StoreError, storeError } from "../Store.js"
+import { transaction } from "../Transaction.js"
 
 export interface ApiKey {
   readonly key_id: string
@@ -24,6 +26,24 @@ export interface ApiKey {
   readonly revoked_at: string | null
 }
 
+/** A live key as authentication reads it: with its creator's role in the key's organization now. */
+export interface KeyWithCreator extends ApiKey {
+  /** The creator's current role in `org_id` (null: not a member any more, or a personal key). */
+  readonly creator_role: OrgRole | null
+}
+
+/** How many live (unrevoked) keys a user, and an organization, may hold; creation beyond is refused. */
+export interface KeyCaps {
+  readonly perUser: number
+  readonly perOrg: number
+}
+
+/** Creating the key would pass a cap of `KeyCaps` (revoked keys do not count). */
+export class KeyCapReached extends Data.TaggedError("KeyCapReached")<{
+  readonly scope: "user" | "organization"
+  readonly limit: number
+}> {}
+
 export interface ImpersonationSession {
   readonly session_id: string
   readonly admin_user_id: string
@@ -37,13 +57,28 @@ export interface ImpersonationSession {
 export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/CredentialRepo")<
   CredentialRepo,
   {
+    /**
+     * With `caps`, the creator's and the organization's live keys are counted under a lock on their
+     * rows (users, orgs), so concurrent creations cannot pass a cap together.
+     */
     readonly createKey: (
       key: Omit<ApiKey, "created_at" | "last_used_at" | "revoked_at"> & {
         readonly key_hash: string
-      }
-    ) => Effect.Effect<ApiKey, StoreError>
-    /** The unrevoked key with this hash. */
-    readonly keyByHash: (keyHash: string) => Effect.Effect<ApiKey | undefined, StoreError>
+      },
+      caps?: KeyCaps
+    ) => Effect.Effect<ApiKey, StoreError | KeyCapReached>
+    /** The unrevoked key with this hash, with its creator's current role in the key's organization. */
+    readonly keyByHash: (keyHash: string) => Effect.Effect<KeyWithCreator | undefined, StoreError>
+    /**
+     * Revokes `userId`'s live keys of `orgId` whose role is above `role` (all of them when
+     * `role` is undefined: the user left); returns how many. Called when a member is removed or
+     * demoted, so the keys they made stay dead if the role comes back.
+     */
+    readonly revokeKeysAbove: (
+      orgId: string,
+      userId: string,
+      role: OrgRole | undefined
+    ) => Effect.Effect<number, StoreError>
     readonly getKey: (keyId: string) => Effect.Effect<ApiKey | undefined, StoreError>
     /** Keys of a user (personal) or of an organization, newest first, revoked ones included. */
     readonly keysOf: (
@@ -95,30 +130,73 @@ const sessionOf = fromRow(
   })
 )
 
+const keyWithCreatorOf = fromRow(
+  (row: Columns<KeyWithCreator, "created_at" | "last_used_at" | "revoked_at">): KeyWithCreator => ({
+    ...keyOf(row),
+    creator_role: row.creator_role ?? null
+  })
+)
+
+const RANK: Record<OrgRole, number> = { owner: 3, admin: 2, member: 1 }
+
 const first =
   <A>(of: (row: unknown) => A) =>
   (rows: ReadonlyArray<unknown>): A | undefined =>
     rows[0] === undefined ? undefined : of(rows[0])
 
 const KEY_COLUMNS = "key_id, name, prefix, user_id, org_id, role, created_at, last_used_at, revoked_at"
+/** The same, of `api_keys k` (joined with the creator's membership). */
+const QUALIFIED_KEY_COLUMNS = KEY_COLUMNS.split(", ")
+  .map((column) => `k.${column}`)
+  .join(", ")
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const keyColumns = sql.unsafe(KEY_COLUMNS)
 
   return CredentialRepo.of({
-    createKey: (key) =>
-      sql`insert into api_keys (key_id, key_hash, name, prefix, user_id, org_id, role)
+    createKey: (key, caps) => {
+      const insert = sql`insert into api_keys (key_id, key_hash, name, prefix, user_id, org_id, role)
           values (${key.key_id}, ${key.key_hash}, ${key.name}, ${key.prefix}, ${key.user_id}, ${key.org_id}, ${key.role})
-          returning ${keyColumns}`.pipe(
-        Effect.map((rows) => keyOf(rows[0])),
-        storeError("createKey")
-      ),
+          returning ${keyColumns}`.pipe(Effect.map((rows) => keyOf(rows[0])))
+      if (caps === undefined) return insert.pipe(storeError("createKey"))
+      const live = (rows: ReadonlyArray<{ readonly n?: unknown }>) => toCount(rows[0]?.n)
+      return transaction(
+        sql,
+        Effect.gen(function* () {
+          // The rows locked first, in one order (user, then organization), so two creations wait in turn.
+          yield* sql`select user_id from users where user_id = ${key.user_id} for update`
+          if (key.org_id !== null) yield* sql`select org_id from orgs where org_id = ${key.org_id} for update`
+          const mine = live(
+            yield* sql`select count(*) as n from api_keys where user_id = ${key.user_id} and revoked_at is null`
+          )
+          if (mine >= caps.perUser) return yield* new KeyCapReached({ scope: "user", limit: caps.perUser })
+          if (key.org_id !== null) {
+            const theirs = live(
+              yield* sql`select count(*) as n from api_keys where org_id = ${key.org_id} and revoked_at is null`
+            )
+            if (theirs >= caps.perOrg) return yield* new KeyCapReached({ scope: "organization", limit: caps.perOrg })
+          }
+          return yield* insert
+        })
+      ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "createKey", cause }))))
+    },
 
     keyByHash: (keyHash) =>
-      sql`select ${keyColumns} from api_keys where key_hash = ${keyHash} and revoked_at is null`.pipe(
-        Effect.map(first(keyOf)),
+      sql`select ${sql.unsafe(QUALIFIED_KEY_COLUMNS)}, m.role as creator_role
+          from api_keys k left join org_members m on m.org_id = k.org_id and m.user_id = k.user_id
+          where k.key_hash = ${keyHash} and k.revoked_at is null`.pipe(
+        Effect.map(first(keyWithCreatorOf)),
         storeError("keyByHash")
+      ),
+
+    revokeKeysAbove: (orgId, userId, role) =>
+      sql`update api_keys set revoked_at = now()
+          where org_id = ${orgId} and user_id = ${userId} and revoked_at is null
+            and (case role when 'owner' then 3 when 'admin' then 2 else 1 end) > ${role === undefined ? 0 : RANK[role]}
+          returning key_id`.pipe(
+        Effect.map((rows) => rows.length),
+        storeError("revokeKeysAbove")
       ),
 
     getKey: (keyId) =>

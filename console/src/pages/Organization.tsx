@@ -1,7 +1,7 @@
 /**
  * An organization's settings: its conscience values (the layer between the defaults and each agent's
  * own values, docs/api.md "Organization conscience values"), their order, mode and switch, and the
- * change log. Members read; Owners and Admins (and the service-role key, the local operator) change
+ * change log. Members read; Owners and Admins (and the local operator) change
  * them and read the log, so other callers get no write controls.
  */
 import { useEffect, useState } from "preact/hooks"
@@ -302,10 +302,7 @@ export const OrganizationPage = () => {
       {info.orgs.length === 0 ? (
         <p class="notice">
           This credential belongs to no organization
-          {info.caller.kind === "operator" || info.caller.kind === "service"
-            ? ", and none of the agents it sees is claimed into one"
-            : ""}
-          .
+          {info.caller.kind === "operator" ? ", and none of the agents it sees is claimed into one" : ""}.
         </p>
       ) : (
         <label>

@@ -1,22 +1,34 @@
 /**
- * Signing in: paste a token (identity-provider JWT, impersonation token, the service-role key) or an
- * API key (`cnd_…`); or open the one-time link `candor serve` prints on the embedded default, whose
- * code is exchanged at once for an operator session (docs/console.md). The link leaves no trace in
- * the tab's history: the route is replaced before anything else is shown.
+ * Signing in: paste a token (identity-provider JWT, impersonation token) or an API key (`cnd_…`); or
+ * open the one-time link `candor serve` prints on the embedded default, whose code is exchanged at
+ * once for an operator session (docs/console.md). The link leaves no trace in the tab's history: the
+ * route is replaced before anything else is shown.
+ *
+ * A pasted credential is stored only once the API has accepted it for the console: the service-role
+ * key is refused there (403, it must never reach a browser), so it is never kept in this tab.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, ApiError } from "../Api.js"
 import { replaceRoute } from "../Router.js"
-import { signIn, signOut } from "../Session.js"
+import { credentialOf, signIn } from "../Session.js"
 
 interface OperatorSession {
   readonly token: string
   readonly expires_at: string
 }
 
-export const SignInPage = ({ onSignedIn, code }: { readonly onSignedIn: () => void; readonly code?: string }) => {
+export const SignInPage = ({
+  onSignedIn,
+  code,
+  notice
+}: {
+  readonly onSignedIn: () => void
+  readonly code?: string
+  /** Why the tab was signed out, when it was (a stored credential the API now refuses). */
+  readonly notice?: string
+}) => {
   const [value, setValue] = useState("")
-  const [error, setError] = useState<string | undefined>(undefined)
+  const [error, setError] = useState<string | undefined>(notice)
   const [busy, setBusy] = useState(code !== undefined)
   const field = useRef<HTMLInputElement>(null)
 
@@ -50,14 +62,21 @@ export const SignInPage = ({ onSignedIn, code }: { readonly onSignedIn: () => vo
     event.preventDefault()
     setError(undefined)
     setBusy(true)
-    signIn(value)
     try {
-      await api("/v1/console/session")
+      // Checked before it is kept: a credential the console refuses (the service-role key) never
+      // reaches sessionStorage.
+      await api("/v1/console/session", { credential: credentialOf(value) })
+      signIn(value)
       onSignedIn()
       if (code !== undefined) replaceRoute({ page: "fleet" })
     } catch (failure) {
-      signOut()
-      setError(failure instanceof Error ? failure.message : String(failure))
+      setError(
+        failure instanceof ApiError && failure.status === 403
+          ? `Not accepted: ${failure.message}`
+          : failure instanceof Error
+            ? failure.message
+            : String(failure)
+      )
     } finally {
       setBusy(false)
     }
@@ -81,9 +100,10 @@ export const SignInPage = ({ onSignedIn, code }: { readonly onSignedIn: () => vo
           required
         />
         <p id="credential-help" class="muted">
-          A bearer token (your identity provider's, or one from <code>candor token</code>), the service-role key, or an
-          API key (<code>cnd_…</code>). It stays in this tab only and is forgotten when you sign out or close it. On a
-          local <code>candor serve</code>, open the one-time link it printed instead.
+          A bearer token (your identity provider's, or one from <code>candor token</code>) or an API key (
+          <code>cnd_…</code>). It stays in this tab only and is forgotten when you sign out or close it. On a local{" "}
+          <code>candor serve</code>, open the one-time link it printed instead. The service-role key is not accepted: it
+          must never reach a browser.
         </p>
         <button type="submit" class="primary" disabled={busy}>
           Sign in

@@ -2,7 +2,7 @@
  * Webhook endpoints of an organization or of one agent (docs/webhooks.md): list, create, enable or
  * disable, test, rotate the secret, delete, and the deliveries with redelivery. A signing secret is
  * shown once, when created or rotated. Managing webhooks needs Owner or Admin (an agent outside any
- * organization: its owner; the service-role key and the local operator: everything), so other
+ * organization: its owner; the local operator: everything), so other
  * callers see why the page is empty instead of controls that would fail.
  */
 import { useEffect, useState } from "preact/hooks"

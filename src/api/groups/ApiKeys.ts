@@ -8,7 +8,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
-import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { BadRequest, Conflict, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
 import { OrgRole } from "../../../core/schema/Organization.js"
 
@@ -59,5 +59,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .addError(BadRequest)
   .addError(Forbidden)
   .addError(NotFound)
+  // Creation past the live keys a user or an organization may hold.
+  .addError(Conflict)
   .addError(InternalError)
   .middleware(Authentication) {}

@@ -8,7 +8,14 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
-import { BadRequest, InternalError, NotFound, TooManyRequests, Unauthorized } from "../../../adapters/http/ApiErrors.js"
+import {
+  BadRequest,
+  Forbidden,
+  InternalError,
+  NotFound,
+  TooManyRequests,
+  Unauthorized
+} from "../../../adapters/http/ApiErrors.js"
 import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
 
 export const OperatorCode = Schema.Struct({
@@ -27,8 +34,9 @@ export const OperatorSession = Schema.Struct({
 const Role = Schema.Literal("owner", "admin", "member")
 
 export const ConsoleCaller = Schema.Struct({
-  kind: Schema.Literal("user", "api_key", "service", "operator").annotations({
-    description: "operator: the local operator's console session (the service-role key's rights)"
+  kind: Schema.Literal("user", "api_key", "operator").annotations({
+    description:
+      "operator: the local operator's console session (the service-role key's rights but the routes reserved to the key). The service-role key itself is refused (403): it must never reach a browser"
   }),
   user_id: Schema.NullOr(Identifier),
   email: Schema.NullOr(Schema.String),
@@ -52,5 +60,7 @@ export class ConsoleSignInApi extends HttpApiGroup.make("consoleSignIn").add(
 
 export class ConsoleApi extends HttpApiGroup.make("console")
   .add(HttpApiEndpoint.get("consoleCaller", "/console/session").addSuccess(ConsoleCaller))
+  // The service-role key: the console never holds it.
+  .addError(Forbidden)
   .addError(InternalError)
   .middleware(Authentication) {}

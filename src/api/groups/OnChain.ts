@@ -5,12 +5,20 @@
  * Admin of its organization, or an organization key of that role, or the service-role key); reads
  * need read access to every agent of the anchor (any member). An agent or anchor the caller may not
  * read is 404. With anchoring off (CANDOR_CHAIN_* unset) the routes that touch the chain answer 503.
+ * Sends are limited per organization (CANDOR_CHAIN_SENDS_PER_HOUR): 429 with Retry-After.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
-import { BadRequest, Forbidden, InternalError, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
+import {
+  BadRequest,
+  Forbidden,
+  InternalError,
+  NotFound,
+  ServiceUnavailable,
+  TooManyRequests
+} from "../../../adapters/http/ApiErrors.js"
 import { AgentId } from "../../../core/schema/Ids.js"
 import {
   AnchorHistory,
@@ -63,5 +71,7 @@ export class OnChainApi extends HttpApiGroup.make("onChain")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(ServiceUnavailable)
+  // Over the organization's on-chain sends (CANDOR_CHAIN_SENDS_PER_HOUR), with Retry-After.
+  .addError(TooManyRequests)
   .addError(InternalError)
   .middleware(Authentication) {}

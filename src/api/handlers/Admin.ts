@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { Accounts } from "../../../adapters/auth/Accounts.js"
 import { IMPERSONATION_TOKEN_PREFIX } from "../../../adapters/auth/CredentialAuthentication.js"
-import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
+import { CurrentPrincipal, isServiceRoleKey, type Principal } from "../../../adapters/auth/Principal.js"
 import { generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
@@ -23,10 +23,13 @@ export const IMPERSONATION_TTL_MS = 3_600_000
 
 const SERVICE_ACTOR = "service-role"
 
-/** A platform admin (a user token of a user flagged admin) or the service-role key; returns who acts. */
+/**
+ * A platform admin (a user token of a user flagged admin) or the service-role key itself (not a
+ * console operator session: administration is reserved to the key); returns who acts.
+ */
 const platformAdmin = Effect.gen(function* () {
   const principal = yield* CurrentPrincipal
-  if (principal.kind === "service") return SERVICE_ACTOR
+  if (isServiceRoleKey(principal)) return SERVICE_ACTOR
   if (principal.kind === "user" && principal.impersonation === undefined) {
     const user = yield* (yield* IdentityRepo).getUser(principal.userId)
     if (user?.is_admin === true) return principal.userId

@@ -1,7 +1,9 @@
 /**
  * API keys: personal keys are managed by their user (with a user token); organization keys by the
  * organization's Admins and Owner, with a role at most the creator's. The secret is returned only
- * by create and rotate.
+ * by create and rotate. Live keys are capped per user and per organization (409 beyond, ../ApiKeyCaps.ts);
+ * an organization key stops when its creator loses the role it was created under
+ * (adapters/auth/CredentialLiveness.ts), and Orgs.ts revokes such keys when it removes or demotes.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -10,9 +12,10 @@ import { atLeast } from "../../../adapters/auth/IdentityAccessControl.js"
 import { API_KEY_PREFIX } from "../../../adapters/auth/CredentialAuthentication.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { displayPrefix, generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
-import { Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { Conflict, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { type ApiKey, CredentialRepo } from "../../../adapters/store/identity/CredentialRepo.js"
 import { CandorApi } from "../Api.js"
+import { ApiKeyCaps } from "../ApiKeyCaps.js"
 import { internal, requireOrgRole, requireWrite } from "./Access.js"
 
 /** Keys are managed with a user token: a key cannot mint or revoke keys. */
@@ -59,17 +62,30 @@ export const ApiKeysLive = HttpApiBuilder.group(CandorApi, "apiKeys", (handlers)
           return yield* Effect.fail(new Forbidden({ error: "role: personal keys act as their user and take no role" }))
         }
         const secret = generateSecret(API_KEY_PREFIX)
-        const key = yield* (yield* CredentialRepo).createKey({
-          key_id: `key_${randomUUID()}`,
-          key_hash: hashSecret(secret),
-          name: payload.name,
-          prefix: displayPrefix(secret),
-          user_id: userId,
-          org_id: payload.org_id ?? null,
-          role
-        })
+        const key = yield* (yield* CredentialRepo).createKey(
+          {
+            key_id: `key_${randomUUID()}`,
+            key_hash: hashSecret(secret),
+            name: payload.name,
+            prefix: displayPrefix(secret),
+            user_id: userId,
+            org_id: payload.org_id ?? null,
+            role
+          },
+          yield* ApiKeyCaps
+        )
         return withSecret(key, secret)
-      }).pipe(Effect.catchTag("StoreError", internal))
+      }).pipe(
+        Effect.catchTags({
+          KeyCapReached: ({ limit, scope }) =>
+            Effect.fail(
+              new Conflict({
+                error: `at most ${limit} live API keys per ${scope}: revoke one first (DELETE /v1/api-keys/{key_id})`
+              })
+            ),
+          StoreError: internal
+        })
+      )
     )
     .handle("listApiKeys", ({ urlParams }) =>
       Effect.gen(function* () {

@@ -1,13 +1,14 @@
 /**
  * The console's routes: the operator code exchange (only where src/Serve.ts provided
- * `OperatorSignIn`, the embedded default with its own database) and the caller's description.
+ * `OperatorSignIn`, the embedded default with its own database) and the caller's description,
+ * which refuses the service-role key: the console never holds it (docs/console.md, "Signing in").
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { OperatorSignIn } from "../../../adapters/auth/OperatorSignIn.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { NotFound, TooManyRequests, Unauthorized } from "../../../adapters/http/ApiErrors.js"
+import { Forbidden, NotFound, TooManyRequests, Unauthorized } from "../../../adapters/http/ApiErrors.js"
 import { CandorApi } from "../Api.js"
 
 export const ConsoleSignInLive = HttpApiBuilder.group(CandorApi, "consoleSignIn", (handlers) =>
@@ -42,19 +43,28 @@ export const ConsoleSignInLive = HttpApiBuilder.group(CandorApi, "consoleSignIn"
   )
 )
 
+/**
+ * Why the console refuses the service-role key (the page shows it): the spec says the key must never
+ * reach client code, and a browser tab is client code.
+ */
+export const SERVICE_KEY_REFUSED =
+  "the console does not accept the service-role key: it must never reach a browser (it would sit in the tab's storage, readable by any script of the page). Sign in with the one-time operator link `candor serve` prints, a user token or an API key"
+
 export const ConsoleLive = HttpApiBuilder.group(CandorApi, "console", (handlers) =>
   handlers.handle("consoleCaller", () =>
-    Effect.map(CurrentPrincipal, (principal) => {
+    Effect.gen(function* () {
+      const principal = yield* CurrentPrincipal
       switch (principal.kind) {
         case "service":
+          if (principal.operatorSession === undefined) return yield* new Forbidden({ error: SERVICE_KEY_REFUSED })
           return {
-            kind: principal.operatorSession === undefined ? ("service" as const) : ("operator" as const),
+            kind: "operator" as const,
             user_id: null,
             email: null,
             org_id: null,
             role: null,
             read_only: false,
-            expires_at: principal.operatorSession?.expires_at ?? null
+            expires_at: principal.operatorSession.expires_at
           }
         case "api_key":
           return {

@@ -6,7 +6,7 @@
  * Access: anchoring or publishing needs write access to every agent (404 for one the caller may not
  * see, 403 for one it may only read); the default set of POST anchor-root is every agent the caller
  * may write that has a log. An anchor is readable by whoever may read all of its agents, and is
- * otherwise "not found" like an unknown id.
+ * otherwise "not found" like an unknown id. Sends are limited per organization (`chargeSend`).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -14,7 +14,15 @@ import type { Hex } from "viem"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { actorOf, CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { AnchorChain, type AnchorChainClient, type ChainError } from "../../../adapters/chain/AnchorChain.js"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
+import { ChainSendBudget } from "../../../adapters/chain/ChainSendBudget.js"
+import {
+  BadRequest,
+  Forbidden,
+  NotFound,
+  ServiceUnavailable,
+  TooManyRequests
+} from "../../../adapters/http/ApiErrors.js"
+import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { AnchorRepo, type Readers, type StoredAnchor } from "../../../adapters/store/AnchorRepo.js"
 import {
   ANCHOR_MAX_BATCH,
@@ -154,6 +162,32 @@ const leavesOf = <K extends AnchorKind>(kind: K, agentIds: ReadonlyArray<string>
     return leaves as unknown as ReadonlyArray<K extends "tree_heads" ? TreeHeadLeaf : ScoreLeaf>
   })
 
+/**
+ * One send from the budget of each organization (or personal agents' user) the batch's agents
+ * belong to (adapters/chain/ChainSendBudget.ts), or 429 with Retry-After. The service-role key (and
+ * the local operator) is the deployment itself and is not limited, as for the request rate.
+ */
+const chargeSend = (agentIds: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const principal = yield* CurrentPrincipal
+    if (principal.kind === "service") return
+    const identity = yield* IdentityRepo
+    const payers: Array<string> = []
+    for (const agentId of agentIds) {
+      const claim = yield* identity.claimOf(agentId)
+      // Every agent here passed writeAgent, so a non-service caller's agents are all claimed.
+      payers.push(
+        claim === undefined ? "unclaimed" : claim.org_id !== null ? `org:${claim.org_id}` : `user:${claim.user_id}`
+      )
+    }
+    const decision = yield* (yield* ChainSendBudget).take(payers)
+    if (!decision.allowed)
+      return yield* new TooManyRequests({
+        error: `on-chain sends are limited per organization: retry in ${decision.retryAfterSeconds} s`,
+        retry_after_seconds: decision.retryAfterSeconds
+      })
+  })
+
 export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers) =>
   handlers
     .handle("anchorRoot", ({ payload }) =>
@@ -162,6 +196,7 @@ export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers)
         yield* checkChain(client, payload.chain)
         const agentIds = payload.agent_ids === undefined ? yield* defaultAgents : yield* batchIds(payload.agent_ids)
         const leaves = yield* leavesOf("tree_heads", agentIds)
+        yield* chargeSend(agentIds)
         const principal = yield* CurrentPrincipal
         const { anchor, batch, chainError } = yield* anchorBatch(client, "tree_heads", leaves, actorOf(principal))
         if (chainError !== undefined)
@@ -185,6 +220,7 @@ export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers)
         yield* checkChain(client, payload.chain)
         const agentIds = yield* batchIds(payload.agent_ids)
         const leaves = yield* leavesOf("scores", agentIds)
+        yield* chargeSend(agentIds)
         const principal = yield* CurrentPrincipal
         const { anchor, batch, chainError } = yield* anchorBatch(client, "scores", leaves, actorOf(principal))
         if (chainError !== undefined)

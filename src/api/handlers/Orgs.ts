@@ -1,15 +1,20 @@
 /**
  * Organizations, members and invites. The creator is Owner; Admins manage members and invites;
  * only the Owner deletes the organization or transfers ownership (then stays as Admin). Invite
- * tokens are shown once and stored as SHA-256.
+ * tokens are shown once and stored as SHA-256. Removing or demoting a member revokes the
+ * organization keys they created above their new role, in the same transaction.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { generateSecret, hashSecret } from "../../../adapters/auth/Secrets.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { CredentialRepo } from "../../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo, type Org } from "../../../adapters/store/identity/IdentityRepo.js"
+import { StoreError } from "../../../adapters/store/Store.js"
+import { transaction } from "../../../adapters/store/Transaction.js"
 import type { OrgRole } from "../../../core/schema/Organization.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
@@ -37,6 +42,18 @@ const loadOrg = (orgId: string) =>
   Effect.flatMap(IdentityRepo, (repo) => repo.getOrg(orgId)).pipe(
     Effect.flatMap((org) =>
       org === undefined ? Effect.fail(new NotFound({ error: `organization ${orgId} not found` })) : Effect.succeed(org)
+    )
+  )
+
+/** Revokes what a member's new role (none: gone) no longer covers of the keys they created. */
+const revokeKeysAbove = (orgId: string, userId: string, role: OrgRole | undefined) =>
+  Effect.flatMap(CredentialRepo, (credentials) => credentials.revokeKeysAbove(orgId, userId, role))
+
+/** A membership change and the revocation of the keys it ends, together or not at all. */
+const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    transaction(sql, effect).pipe(
+      Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "membership", cause })))
     )
   )
 
@@ -114,7 +131,13 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         if (current === "owner") {
           return yield* Effect.fail(new Forbidden({ error: "the owner's role changes only by transferring ownership" }))
         }
-        yield* repo.putMember(path.org_id, path.user_id, payload.role)
+        // A demoted member's keys above the new role stop for good (docs/api.md, "API keys").
+        yield* inTransaction(
+          Effect.zipRight(
+            repo.putMember(path.org_id, path.user_id, payload.role),
+            revokeKeysAbove(path.org_id, path.user_id, payload.role)
+          )
+        )
         const member = (yield* repo.members(path.org_id)).find((m) => m.user_id === path.user_id)
         if (member === undefined) return yield* Effect.fail(memberNotFound(path.user_id))
         return member
@@ -132,7 +155,14 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         if (current === "owner") {
           return yield* Effect.fail(new BadRequest({ error: "the owner cannot be removed; transfer ownership first" }))
         }
-        return { deleted: yield* repo.removeMember(path.org_id, path.user_id) }
+        // A member who leaves or is removed takes the organization keys they created with them.
+        const deleted = yield* inTransaction(
+          Effect.zipLeft(
+            repo.removeMember(path.org_id, path.user_id),
+            revokeKeysAbove(path.org_id, path.user_id, undefined)
+          )
+        )
+        return { deleted }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("transferOwnership", ({ path, payload }) =>
@@ -142,7 +172,14 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         if ((yield* repo.memberRole(path.org_id, payload.user_id)) === undefined) {
           return yield* Effect.fail(memberNotFound(payload.user_id))
         }
-        yield* repo.transferOwnership(path.org_id, payload.user_id)
+        const previous = (yield* loadOrg(path.org_id)).owner_user_id
+        // The previous Owner stays Admin: their owner-role keys stop.
+        yield* inTransaction(
+          Effect.zipRight(
+            repo.transferOwnership(path.org_id, payload.user_id),
+            previous === payload.user_id ? Effect.void : revokeKeysAbove(path.org_id, previous, "admin")
+          )
+        )
         const principal = yield* CurrentPrincipal
         const role = principal.kind === "service" ? "owner" : yield* orgRole(path.org_id)
         return organization(yield* loadOrg(path.org_id), role)

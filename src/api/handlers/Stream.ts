@@ -7,7 +7,8 @@
  * when the caller may read the agent, an organization's own events (no agent) when the caller
  * belongs to it; decisions are cached per connection for `accessCacheMs`, so a revoked membership
  * stops the flow within that time. Filters for an agent or organization the caller may not read are
- * refused like their routes do (404). Each credential holds at most `maxConnections` streams per
+ * refused like their routes do (404). The credential and the filters' access are checked again every
+ * `credentialCheckMs` (and at a JWT's or session's end): when they end, the stream is closed. Each credential holds at most `maxConnections` streams per
  * process (429 beyond). The reader (a JetStream consumer, or a table tail) is released when the
  * client disconnects.
  */
@@ -22,12 +23,19 @@ import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
+import { liveness, untilEnded } from "../../../adapters/auth/CredentialLiveness.js"
 import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
 import type { BusError } from "../../../adapters/bus/BusError.js"
 import { EventFeed, type FeedPosition } from "../../../adapters/bus/EventFeed.js"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../../../adapters/http/ApiErrors.js"
+import { CredentialRepo } from "../../../adapters/store/identity/CredentialRepo.js"
 import type { StoreError } from "../../../adapters/store/Store.js"
-import { streamClients, streamEventsSent, streamLag } from "../../../adapters/metrics/StreamMetrics.js"
+import {
+  streamAccessEnded,
+  streamClients,
+  streamEventsSent,
+  streamLag
+} from "../../../adapters/metrics/StreamMetrics.js"
 import { typeSelected } from "../../../core/Events.js"
 import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import { heartbeatFrame, ndjsonLine, parseTypeFilter, resumeFrom, sseFrame } from "../../../core/StreamFilter.js"
@@ -43,9 +51,19 @@ export interface StreamOptions {
   readonly maxConnections: number
   /** How long a read decision (agent, organization) is reused within a connection. */
   readonly accessCacheMs: number
+  /**
+   * How often the credential and the filters' access are checked again (at most 30 s: issue 24);
+   * a credential with a known end (a JWT's `exp`, a session's expiry) is checked at that end too.
+   */
+  readonly credentialCheckMs: number
 }
 
-export const defaultStreamOptions: StreamOptions = { heartbeatMs: 15_000, maxConnections: 10, accessCacheMs: 30_000 }
+export const defaultStreamOptions: StreamOptions = {
+  heartbeatMs: 15_000,
+  maxConnections: 10,
+  accessCacheMs: 30_000,
+  credentialCheckMs: 30_000
+}
 
 /** Read decisions one connection keeps at most (agents and organizations it has seen events of). */
 const MAX_CACHED_DECISIONS = 10_000
@@ -132,6 +150,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal
         const access = yield* AccessControl
+        const credentials = yield* CredentialRepo
         const feed = yield* EventFeed
         const filter = parseTypeFilter(urlParams.types)
         if (filter._tag === "Invalid") return yield* new BadRequest({ error: filter.error })
@@ -168,7 +187,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
         )
 
         // Read decisions of this connection: agent → may read, organization → is a member.
-        const decisions = new Map<string, { readonly allowed: boolean; readonly until: number }>()
+        const decisions = new Map<string, { readonly allowed: boolean; until: number }>()
         /** Whose read decision an event needs (built on the hot path: a string, no effect). */
         const keyOf = (event: WebhookEnvelope): string =>
           event.agent_id !== undefined
@@ -285,6 +304,40 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
             })
           ),
           Effect.forever,
+          Effect.forkIn(scope)
+        )
+        // Access ends when the credential does: the key revoked or rotated (or its creator's role
+        // lost), the JWT expired, the impersonation ended; or the filtered organization or agent no
+        // longer readable. Then the stream is closed; a reconnection gets the 401 or 404 that says why.
+        const recheck = (now: number) =>
+          Effect.gen(function* () {
+            const state = yield* liveness(principal, now)
+            if (state._tag === "Ended") return state
+            if (orgId !== undefined && (yield* access.orgRole(principal, orgId)) === undefined)
+              return { _tag: "Ended", reason: `no longer a member of organization ${orgId}` } as const
+            if (agentId !== undefined) {
+              const readable = yield* access
+                .agent(principal, agentId, "read")
+                .pipe(
+                  Effect.as(true),
+                  Effect.catchTags({ NotFound: () => Effect.succeed(false), Forbidden: () => Effect.succeed(false) })
+                )
+              if (!readable) return { _tag: "Ended", reason: `agent ${agentId} no longer readable` } as const
+            }
+            // Every per-event decision is asked again from now on (kept, not dropped, so a chunk
+            // being written keeps the decisions it was just given).
+            for (const decision of decisions.values()) decision.until = 0
+            return state
+          })
+        yield* untilEnded(recheck, settings.credentialCheckMs).pipe(
+          Effect.tap((reason) =>
+            Effect.logInfo("stream closed: its access ended").pipe(
+              Effect.annotateLogs({ reason }),
+              Effect.zipRight(Metric.increment(streamAccessEnded))
+            )
+          ),
+          Effect.zipRight(out.end),
+          Effect.provideService(CredentialRepo, credentials),
           Effect.forkIn(scope)
         )
         const output = Mailbox.toStream(out).pipe(

@@ -2,13 +2,15 @@
  * Team intelligence routes (docs/intelligence.md). Each reads the team (a member of its
  * organization, else 404), the recorded data of its current members, and answers what the pure
  * computations (core/FaultLines.ts, core/Forecast.ts, core/PolicyRecommendation.ts) make of it.
- * Nothing is stored: the same records give the same answer but `computed_at`.
+ * Nothing is stored: the same records give the same answer but `computed_at`. The forecast, which
+ * may add a model's narrative, needs Admin; the other two any member.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ForecastNarrator } from "../../../adapters/analysis/ForecastNarrator.js"
+import type { Role } from "../../../adapters/auth/Principal.js"
 import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import * as TeamIntelligenceInputs from "../../../adapters/store/TeamIntelligenceInputs.js"
 import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
@@ -17,7 +19,8 @@ import { forecastOf, type MemberRecord, ratesOf } from "../../../core/Forecast.j
 import { recommendPolicy } from "../../../core/PolicyRecommendation.js"
 import type { ComponentKey } from "../../../core/schema/Reputation.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
+import { Forbidden } from "../../../adapters/http/ApiErrors.js"
+import { internal, requireOrgRole } from "./Access.js"
 import { readTeam } from "./Teams.js"
 
 /** Drift alerts and policy outcomes are counted over this many days before the request. */
@@ -25,10 +28,20 @@ export const FORECAST_WINDOW_DAYS = 30
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-/** The team (404 unless the caller is a member of its organization), its members' cards and its card. */
-const teamCards = (teamId: string) =>
+/**
+ * The team (404 unless the caller is a member of its organization; 403 below `needs` there), its
+ * members' cards and its card.
+ */
+const teamCards = (teamId: string, needs: Role = "member") =>
   Effect.gen(function* () {
     const found = yield* readTeam(teamId)
+    if (needs !== "member") {
+      yield* requireOrgRole(found.team.org_id, needs, false).pipe(
+        Effect.catchTag("Forbidden", ({ error }) =>
+          Effect.fail(new Forbidden({ error: `the team forecast may call a model: ${error}` }))
+        )
+      )
+    }
     const teams = yield* TeamRepo
     const cards = yield* teams.memberCards(teamId)
     const teamCard = yield* teams.activeCard(teamId)
@@ -62,7 +75,9 @@ export const TeamIntelligenceLive = HttpApiBuilder.group(CandorApi, "teamIntelli
     )
     .handle("teamForecast", ({ payload }) =>
       Effect.gen(function* () {
-        const { members, cards, teamCard } = yield* teamCards(payload.team_id)
+        // The forecast is the one intelligence call that may spend a model's tokens (ANALYSIS_MODEL):
+        // Admin and up, whatever the deployment's model, so setting one never widens who may spend it.
+        const { members, cards, teamCard } = yield* teamCards(payload.team_id, "admin")
         const at = yield* now
         const since = new Date(at.getTime() - FORECAST_WINDOW_DAYS * 86_400_000).toISOString()
         const inputs = yield* TeamIntelligenceInputs.make
