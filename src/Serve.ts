@@ -246,12 +246,15 @@ const announce = (selected: ReadonlyArray<Role>) => announceWith(selected, apiAd
 
 /** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
 const AnalysisLive = Layer.unwrapEffect(
-  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisConcurrency, analysisModel }) =>
-    layerFromSpec(analysisModel, {
-      apiKey: Option.getOrUndefined(analysisApiKey),
-      baseUrl: Option.getOrUndefined(analysisBaseUrl),
-      connections: analysisConcurrency
-    })
+  Effect.map(
+    CandorConfig,
+    ({ analysisApiKey, analysisBaseUrl, analysisConcurrency, analysisModel, analysisTimeoutMs }) =>
+      layerFromSpec(analysisModel, {
+        apiKey: Option.getOrUndefined(analysisApiKey),
+        baseUrl: Option.getOrUndefined(analysisBaseUrl),
+        connections: analysisConcurrency,
+        timeout: Duration.millis(analysisTimeoutMs)
+      })
   )
 )
 
@@ -267,7 +270,11 @@ const GatewayLive = Layer.unwrapEffect(
     }).pipe(
       Layer.tap(() => warnIfPlainHttp("gateway", config.host, tls !== undefined)),
       Layer.provide(
-        GatewayInspector.layer({ subjectPrefix: config.natsPrefix, concurrency: config.analysisConcurrency })
+        GatewayInspector.layer({
+          subjectPrefix: config.natsPrefix,
+          concurrency: config.analysisConcurrency,
+          analysisTimeoutMs: config.analysisTimeoutMs
+        })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
     )

@@ -4,10 +4,13 @@
  * is never a silent clear (issue 24): the answer is then `unanalysed` (`undecodable_encoding`,
  * `unparseable_body`) and the agent's failure policy gives its verdict (`UnanalysedJudgement.ts`).
  *
- * Only a success (2xx) is a model's answer. A provider's error (4xx, 5xx) holds no reasoning to
- * judge, whatever its body, and is recorded as before (a synthetic clear, `no_thinking_block`).
+ * Only a success (2xx) in JSON or server-sent events (or with no content type) is a model's answer
+ * the gateway must read. A provider's error (4xx, 5xx) holds no reasoning to judge, whatever its
+ * body, and neither does a file or audio download (`application/octet-stream`, …): those are
+ * recorded as before (a synthetic clear, `no_thinking_block`).
  */
 import type { UnanalysedReason } from "../../core/schema/Verdict.js"
+import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { withInferredThinking } from "../providers/Fallback.js"
 import type { Extraction, ProviderAdapter, StreamExtraction } from "../providers/Provider.js"
 import { parseJsonBody } from "./RequestBody.js"
@@ -22,6 +25,8 @@ export interface Answer {
   readonly chunks: ReadonlyArray<Uint8Array>
   /** The body's content coding could not be decoded: the chunks are not its text. */
   readonly undecodable: boolean
+  /** The response's `Content-Type`. */
+  readonly contentType: string | undefined
 }
 
 export interface ReadAnswer {
@@ -51,6 +56,12 @@ const opensAsObject = (chunks: ReadonlyArray<Uint8Array>): boolean => {
 
 const isSuccess = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300
 
+/** `application/json`, `…+json`, `text/event-stream` (parameters ignored). */
+const isAnswerType = (contentType: string): boolean => {
+  const type = contentType.split(";", 1)[0]!.trim().toLowerCase()
+  return type === "application/json" || type.endsWith("+json") || type === "text/event-stream"
+}
+
 /** Nothing of an answer was recognised in the stream. */
 const recognisedNothing = (x: StreamExtraction): boolean =>
   x.thinking === undefined &&
@@ -76,9 +87,13 @@ const skippedSomething = (x: StreamExtraction): boolean =>
  * Never throws, whatever the bytes.
  */
 export const readAnswer = (adapter: ProviderAdapter, answer: Answer): ReadAnswer => {
-  const modelAnswer = isSuccess(answer.status)
+  const declared = answer.contentType !== undefined
+  const modelAnswer = isSuccess(answer.status) && (!declared || isAnswerType(answer.contentType))
   if (answer.undecodable) return { extraction: undefined, unanalysed: modelAnswer ? "undecodable_encoding" : undefined }
-  if (answer.chunks.every((chunk) => chunk.byteLength === 0)) return { extraction: undefined, unanalysed: undefined }
+  if (answer.chunks.every((chunk) => chunk.byteLength === 0)) {
+    // An empty body is nothing lost, unless it claims to be JSON or events (then it is a broken one).
+    return { extraction: undefined, unanalysed: modelAnswer && declared ? "unparseable_body" : undefined }
+  }
   // A body that opens as a JSON object is a whole answer even when it came chunked, without a length
   // (providers behind proxies often answer so); events and Gemini's JSON-array stream go piece by piece.
   if (answer.stream && !opensAsObject(answer.chunks)) {
@@ -93,4 +108,18 @@ export const readAnswer = (adapter: ProviderAdapter, answer: Answer): ReadAnswer
   const body = parseJsonBody(answer.chunks.length === 1 ? answer.chunks[0]! : Buffer.concat(answer.chunks))
   if (body === undefined) return { extraction: undefined, unanalysed: modelAnswer ? "unparseable_body" : undefined }
   return { extraction: withInferredThinking(adapter.extractJson(body)), unanalysed: undefined }
+}
+
+/**
+ * The exchange's outcome as recorded: a body that ended cleanly but whose stream never reached its
+ * terminal event is `partial` (the proxy cannot know it; the parser does).
+ */
+export const recordedOutcome = (outcome: ExchangeOutcome, read: ReadAnswer): ExchangeOutcome => {
+  const extraction = read.extraction
+  return outcome.kind === "complete" &&
+    extraction !== undefined &&
+    "complete" in extraction &&
+    extraction.complete === false
+    ? { ...outcome, kind: "partial" }
+    : outcome
 }

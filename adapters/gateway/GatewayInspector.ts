@@ -71,7 +71,7 @@ import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
 import type { HeaderLookup, ProviderAdapter } from "../providers/Provider.js"
-import { type Answer, readAnswer, type ReadAnswer } from "./AnswerReading.js"
+import { type Answer, readAnswer, type ReadAnswer, recordedOutcome } from "./AnswerReading.js"
 import { codingOf, decodeBody, encodeBody } from "./ContentCoding.js"
 import { noopObserver, type ExchangeOutcome } from "./ExchangeOutcome.js"
 import { FairQueue } from "./FairQueue.js"
@@ -335,18 +335,9 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     /** Read and decided in response order, before the judge: the answer, the outcome's kind, the policy on the tool calls. */
     const prepare = (job: Job): Prepared => {
       const read = readAnswer(job.exchange.adapter, job.answer)
-      const { extraction } = read
-      const { outcome } = job
-      const kind =
-        outcome.kind === "complete" &&
-        extraction !== undefined &&
-        "complete" in extraction &&
-        extraction.complete === false
-          ? "partial"
-          : outcome.kind
       return {
         read,
-        outcome: kind === outcome.kind ? outcome : { ...outcome, kind },
+        outcome: recordedOutcome(job.outcome, read),
         policy: responsePolicy(job.exchange, read, clock.unsafeCurrentTimeMillis())
       }
     }
@@ -701,7 +692,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           end: (outcome, undecodable) =>
             enqueue(
               context as Exchange,
-              { stream: head.stream, status: head.status, chunks, undecodable: undecodable === true },
+              {
+                stream: head.stream,
+                status: head.status,
+                chunks,
+                undecodable: undecodable === true,
+                contentType: headerText(head.headers["content-type"])
+              },
               outcome,
               undefined
             )
@@ -712,7 +709,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         if (context !== undefined)
           enqueue(
             context as Exchange,
-            { stream: false, status: undefined, chunks: [], undecodable: false },
+            { stream: false, status: undefined, chunks: [], undecodable: false, contentType: undefined },
             outcome,
             undefined
           )
@@ -742,7 +739,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             stream: false,
             status: response.status,
             chunks: decoded === undefined ? [] : [decoded],
-            undecodable: decoded === undefined
+            undecodable: decoded === undefined,
+            contentType: headerText(response.headers["content-type"])
           }
           const verdict = yield* Deferred.make<GatewayEvent>()
           // Queued like any exchange (its tenant's share, the agent's order); once taken, the analysis
