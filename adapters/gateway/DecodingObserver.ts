@@ -47,13 +47,25 @@ const decoding = (coding: Coding, inner: ResponseObserver): ResponseObserver => 
     stream.on("close", finish)
     return stream
   }
+  /** A lone first byte, kept until the second arrives: DEFLATE's two header bytes tell raw from wrapped. */
+  let first: Uint8Array | undefined
+  const write = (bytes: Uint8Array) => {
+    decoder ??= start(bytes)
+    if (!decoder.destroyed) decoder.write(bytes)
+  }
   return {
     chunk: (bytes) => {
-      decoder ??= start(bytes)
-      if (!decoder.destroyed) decoder.write(bytes)
+      if (decoder === undefined && (first !== undefined || bytes.byteLength < 2)) {
+        first = first === undefined ? Buffer.from(bytes) : Buffer.concat([first, bytes])
+        if (first.byteLength < 2) return
+        bytes = first
+        first = undefined
+      }
+      write(bytes)
     },
     end: (o) => {
       outcome = o
+      if (first !== undefined) write(first)
       if (decoder === undefined || decoder.destroyed) finish()
       else decoder.end()
     }

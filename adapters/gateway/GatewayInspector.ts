@@ -481,9 +481,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       })
     )
 
-    /** The fairness key (FairQueue.ts): the agent's organization, else its provider credential. */
-    const tenantOf = (exchange: Exchange): string =>
-      exchange.settings.orgId === undefined ? `key:${exchange.keyHash}` : `org:${exchange.settings.orgId}`
+    /**
+     * The fairness key (FairQueue.ts): the agent's organization, else its provider credential's hash.
+     * Neither needs a prefix: organization ids are `org_<uuid>`, key hashes 64 hex characters.
+     */
+    const tenantOf = (exchange: Exchange): string => exchange.settings.orgId ?? exchange.keyHash
 
     /** A finished exchange joins its tenant's queue, its place in the agent's order taken now (response order). */
     const enqueue = (
