@@ -125,6 +125,16 @@ export const decodeBody = (coding: CodingOf, bytes: Uint8Array): Effect.Effect<U
 const READABLE_LIST =
   /^[ \t]*(?:gzip|x-gzip|deflate|br|identity)(?:[ \t]*;[ \t]*q=[0-9.]{1,5})?(?:[ \t]*,[ \t]*(?:gzip|x-gzip|deflate|br|identity)(?:[ \t]*;[ \t]*q=[0-9.]{1,5})?)*[ \t]*$/i
 
+/** What SDKs and browsers send, already readable: a set lookup, not a regex, per request. */
+const COMMON: ReadonlySet<string> = new Set([
+  "gzip, deflate",
+  "gzip, deflate, br",
+  "gzip, br",
+  "gzip",
+  "identity",
+  "br"
+])
+
 const DECODED_TOKENS: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br", "identity"])
 
 /** What a client that sent no `Accept-Encoding` gets asked for: the plain body it can surely read. */
@@ -139,7 +149,7 @@ export const ACCEPT_ENCODING_DEFAULT = "identity"
  */
 export const acceptEncodingForUpstream = (value: string | undefined): string => {
   if (value === undefined) return ACCEPT_ENCODING_DEFAULT
-  if (value.length <= 256 && READABLE_LIST.test(value)) return value
+  if (COMMON.has(value) || (value.length <= 256 && READABLE_LIST.test(value))) return value
   const kept: Array<string> = []
   // Bounded: a client's header is at most Node's header limit; each member is looked at once.
   for (const member of value.split(",")) {

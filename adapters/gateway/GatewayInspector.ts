@@ -11,19 +11,22 @@
  * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
  * request names) against the tools the request declares (403 in `enforce` on a violation, else
  * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
- * to hold the response (enforce, non-streaming). The request body is parsed only when one of these
- * needs it. Everything else (parsing the response copy, extraction, judging against the agent's
- * card and conscience values, the policy on the response's tool calls, publishing) runs off a bounded
- * queue, so analysis never delays a byte to the client; a full queue is counted (the
- * `candor_gateway_exchanges_dropped_total` metric) and logged, never waited on.
+ * to hold the response (enforce, non-streaming). The request body is read (`RequestBody.ts`: decoded,
+ * parsed) only when one of these needs it. Everything else (reading the response copy, extraction,
+ * judging against the agent's card and conscience values, the policy on the response's tool calls,
+ * publishing) runs off a bounded queue shared fairly by tenant (`FairQueue.ts`), so analysis never
+ * delays a byte to the client and nothing answered leaves the record: a full queue makes its longest
+ * tenant give up its oldest exchange, recorded unanalysed (`over_share`, counted), never dropped or
+ * waited on; an exchange that cannot be recorded at all is refused before the provider (503).
  *
  * Judging is concurrent: up to `concurrency` judge calls are in flight at once, across agents and
  * within one (an LLM judge answers in about a second; one call at a time would analyse one response
- * per round trip). Each agent's exchanges still take their place in response order when they leave
- * the queue (the policy's tool memory is updated then), and each waits for the agent's previous
- * event to be published before publishing its own, so an agent's events reach the bus in response
- * order whichever judge call finishes first. A held response (enforce, non-streaming) takes its
- * judge slot and its place in the agent's order the same way, and answers as soon as its verdict is known.
+ * per round trip), each within ANALYSIS_TIMEOUT_MS (`Judging.ts`). Each agent's exchanges take their
+ * place in response order when they finish and leave their tenant's queue in that order (the
+ * policy's tool memory is updated then), and each waits for the agent's previous event to be
+ * published before publishing its own, so an agent's events reach the bus in response order
+ * whichever judge call finishes first. A held response (enforce, non-streaming) is decoded as the
+ * observed copy is, queued and judged the same way, and answers as soon as its verdict is known.
  *
  * The gateway announces what it decides on its own: `enforcement.blocked` for every 403 it answers
  * (containment, tool policy, an enforce-mode boundary violation) and `policy.violation` when the
