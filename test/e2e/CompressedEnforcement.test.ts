@@ -44,7 +44,7 @@ const compressingUpstream = (gzipKey: string) =>
           usage: { input_tokens: 12, output_tokens: 30 }
         })
         // The SDK sends its key as x-api-key or as a bearer token, depending on its version.
-        const gzip = (r.req.headers["x-api-key"] ?? r.req.headers.authorization ?? "").endsWith(gzipKey)
+        const gzip = String(r.req.headers["x-api-key"] ?? r.req.headers.authorization ?? "").endsWith(gzipKey)
         const body = gzip ? gzipSync(answer) : Buffer.from("(zstd frame)")
         res.writeHead(200, {
           "content-type": "application/json",
