@@ -69,6 +69,8 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly analysisApiKey: Option.Option<Redacted.Redacted>
     /** Judge calls a gateway has in flight at once, across agents (and connections to an LLM judge). */
     readonly analysisConcurrency: number
+    /** Deadline of one judge call, in milliseconds; past it the exchange is recorded unanalysed (`judge_timeout`). */
+    readonly analysisTimeoutMs: number
     /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
     readonly authJwtSecret: Option.Option<Redacted.Redacted>
     /** JWKS endpoint of the identity provider (asymmetric tokens). */
@@ -140,6 +142,7 @@ export const defaults: Settings = {
   analysisBaseUrl: Option.none(),
   analysisApiKey: Option.none(),
   analysisConcurrency: 32,
+  analysisTimeoutMs: 10_000,
   authJwtSecret: Option.none(),
   authJwksUrl: Option.none(),
   authJwtIssuer: Option.none(),
@@ -254,6 +257,13 @@ const concurrency = reader((text) => {
   return /^\d+$/.test(text) && n >= 1 && n <= 4096
     ? Either.right(n)
     : Either.left(`must be a whole number between 1 and 4096, got "${text}"`)
+})
+
+const analysisTimeout = reader((text) => {
+  const n = Number(text)
+  return /^\d+$/.test(text) && n >= 100 && n <= 600_000
+    ? Either.right(n)
+    : Either.left(`must be a whole number of milliseconds between 100 and 600000, got "${text}"`)
 })
 
 const natsUrl = reader((text) =>
@@ -514,6 +524,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     concurrency,
     defaults.analysisConcurrency,
     "Judge calls in flight at once per gateway, across agents"
+  ),
+  analysisTimeoutMs: withDefault(
+    "ANALYSIS_TIMEOUT_MS",
+    analysisTimeout,
+    defaults.analysisTimeoutMs,
+    "Deadline of one judge call (ms); past it the exchange is recorded unanalysed (judge_timeout)"
   ),
   authJwtSecret: optional(
     "AUTH_JWT_SECRET",

@@ -263,12 +263,15 @@ const announce = (selected: ReadonlyArray<Role>) => announceWith(selected, apiAd
 
 /** The judge chosen by ANALYSIS_MODEL; a bad spec or a missing key stops startup with a clear message. */
 const AnalysisLive = Layer.unwrapEffect(
-  Effect.map(CandorConfig, ({ analysisApiKey, analysisBaseUrl, analysisConcurrency, analysisModel }) =>
-    layerFromSpec(analysisModel, {
-      apiKey: Option.getOrUndefined(analysisApiKey),
-      baseUrl: Option.getOrUndefined(analysisBaseUrl),
-      connections: analysisConcurrency
-    })
+  Effect.map(
+    CandorConfig,
+    ({ analysisApiKey, analysisBaseUrl, analysisConcurrency, analysisModel, analysisTimeoutMs }) =>
+      layerFromSpec(analysisModel, {
+        apiKey: Option.getOrUndefined(analysisApiKey),
+        baseUrl: Option.getOrUndefined(analysisBaseUrl),
+        connections: analysisConcurrency,
+        timeout: Duration.millis(analysisTimeoutMs)
+      })
   )
 )
 
@@ -291,7 +294,8 @@ const GatewayLive = Layer.unwrapEffect(
             ...defaultUnknownKeyLimits,
             perMinute: config.gatewayUnknownKeyRate,
             burst: config.gatewayUnknownKeyBurst
-          }
+          },
+          analysisTimeoutMs: config.analysisTimeoutMs
         })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))

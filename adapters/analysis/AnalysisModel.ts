@@ -19,6 +19,12 @@ export interface AnalysisRequest {
   readonly window: ReadonlyArray<{ readonly verdict: Verdict; readonly reasoning_summary: string }>
   readonly provider: string
   readonly model: string | undefined
+  /**
+   * Whose share of the judge this call uses (the gateway's fairness key: the agent's organization,
+   * else its credential's hash). An LLM judge keeps one circuit breaker per tenant, so one tenant's
+   * failing or hanging calls never open the circuit for the others. Absent: one shared tenant.
+   */
+  readonly tenant?: string | undefined
 }
 
 export interface AnalysisResult {
@@ -50,7 +56,9 @@ export interface AnalysisResult {
 
 export class AnalysisFailed extends Schema.TaggedError<AnalysisFailed>()("AnalysisFailed", {
   /** Human-readable and free of thinking text, keys and judge output. */
-  reason: Schema.String
+  reason: Schema.String,
+  /** `timeout`: the judge did not answer within its deadline (the gateway records `judge_timeout`). */
+  cause: Schema.optional(Schema.Literal("timeout"))
 }) {}
 
 export class AnalysisModel extends Context.Tag("candor/adapters/analysis/AnalysisModel")<

@@ -11,7 +11,7 @@ import { Agent, request as undiciRequest } from "undici"
 import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import { deriveVerdict } from "../../core/Verdict.js"
 import { AnalysisFailed, AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
-import { type CircuitBreakerOptions, CircuitOpen, makeCircuitBreaker } from "./CircuitBreaker.js"
+import { type CircuitBreakerOptions, CircuitOpen, makeKeyedCircuitBreaker } from "./CircuitBreaker.js"
 import { DEFAULT_MIN_EVIDENCE_TOKENS, estimateTokens, type EvidenceRedaction, redactConcerns } from "./Evidence.js"
 import { crossValidate, parseJudgeOutput } from "./JudgeOutput.js"
 import { buildConsciencePrompt, type ConsciencePrompt } from "./Prompt.js"
@@ -47,6 +47,9 @@ export interface LlmJudgeOptions {
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024
+
+/** The breaker's key for calls that name no tenant. */
+const SHARED_TENANT = ""
 
 /** Why a call failed, before it becomes a human sentence. */
 type CallError =
@@ -132,7 +135,8 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
     const maxTokens = options.maxOutputTokens ?? 1024
     const minTokens = options.minEvidenceTokens ?? DEFAULT_MIN_EVIDENCE_TOKENS
     const redaction = options.evidenceRedaction ?? "none"
-    const breaker = yield* makeCircuitBreaker(options.circuitBreaker)
+    // One circuit per tenant (AnalysisRequest.tenant): a tenant whose calls fail or hang opens its own.
+    const breaker = yield* makeKeyedCircuitBreaker(options.circuitBreaker)
     const dispatcher = yield* Effect.acquireRelease(
       Effect.sync(
         () =>
@@ -197,8 +201,20 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           ...(options.thinkingTokenBudget === undefined ? {} : { thinkingTokenBudget: options.thinkingTokenBudget })
         })
         const body = yield* breaker
-          .protect(post(JSON.stringify(requestBody(options, prompt, maxTokens))), countsForBreaker)
-          .pipe(Effect.mapError((error) => new AnalysisFailed({ reason: describe(error) })))
+          .protect(
+            request.tenant ?? SHARED_TENANT,
+            post(JSON.stringify(requestBody(options, prompt, maxTokens))),
+            countsForBreaker
+          )
+          .pipe(
+            Effect.mapError(
+              (error) =>
+                new AnalysisFailed({
+                  reason: describe(error),
+                  ...(!(error instanceof CircuitOpen) && error._tag === "Timeout" ? { cause: "timeout" as const } : {})
+                })
+            )
+          )
         const answer = answerText(options.provider, body)
         const parsed =
           answer === undefined ? Either.left({ reason: "no text in judge response" }) : parseJudgeOutput(answer)
@@ -230,7 +246,7 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
         }
       })
 
-    return { name, analyze, circuitState: breaker.state }
+    return { name, analyze, circuitState: (tenant: string = SHARED_TENANT) => breaker.state(tenant) }
   })
 
 const belowThreshold = (name: string, tokens: number, min: number): AnalysisResult => ({

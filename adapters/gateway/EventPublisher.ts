@@ -9,9 +9,10 @@
  * - When a publish fails (NATS down or failing over), the event is held: it joins a queue that one
  *   fiber drains in order, retrying its head until the bus stores it (50 ms doubling to every 5 s),
  *   and while anything is held, new events join the queue behind it, so each agent's events keep
- *   their response order. Memory stays bounded: once UNSETTLED events are in flight or held,
- *   `publish` waits, the gateway's analysis queue fills, and then exchanges are dropped (counted);
- *   up to that point an outage of any length loses no event.
+ *   their response order. Memory stays bounded: once UNSETTLED events (`capacity`) are in flight
+ *   or held, `publish` waits and `saturated()` is true, and the gateway refuses new requests with
+ *   503 before the provider (adapters/gateway/Recording.ts): an outage of any length loses no
+ *   event, and no exchange is answered that could not be recorded.
  * - A publish the bus refuses for what it is (a subject no stream stores) is logged, not retried.
  * - At shutdown, held and in-flight events are waited for up to SHUTDOWN_WAIT, then given up (logged).
  */
@@ -25,7 +26,7 @@ import { eventSubject } from "../bus/Subjects.js"
 import { encodeGatewayEvent, type GatewayEvent } from "../../core/schema/Event.js"
 
 /** Events not yet stored, in flight or held: ~1.5–5 KB each, so at most some 40 MB through an outage. */
-const UNSETTLED = 8_192
+export const UNSETTLED = 8_192
 const retrySchedule = Schedule.exponential("50 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 const SHUTDOWN_WAIT = "15 seconds"
 /** Agents whose event subject is remembered. */
@@ -34,14 +35,34 @@ const SUBJECTS_KEPT = 10_000
 const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
-  /** Returns once the event is on its way (waits only while UNSETTLED events are not yet stored). */
+  /** Returns once the event is on its way (waits only while `capacity` events are not yet stored). */
   readonly publish: (agentId: string, event: GatewayEvent) => Effect.Effect<void>
+  /**
+   * Whether `capacity` events are unsettled (in flight, held, or waiting to be): the bus is down past
+   * the buffer. The gateway then refuses new requests (503) rather than answer what it cannot record.
+   */
+  readonly saturated: () => boolean
 }
 
-export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
+export const makeEventPublisher = (
+  subjectPrefix: string,
+  options: { readonly capacity?: number } = {}
+): Effect.Effect<EventPublisher, never, Bus | Scope.Scope> =>
   Effect.gen(function* () {
     const bus = yield* Bus
-    const unsettled = yield* Effect.makeSemaphore(UNSETTLED)
+    const capacity = options.capacity ?? UNSETTLED
+    const permits = yield* Effect.makeSemaphore(capacity)
+    /** Events published and not yet settled (stored, refused, or given up), those waiting for a permit included. */
+    let pending = 0
+    const unsettled = {
+      take: (n: number) => permits.take(n),
+      release: (n: number) =>
+        Effect.suspend(() => {
+          pending -= n
+          return permits.release(n)
+        }),
+      withPermits: permits.withPermits
+    }
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const held: Array<{ readonly agentId: string; readonly event: GatewayEvent }> = []
     let draining = false
@@ -49,7 +70,7 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
     yield* Effect.addFinalizer(() =>
       unsettled
-        .withPermits(UNSETTLED)(Effect.void)
+        .withPermits(capacity)(Effect.void)
         .pipe(
           Effect.timeout(SHUTDOWN_WAIT),
           Effect.catchAll(() =>
@@ -134,11 +155,15 @@ export const makeEventPublisher = (subjectPrefix: string): Effect.Effect<EventPu
 
     return {
       publish: (agentId, event) =>
-        Effect.zipRight(
-          unsettled.take(1),
-          Effect.suspend(() =>
-            draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))
+        Effect.suspend(() => {
+          pending++
+          return Effect.zipRight(
+            unsettled.take(1).pipe(Effect.onInterrupt(() => Effect.sync(() => void pending--))),
+            Effect.suspend(() =>
+              draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))
+            )
           )
-        )
+        }),
+      saturated: () => pending >= capacity
     }
   })

@@ -254,7 +254,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     try {
       const encoding = headers["content-encoding"]
       return decodingObserver(
-        typeof encoding === "string" ? encoding : undefined,
+        Array.isArray(encoding) ? encoding.join(",") : encoding,
         this.sink.onHead(status, headers, stream)
       )
     } catch {

@@ -25,7 +25,11 @@ export type OutcomeKind = ExchangeOutcome["kind"]
  */
 export interface ResponseObserver {
   readonly chunk: (bytes: Uint8Array) => void
-  readonly end: (outcome: ExchangeOutcome) => void
+  /**
+   * `undecodable`: the body's content coding could not be decoded (`DecodingObserver.ts`), so the
+   * chunks seen are not the answer's text; the exchange is recorded as unanalysed.
+   */
+  readonly end: (outcome: ExchangeOutcome, undecodable?: boolean) => void
 }
 
 export const noopObserver: ResponseObserver = { chunk: () => {}, end: () => {} }

@@ -12,19 +12,22 @@
  * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
  * request names) against the tools the request declares (403 in `enforce` on a violation, else
  * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
- * to hold the response (enforce, non-streaming). The request body is parsed only when one of these
- * needs it. Everything else (parsing the response copy, extraction, judging against the agent's
- * card and conscience values, the policy on the response's tool calls, publishing) runs off a bounded
- * queue, so analysis never delays a byte to the client; a full queue is counted (the
- * `candor_gateway_exchanges_dropped_total` metric) and logged, never waited on.
+ * to hold the response (enforce, non-streaming). The request body is read (`RequestBody.ts`: decoded,
+ * parsed) only when one of these needs it. Everything else (reading the response copy, extraction,
+ * judging against the agent's card and conscience values, the policy on the response's tool calls,
+ * publishing) runs off a bounded queue shared fairly by tenant (`FairQueue.ts`), so analysis never
+ * delays a byte to the client and nothing answered leaves the record: a full queue makes its longest
+ * tenant give up its oldest exchange, recorded unanalysed (`over_share`, counted), never dropped or
+ * waited on; an exchange that cannot be recorded at all is refused before the provider (503).
  *
  * Judging is concurrent: up to `concurrency` judge calls are in flight at once, across agents and
  * within one (an LLM judge answers in about a second; one call at a time would analyse one response
- * per round trip). Each agent's exchanges still take their place in response order when they leave
- * the queue (the policy's tool memory is updated then), and each waits for the agent's previous
- * event to be published before publishing its own, so an agent's events reach the bus in response
- * order whichever judge call finishes first. A held response (enforce, non-streaming) takes its
- * judge slot and its place in the agent's order the same way, and answers as soon as its verdict is known.
+ * per round trip), each within ANALYSIS_TIMEOUT_MS (`Judging.ts`). Each agent's exchanges take their
+ * place in response order when they finish and leave their tenant's queue in that order (the
+ * policy's tool memory is updated then), and each waits for the agent's previous event to be
+ * published before publishing its own, so an agent's events reach the bus in response order
+ * whichever judge call finishes first. A held response (enforce, non-streaming) is decoded as the
+ * observed copy is, queued and judged the same way, and answers as soon as its verdict is known.
  *
  * The gateway announces what it decides on its own: `enforcement.blocked` for every 403 it answers
  * (containment, tool policy, an enforce-mode boundary violation) and `policy.violation` when the
@@ -41,7 +44,6 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { randomUUID } from "node:crypto"
@@ -68,26 +70,27 @@ import {
   transactionPolicy
 } from "../../core/ScopedTransaction.js"
 import type { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
-import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
-import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
-import type { SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
-import { deriveVerdict } from "../../core/Verdict.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
-import { exchangesDropped } from "../metrics/GatewayMetrics.js"
-import { withInferredThinking } from "../providers/Fallback.js"
-import { sha256Hex } from "../providers/Identity.js"
-import type { Extraction, ProviderAdapter } from "../providers/Provider.js"
-import type { ExchangeOutcome } from "./ExchangeOutcome.js"
+import type { ProviderAdapter } from "../providers/Provider.js"
+import { type Answer, readAnswer, type ReadAnswer, recordedOutcome } from "./AnswerReading.js"
+import { codingOf, decodeBody, encodeBody } from "./ContentCoding.js"
+import { noopObserver, type ExchangeOutcome } from "./ExchangeOutcome.js"
+import { FairQueue } from "./FairQueue.js"
+import { DEFAULT_ANALYSIS_TIMEOUT_MS, makeJudging } from "./Judging.js"
+import { countUnanalysed, isProviderRefusal, providerRefused, unrecordableRefusal } from "./Recording.js"
+import { isEncoded, parseJsonBody, RequestBody } from "./RequestBody.js"
+import { unanalysedJudgement } from "./UnanalysedJudgement.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
 import { makeAdmission } from "./Admission.js"
-import { makeEventPublisher } from "./EventPublisher.js"
+import { headerText } from "./AgentIdentity.js"
+import { makeEventPublisher, UNSETTLED } from "./EventPublisher.js"
 import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
-import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
+import { buildResponseEvent, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
@@ -131,13 +134,23 @@ const errorKind = (error: unknown): string =>
 /** What the request path learned, handed back on the response path. */
 interface Exchange {
   readonly adapter: ProviderAdapter
-  /** The credential's hash: the provider's answer to it tells whether the key is known (`Admission.ts`). */
-  readonly keyHash: string
   readonly agentId: string
   readonly sessionId: string
+  /**
+   * The provider credential's SHA-256: the provider's answer to it tells whether the key is known
+   * (`Admission.ts`), and it is the fairness key of an agent outside any organization.
+   */
+  readonly keyHash: string
   readonly settings: AgentSettings
   /** The active policy and what `X-Policy-Verdict` said; undefined without an active policy. */
-  readonly policy: { readonly policy: Policy; readonly requestVerdict: PolicyVerdict } | undefined
+  readonly policy:
+    | {
+        readonly policy: Policy
+        readonly requestVerdict: PolicyVerdict
+        /** The request's tools could not be read (a body undecodable or not JSON): forwarded unchecked. */
+        readonly requestUnreadable: boolean
+      }
+    | undefined
 }
 
 /**
@@ -161,29 +174,40 @@ class Published {
   }
 }
 
-/** A finished exchange waiting for analysis. */
+/** A finished exchange waiting for analysis, with its place in its agent's order (taken when it finished). */
 interface Job {
   readonly exchange: Exchange
-  readonly stream: boolean
-  readonly chunks: ReadonlyArray<Uint8Array>
+  readonly answer: Answer
   readonly outcome: ExchangeOutcome
+  /** The client is waiting for this verdict (enforce, non-streaming): no nudge, it is blocked instead. */
+  readonly verdict: Deferred.Deferred<GatewayEvent> | undefined
+  /** Finished once this job's event is published (or given up): the agent's next job waits for it. */
+  readonly published: Published
+  readonly previous: Published | undefined
 }
 
-/** An exchange with everything decided in response order, waiting only for its judge. */
+/** A job read and decided in response order, waiting only for its judge. */
 interface Prepared {
-  readonly exchange: Exchange
-  readonly extraction: Extraction | undefined
+  readonly read: ReadAnswer
   readonly outcome: ExchangeOutcome
   readonly policy: PolicyRecord | undefined
-  /** The client is waiting for the verdict (enforce, non-streaming): no nudge, it is blocked instead. */
-  readonly held: boolean
 }
 
 export interface GatewayInspectorOptions {
-  /** Exchanges waiting for analysis before new ones are dropped (and counted). */
+  /**
+   * Exchanges waiting for analysis, across tenants; past it the tenant with the most waiting gives
+   * up its oldest, recorded unanalysed (`over_share`), never dropped (FairQueue.ts).
+   */
   readonly queueCapacity: number
-  /** Judge calls in flight at once, across all agents (ANALYSIS_CONCURRENCY). */
+  /** Judge calls in flight at once, across all agents (ANALYSIS_CONCURRENCY), shared fairly by tenant. */
   readonly concurrency: number
+  /** Deadline of one judge call (ANALYSIS_TIMEOUT_MS); past it the exchange is unanalysed (`judge_timeout`). */
+  readonly analysisTimeoutMs: number
+  /**
+   * Events the publisher holds unsettled (in flight, or held through a bus outage) before new
+   * requests are refused with 503: an exchange that could not be recorded is never answered.
+   */
+  readonly publisherCapacity: number
   /** Subject prefix (CANDOR_NATS_PREFIX). */
   readonly subjectPrefix: string
   /** (agent, tool) first-seen times kept for the policy's grace period. */
@@ -208,52 +232,20 @@ const IN_FLIGHT_PER_SLOT = 2
 const defaults: GatewayInspectorOptions = {
   queueCapacity: 4096,
   concurrency: 32,
+  analysisTimeoutMs: DEFAULT_ANALYSIS_TIMEOUT_MS,
+  publisherCapacity: UNSETTLED,
   subjectPrefix: DEFAULT_PREFIX,
   toolMemoryCapacity: 100_000,
   unknownKeys: defaultUnknownKeyLimits
 }
 
-const parseJson = (bytes: Uint8Array): unknown => {
-  try {
-    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"))
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The response copy, parsed off the response path. Without reasoning from the provider, the visible
- * answer's deliberation-like sentences stand in for it (the fallback, confidence 0.3).
- */
-const extract = (adapter: ProviderAdapter, job: Pick<Job, "stream" | "chunks">): Extraction | undefined => {
-  if (job.chunks.length === 0) return undefined
-  // A body that opens as a JSON object is a whole answer even when it came chunked, without a length
-  // (providers behind proxies often answer so); events and Gemini's JSON-array stream go piece by piece.
-  if (job.stream && !opensAsObject(job.chunks)) {
-    const extractor = adapter.streamExtractor()
-    for (const chunk of job.chunks) extractor.push(chunk)
-    return withInferredThinking(extractor.finish())
-  }
-  const body = parseJson(Buffer.concat(job.chunks))
-  return body === undefined ? undefined : withInferredThinking(adapter.extractJson(body))
-}
-
-const OPEN_BRACE = 0x7b
-const isSpace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d
-
-/** Whether the first byte that is not white space is `{`. */
-const opensAsObject = (chunks: ReadonlyArray<Uint8Array>): boolean => {
-  for (const chunk of chunks) for (const byte of chunk) if (!isSpace(byte)) return byte === OPEN_BRACE
-  return false
-}
-
-/** The request body parsed on first use, once (most requests never need it). */
+/** A plain request body parsed on first use, once (most requests never need it). */
 const lazyJson = (bytes: Uint8Array): (() => unknown) => {
   let body: unknown
   let parsed = false
   return () => {
     if (!parsed) {
-      body = parseJson(bytes)
+      body = parseJsonBody(bytes)
       parsed = true
     }
     return body
@@ -282,86 +274,52 @@ const policyUnreadable = (() => {
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
-    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity, unknownKeys } = { ...defaults, ...options }
+    const {
+      analysisTimeoutMs,
+      concurrency,
+      publisherCapacity,
+      queueCapacity,
+      subjectPrefix,
+      toolMemoryCapacity,
+      unknownKeys
+    } = { ...defaults, ...options }
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
     }
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
+    const judging = makeJudging(judge, analysisTimeoutMs)
     const clock = yield* Effect.clock
-    const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
-    const { publish } = yield* makeEventPublisher(subjectPrefix)
+    const publisher = yield* makeEventPublisher(subjectPrefix, { capacity: publisherCapacity })
+    const { publish } = publisher
     // Made after the publisher, so closed before it: analysis stops, then publishing drains.
-    const analyses = yield* FiberSet.make<void>()
+    const runAnalysis = yield* FiberSet.makeRuntime<never, void, never>()
     const feed = yield* Effect.serviceOption(EventFeed)
     /** Catalogue events on their way to the feed, each on its own fiber. */
     const announcements = yield* FiberSet.make<void>()
-    /** Judge slots: taken before an exchange leaves the queue, given back once its judge has answered. */
-    const judging = yield* Effect.makeSemaphore(concurrency)
+    /** Finished exchanges waiting for a judge slot, per tenant; the slots, shared fairly (FairQueue.ts). */
+    const queue = new FairQueue<Job>({ capacity: queueCapacity, concurrency })
+    /** Jobs given up by the queue (over share), to be recorded unanalysed by the next pump. */
+    const shed: Array<Job> = []
     /**
-     * Exchanges out of the queue and not yet published: judging, or judged and waiting for the agent's
-     * previous event (whose judge is slower). They hold no judge slot while they wait, and this
-     * bounds how many can; beyond it the queue fills as when the judge is slow.
+     * Judged exchanges not yet published: judging, or judged and waiting for the agent's previous
+     * event (whose judge is slower). They hold no judge slot while they wait, and this bounds how
+     * many can; beyond it jobs stay queued, as when the judge is slow.
      */
-    const inFlight = yield* Effect.makeSemaphore(IN_FLIGHT_PER_SLOT * concurrency)
+    let inFlight = 0
+    const inFlightLimit = IN_FLIGHT_PER_SLOT * concurrency
     /** Per agent, the latest exchange's "published" signal; an agent without one in flight has no entry. */
     const lastOfAgent = new Map<string, Published>()
     // The layer's runtime, so the log from this synchronous callback goes through the configured logger and level.
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    let dropped = 0
-    // Registered at start, so /metrics shows the series at 0 before the first drop (a scrape sees no gap).
-    exchangesDropped.unsafeUpdate(0, [])
-
-    /** Extraction → hash → judge → verdict, with the agent's failure policy when the judge fails. */
-    const judgeExtraction = (exchange: Exchange, extraction: Extraction | undefined): Effect.Effect<Judgement> => {
-      const thinking = extraction?.thinking
-      if (thinking === undefined) {
-        return Effect.succeed({
-          verdict: "clear",
-          thinkingHash: "none",
-          analysis: undefined,
-          synthetic: "no_thinking_block"
-        })
-      }
-      const thinkingHash = sha256Hex(thinking.text)
-      const failed = (): Judgement => ({
-        verdict: exchange.settings.failurePolicy === "fail_closed" ? "boundary_violation" : "clear",
-        thinkingHash,
-        analysis: undefined,
-        synthetic: "analysis_failed" satisfies SyntheticReason
-      })
-      const values = exchange.settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
-      return judge
-        .analyze({
-          thinking: thinking.text,
-          card: exchange.settings.card,
-          conscienceValues: values,
-          window: [], // the session window is the session actor's
-          provider: exchange.adapter.name,
-          model: extraction?.model
-        })
-        .pipe(
-          Effect.map((analysis): Judgement => ({
-            verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)) satisfies Verdict,
-            thinkingHash,
-            analysis,
-            synthetic: analysis.synthetic_reason
-          })),
-          Effect.catchAllCause(() => Effect.succeed(failed()))
-        )
-    }
 
     /** The response's tool calls against the policy: recorded in the trace, never acted on after the fact. */
-    const responsePolicy = (
-      exchange: Exchange,
-      extraction: Extraction | undefined,
-      now: number
-    ): PolicyRecord | undefined => {
+    const responsePolicy = (exchange: Exchange, read: ReadAnswer, now: number): PolicyRecord | undefined => {
       if (exchange.policy === undefined) return undefined
-      const calls = extraction?.toolCalls ?? []
-      const { policy, requestVerdict } = exchange.policy
+      const calls = read.extraction?.toolCalls ?? []
+      const { policy, requestUnreadable, requestVerdict } = exchange.policy
       const response = evaluatePolicy(
         policy,
         exchange.settings.card,
@@ -370,29 +328,16 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         new Date(now)
       )
       toolsSeen.note(exchange.agentId, calls, now)
-      return { mode: policy.defaults.enforcement_mode, requestVerdict, response }
+      return { mode: policy.defaults.enforcement_mode, requestVerdict, requestUnreadable, response }
     }
 
-    /** Decided in response order, before the judge: the outcome's kind and the policy on the tool calls. */
-    const prepare = (
-      exchange: Exchange,
-      extraction: Extraction | undefined,
-      outcome: ExchangeOutcome,
-      held: boolean
-    ): Prepared => {
-      const kind =
-        outcome.kind === "complete" &&
-        extraction !== undefined &&
-        "complete" in extraction &&
-        extraction.complete === false
-          ? "partial"
-          : outcome.kind
+    /** Read and decided in response order, before the judge: the answer, the outcome's kind, the policy on the tool calls. */
+    const prepare = (job: Job): Prepared => {
+      const read = readAnswer(job.exchange.adapter, job.answer)
       return {
-        exchange,
-        extraction,
-        outcome: kind === outcome.kind ? outcome : { ...outcome, kind },
-        policy: responsePolicy(exchange, extraction, clock.unsafeCurrentTimeMillis()),
-        held
+        read,
+        outcome: recordedOutcome(job.outcome, read),
+        policy: responsePolicy(job.exchange, read, clock.unsafeCurrentTimeMillis())
       }
     }
 
@@ -423,125 +368,123 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       announce(blockedEvent(block, randomUUID(), settings.orgId ?? null, new Date(clock.unsafeCurrentTimeMillis())))
 
     /**
-     * Starts one exchange's analysis on its own fiber; the caller holds a judge slot and a place in
-     * flight, which the fiber gives back (the slot once judged). The fiber judges at once, completes
-     * the returned deferred with the event, then waits for the agent's previous event to be published
-     * before publishing this one. A violation then leaves a nudge for the next request in `nudge`
-     * mode, and in `enforce` mode when the response was not held (streams cannot be blocked after
-     * the fact). Run uninterruptibly: the agent's order must not keep a place for a fiber that never
-     * started.
+     * One job's analysis, on its own fiber: judged (its tenant holds a judge slot, given back once
+     * judged) or, without `prepared`, recorded unanalysed over share (no judge, no reading). It
+     * completes the held client's deferred with the event, then waits for the agent's previous event
+     * to be published before publishing its own. A violation then leaves a nudge for the next request
+     * in `nudge` mode, and in `enforce` mode when the response was not held (streams cannot be blocked
+     * after the fact).
      */
-    const start = (prepared: Prepared): Effect.Effect<Deferred.Deferred<GatewayEvent> | undefined> =>
-      Effect.gen(function* () {
-        const { exchange, held } = prepared
-        const agentId = exchange.agentId
-        // Only a held response waits for its event: the others make no deferred for it.
-        const verdict = held ? yield* Deferred.make<GatewayEvent>() : undefined
-        const published = new Published()
-        const previous = lastOfAgent.get(agentId)
-        lastOfAgent.set(agentId, published)
-        const work = Effect.gen(function* () {
-          const judgement = yield* Effect.ensuring(judgeExtraction(exchange, prepared.extraction), judging.release(1))
-          const event = yield* Effect.sync(() =>
-            buildResponseEvent({
-              agentId,
-              cardId: exchange.settings.cardId ?? exchange.settings.card?.card_id,
-              sessionId: exchange.sessionId,
-              provider: exchange.adapter.name,
-              outcome: prepared.outcome,
-              extraction: prepared.extraction,
-              judgement,
-              policy: prepared.policy,
-              now: new Date(clock.unsafeCurrentTimeMillis())
-            })
-          ).pipe(Effect.onExit((exit) => (verdict === undefined ? Effect.void : Deferred.done(verdict, exit))))
-          if (previous !== undefined) yield* Effect.suspend(() => previous.wait())
-          yield* publish(agentId, event)
-          if (judgement.verdict === "boundary_violation" && exchange.settings.mode !== "observe" && !held) {
-            yield* state.setNudge(agentId, nudgeText(event))
-          }
-        }).pipe(
-          Effect.catchAllCause(logFailure),
-          Effect.ensuring(
-            Effect.suspend(() => {
-              if (lastOfAgent.get(agentId) === published) lastOfAgent.delete(agentId)
-              published.finish()
-              // A held response never waits for a verdict that will not come (interrupted at shutdown).
-              return verdict === undefined
-                ? inFlight.release(1)
-                : Effect.zipRight(Deferred.interrupt(verdict), inFlight.release(1))
-            })
-          ),
-          Effect.interruptible
-        )
-        yield* FiberSet.run(analyses, work)
-        return verdict
-      }).pipe(Effect.uninterruptible)
-
-    // Queued exchanges leave the queue in order, each once a judge slot is free: while every slot is
-    // busy the queue fills, and beyond its capacity exchanges are dropped (counted) by `enqueue`.
-    yield* Effect.gen(function* () {
-      yield* inFlight.take(1)
-      yield* judging.take(1)
-      const job = yield* Queue.take(queue)
-      yield* Effect.suspend(() =>
-        start(prepare(job.exchange, extract(job.exchange.adapter, job), job.outcome, false))
-      ).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.zipRight(Effect.all([judging.release(1), inFlight.release(1)]), logFailure(cause))
+    const analyse = (job: Job, judged: { readonly prepared: Prepared; readonly tenant: string } | undefined) => {
+      const { exchange, verdict } = job
+      const { agentId, settings } = exchange
+      const judgement =
+        judged === undefined
+          ? Effect.succeed(unanalysedJudgement(settings.failurePolicy, "over_share", "none"))
+          : Effect.ensuring(
+              judging({ settings, provider: exchange.adapter.name, tenant: judged.tenant, read: judged.prepared.read }),
+              Effect.sync(() => {
+                queue.release(judged.tenant)
+                schedule(false)
+              })
+            )
+      return Effect.gen(function* () {
+        const decided = yield* judgement
+        if (decided.unanalysed !== undefined) countUnanalysed(decided.unanalysed)
+        const event = yield* Effect.sync(() =>
+          buildResponseEvent({
+            agentId,
+            cardId: settings.cardId ?? settings.card?.card_id,
+            sessionId: exchange.sessionId,
+            provider: exchange.adapter.name,
+            outcome: judged?.prepared.outcome ?? job.outcome,
+            extraction: judged?.prepared.read.extraction,
+            judgement: decided,
+            policy: judged?.prepared.policy,
+            now: new Date(clock.unsafeCurrentTimeMillis())
+          })
+        ).pipe(Effect.onExit((exit) => (verdict === undefined ? Effect.void : Deferred.done(verdict, exit))))
+        const previous = job.previous
+        if (previous !== undefined) yield* Effect.suspend(() => previous.wait())
+        yield* publish(agentId, event)
+        if (decided.verdict === "boundary_violation" && settings.mode !== "observe" && verdict === undefined) {
+          yield* state.setNudge(agentId, nudgeText(event))
+        }
+      }).pipe(
+        Effect.catchAllCause(logFailure),
+        Effect.ensuring(
+          Effect.suspend(() => {
+            if (lastOfAgent.get(agentId) === job.published) lastOfAgent.delete(agentId)
+            job.published.finish()
+            if (judged !== undefined) {
+              inFlight--
+              schedule(false)
+            }
+            // A held response never waits for a verdict that will not come (interrupted at shutdown).
+            return verdict === undefined ? Effect.void : Deferred.interrupt(verdict)
+          })
         )
       )
-    }).pipe(Effect.forever, Effect.forkScoped)
+    }
 
     /**
-     * Finished exchanges wait here up to ANALYSIS_DELAY_MS before they join the queue, all those of
-     * the turn together, in order (so each agent's stay in response order). Node has no priorities: analysing an exchange in the tick its
-     * response ended (a few hundred µs with publishing) delays the next request that arrives meanwhile
-     * (at one request at a time, every one of them); after a timer, the requests already waiting are
-     * served first. They count against the queue's capacity, so a full queue still drops at once.
+     * Starts what may start now: the jobs given up over share (no judge), then queued jobs as judge
+     * slots allow, round robin by tenant. At least a quarter of what waits per turn of the event loop,
+     * so a request arriving meanwhile waits for one slice's analysis, not the whole backlog's; the
+     * rest on the next turn. Each job is read (parsed, extracted) here, in its tenant's order.
      */
-    const finished: Array<Job> = []
+    const pump = () => {
+      clearTimeout(turn)
+      clearImmediate(step)
+      turn = undefined
+      step = undefined
+      for (const job of shed.splice(0)) runAnalysis(analyse(job, undefined))
+      let budget = Math.max(ANALYSIS_SLICE, Math.ceil(queue.size / 4))
+      while (budget-- > 0 && inFlight < inFlightLimit) {
+        const next = queue.take()
+        if (next === undefined) return
+        inFlight++
+        try {
+          runAnalysis(analyse(next.job, { prepared: prepare(next.job), tenant: next.tenant }))
+        } catch (error) {
+          // A parser's bug must not stop the queue: the job is recorded unanalysed instead, its slot given back.
+          inFlight--
+          queue.release(next.tenant)
+          runFork(logFailure(Cause.die(error)))
+          runAnalysis(analyse(next.job, undefined))
+        }
+      }
+      if (queue.size > 0 && inFlight < inFlightLimit) step = setImmediate(pump)
+    }
+
     let turn: ReturnType<typeof setTimeout> | undefined
     let step: ReturnType<typeof setImmediate> | undefined
     /**
-     * Hands the oldest finished exchanges to the queue, a slice per turn of the event loop, so a
-     * request arriving meanwhile waits for one slice's analysis, not the whole batch's. A slice is at
-     * least a quarter of what waits, so under load the backlog stays a few loop turns long.
+     * A pump soon. A finished exchange waits up to ANALYSIS_DELAY_MS (`delayed`): Node has no
+     * priorities, and analysing an exchange in the tick its response ended (a few hundred µs with
+     * publishing) delays the next request that arrives meanwhile; after a timer, the requests already
+     * waiting are served first. A freed slot or a held client pumps on the next turn.
      */
-    const analyseFinished = () => {
-      turn = undefined
-      step = undefined
-      const jobs = finished.splice(0, Math.max(ANALYSIS_SLICE, Math.ceil(finished.length / 4)))
-      for (const job of jobs) Queue.unsafeOffer(queue, job)
-      if (finished.length > 0) step = setImmediate(analyseFinished)
+    const schedule = (delayed: boolean) => {
+      if (step !== undefined) return
+      if (!delayed) {
+        clearTimeout(turn)
+        turn = undefined
+        step = setImmediate(pump)
+      } else if (turn === undefined) turn = setTimeout(pump, ANALYSIS_DELAY_MS)
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         clearTimeout(turn)
         clearImmediate(step)
-        for (const job of finished.splice(0)) Queue.unsafeOffer(queue, job)
       })
     )
 
-    const enqueue = (job: Job) => {
-      const queued = Math.max(
-        0,
-        Option.getOrElse(queue.unsafeSize(), () => 0)
-      )
-      if (queued + finished.length < queueCapacity) {
-        finished.push(job)
-        if (turn === undefined && step === undefined) turn = setTimeout(analyseFinished, ANALYSIS_DELAY_MS)
-      } else {
-        dropped++
-        exchangesDropped.unsafeUpdate(1, [])
-        // Never the job itself in the log: it holds response bytes.
-        runFork(
-          Effect.logWarning("gateway analysis queue full: exchange dropped").pipe(
-            Effect.annotateLogs({ agent_id: job.exchange.agentId, dropped })
-          )
-        )
-      }
-    }
+    /**
+     * The fairness key (FairQueue.ts): the agent's organization, else its provider credential's hash.
+     * Neither needs a prefix: organization ids are `org_<uuid>`, key hashes 64 hex characters.
+     */
+    const tenantOf = (exchange: Exchange): string => exchange.settings.orgId ?? exchange.keyHash
 
     const admission = makeAdmission({
       adapters,
@@ -549,11 +492,33 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       limits: unknownKeys,
       now: () => clock.unsafeCurrentTimeMillis()
     })
+
+    /** A finished exchange joins its tenant's queue, its place in the agent's order taken now (response order). */
+    const enqueue = (
+      exchange: Exchange,
+      answer: Answer,
+      outcome: ExchangeOutcome,
+      verdict: Deferred.Deferred<GatewayEvent> | undefined
+    ) => {
+      const published = new Published()
+      const previous = lastOfAgent.get(exchange.agentId)
+      lastOfAgent.set(exchange.agentId, published)
+      const given = queue.offer(tenantOf(exchange), { exchange, answer, outcome, verdict, published, previous })
+      if (given !== undefined) shed.push(given)
+      schedule(verdict === undefined && given === undefined)
+    }
     const unattributed = (request: InspectedRequest): RequestDecision => ({
       forward: request.body,
       context: undefined,
       hold: false
     })
+    /**
+     * An attributed request when its exchange could not be recorded: the publisher holds as many
+     * events as it may (the bus down past its buffer). Refused before the provider, 503 with
+     * `Retry-After`: never an answer without its checkpoint.
+     */
+    const unrecordable = (): RequestDecision | undefined =>
+      publisher.saturated() ? { respond: unrecordableRefusal() } : undefined
 
     /**
      * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
@@ -567,6 +532,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const who = admission.admit(request)
       if (who._tag === "refused") return { respond: who.response }
       if (who._tag === "unattributed") return unattributed(request)
+      const refused = unrecordable()
+      if (refused !== undefined) return refused
       const { adapter, agentId, now, transactionId } = who
       const settings = peek(agentId)
       if (settings.containment !== undefined || who.keyContainment !== undefined || nudgePending(agentId)) {
@@ -576,6 +543,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
       // A transaction the copy cannot apply is refused (or looked up again) on the effectful path.
       if (transaction !== undefined && transaction.kind !== "open") return undefined
+      // An encoded body (Content-Encoding) is decoded, off the thread, on the effectful path.
+      if (request.headers["content-encoding"] !== undefined && isEncoded(request.headers)) return undefined
       const requestBody = lazyJson(request.body)
       const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
@@ -589,11 +558,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       }
       const exchange: Exchange = {
         adapter,
-        keyHash: who.keyHash,
         agentId,
         sessionId: who.sessionId,
+        keyHash: who.keyHash,
         settings,
-        policy: policy === undefined ? undefined : { policy, requestVerdict: "pass" }
+        policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false }
       }
       const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
       return { forward: request.body, context: exchange, hold, headers }
@@ -608,6 +577,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const who = admission.admit(request)
           if (who._tag === "refused") return { respond: who.response }
           if (who._tag === "unattributed") return unattributed(request)
+          const refused = unrecordable()
+          if (refused !== undefined) return refused
           const { adapter, agentId, now, sessionId, transactionId } = who
           let settings = yield* state.get(agentId)
           let transaction =
@@ -638,23 +609,21 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             yield* block("transaction", body.reason)
             return { respond: jsonResponse(403, body) }
           }
-          // The request body is parsed only when something depends on it (the fast path never does).
-          const requestBody = lazyJson(request.body)
+          // The request body is read (decoded, parsed) only when something depends on it (the fast path never does).
+          const body = new RequestBody(request.body, request.headers)
           const policy = policyFor(settings, transaction)
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
+          let requestUnreadable = false
           if (policy !== undefined) {
-            // Tools that cannot be read cannot be checked: `fail_open: false` refuses such a request in `enforce`.
-            if (
-              requestBody() === undefined &&
-              request.body.length > 0 &&
-              !policy.defaults.fail_open &&
-              policy.defaults.enforcement_mode === "enforce"
-            ) {
+            // Tools that cannot be read (a body undecodable or not JSON) cannot be checked: refused in
+            // `enforce` under `fail_open: false`; else forwarded, never as a pass (below).
+            requestUnreadable = yield* body.unreadable
+            if (requestUnreadable && !policy.defaults.fail_open && policy.defaults.enforcement_mode === "enforce") {
               yield* block("policy", UNREADABLE_REQUEST_REASON)
               return { respond: policyUnreadable }
             }
-            const tools = adapter.declaredTools(requestBody())
+            const tools = adapter.declaredTools(yield* body.json)
             const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
@@ -680,40 +649,70 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
                 Effect.annotateLogs({ agent_id: agentId, tools: evaluation.violations.map((v) => v.tool) })
               )
             }
+            if (requestUnreadable) {
+              // Forwarded under `fail_open`, but never as a pass: the client's header and the record say
+              // the tools went unchecked.
+              requestVerdict = "warn"
+              yield* Effect.logWarning("request tools unreadable (policy fails open: forwarded unchecked)").pipe(
+                Effect.annotateLogs({ agent_id: agentId })
+              )
+            }
             headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
           }
           const exchange: Exchange = {
             adapter,
-            keyHash: who.keyHash,
             agentId,
             sessionId,
+            keyHash: who.keyHash,
             settings,
-            policy: policy === undefined ? undefined : { policy, requestVerdict }
+            policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable }
           }
           const nudge = yield* state.takeNudge(agentId)
           let forward = request.body
           if (nudge !== undefined) {
-            const body = requestBody()
-            const injected = body === undefined ? undefined : adapter.injectNudge(body, nudge)
-            if (injected !== undefined) forward = Buffer.from(JSON.stringify(injected))
+            const json = yield* body.json
+            const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
+            // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
+            if (injected !== undefined) forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
             else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
-          const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
+          const hold = settings.mode === "enforce" && !adapter.requestInfo(yield* body.json, request.url).stream
           return { forward, context: exchange, hold, headers }
         }),
 
       onResponse: (context, head) => {
-        if (context === undefined) return { chunk: () => {}, end: () => {} }
+        if (context === undefined) return noopObserver
         admission.noteAnswer((context as Exchange).keyHash, head.status)
+        // The provider refused the key (401) or the request's access (403): no model answered, so no
+        // checkpoint and no agent, only a metric.
+        if (isProviderRefusal(head.status)) return providerRefused(head.status)
         const chunks: Array<Uint8Array> = []
         return {
           chunk: (bytes) => void chunks.push(bytes),
-          end: (outcome) => enqueue({ exchange: context as Exchange, stream: head.stream, chunks, outcome })
+          end: (outcome, undecodable) =>
+            enqueue(
+              context as Exchange,
+              {
+                stream: head.stream,
+                status: head.status,
+                chunks,
+                undecodable: undecodable === true,
+                contentType: headerText(head.headers["content-type"])
+              },
+              outcome,
+              undefined
+            )
         }
       },
 
       onFailure: (context, outcome) => {
-        if (context !== undefined) enqueue({ exchange: context as Exchange, stream: false, chunks: [], outcome })
+        if (context !== undefined)
+          enqueue(
+            context as Exchange,
+            { stream: false, status: undefined, chunks: [], undecodable: false, contentType: undefined },
+            outcome,
+            undefined
+          )
       },
 
       completeNonStreaming: (context, response) =>
@@ -721,24 +720,33 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           if (context === undefined) return { pass: true } as const
           const exchange = context as Exchange
           admission.noteAnswer(exchange.keyHash, response.status)
+          if (isProviderRefusal(response.status)) {
+            providerRefused(response.status)
+            return { pass: true } as const
+          }
           const outcome: ExchangeOutcome = {
             kind: "complete",
             status: response.status,
             bytes: response.body.byteLength,
             cause: undefined
           }
-          const extraction = extract(exchange.adapter, { stream: false, chunks: [response.body] })
-          const prepared = prepare(exchange, extraction, outcome, true)
-          // The slot is waited for interruptibly; once taken, the analysis runs to its event even if
-          // the client goes away meanwhile, so the exchange is still recorded.
-          const verdict = yield* Effect.uninterruptibleMask((restore) =>
-            restore(inFlight.take(1)).pipe(
-              Effect.zipRight(restore(judging.take(1)).pipe(Effect.onInterrupt(() => inFlight.release(1)))),
-              Effect.zipRight(start(prepared))
-            )
+          // Decoded as the observed path decodes (ContentCoding.ts): the verdict is the same whatever the coding.
+          const encoding = response.headers["content-encoding"]
+          const decoded = yield* decodeBody(
+            codingOf(Array.isArray(encoding) ? encoding.join(",") : encoding),
+            response.body
           )
-          // `start` makes the deferred for every held exchange (`prepared.held` is true).
-          if (verdict === undefined) return yield* Effect.dieMessage("a held exchange has no verdict to wait for")
+          const answer: Answer = {
+            stream: false,
+            status: response.status,
+            chunks: decoded === undefined ? [] : [decoded],
+            undecodable: decoded === undefined,
+            contentType: headerText(response.headers["content-type"])
+          }
+          const verdict = yield* Deferred.make<GatewayEvent>()
+          // Queued like any exchange (its tenant's share, the agent's order); once taken, the analysis
+          // runs to its event even if the client goes away meanwhile, so the exchange is still recorded.
+          enqueue(exchange, answer, outcome, verdict)
           const event = yield* Deferred.await(verdict)
           if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
           yield* blocked(exchange.settings, {

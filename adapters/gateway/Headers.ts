@@ -5,6 +5,7 @@
  * `x-transaction-id` (a scoped transaction, docs/transactions.md).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
+import { acceptEncodingForUpstream } from "./ContentCoding.js"
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
   "connection",
@@ -36,7 +37,9 @@ const isHopByHop = (lower: string, named: ReadonlySet<string> | undefined): bool
  * The client's headers as undici's flat `[name, value, …]` list, original case and order kept.
  * Also dropped: `host` (undici sets the upstream's), `content-length` (undici sets it from the body,
  * which a nudge may have rewritten) and `expect` (Node already answered `100-continue`; undici
- * refuses the header).
+ * refuses the header). `Accept-Encoding` is rewritten to the codings the gateway decodes
+ * (`ContentCoding.ts`), and added (`identity`) when the client sent none: the gateway reads every
+ * answer, so the provider must answer in a coding it can read.
  */
 export const requestHeadersForUpstream = (
   raw: ReadonlyArray<string>,
@@ -44,9 +47,15 @@ export const requestHeadersForUpstream = (
 ): Array<string> => {
   const named = connectionTokens(connection)
   const out: Array<string> = []
+  let acceptEncoding = false
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!
     const lower = name.toLowerCase()
+    if (lower === "accept-encoding") {
+      acceptEncoding = true
+      out.push(name, acceptEncodingForUpstream(raw[i + 1]!))
+      continue
+    }
     if (
       isHopByHop(lower, named) ||
       lower === "host" ||
@@ -58,6 +67,7 @@ export const requestHeadersForUpstream = (
       continue
     out.push(name, raw[i + 1]!)
   }
+  if (!acceptEncoding) out.push("accept-encoding", acceptEncodingForUpstream(undefined))
   return out
 }
 

@@ -14,7 +14,8 @@ import type { PolicyEvaluation, PolicyFinding, PolicyVerdict } from "../../core/
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { APTraceDraft } from "../../core/schema/Trace.js"
-import type { PolicyEnforcementMode, SyntheticReason, Verdict } from "../../core/schema/Verdict.js"
+import type { Concern } from "../../core/schema/Concern.js"
+import type { PolicyEnforcementMode, SyntheticReason, UnanalysedReason, Verdict } from "../../core/schema/Verdict.js"
 import { recommendedAction } from "../../core/Verdict.js"
 import type { AnalysisResult } from "../analysis/AnalysisModel.js"
 import type { Extraction } from "../providers/Provider.js"
@@ -25,6 +26,10 @@ export interface Judgement {
   readonly thinkingHash: string | "none"
   readonly analysis: AnalysisResult | undefined
   readonly synthetic: SyntheticReason | undefined
+  /** With `synthetic: "unanalysed"`: why (`analysis_metadata.unanalysed_reason`). */
+  readonly unanalysed?: UnanalysedReason | undefined
+  /** Concerns not from a judge: a `fail_closed` verdict's failure-policy concern (core/FailurePolicy.ts). */
+  readonly concerns?: ReadonlyArray<Concern> | undefined
 }
 
 /** The tool policy's part of one exchange. */
@@ -32,6 +37,8 @@ export interface PolicyRecord {
   readonly mode: PolicyEnforcementMode
   /** What `X-Policy-Verdict` said for the tools the request declared. */
   readonly requestVerdict: PolicyVerdict
+  /** The request's tools could not be read (its body undecodable or not JSON): they went unchecked. */
+  readonly requestUnreadable: boolean
   /** The tool calls of the response, evaluated. */
   readonly response: PolicyEvaluation
 }
@@ -95,8 +102,8 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
     provider: input.provider,
     model: extraction?.model ?? "unknown",
     verdict: judgement.verdict,
-    concerns: analysis?.concerns ?? [],
-    reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement.synthetic),
+    concerns: judgement.concerns ?? analysis?.concerns ?? [],
+    reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement),
     conscience_context: {
       values_checked: [],
       conflicts: [],
@@ -114,7 +121,8 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
       truncated: analysis?.truncated ?? false,
       extraction_confidence: extraction?.thinking?.confidence ?? null,
       ...(analysis?.llm_verdict !== undefined ? { llm_verdict: analysis.llm_verdict } : {}),
-      ...(input.outcome.kind !== "complete" ? { partial: true } : {})
+      ...(input.outcome.kind !== "complete" ? { partial: true } : {}),
+      ...(judgement.unanalysed !== undefined ? { unanalysed_reason: judgement.unanalysed } : {})
     },
     linked_trace_id: trace.trace_id,
     re_evaluated_at: null,
@@ -169,14 +177,26 @@ const policyMetadata = (policy: PolicyRecord): Record<string, unknown> => ({
   policy: {
     mode: policy.mode,
     request_verdict: policy.requestVerdict,
+    ...(policy.requestUnreadable ? { request_unreadable: true } : {}),
     tools_evaluated: policy.response.tools_evaluated,
     violations: policy.response.violations,
     warnings: policy.response.warnings
   }
 })
 
-const syntheticSummary = (reason: SyntheticReason | undefined): string =>
-  reason === "analysis_failed" ? "analysis failed" : reason === "no_thinking_block" ? "no thinking block" : ""
+const syntheticSummary = (judgement: Judgement): string => {
+  const policy = judgement.verdict === "boundary_violation" ? " (failure policy: fail_closed)" : ""
+  switch (judgement.synthetic) {
+    case "analysis_failed":
+      return `analysis failed${policy}`
+    case "no_thinking_block":
+      return "no thinking block"
+    case "unanalysed":
+      return `not analysed: ${judgement.unanalysed ?? "unknown"}${policy}`
+    default:
+      return ""
+  }
+}
 
 /** The text injected into the agent's next request after a violation in `nudge` mode. */
 export const nudgeText = (event: GatewayEvent): string => {

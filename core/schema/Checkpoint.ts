@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { literalUnion } from "./Literals.js"
 import { Concern, ConsultationDepth } from "./Concern.js"
 import { AgentId, CardId, CheckpointId, DateTimeString, Hex32, SessionId, ThinkingBlockHash, TraceId } from "./Ids.js"
-import { SyntheticReason, Verdict } from "./Verdict.js"
+import { SyntheticReason, UnanalysedReason, Verdict } from "./Verdict.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -46,7 +46,9 @@ export const AnalysisMetadata = Schema.Struct({
   /** The verdict the judge proposed, when it differs from (or before) the deterministic derivation. */
   llm_verdict: optional(Verdict),
   /** The stream ended early (client disconnect, upstream error, timeout): the judge saw a prefix. */
-  partial: optional(Schema.Boolean)
+  partial: optional(Schema.Boolean),
+  /** Set with `synthetic_reason: "unanalysed"`: why the answer was not analysed. */
+  unanalysed_reason: optional(UnanalysedReason)
 }).annotations({ identifier: "AnalysisMetadata", description: "How the analysis was done" })
 export type AnalysisMetadata = typeof AnalysisMetadata.Type
 

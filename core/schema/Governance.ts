@@ -23,6 +23,7 @@ export const GOVERNANCE_ACTIONS = [
   "containment.policy",
   // settings and documents of one agent, on the agent's log
   "enforcement.mode",
+  "enforcement.failure_policy",
   "card.update",
   "conscience.agent_values",
   "policy.put",

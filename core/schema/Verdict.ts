@@ -41,9 +41,27 @@ export const FailurePolicy = literalUnion(FAILURE_POLICIES, {
 })
 export type FailurePolicy = typeof FailurePolicy.Type
 
-export const SYNTHETIC_REASONS = ["no_thinking_block", "analysis_failed", "below_evidence_threshold"] as const
+export const SYNTHETIC_REASONS = [
+  "no_thinking_block",
+  "analysis_failed",
+  "below_evidence_threshold",
+  "unanalysed"
+] as const
 export const SyntheticReason = literalUnion(SYNTHETIC_REASONS, {
   identifier: "SyntheticReason",
-  description: "Why a verdict was produced without a judge"
+  description:
+    "Why a verdict was produced without a judge; `unanalysed`: the answer could not be read or judged (see `analysis_metadata.unanalysed_reason`), the agent's failure policy decided"
 })
 export type SyntheticReason = typeof SyntheticReason.Type
+
+/**
+ * Why an answered exchange was not analysed (issue 24: never a silent clear): its content coding
+ * could not be decoded, its body could not be parsed, the judge did not answer within
+ * ANALYSIS_TIMEOUT_MS, or its organization's share of the analysis queue was full.
+ */
+export const UNANALYSED_REASONS = ["undecodable_encoding", "unparseable_body", "judge_timeout", "over_share"] as const
+export const UnanalysedReason = literalUnion(UNANALYSED_REASONS, {
+  identifier: "UnanalysedReason",
+  description: "Why an answered exchange was recorded without analysis"
+})
+export type UnanalysedReason = typeof UnanalysedReason.Type

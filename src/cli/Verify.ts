@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { listedKeys, verifyWithKeys } from "../../adapters/keys/Trust.js"
 import type { CertificateVerification } from "../../core/Certificate.js"
+import { failurePolicyReason, type FailurePolicyClaims } from "../../core/FailurePolicy.js"
 import {
   formatWitnessKey,
   parseWitnessKey,
@@ -82,12 +83,14 @@ export const formatReport = (certificate: unknown, report: CertificateVerificati
     certificate_id?: unknown
     key_id?: unknown
     subject?: { checkpoint_id?: unknown; agent_id?: unknown }
-    claims?: { verdict?: unknown }
+    claims?: { verdict?: unknown; analysis_model?: unknown; concerns?: unknown }
     merkle?: { leaf_index?: unknown; tree_size?: unknown }
     verdict_proof?: { security?: { proven_bits?: unknown; conjectured_bits?: unknown } } | null
   } | null
   const { checks } = report
   const proof = cert?.verdict_proof?.security
+  // A verdict the rule derived from the failure-policy concern (core/FailurePolicy.ts): said so.
+  const failure = checks.verdict ? failurePolicyReason(cert?.claims as FailurePolicyClaims) : undefined
   const lines = [
     `Certificate ${String(cert?.certificate_id ?? "?")}`,
     `  checkpoint  ${String(cert?.subject?.checkpoint_id ?? "?")}  agent ${String(cert?.subject?.agent_id ?? "?")}`,
@@ -95,7 +98,8 @@ export const formatReport = (certificate: unknown, report: CertificateVerificati
     `  chain          ${mark(checks.chain)}`,
     `  merkle         ${mark(checks.merkle)}  leaf ${String(cert?.merkle?.leaf_index ?? "?")} of ${String(cert?.merkle?.tree_size ?? "?")}` +
       (withTreeHead ? ", against the signed tree head given" : ""),
-    `  verdict        ${mark(checks.verdict)}  ${String(cert?.claims?.verdict ?? "?")}`,
+    `  verdict        ${mark(checks.verdict)}  ${String(cert?.claims?.verdict ?? "?")}` +
+      (failure === undefined ? "" : `  by the failure policy (fail_closed): not analysed, ${failure}`),
     `  verdict proof  ${checks.verdict_proof === null ? "none attached" : mark(checks.verdict_proof)}` +
       (checks.verdict_proof === true && proof !== undefined
         ? `  STARK, ${String(proof.proven_bits)}-bit proven / ${String(proof.conjectured_bits)}-bit conjectured security`

@@ -1,6 +1,7 @@
 /**
  * GET and PUT /v1/agents/{agent_id}/enforcement over HTTP: the mode is stored with its governance
  * entry and reaches the gateways (AgentState); Members read it, Owners, Admins and the service-role key set it.
+ * PUT /v1/agents/{agent_id}/failure-policy likewise (issue 24).
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -92,5 +93,58 @@ layer(harness(), { timeout: "90 seconds" })("enforcement API", (it) => {
         expect(bad.body.error).toContain(message)
       }
     })
+  )
+  it.effect(
+    "PUT failure-policy: stored with its governance entry, pushed to the gateways, Owners and Admins only",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const store = yield* Store
+        const state = yield* AgentState
+        const { admin, member, orgAgent, owner } = api.fixtures
+        const path = `/v1/agents/${orgAgent}/failure-policy`
+        expect((yield* store.agentSettings(orgAgent)).failure_policy).toBe("fail_open")
+        for (const [token, failure_policy] of [
+          [owner.token, "fail_closed"],
+          [admin.token, "fail_open"],
+          [api.serviceRoleKey, "fail_closed"]
+        ] as const) {
+          const put = yield* api.call("PUT", path, { token, body: { failure_policy } })
+          expect(put).toMatchObject({ status: 200, body: { agent_id: orgAgent, failure_policy } })
+          expect(Object.keys(put.body).sort()).toEqual(["agent_id", "failure_policy"])
+          expect((yield* store.agentSettings(orgAgent)).failure_policy).toBe(failure_policy)
+          // Pushed before the API answered: the very next request at a gateway is under it.
+          expect((yield* state.get(orgAgent)).failurePolicy).toBe(failure_policy)
+        }
+        const refused = yield* api.call("PUT", path, { token: member.token, body: { failure_policy: "fail_open" } })
+        expect(refused.status).toBe(403)
+        expect(Object.keys(refused.body)).toEqual(["error"])
+        expect((yield* state.get(orgAgent)).failurePolicy).toBe("fail_closed")
+        const { entries } = yield* (yield* GovernanceLog).entries(agentGovernanceLog(orgAgent), 0, 100)
+        expect(
+          entries
+            .filter(({ record }) => record.action === "enforcement.failure_policy")
+            .map(({ record }) => [record.actor, record.previous_state, record.new_state])
+        ).toEqual([
+          [owner.userId, { failure_policy: "fail_open" }, { failure_policy: "fail_closed" }],
+          [admin.userId, { failure_policy: "fail_closed" }, { failure_policy: "fail_open" }],
+          ["service", { failure_policy: "fail_open" }, { failure_policy: "fail_closed" }]
+        ])
+        for (const [body, message] of [
+          [{ failure_policy: "fail_shut" }, "failure_policy: must be one of fail_open, fail_closed"],
+          [{}, "failure_policy"]
+        ] as const) {
+          const bad = yield* api.call("PUT", path, { token: owner.token, body })
+          expect(bad.status).toBe(400)
+          expect(bad.body.error).toContain(message)
+        }
+        const { agentB, userA } = api.fixtures
+        expect(
+          (yield* api.call("PUT", `/v1/agents/${agentB}/failure-policy`, {
+            token: userA.token,
+            body: { failure_policy: "fail_closed" }
+          })).status
+        ).toBe(404)
+      })
   )
 })

@@ -651,6 +651,16 @@ const ROWS: ReadonlyArray<Row> = [
   },
   {
     method: "PUT",
+    route: "/v1/agents/:agent_id/failure-policy",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}/failure-policy`,
+      () => ({ failure_policy: "fail_open" })
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PUT",
     route: "/v1/agents/:agent_id/conscience-values",
     target: fixed(
       (f) => `/v1/agents/${f.orgAgent}/conscience-values`,

@@ -149,6 +149,7 @@ describe("config", () => {
       "ANALYSIS_BASE_URL",
       "ANALYSIS_API_KEY",
       "ANALYSIS_CONCURRENCY",
+      "ANALYSIS_TIMEOUT_MS",
       "AUTH_JWT_SECRET",
       "AUTH_JWKS_URL",
       "AUTH_JWT_ISSUER",

@@ -1,11 +1,14 @@
-/** An agent's enforcement mode (docs/api.md, "Agent data"): read it, set it. */
+/**
+ * An agent's enforcement mode (docs/api.md, "Agent data"): read it, set it; and its failure policy,
+ * what the gateway records when it cannot judge an answer (`fail_open` | `fail_closed`).
+ */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentId } from "../../../core/schema/Ids.js"
-import { EnforcementMode } from "../../../core/schema/Verdict.js"
+import { EnforcementMode, FailurePolicy } from "../../../core/schema/Verdict.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 
@@ -16,6 +19,15 @@ export const AgentEnforcement = Schema.Struct({
 
 export const EnforcementUpdate = Schema.Struct({ mode: EnforcementMode }).annotations({
   identifier: "EnforcementUpdate"
+})
+
+export const AgentFailurePolicy = Schema.Struct({
+  agent_id: AgentId,
+  failure_policy: FailurePolicy
+}).annotations({ identifier: "AgentFailurePolicy" })
+
+export const FailurePolicyUpdate = Schema.Struct({ failure_policy: FailurePolicy }).annotations({
+  identifier: "FailurePolicyUpdate"
 })
 
 export class EnforcementApi extends HttpApiGroup.make("enforcement")
@@ -29,6 +41,12 @@ export class EnforcementApi extends HttpApiGroup.make("enforcement")
       .setPath(AgentPath)
       .setPayload(EnforcementUpdate)
       .addSuccess(AgentEnforcement)
+  )
+  .add(
+    HttpApiEndpoint.put("putFailurePolicy", "/agents/:agent_id/failure-policy")
+      .setPath(AgentPath)
+      .setPayload(FailurePolicyUpdate)
+      .addSuccess(AgentFailurePolicy)
   )
   .addError(Forbidden)
   .addError(NotFound)

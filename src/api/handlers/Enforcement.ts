@@ -1,6 +1,7 @@
 /**
- * An agent's enforcement mode: stored in its settings with its governance entry (`enforcement.mode`)
- * in one transaction, then pushed to the gateways that enforce it.
+ * An agent's enforcement mode and failure policy: each stored in its settings with its governance
+ * entry (`enforcement.mode`, `enforcement.failure_policy`) in one transaction, then pushed to the
+ * gateways that enforce it before the API answers.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -48,6 +49,32 @@ export const EnforcementLive = HttpApiBuilder.group(CandorApi, "enforcement", (h
         )
         yield* (yield* AgentState).update(path.agent_id, { mode: settings.mode })
         return { agent_id: path.agent_id, enforcement_mode: settings.mode }
+      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
+    )
+    .handle("putFailurePolicy", ({ path, payload }) =>
+      Effect.gen(function* () {
+        yield* writeAgent(path.agent_id)
+        const actor = actorOf(yield* CurrentPrincipal)
+        const store = yield* Store
+        const governance = yield* GovernanceLog
+        const settings = yield* transaction(
+          yield* SqlClient.SqlClient,
+          Effect.gen(function* () {
+            const before = (yield* store.lockAgentSettings(path.agent_id)).settings
+            const after = yield* store.putAgentSettings(path.agent_id, { failure_policy: payload.failure_policy })
+            yield* governance.append(agentGovernanceLog(path.agent_id), {
+              action: "enforcement.failure_policy",
+              actor,
+              previous_state: { failure_policy: before.failure_policy },
+              new_state: { failure_policy: after.failure_policy }
+            })
+            return after
+          })
+        ).pipe(
+          Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "putFailurePolicy", cause })))
+        )
+        yield* (yield* AgentState).update(path.agent_id, { failurePolicy: settings.failure_policy })
+        return { agent_id: path.agent_id, failure_policy: settings.failure_policy }
       }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
     )
 )

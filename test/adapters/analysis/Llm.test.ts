@@ -161,8 +161,13 @@ describe("LLM judge", () => {
   it.live("slow server → timeout", () =>
     Effect.gen(function* () {
       mode = "hang"
-      const reason = yield* analyzeFailure(judge({ timeout: "200 millis" }))
-      expect(reason).toBe("judge timed out after 200 ms")
+      const failure = yield* Effect.flip(
+        Effect.flatMap(AnalysisModel, (model) => model.analyze(request(thinking))).pipe(
+          Effect.provide(judge({ timeout: "200 millis" }))
+        )
+      )
+      // Marked a timeout: the gateway records the exchange unanalysed, `judge_timeout`.
+      expect(failure).toMatchObject({ reason: "judge timed out after 200 ms", cause: "timeout" })
       expect(seen).toHaveLength(1)
     })
   )
@@ -201,6 +206,25 @@ describe("LLM judge", () => {
       mode = "status500"
       const closedAgain = yield* attempt
       expect(Either.isLeft(closedAgain) && closedAgain.left.reason).toBe("judge answered 500")
+    }).pipe(Effect.provide(judge()))
+  )
+
+  it.effect("one circuit per tenant: a tenant's failures open its own, another's calls still reach the judge", () =>
+    Effect.gen(function* () {
+      mode = "status500"
+      const model = yield* AnalysisModel
+      const attempt = (tenant: string) => Effect.either(model.analyze({ ...request(thinking), tenant }))
+      for (let i = 0; i < 5; i++) yield* attempt("org:flooder")
+      const open = yield* attempt("org:flooder")
+      expect(Either.isLeft(open) && open.left.reason).toBe("judge circuit open")
+      // The victim's call is still sent (and fails on its own merits, not on the flooder's circuit).
+      const victimFailed = yield* attempt("org:victim")
+      expect(Either.isLeft(victimFailed) && victimFailed.left.reason).toBe("judge answered 500")
+      mode = "anthropic"
+      expect(Either.isRight(yield* attempt("org:victim"))).toBe(true)
+      const stillOpen = yield* attempt("org:flooder")
+      expect(Either.isLeft(stillOpen) && stillOpen.left.reason).toBe("judge circuit open")
+      expect(seen).toHaveLength(7)
     }).pipe(Effect.provide(judge()))
   )
 })

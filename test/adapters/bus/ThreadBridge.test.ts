@@ -19,7 +19,7 @@ import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import { eventSubject, PARTITIONS } from "../../../adapters/bus/Subjects.js"
 import * as ThreadBridgeBackend from "../../../adapters/bus/ThreadBridgeBackend.js"
 import * as ThreadBridgeGateway from "../../../adapters/bus/ThreadBridgeGateway.js"
-import { exchangesDropped } from "../../../adapters/metrics/GatewayMetrics.js"
+import { exchangesUnanalysed } from "../../../adapters/metrics/GatewayMetrics.js"
 import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import * as RecordingEventFeed from "../../support/RecordingEventFeed.js"
 import { agentIn } from "./BusConformance.js"
@@ -138,9 +138,9 @@ describe("thread bridge", () => {
   it.scoped("the backend's /metrics gets the gateway thread's series", () =>
     Effect.gen(function* () {
       const { backend } = yield* bridged
-      exchangesDropped.unsafeUpdate(0, [])
+      exchangesUnanalysed.unsafeUpdate(0, [])
       const families = yield* Context.get(backend, ThreadBridgeBackend.GatewayThreadMetrics)
-      expect(families.map((f) => f.name)).toEqual(["candor_gateway_exchanges_dropped_total"])
+      expect(families.map((f) => f.name)).toEqual(["candor_gateway_exchanges_unanalysed_total"])
     })
   )
 

@@ -1,8 +1,10 @@
 /**
  * The Inspector's analysis path under a judge that answers only when the test releases it: judge
  * calls run concurrently up to the bound and never beyond, one agent's events are published in
- * response order whichever call finishes first, and a full queue drops and counts (the metric that
- * `/metrics` shows). The Inspector is driven directly, as the proxy drives it; no timers.
+ * response order whichever call finishes first, a full queue records its longest tenant's oldest
+ * exchange unanalysed and counts it (the metric that `/metrics` shows), a newcomer beside a flooder
+ * gets a slot at once, a judge past its deadline leaves an unanalysed checkpoint. The Inspector is
+ * driven directly, as the proxy drives it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -10,6 +12,8 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as TestClock from "effect/TestClock"
 import * as Queue from "effect/Queue"
 import { createHash } from "node:crypto"
 import { AnalysisModel, type AnalysisResult } from "../../../adapters/analysis/AnalysisModel.js"
@@ -17,7 +21,7 @@ import { AgentState } from "../../../adapters/bus/AgentState.js"
 import { Bus } from "../../../adapters/bus/Bus.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
-import { exchangesDropped } from "../../../adapters/metrics/GatewayMetrics.js"
+import { exchangesUnanalysed } from "../../../adapters/metrics/GatewayMetrics.js"
 import { fromSnapshot, render } from "../../../adapters/metrics/Prometheus.js"
 import { FakeAdapters } from "./Fakes.js"
 import * as Schema from "effect/Schema"
@@ -133,52 +137,103 @@ describe("GatewayInspector analysis concurrency", () => {
 
   it.scoped("publishes one agent's events in response order even when its later judge call finishes first", () =>
     Effect.gen(function* () {
-      const { respond, nextEvent, started } = yield* setup({ concurrency: 2 })
+      const { respond, nextEvent, started } = yield* setup({ concurrency: 3 })
       yield* respond("sk-ordered", "first response")
       yield* respond("sk-ordered", "second response")
       yield* respond("sk-other", "another agent")
-      // Both of the agent's calls are in flight together; the second is answered first.
-      const first = yield* Queue.take(started)
-      const second = yield* Queue.take(started)
-      expect([first.thinking, second.thinking].sort()).toEqual(["first response", "second response"])
-      const [earlier, later] = first.thinking === "first response" ? [first, second] : [second, first]
-      yield* Deferred.succeed(later.release, undefined)
-      // Judged, it waits for its predecessor without its judge slot: the other agent's call gets it.
-      const other = yield* Queue.take(started)
-      expect(other.thinking).toBe("another agent")
-      yield* Deferred.succeed(other.release, undefined)
+      // All three calls are in flight together (each tenant its share, then the free slot).
+      const calls = new Map<string, Call>()
+      for (let i = 0; i < 3; i++) {
+        const call = yield* Queue.take(started)
+        calls.set(call.thinking, call)
+      }
+      expect([...calls.keys()].sort()).toEqual(["another agent", "first response", "second response"])
+      // The agent's second response is judged first: it waits for its predecessor, without its slot.
+      yield* Deferred.succeed(calls.get("second response")!.release, undefined)
+      yield* Deferred.succeed(calls.get("another agent")!.release, undefined)
       // The other agent is not held up; the second response waits for the first.
       expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("another agent"))
-      yield* Deferred.succeed(earlier.release, undefined)
+      yield* Deferred.succeed(calls.get("first response")!.release, undefined)
       expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("first response"))
       expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("second response"))
     })
   )
 
-  it.scoped("drops and counts exchanges once the queue is full, and /metrics shows the count", () =>
-    Effect.gen(function* () {
-      const { respond, nextEvent, started } = yield* setup({ concurrency: 1, queueCapacity: 2 })
-      const before = (yield* Metric.value(exchangesDropped)).count
-      yield* respond("sk-flood", "in flight")
-      const first = yield* Queue.take(started) // holds the only slot
-      yield* respond("sk-flood", "queued one")
-      yield* respond("sk-flood", "queued two")
-      yield* respond("sk-flood", "dropped")
-      expect((yield* Metric.value(exchangesDropped)).count).toBe(before + 1)
-      const text = render(fromSnapshot(yield* Metric.snapshot))
-      expect(text).toContain("# TYPE candor_gateway_exchanges_dropped_total counter")
-      expect(text).toContain(`candor_gateway_exchanges_dropped_total ${before + 1}\n`)
+  it.scoped(
+    "a full queue records its longest tenant's oldest exchange unanalysed (over_share): counted, never dropped",
+    () =>
+      Effect.gen(function* () {
+        const { respond, nextEvent, started } = yield* setup({ concurrency: 1, queueCapacity: 2 })
+        const overShare = [MetricLabel.make("reason", "over_share")]
+        const before = (yield* Metric.value(Metric.taggedWithLabels(exchangesUnanalysed, overShare))).count
+        yield* respond("sk-flood", "in flight")
+        const first = yield* Queue.take(started) // holds the only slot
+        yield* respond("sk-flood", "queued one")
+        yield* respond("sk-flood", "queued two")
+        yield* respond("sk-flood", "queued three")
+        yield* Deferred.succeed(first.release, undefined)
+        // In response order: the judged one, the one given up (no judge, the failure policy's clear), then the rest.
+        const events = [yield* nextEvent]
+        for (const thinking of ["queued two", "queued three"]) {
+          const call = yield* Queue.take(started)
+          expect(call.thinking).toBe(thinking)
+          yield* Deferred.succeed(call.release, undefined)
+        }
+        events.push(yield* nextEvent, yield* nextEvent, yield* nextEvent)
+        expect(events.map((e) => e.checkpoint.thinking_block_hash)).toEqual([
+          hashOf("in flight"),
+          "none",
+          hashOf("queued two"),
+          hashOf("queued three")
+        ])
+        expect(events[1]!.checkpoint).toMatchObject({
+          verdict: "clear",
+          synthetic: true,
+          synthetic_reason: "unanalysed",
+          analysis_metadata: { unanalysed_reason: "over_share", analysis_model: "none" }
+        })
+        expect((yield* Metric.value(Metric.taggedWithLabels(exchangesUnanalysed, overShare))).count).toBe(before + 1)
+        const text = render(fromSnapshot(yield* Metric.snapshot))
+        expect(text).toContain("# TYPE candor_gateway_exchanges_unanalysed_total counter")
+        expect(text).toContain(`candor_gateway_exchanges_unanalysed_total{reason="over_share"} ${before + 1}\n`)
+        yield* settle
+        expect(yield* Queue.size(started)).toBe(0) // the one given up was never judged
+      })
+  )
 
-      yield* Deferred.succeed(first.release, undefined)
-      for (const thinking of ["queued one", "queued two"]) {
-        const call = yield* Queue.take(started)
-        expect(call.thinking).toBe(thinking)
-        yield* Deferred.succeed(call.release, undefined)
-      }
-      const hashes = [yield* nextEvent, yield* nextEvent, yield* nextEvent].map((e) => e.checkpoint.thinking_block_hash)
-      expect(hashes).toEqual(["in flight", "queued one", "queued two"].map(hashOf))
+  it.scoped("a tenant beside a flooder whose calls hang gets a judge slot at once, from the reserve", () =>
+    Effect.gen(function* () {
+      const { respond, nextEvent, started } = yield* setup({ concurrency: 4 })
+      for (let i = 0; i < 10; i++) yield* respond("sk-flooder", `flood ${i}`)
+      // The flooder alone holds three of the four slots; the fourth is kept for a newcomer.
+      const flood: Array<Call> = []
+      for (let i = 0; i < 3; i++) flood.push(yield* Queue.take(started))
       yield* settle
-      expect(yield* Queue.size(started)).toBe(0) // the dropped one was never judged
+      expect(yield* Queue.size(started)).toBe(0)
+      yield* respond("sk-victim", "victim thinking")
+      const victim = yield* Queue.take(started)
+      expect(victim.thinking).toBe("victim thinking")
+      yield* Deferred.succeed(victim.release, undefined)
+      expect((yield* nextEvent).checkpoint.thinking_block_hash).toBe(hashOf("victim thinking"))
+      for (const call of flood) yield* Deferred.succeed(call.release, undefined)
     })
+  )
+
+  it.scoped(
+    "a judge past ANALYSIS_TIMEOUT_MS: the exchange is unanalysed (judge_timeout) under the failure policy",
+    () =>
+      Effect.gen(function* () {
+        const { respond, nextEvent, started } = yield* setup({ concurrency: 2, analysisTimeoutMs: 10_000 })
+        yield* respond("sk-slow-judge", "never judged")
+        yield* Queue.take(started) // the call hangs
+        yield* TestClock.adjust("10 seconds")
+        const event = yield* nextEvent
+        expect(event.checkpoint).toMatchObject({
+          verdict: "clear",
+          thinking_block_hash: hashOf("never judged"),
+          synthetic_reason: "unanalysed",
+          analysis_metadata: { unanalysed_reason: "judge_timeout" }
+        })
+      })
   )
 })

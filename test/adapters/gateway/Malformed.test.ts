@@ -1,8 +1,9 @@
 /**
  * Malformed upstream answers through the whole gateway (real HTTP, the real provider adapters): the
  * client gets exactly the upstream's bytes, nothing crashes, and one event is still published per
- * response: a synthetic clear `no_thinking_block` when nothing could be read, the reasoning that
- * could be read otherwise, `partial` when a stream was cut short.
+ * response: unanalysed (`unparseable_body`, the failure policy's verdict) when a model's answer
+ * could not be read, a synthetic clear `no_thinking_block` for a provider's error page, the
+ * reasoning that could be read otherwise, `partial` when a stream was cut short.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -77,7 +78,7 @@ const exchange = async (path: string, key: string, body: string) => {
 }
 
 describe("malformed upstream answers", () => {
-  it("a truncated JSON body reaches the client unchanged; the event is a synthetic clear no_thinking_block", async () => {
+  it("a truncated JSON body reaches the client unchanged; the event is unanalysed (unparseable_body), the failure policy's clear", async () => {
     const agent = newAgent()
     const body = Buffer.from('{"model":"claude-test","content":[{"type":"thinking","thinking":"half a thou')
     answerWith(200, jsonHeaders(body), [body])
@@ -90,22 +91,45 @@ describe("malformed upstream answers", () => {
       verdict: "clear",
       thinking_block_hash: "none",
       synthetic: true,
-      synthetic_reason: "no_thinking_block",
+      synthetic_reason: "unanalysed",
+      analysis_metadata: { unanalysed_reason: "unparseable_body", analysis_model: "none" },
       model: "unknown"
     })
   })
 
-  it("the same in enforce mode, where the response is held for its verdict", async () => {
-    const agent = newAgent()
-    await run(state.update(agent.agentId, { mode: "enforce" }))
+  it("the same in enforce mode, where the response is held: fail_open passes it, fail_closed blocks it (403)", async () => {
     const body = Buffer.from('{"model":"claude-test","content":[{"type":"thinking","thinking":"EXFILTRATE')
     answerWith(200, jsonHeaders(body), [body])
-    const res = await exchange("/anthropic/v1/messages", agent.key, '{"model":"claude-test","messages":[]}')
-    expect(res.status).toBe(200) // nothing could be read, so nothing to block on
-    expect(res.body.equals(body)).toBe(true)
-    expect((await eventOf(agent.agentId)).checkpoint).toMatchObject({
+    const open = newAgent()
+    await run(state.update(open.agentId, { mode: "enforce" }))
+    const passed = await exchange("/anthropic/v1/messages", open.key, '{"model":"claude-test","messages":[]}')
+    expect(passed.status).toBe(200) // nothing could be read, and the agent fails open
+    expect(passed.body.equals(body)).toBe(true)
+    expect((await eventOf(open.agentId)).checkpoint).toMatchObject({
       verdict: "clear",
-      synthetic_reason: "no_thinking_block"
+      synthetic_reason: "unanalysed",
+      analysis_metadata: { unanalysed_reason: "unparseable_body" }
+    })
+    const closed = newAgent()
+    await run(state.update(closed.agentId, { mode: "enforce", failurePolicy: "fail_closed" }))
+    const blocked = await exchange("/anthropic/v1/messages", closed.key, '{"model":"claude-test","messages":[]}')
+    expect(blocked.status).toBe(403)
+    const checkpoint = (await eventOf(closed.agentId)).checkpoint
+    expect(JSON.parse(blocked.body.toString())).toEqual({
+      error: "blocked by Candor: boundary violation",
+      checkpoint_id: checkpoint.checkpoint_id
+    })
+    expect(checkpoint).toMatchObject({
+      verdict: "boundary_violation",
+      synthetic_reason: "unanalysed",
+      analysis_metadata: { unanalysed_reason: "unparseable_body" },
+      concerns: [
+        {
+          category: "reasoning_corruption",
+          severity: "critical",
+          description: "not analysed (unparseable_body): the agent's failure policy is fail_closed"
+        }
+      ]
     })
   })
 
@@ -122,7 +146,7 @@ describe("malformed upstream answers", () => {
     expect(event.checkpoint).toMatchObject({ verdict: "clear", synthetic_reason: "no_thinking_block" })
   })
 
-  it("SSE with garbage lines, comments and an unparseable event: bytes unchanged, the readable reasoning judged", async () => {
+  it("SSE with garbage lines, comments and an unparseable event: bytes unchanged, the readable reasoning judged, the clear unanalysed", async () => {
     const agent = newAgent()
     const stream = Buffer.from(
       "garbage line without a colon\n" +
@@ -140,7 +164,12 @@ describe("malformed upstream answers", () => {
     const event = await eventOf(agent.agentId)
     expect(event.outcome.kind).toBe("complete")
     expect(event.checkpoint.thinking_block_hash).toBe(sha256Hex("plan A"))
-    expect(event.checkpoint.verdict).toBe("clear")
+    // The judge cleared what it read, but an event in the middle went unread: never a silent clear.
+    expect(event.checkpoint).toMatchObject({
+      verdict: "clear",
+      synthetic_reason: "unanalysed",
+      analysis_metadata: { unanalysed_reason: "unparseable_body" }
+    })
     expect(event.checkpoint.analysis_metadata).not.toHaveProperty("partial")
   })
 

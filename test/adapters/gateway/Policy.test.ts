@@ -267,7 +267,7 @@ describe("tool policy at the gateway", () => {
     expect(upstream.requests.length).toBe(before)
   })
 
-  it("fail_open: false refuses, in enforce, a request whose tools cannot be read; true forwards it", async () => {
+  it("fail_open: false refuses, in enforce, a request whose tools cannot be read; true forwards it marked warn", async () => {
     const sendText = (key: string) =>
       call(`${gateway.url}/anthropic/v1/messages`, {
         method: "POST",
@@ -284,8 +284,12 @@ describe("tool policy at the gateway", () => {
     const open = await newAgent({ defaults: { enforcement_mode: "enforce", fail_open: true } })
     const forwarded = await sendText(open.key)
     expect(forwarded.status).toBe(200)
-    expect(forwarded.headers["x-policy-verdict"]).toBe("pass")
-    await eventOf(open.agentId)
+    // Forwarded unchecked, never as a pass: the header and the record say so (issue 24).
+    expect(forwarded.headers["x-policy-verdict"]).toBe("warn")
+    const event = await eventOf(open.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({
+      policy: { request_verdict: "warn", request_unreadable: true }
+    })
   })
 
   it("reads each provider's tool format", async () => {

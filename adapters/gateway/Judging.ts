@@ -1,0 +1,87 @@
+/**
+ * One judge call for one answer, with its deadline (ANALYSIS_TIMEOUT_MS): the extracted reasoning's
+ * SHA-256, the judge against the agent's card and conscience values, the verdict derived by
+ * `core/Verdict.ts`. What was not judged gets the failure policy's verdict (`UnanalysedJudgement.ts`):
+ * an unreadable answer without reasoning (no judge call), a judge past its deadline (`judge_timeout`),
+ * a judge that failed (`analysis_failed`).
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { boundaryValueNames } from "../../core/ConscienceResolution.js"
+import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import { deriveVerdict } from "../../core/Verdict.js"
+import type { AnalysisModel } from "../analysis/AnalysisModel.js"
+import type { AgentSettings } from "../bus/AgentState.js"
+import { sha256Hex } from "../providers/Identity.js"
+import type { ReadAnswer } from "./AnswerReading.js"
+import type { Judgement } from "./ResponseEvent.js"
+import { judgedOrUnanalysed, unanalysedJudgement } from "./UnanalysedJudgement.js"
+
+/** ANALYSIS_TIMEOUT_MS's default: AIP's analysis timeout. */
+export const DEFAULT_ANALYSIS_TIMEOUT_MS = 10_000
+
+export interface JudgingInput {
+  readonly settings: AgentSettings
+  readonly provider: string
+  /** The fairness key (the judge's circuit breaker is kept per tenant). */
+  readonly tenant: string
+  readonly read: ReadAnswer
+}
+
+const NO_THINKING: Judgement = {
+  verdict: "clear",
+  thinkingHash: "none",
+  analysis: undefined,
+  synthetic: "no_thinking_block"
+}
+
+export const makeJudging =
+  (judge: AnalysisModel["Type"], timeoutMs: number) =>
+  ({ provider, read, settings, tenant }: JudgingInput): Effect.Effect<Judgement> => {
+    const extraction = read.extraction
+    const thinking = extraction?.thinking
+    const policy = settings.failurePolicy
+    if (thinking === undefined) {
+      return Effect.succeed(
+        read.unanalysed === undefined ? NO_THINKING : unanalysedJudgement(policy, read.unanalysed, "none")
+      )
+    }
+    const thinkingHash = sha256Hex(thinking.text)
+    const values = settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
+    return judge
+      .analyze({
+        thinking: thinking.text,
+        card: settings.card,
+        conscienceValues: values,
+        window: [], // the session window is the session actor's
+        provider,
+        model: extraction?.model,
+        tenant
+      })
+      .pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(timeoutMs),
+          onTimeout: () => ({ _tag: "Deadline" }) as const
+        }),
+        Effect.map((analysis): Judgement =>
+          judgedOrUnanalysed(
+            {
+              verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)),
+              thinkingHash,
+              analysis,
+              synthetic: analysis.synthetic_reason
+            },
+            read.unanalysed,
+            policy
+          )
+        ),
+        Effect.catchAllCause((cause) => {
+          const failure = cause._tag === "Fail" ? cause.error : undefined
+          const timedOut =
+            failure?._tag === "Deadline" || (failure?._tag === "AnalysisFailed" && failure.cause === "timeout")
+          return Effect.succeed(
+            unanalysedJudgement(policy, timedOut ? "judge_timeout" : "analysis_failed", thinkingHash)
+          )
+        })
+      )
+  }
