@@ -24,7 +24,7 @@ import { GatewayEvent } from "../core/schema/Event.js"
 import type { SigningKey } from "../core/Signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
 import { type CommitInput, Store, type StoreError } from "../adapters/store/Store.js"
-import type { AgentActors } from "./AgentActors.js"
+import { type AgentActors, sessionKey } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./AttestEvent.js"
 
 export interface CommitOptions {
@@ -128,7 +128,7 @@ export const commitDeliveries = (
           now.getTime()
         )
         const sessions = yield* actors.sessionAll(
-          events.map(({ event }) => event.session_id),
+          events.map(({ event }) => event),
           now.getTime()
         )
         const env = { ...options, now }
@@ -138,9 +138,10 @@ export const commitDeliveries = (
           const id = event.checkpoint.checkpoint_id
           if (stored.has(id) || seen.has(id)) continue
           seen.add(id)
-          const step = attestEvent(states.get(event.agent_id)!, sessions.get(event.session_id)!, event, env)
+          const session = sessionKey(event.agent_id, event.session_id)
+          const step = attestEvent(states.get(event.agent_id)!, sessions.get(session)!, event, env)
           states.set(event.agent_id, step.actor)
-          sessions.set(event.session_id, step.session)
+          sessions.set(session, step.session)
           inputs.push(step.input)
         }
         withTreeHeads(inputs, env)
@@ -148,11 +149,11 @@ export const commitDeliveries = (
         if (result._tag === "Conflict") {
           for (const agentId of result.agentIds) actors.forget(agentId)
           for (const { event } of events)
-            if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
+            if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.agent_id, event.session_id)
           return undefined
         }
         for (const state of states.values()) actors.put(state, now.getTime())
-        for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
+        for (const [key, state] of sessions) actors.putSession(key, state, now.getTime())
         return {
           committed: inputs.length,
           duplicates: events.length - inputs.length,
@@ -169,7 +170,7 @@ export const commitDeliveries = (
       Effect.gen(function* () {
         for (const { event } of events) {
           actors.forget(event.agent_id)
-          actors.forgetSession(event.session_id)
+          actors.forgetSession(event.agent_id, event.session_id)
         }
         yield* Effect.logWarning("batch not committed; handed back for redelivery").pipe(
           Effect.annotateLogs({ reason, events: events.length })

@@ -28,6 +28,7 @@ import reclassifications from "./migrations/0020_reclassifications.js"
 import transactions from "./migrations/0021_transactions.js"
 import anchors from "./migrations/0022_anchors.js"
 import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
+import agentSessions from "./migrations/0024_agent_sessions.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -55,7 +56,8 @@ export const migrationNames = [
   "0020_reclassifications",
   "0021_transactions",
   "0022_anchors",
-  "0023_witness_cosignatures"
+  "0023_witness_cosignatures",
+  "0024_agent_sessions"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -80,7 +82,8 @@ export const migrations = Migrator.fromRecord({
   "0020_reclassifications": reclassifications,
   "0021_transactions": transactions,
   "0022_anchors": anchors,
-  "0023_witness_cosignatures": witnessCosignatures
+  "0023_witness_cosignatures": witnessCosignatures,
+  "0024_agent_sessions": agentSessions
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**
