@@ -16,7 +16,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { frontierRoot } from "../core/Merkle.js"
@@ -26,6 +25,7 @@ import type { Delivery } from "../adapters/bus/Bus.js"
 import { type CommitInput, Store, type StoreError } from "../adapters/store/Store.js"
 import { type AgentActors, sessionKey } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./AttestEvent.js"
+import { undecodableReason } from "./DeadLetters.js"
 
 export interface CommitOptions {
   readonly key: SigningKey
@@ -101,8 +101,9 @@ export const commitDeliveries = (
       if (decoded._tag === "Right") events.push({ delivery, event: decoded.right })
       else {
         invalid++
-        // Dead-lettered, never retried: no delivery of these bytes will decode.
-        yield* delivery.deadLetter(ParseResult.TreeFormatter.formatErrorSync(decoded.left)).pipe(
+        // Dead-lettered, never retried: no delivery of these bytes will decode. The reason names the
+        // fields, never their values (the payload); the workers record it as an alarm (DeadLetters.ts).
+        yield* delivery.deadLetter(undecodableReason(decoded.left)).pipe(
           Effect.catchAll(() => delivery.nak(options.retryDelayMs)),
           Effect.ignore
         )

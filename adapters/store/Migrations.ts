@@ -29,6 +29,7 @@ import transactions from "./migrations/0021_transactions.js"
 import anchors from "./migrations/0022_anchors.js"
 import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
 import agentSessions from "./migrations/0024_agent_sessions.js"
+import deadLetters from "./migrations/0025_dead_letters.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -57,7 +58,8 @@ export const migrationNames = [
   "0021_transactions",
   "0022_anchors",
   "0023_witness_cosignatures",
-  "0024_agent_sessions"
+  "0024_agent_sessions",
+  "0025_dead_letters"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -83,7 +85,8 @@ export const migrations = Migrator.fromRecord({
   "0021_transactions": transactions,
   "0022_anchors": anchors,
   "0023_witness_cosignatures": witnessCosignatures,
-  "0024_agent_sessions": agentSessions
+  "0024_agent_sessions": agentSessions,
+  "0025_dead_letters": deadLetters
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

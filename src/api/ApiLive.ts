@@ -73,6 +73,8 @@ import { TransactionsLive } from "./handlers/Transactions.js"
 import * as AnchorRepo from "../../adapters/store/AnchorRepo.js"
 import { OnChainLive } from "./handlers/OnChain.js"
 import { ConsoleLive, ConsoleSignInLive } from "./handlers/Console.js"
+import * as DeadLetterRepo from "../../adapters/store/DeadLetterRepo.js"
+import { DeadLettersLive } from "./handlers/DeadLetters.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -135,7 +137,8 @@ const HandlersLive = Layer.mergeAll(
   TransactionsLive,
   OnChainLive,
   ConsoleSignInLive,
-  ConsoleLive
+  ConsoleLive,
+  DeadLettersLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
@@ -152,7 +155,9 @@ const HandlersLive = Layer.mergeAll(
   // Risk assessments: their records, and the key ring their signing key is registered in.
   Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
   // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
-  Layer.provide(AnchorRepo.layer)
+  Layer.provide(AnchorRepo.layer),
+  // Dead letters: their routes (the workers write them).
+  Layer.provide(DeadLetterRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
