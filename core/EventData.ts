@@ -1,8 +1,8 @@
 /**
  * What each catalogue event (core/schema/WebhookEvents.ts) says, built in one place from what the
  * producer holds: the actor's step (verdicts, drift, a response's tool policy), the containment
- * write path, the organization conscience API, the proof relay and the gateway (its request
- * policy and its 403s). Each builder returns the occurrence `newEnvelope` (core/Events.ts) turns
+ * write path, the organization conscience API, the proof relay, the gateway (its request
+ * policy and its 403s) and the dead-letter recorder. Each builder returns the occurrence `newEnvelope` (core/Events.ts) turns
  * into the published envelope, with the type's source rule, so every producer names the same
  * occurrence the same way.
  *
@@ -18,6 +18,7 @@ import type { AgentStatus } from "./schema/Agent.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import { PolicyFinding as PolicyFindingSchema, PolicyVerdict as PolicyVerdictSchema } from "./schema/Policy.js"
 import type { ContainmentAction, ContainmentScope } from "./schema/Containment.js"
+import type { DeadLetter } from "./schema/DeadLetter.js"
 import type { DriftAlert } from "./schema/Drift.js"
 import type { Grade } from "./schema/Reputation.js"
 import type { WebhookEventType } from "./schema/WebhookEvents.js"
@@ -200,6 +201,29 @@ export const proofFailedEvent = (
     agent_id: failure.agent_id,
     error: failure.error,
     attempts: failure.attempts
+  }
+})
+
+// ---- dead letters ---------------------------------------------------------------------------
+
+/** Source: the dead letter's id (a notice recorded again is the same occurrence). Never the payload. */
+export const deadLetteredEvent = (
+  entry: DeadLetter,
+  orgId: string | null,
+  at: Date
+): Occurrence<"pipeline.dead_lettered"> => ({
+  type: "pipeline.dead_lettered",
+  source: entry.dead_letter_id,
+  org_id: orgId,
+  ...(entry.agent_id === null ? {} : { agent_id: entry.agent_id }),
+  created_at: at,
+  data: {
+    dead_letter_id: entry.dead_letter_id,
+    subject: entry.subject,
+    agent_id: entry.agent_id,
+    reason: entry.reason,
+    deliveries: entry.deliveries,
+    dead_lettered_at: entry.dead_lettered_at
   }
 })
 

@@ -1,6 +1,7 @@
 /**
  * The agents' actors: each agent's state (chain head, Merkle frontier, card, settings and
- * organization), created from the store on first use and evicted when idle or when the map is full.
+ * organization), and each agent's AIP window per session, created from the store on first use and
+ * evicted when idle or when the map is full.
  *
  * Why not a fiber and a queue per agent: an agent's events all arrive on one partition, and each
  * partition is one sequential consumer, so the partition fiber already is every one of its agents'
@@ -53,6 +54,14 @@ const contextTtl = (agentId: string): number => {
   for (let i = 0; i < agentId.length; i++) hash = Math.imul(hash ^ agentId.charCodeAt(i), 0x01000193)
   return CONTEXT_TTL_MS - ((hash >>> 0) % (CONTEXT_TTL_MS / 2))
 }
+
+/**
+ * The key of one agent's AIP window in one session. A session id is the caller's to choose
+ * (`x-candor-session`): keyed by it alone, two agents naming the same session moved each other's
+ * windows and streaks and named each other's checkpoints in their alerts (issue 24). Ids hold no
+ * whitespace (`Identifier`), so the space keeps every pair apart.
+ */
+export const sessionKey = (agentId: string, sessionId: string): string => `${agentId} ${sessionId}`
 
 /** Checkpoints replayed to rebuild a session's AIP window (the window, and a streak that may outlast it). */
 const SESSION_REPLAY = Math.max(DEFAULT_AIP_DRIFT_CONFIG.maxWindowSize, DEFAULT_AIP_DRIFT_CONFIG.sustainedChecks) * 2
@@ -193,13 +202,14 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
         return state
       })
 
-    /** A session's AIP window, replayed from its newest stored checkpoints when not in memory. */
-    const session = (sessionId: string, now: number): Effect.Effect<AipDriftState, StoreError> => {
-      const entry = sessions.get(sessionId, now)
+    /** An agent's AIP window in a session, replayed from its newest stored checkpoints there when not in memory. */
+    const session = (agentId: string, sessionId: string, now: number): Effect.Effect<AipDriftState, StoreError> => {
+      const key = sessionKey(agentId, sessionId)
+      const entry = sessions.get(key, now)
       if (entry !== undefined) return Effect.succeed(entry.state)
-      return Effect.map(limited(store.sessionCheckpoints(sessionId, SESSION_REPLAY)), (newestFirst) => {
+      return Effect.map(limited(store.sessionCheckpoints(agentId, sessionId, SESSION_REPLAY)), (newestFirst) => {
         const state = replayAipDrift(chronological(newestFirst))
-        sessions.set(sessionId, state, now)
+        sessions.set(key, state, now)
         sessions.evict(now, options)
         return state
       })
@@ -248,13 +258,22 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
         )
       )
 
-    /** The AIP windows of these sessions, likewise. */
-    const sessionAll = (sessionIds: Iterable<string>, now: number) =>
-      getMany(
-        sessionIds,
-        (sessionId) => sessions.get(sessionId, now)?.state,
-        (sessionId) => session(sessionId, now)
+    /** The AIP windows of these agents' sessions, likewise, by `sessionKey`. */
+    const sessionAll = (
+      of: Iterable<{ readonly agent_id: string; readonly session_id: string }>,
+      now: number
+    ): Effect.Effect<Map<string, AipDriftState>, StoreError> => {
+      const byKey = new Map<string, { readonly agent_id: string; readonly session_id: string }>()
+      for (const pair of of) byKey.set(sessionKey(pair.agent_id, pair.session_id), pair)
+      return getMany(
+        byKey.keys(),
+        (key) => sessions.get(key, now)?.state,
+        (key) => {
+          const { agent_id, session_id } = byKey.get(key)!
+          return session(agent_id, session_id, now)
+        }
       )
+    }
 
     return {
       get,
@@ -265,13 +284,15 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       commit: yield* makeGroupCommit(store.commitBatch, options.commit, store.ping),
       /** After a commit: the states the batch produced become the actors' states. */
       put: (state: AgentActorState, now: number) => agents.set(state.agentId, state, now),
-      putSession: (sessionId: string, state: AipDriftState, now: number) => sessions.set(sessionId, state, now),
+      /** After a commit: `key` is a `sessionKey`. */
+      putSession: (key: string, state: AipDriftState, now: number) => sessions.set(key, state, now),
       /** After a conflict or a failed commit: the next event rebuilds the actor from the store. */
       forget: (agentId: string) => {
         agents.entries.delete(agentId)
         stale.delete(agentId)
       },
-      forgetSession: (sessionId: string) => void sessions.entries.delete(sessionId),
+      forgetSession: (agentId: string, sessionId: string) =>
+        void sessions.entries.delete(sessionKey(agentId, sessionId)),
       size: () => agents.entries.size
     }
   })

@@ -16,7 +16,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { frontierRoot } from "../core/Merkle.js"
@@ -24,8 +23,9 @@ import { GatewayEvent } from "../core/schema/Event.js"
 import type { SigningKey } from "../core/Signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
 import { type CommitInput, Store, type StoreError } from "../adapters/store/Store.js"
-import type { AgentActors } from "./AgentActors.js"
+import { type AgentActors, sessionKey } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./AttestEvent.js"
+import { undecodableReason } from "./DeadLetters.js"
 
 export interface CommitOptions {
   readonly key: SigningKey
@@ -101,8 +101,9 @@ export const commitDeliveries = (
       if (decoded._tag === "Right") events.push({ delivery, event: decoded.right })
       else {
         invalid++
-        // Dead-lettered, never retried: no delivery of these bytes will decode.
-        yield* delivery.deadLetter(ParseResult.TreeFormatter.formatErrorSync(decoded.left)).pipe(
+        // Dead-lettered, never retried: no delivery of these bytes will decode. The reason names the
+        // fields, never their values (the payload); the workers record it as an alarm (DeadLetters.ts).
+        yield* delivery.deadLetter(undecodableReason(decoded.left)).pipe(
           Effect.catchAll(() => delivery.nak(options.retryDelayMs)),
           Effect.ignore
         )
@@ -128,7 +129,7 @@ export const commitDeliveries = (
           now.getTime()
         )
         const sessions = yield* actors.sessionAll(
-          events.map(({ event }) => event.session_id),
+          events.map(({ event }) => event),
           now.getTime()
         )
         const env = { ...options, now }
@@ -138,9 +139,10 @@ export const commitDeliveries = (
           const id = event.checkpoint.checkpoint_id
           if (stored.has(id) || seen.has(id)) continue
           seen.add(id)
-          const step = attestEvent(states.get(event.agent_id)!, sessions.get(event.session_id)!, event, env)
+          const session = sessionKey(event.agent_id, event.session_id)
+          const step = attestEvent(states.get(event.agent_id)!, sessions.get(session)!, event, env)
           states.set(event.agent_id, step.actor)
-          sessions.set(event.session_id, step.session)
+          sessions.set(session, step.session)
           inputs.push(step.input)
         }
         withTreeHeads(inputs, env)
@@ -148,11 +150,11 @@ export const commitDeliveries = (
         if (result._tag === "Conflict") {
           for (const agentId of result.agentIds) actors.forget(agentId)
           for (const { event } of events)
-            if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.session_id)
+            if (result.agentIds.includes(event.agent_id)) actors.forgetSession(event.agent_id, event.session_id)
           return undefined
         }
         for (const state of states.values()) actors.put(state, now.getTime())
-        for (const [sessionId, state] of sessions) actors.putSession(sessionId, state, now.getTime())
+        for (const [key, state] of sessions) actors.putSession(key, state, now.getTime())
         return {
           committed: inputs.length,
           duplicates: events.length - inputs.length,
@@ -169,7 +171,7 @@ export const commitDeliveries = (
       Effect.gen(function* () {
         for (const { event } of events) {
           actors.forget(event.agent_id)
-          actors.forgetSession(event.session_id)
+          actors.forgetSession(event.agent_id, event.session_id)
         }
         yield* Effect.logWarning("batch not committed; handed back for redelivery").pipe(
           Effect.annotateLogs({ reason, events: events.length })

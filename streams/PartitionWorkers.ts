@@ -7,6 +7,9 @@
  * fan-out consumes the feed under the durable name `webhooks` (shared by every worker), turning each
  * event into its deliveries; a failed fan-out is nak'd and comes back after a backoff.
  *
+ * Dead letters: every event the bus gives up on is recorded, counted and announced as
+ * `pipeline.dead_lettered` (streams/DeadLetters.ts), by whichever worker takes its notice.
+ *
  * Reputation: each commit marks the agents it extended, and their scores are recomputed off the
  * commit path by the partition's owner (streams/ReputationWorker.ts).
  */
@@ -23,6 +26,7 @@ import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import { EventFeed, type FeedDelivery } from "../adapters/bus/EventFeed.js"
 import { DEFAULT_PREFIX, partitionOf } from "../adapters/bus/Subjects.js"
+import * as DeadLetterRepo from "../adapters/store/DeadLetterRepo.js"
 import * as ReputationRepo from "../adapters/store/ReputationRepo.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
@@ -30,6 +34,7 @@ import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/W
 import { defaultActorsOptions, makeAgentActors } from "./AgentActors.js"
 import { defaultGroupCommitOptions, type GroupCommitOptions } from "./GroupCommit.js"
 import { commitDeliveries } from "./CommitDeliveries.js"
+import { runDeadLetterRecorder } from "./DeadLetters.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { EVENT_OUTBOX, publishEvent } from "./Events.js"
 import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
@@ -167,6 +172,13 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       (item) => Effect.provideService(deliverWebhook(item), WebhookSender, sender),
       wakeWebhooks
     ).pipe(Effect.forkScoped)
+
+    // Dead letters: recorded with their event, counted, logged (never their payload).
+    yield* runDeadLetterRecorder({
+      subjectPrefix: settings.subjectPrefix,
+      retryDelayMs: settings.retryDelayMs,
+      wakeEvents
+    }).pipe(Effect.provide(DeadLetterRepo.layer), Effect.forkScoped)
 
     // Catalogue events: from the outbox to the feed.
     yield* runRelay({ ...relayDefaults, kind: EVENT_OUTBOX } satisfies RelayOptions, publishEvent, wakeEvents).pipe(

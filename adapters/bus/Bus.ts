@@ -16,6 +16,8 @@
  * - A dead letter is the event as published, on `<prefix>.dead.<original subject without prefix>`
  *   (JetStream: headers `Candor-Original-Subject`, `Candor-Deliveries`, `Candor-Reason`), whether
  *   the bus gave up on it (max deliveries, not JSON) or its consumer refused it (`deadLetter`).
+ *   Every dead letter is also announced on `consumeDeadLetters` (subject, reason, deliveries, time;
+ *   never the payload), a durable, shared consumption the workers record and raise as an alarm.
  * - `subscribe` is a live, non-durable fan-out by subject prefix (security tooling, tests).
  *
  * `layerMemory` is the embedded default (one process, nothing survives it); `layerJetStream` runs
@@ -32,7 +34,7 @@ import type { NatsConnection } from "./NatsConnection.js"
 
 export { BusError } from "./BusError.js"
 export { type BusOptions } from "./BusOptions.js"
-export type { BusMessage, BusService, Delivery, PublishOptions, Subscription } from "./BusContract.js"
+export type { BusMessage, BusService, DeadLetterNotice, Delivery, PublishOptions, Subscription } from "./BusContract.js"
 
 export class Bus extends Context.Tag("candor/adapters/bus/Bus")<Bus, BusService>() {
   /** In-process, with the default options. */

@@ -37,6 +37,25 @@ export interface Delivery extends BusMessage {
   readonly deadLetter: (reason: string) => Effect.Effect<void, BusError>
 }
 
+/**
+ * What the bus knows of one dead letter, never its payload: the alarm's record (streams/DeadLetters.ts).
+ * Settle it with `ack` once recorded; `nak` hands it back for another try after `delayMs`.
+ */
+export interface DeadLetterNotice {
+  /** Unique per dead letter and the same on every redelivery of this notice: the record's key. */
+  readonly id: string
+  /** The subject the event was published on (`<prefix>.events.<partition>.<agent_id>`). */
+  readonly subject: string
+  /** Why: the consumer's reason (`Delivery.deadLetter`) or the bus's (`delivered 5 times`, `not JSON`). */
+  readonly reason: string
+  /** Deliveries of the event before it was given up. */
+  readonly deliveries: number
+  /** When it was dead-lettered (ISO 8601). */
+  readonly at: string
+  readonly ack: Effect.Effect<void, BusError>
+  readonly nak: (delayMs: number) => Effect.Effect<void, BusError>
+}
+
 export interface PublishOptions {
   /**
    * Publishes with the same id within the duplicate window are stored once, except on JetStream when
@@ -52,6 +71,11 @@ export interface BusService {
   readonly publish: (subject: string, payload: unknown, options?: PublishOptions) => Effect.Effect<void, BusError>
   /** Never ends on its own: outages are retried; it fails only when the bus is gone for good. */
   readonly consumePartition: (partition: number) => Stream.Stream<Delivery, BusError>
+  /**
+   * The notices of dead letters (every copy to the dead-letter subject, whoever made it), durable and
+   * shared: each notice goes to one of the processes consuming, and comes back until acked.
+   */
+  readonly consumeDeadLetters: Stream.Stream<DeadLetterNotice, BusError>
   /** Subscribed from the moment this effect completes until its scope closes. */
   readonly subscribe: (subjectPrefix: string) => Effect.Effect<Subscription, never, Scope.Scope>
   /**

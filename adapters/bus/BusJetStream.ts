@@ -15,6 +15,10 @@
  * has arrived, a batch message unpacked into one delivery per event (settled together, see
  * `batchDeliveries`). Whenever `consume()` ends (consumer deleted, stream missing, heartbeats lost)
  * the consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
+ *
+ * Every copy to the dead-letter stream carries, besides the original subject, deliveries and reason,
+ * an id of its own (`Candor-Dead-Letter-Id`) and its time (`Candor-Dead-At`); `consumeDeadLetters`
+ * reads those headers (never the body) from the shared durable consumer `dead-letters`.
  */
 import { headers } from "@nats-io/transport-node"
 import { jetstream, jetstreamManager, type JsMsg } from "@nats-io/jetstream"
@@ -28,14 +32,15 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
+import type { BusMessage, BusService, DeadLetterNotice, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { BATCH_HEADER, BATCH_VERSION, batchBody, type BatchedEvent, batchEvents, batchPart } from "./EventBatch.js"
-import { ensureConsumer, ensureStreams, rewindConsumer, tryNats } from "./JetStreamSetup.js"
+import { ensureConsumer, ensureDeadLetterConsumer, ensureStreams, rewindConsumer, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import {
   consumerName,
+  DEAD_LETTER_CONSUMER,
   deadLetterSubject,
   matchesPrefix,
   partitionFilter,
@@ -293,14 +298,16 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
             else for (const d of batchDeliveries(m, events)) live.push(d)
             continue
           }
-          const reason = readable ? `delivered ${m.info.deliveryCount - 1} times` : batched ? "not a batch" : "not JSON"
+          // This delivery is the bus's own: the consumers had the ones before it.
+          const given = m.info.deliveryCount - 1
+          const reason = readable ? `delivered ${given} times` : batched ? "not a batch" : "not JSON"
           // If the copy fails, the message stays pending and is dead-lettered on its next delivery.
           yield* (
             events === undefined
-              ? copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, m, reason)
+              ? copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, given, reason)
               : Effect.forEach(
                   events,
-                  (event, i) => copyToDead(event.subject, encodeEvent(event), batchedId(m, i), m, reason),
+                  (event, i) => copyToDead(event.subject, encodeEvent(event), batchedId(m, i), given, reason),
                   { discard: true }
                 )
           ).pipe(
@@ -356,13 +363,17 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       subject: string,
       data: Uint8Array,
       msgID: string,
-      m: JsMsg,
+      /** Deliveries of the event to its consumers. */
+      deliveries: number,
       reason: string
     ): Effect.Effect<void, BusError> => {
       const h = headers()
       h.set("Candor-Original-Subject", subject)
-      h.set("Candor-Deliveries", String(m.info.deliveryCount))
+      h.set("Candor-Deliveries", String(deliveries))
       h.set("Candor-Reason", reason.replace(/[\r\n]+/g, " ").slice(0, 1_024))
+      // A copy sent again after a failure is dropped by its msgID, so the first copy's id is the one kept.
+      h.set("Candor-Dead-Letter-Id", randomUUID())
+      h.set("Candor-Dead-At", new Date().toISOString())
       return Effect.asVoid(
         tryNats("deadLetter", () => js.publish(deadLetterSubject(subject, prefix), data, { msgID, headers: h }))
       )
@@ -380,7 +391,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       working: settleWith("working", () => m.working()),
       deadLetter: (reason) =>
         Effect.zipRight(
-          copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, m, reason),
+          copyToDead(m.subject, m.data, `${names.events}-${m.info.streamSequence}`, m.info.deliveryCount, reason),
           terminate(m)
         )
     })
@@ -423,7 +434,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
           }),
           deadLetter: (reason) =>
             Effect.zipRight(
-              copyToDead(event.subject, encodeEvent(event), batchedId(m, i), m, reason),
+              copyToDead(event.subject, encodeEvent(event), batchedId(m, i), deliveryCount, reason),
               settleWith("deadLetter", settleOne)
             )
         }
@@ -432,7 +443,60 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
 
     const batchedId = (m: JsMsg, index: number) => `${names.events}-${m.info.streamSequence}-${index}`
 
-    return { partitions, publish, consumePartition, subscribe }
+    /** A dead letter's notice, from the headers of its copy: the body (the event) is never read. */
+    const notice = (m: JsMsg): DeadLetterNotice => {
+      const header = (name: string) => m.headers?.get(name) || undefined
+      const deliveries = Number(header("Candor-Deliveries"))
+      return {
+        id: header("Candor-Dead-Letter-Id") ?? `${names.dead}-${m.info.streamSequence}`,
+        subject: header("Candor-Original-Subject") ?? `${prefix}.${m.subject.slice(`${prefix}.dead.`.length)}`,
+        reason: header("Candor-Reason") ?? "unknown",
+        deliveries: Number.isSafeInteger(deliveries) && deliveries >= 0 ? deliveries : 0,
+        at: header("Candor-Dead-At") ?? new Date(Math.floor(Number(m.info.timestampNanos) / 1e6)).toISOString(),
+        ack: settleWith("ack", () => m.ack()),
+        nak: (delayMs) => settleWith("nak", () => m.nak(delayMs))
+      }
+    }
+
+    const consumeDeadLetters: BusService["consumeDeadLetters"] = Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const arrived = yield* Mailbox.make<JsMsg, BusError>()
+        const once = Effect.gen(function* () {
+          yield* ensureDeadLetterConsumer(jsm, options).pipe(
+            Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureDeadLetterConsumer(jsm, options)))
+          )
+          const consumer = yield* tryNats("consume dead letters", () =>
+            js.consumers.get(names.dead, DEAD_LETTER_CONSUMER)
+          )
+          const messages = yield* Effect.acquireRelease(
+            tryNats("consume dead letters", () =>
+              consumer.consume({
+                max_messages: batchSize,
+                abort_on_missing_resource: true,
+                callback: (m) => void arrived.unsafeOffer(m)
+              })
+            ),
+            (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+          )
+          const ended = yield* Effect.promise(() => messages.closed())
+          return yield* new BusError({ operation: "consume dead letters", cause: ended ?? "consume ended" })
+        }).pipe(Effect.scoped)
+        yield* once.pipe(
+          Effect.tapError((error) =>
+            Effect.logWarning("dead-letter consumer ended; resuming").pipe(
+              Effect.annotateLogs({ error: error.message })
+            )
+          ),
+          Effect.catchAll((error) => (nc.isClosed() ? Effect.fail(error) : Effect.void)),
+          Effect.repeat(resumeRetry),
+          Effect.catchAll((error) => arrived.fail(error)),
+          Effect.forkScoped
+        )
+        return Stream.map(Mailbox.toStream(arrived), notice)
+      })
+    )
+
+    return { partitions, publish, consumePartition, consumeDeadLetters, subscribe }
   })
 
 const settleWith = (operation: string, settle: () => void): Effect.Effect<void, BusError> =>

@@ -2,8 +2,9 @@
  * The in-process bus: JetStream's semantics without a server, for the embedded default and tests.
  * Each partition is a queue of stored events; a delivery stays pending until acked, and comes back
  * after the ack wait or a nak (redeliveries first, in sequence order); after `maxDeliver` deliveries
- * the event is copied to the dead-letter subject instead. Timers run on the Effect clock, so tests
- * can drive them with TestClock. Nothing survives the process.
+ * the event is copied to the dead-letter subject instead, and its notice (no payload) queued for
+ * `consumeDeadLetters`. Timers run on the Effect clock, so tests can drive them with TestClock.
+ * Nothing survives the process.
  */
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -16,7 +17,8 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { BusMessage, BusService, Delivery, Subscription } from "./BusContract.js"
+import { randomUUID } from "node:crypto"
+import type { BusMessage, BusService, DeadLetterNotice, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
 import { deadLetterSubject, matchesPrefix, partitionOfSubject, streamOf } from "./Subjects.js"
@@ -125,8 +127,22 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         if (settle(queue, entry, count)) queue.redeliver(entry)
       })
 
-    const toDeadLetter = (entry: Entry): Effect.Effect<void> =>
-      PubSub.publish(hub, { subject: deadLetterSubject(entry.subject, prefix), payload: entry.payload })
+    /** Dead letters not yet recorded: what `consumeDeadLetters` hands out (a nak'd one comes back here). */
+    const notices = yield* Queue.unbounded<Omit<DeadLetterNotice, "ack" | "nak">>()
+
+    const toDeadLetter = (entry: Entry, reason: string): Effect.Effect<void> =>
+      Effect.zipRight(
+        PubSub.publish(hub, { subject: deadLetterSubject(entry.subject, prefix), payload: entry.payload }),
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Queue.offer(notices, {
+            id: `memory-${randomUUID()}`,
+            subject: entry.subject,
+            reason,
+            deliveries: entry.deliveries,
+            at: new Date(now).toISOString()
+          })
+        )
+      )
 
     const delivery = (queue: PartitionQueue, entry: Entry): Delivery => {
       const count = entry.deliveries
@@ -161,11 +177,11 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         working: Effect.suspend(() =>
           latest() ? Effect.zipRight(stopTimer(entry), startAckWait(queue, entry, count)) : Effect.void
         ),
-        deadLetter: () =>
+        deadLetter: (reason) =>
           Effect.suspend(() => {
             if (!settle(queue, entry, count)) return Effect.void
             entry.state = "done"
-            return Effect.zipRight(stopTimer(entry), toDeadLetter(entry))
+            return Effect.zipRight(stopTimer(entry), toDeadLetter(entry, reason))
           })
       }
     }
@@ -189,7 +205,9 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
             live.push(entry)
           }
         }
-        return Effect.forEach(dead, toDeadLetter, { discard: true }).pipe(
+        return Effect.forEach(dead, (entry) => toDeadLetter(entry, `delivered ${entry.deliveries} times`), {
+          discard: true
+        }).pipe(
           Effect.zipRight(
             Effect.forEach(live, (entry) => startAckWait(queue, entry, entry.deliveries), { discard: true })
           ),
@@ -247,9 +265,18 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         return { take }
       })
 
+    const consumeDeadLetters: BusService["consumeDeadLetters"] = Stream.repeatEffect(
+      Effect.map(Queue.take(notices), (notice): DeadLetterNotice => ({
+        ...notice,
+        ack: Effect.void,
+        nak: (delayMs) =>
+          Effect.asVoid(Effect.forkIn(Effect.zipRight(Effect.sleep(delayMs), Queue.offer(notices, notice)), scope))
+      }))
+    )
+
     const settled: Effect.Effect<void> = Effect.suspend(() =>
       queues.every((queue) => queue.idle()) ? Effect.void : Effect.zipRight(Effect.sleep("10 millis"), settled)
     )
 
-    return { partitions, publish, consumePartition, subscribe, settled }
+    return { partitions, publish, consumePartition, consumeDeadLetters, subscribe, settled }
   })

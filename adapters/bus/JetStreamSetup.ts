@@ -1,6 +1,7 @@
 /**
  * The bus's JetStream topology, created idempotently at start (and again whenever a consumer finds
- * it missing): three file-backed streams and one durable pull consumer per event partition.
+ * it missing): three file-backed streams, one durable pull consumer per event partition, and the
+ * durable consumer of the dead letters' notices that the workers share (`dead-letters`).
  *
  * The events stream keeps work-queue retention: an acked event is removed, so a consumer that is
  * deleted and re-created (deliver all) resumes at the first unacked event instead of replaying the
@@ -21,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
-import { consumerName, partitionFilter, streamNames, streamSubjects } from "./Subjects.js"
+import { consumerName, DEAD_LETTER_CONSUMER, partitionFilter, streamNames, streamSubjects } from "./Subjects.js"
 
 const STREAM_NAME_IN_USE = 10058
 const CONSUMER_NOT_FOUND = 10014
@@ -84,6 +85,23 @@ export const ensureConsumer = (
     }
   }).pipe(Effect.retry(raceRetry))
 }
+
+/**
+ * The workers' shared consumer of the dead-letter stream: each dead letter once to one of them, from
+ * the stream's start (dead letters copied before the consumer existed are recorded too).
+ */
+export const ensureDeadLetterConsumer = (jsm: JetStreamManager, options: BusOptions): Effect.Effect<void, BusError> =>
+  tryNats(`ensureConsumer ${DEAD_LETTER_CONSUMER}`, () =>
+    jsm.consumers.add(streamNames(options.prefix).dead, {
+      durable_name: DEAD_LETTER_CONSUMER,
+      filter_subject: streamSubjects(options.prefix).dead[0]!,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(options.ackWaitMs),
+      max_ack_pending: options.maxAckPending,
+      max_deliver: -1
+    })
+  ).pipe(Effect.asVoid)
 
 /** A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly. */
 const raceRetry = Schedule.spaced("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))

@@ -7,7 +7,8 @@
  *
  *   <prefix>.events.<partition>.<agent_id>        the gateway's events (stream <PREFIX>_EVENTS)
  *   <prefix>.alerts.…  <prefix>.containment.…     the actors' decisions (stream <PREFIX>_DECISIONS)
- *   <prefix>.dead.events.<partition>.<agent_id>   events given up after max-deliver (stream <PREFIX>_DEAD)
+ *   <prefix>.dead.events.<partition>.<agent_id>   events given up after max-deliver (stream <PREFIX>_DEAD),
+ *                                                 recorded by the workers through durable consumer `dead-letters`
  *   <prefix>-agent-state, <prefix>-partition-leases   KV buckets: agents' settings and nudges, partition leases
  *   <prefix>.feed.<org_id|_>.<agent_id|_>.<type>  catalogue events (stream <PREFIX>_FEED, docs/stream.md)
  *   <prefix>-feed-index                           KV bucket: event id → its sequence in <PREFIX>_FEED
@@ -49,6 +50,16 @@ export const partitionOfSubject = (subject: string, prefix: string): number | un
 /** `<prefix>.events.3.agt-x` → `<prefix>.dead.events.3.agt-x`. */
 export const deadLetterSubject = (subject: string, prefix: string): string =>
   `${prefix}.dead.${subject.slice(prefix.length + 1)}`
+
+/** The agent an event subject names (`<prefix>.events.<p>.<agent_id>`; an agent id may hold dots), else undefined. */
+export const agentOfEventSubject = (subject: string, prefix: string): string | undefined => {
+  const partition = partitionOfSubject(subject, prefix)
+  if (partition === undefined) return undefined
+  return subject.slice(`${prefix}.events.${partition}.`.length) || undefined
+}
+
+/** The durable consumer the workers share to record every dead letter (streams/DeadLetters.ts). */
+export const DEAD_LETTER_CONSUMER = "dead-letters"
 
 /** The durable consumer of a partition, zero-padded so names sort: `events-p07`. */
 export const consumerName = (partition: number, partitions: number = PARTITIONS): string =>

@@ -171,6 +171,7 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
           "publish"
         ),
       consumePartition: () => Stream.dieMessage("the gateway thread consumes no partition: the backend thread does"),
+      consumeDeadLetters: Stream.dieMessage("dead letters are recorded on the backend thread"),
       subscribe: () => Effect.dieMessage("subscribe on the backend thread's bus")
     }
 

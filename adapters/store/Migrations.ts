@@ -29,6 +29,8 @@ import transactions from "./migrations/0021_transactions.js"
 import anchors from "./migrations/0022_anchors.js"
 import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
 import keyContainment from "./migrations/0024_key_containment.js"
+import agentSessions from "./migrations/0025_agent_sessions.js"
+import deadLetters from "./migrations/0026_dead_letters.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -57,7 +59,9 @@ export const migrationNames = [
   "0021_transactions",
   "0022_anchors",
   "0023_witness_cosignatures",
-  "0024_key_containment"
+  "0024_key_containment",
+  "0025_agent_sessions",
+  "0026_dead_letters"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -83,7 +87,9 @@ export const migrations = Migrator.fromRecord({
   "0021_transactions": transactions,
   "0022_anchors": anchors,
   "0023_witness_cosignatures": witnessCosignatures,
-  "0024_key_containment": keyContainment
+  "0024_key_containment": keyContainment,
+  "0025_agent_sessions": agentSessions,
+  "0026_dead_letters": deadLetters
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -344,9 +344,10 @@ export const make = Effect.gen(function* () {
         Effect.flatMap((rows) => openBodies(traceFields, secretKeys.all, rows)),
         storeError("recentTraces")
       ),
-    sessionCheckpoints: (sessionId, limit) =>
+    sessionCheckpoints: (agentId, sessionId, limit) =>
       sql<SealedRow<IntegrityCheckpoint>>`
-        select checkpoint_id as id, sealed_by, body from checkpoints where session_id = ${sessionId}
+        select checkpoint_id as id, sealed_by, body from checkpoints
+        where agent_id = ${agentId} and session_id = ${sessionId}
         order by occurred_at desc, position desc limit ${limit}`.pipe(
         Effect.flatMap((rows) => openBodies(checkpointFields, secretKeys.all, rows)),
         storeError("sessionCheckpoints")

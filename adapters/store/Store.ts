@@ -201,8 +201,12 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
     readonly getTrace: (traceId: string) => Effect.Effect<APTrace | undefined, StoreError>
     /** The newest traces of an agent, newest first: the AAP drift baseline when an actor is rebuilt. */
     readonly recentTraces: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<APTrace>, StoreError>
-    /** The newest checkpoints of a session, newest first: the AIP window when an actor is rebuilt. */
+    /**
+     * The newest checkpoints of one agent in one session, newest first: the AIP window when an actor
+     * is rebuilt. Never another agent's, whatever session id it sent (issue 24).
+     */
     readonly sessionCheckpoints: (
+      agentId: string,
       sessionId: string,
       limit: number
     ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>

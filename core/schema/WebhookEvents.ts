@@ -2,13 +2,14 @@
  * The public event catalogue: every event type a webhook endpoint or the live alert stream can carry,
  * each with the schema of its `data`, and the envelope every delivery and stream event shares. The
  * spec's fifteen events come first; Candor's own follow (verdicts, drift, policy, blocked requests,
- * failed proofs). A type whose feature does not exist yet is declared and accepted in subscriptions
+ * failed proofs, dead letters). A type whose feature does not exist yet is declared and accepted in subscriptions
  * now (`status: "declared"`) and fires once the feature lands.
  */
 import { Schema } from "effect"
 import { AgentStatus } from "./Agent.js"
 import { ContainmentAction, ContainmentScope } from "./Containment.js"
 import { ConcernCategory, Severity } from "./Concern.js"
+import { DeadLetter } from "./DeadLetter.js"
 import { DriftAlert } from "./Drift.js"
 import { AgentId, CheckpointId, DateTimeString, Identifier, SessionId } from "./Ids.js"
 import { Verdict } from "./Verdict.js"
@@ -191,6 +192,11 @@ export const WEBHOOK_EVENT_TYPES = {
       error: Schema.String,
       attempts: Schema.NonNegativeInt
     }),
+    "active"
+  ),
+  "pipeline.dead_lettered": event(
+    "The pipeline gave up on a gateway event (not decodable, or delivered the most times it may): no checkpoint will come of it. Subject, agent, reason and time, never the payload",
+    DeadLetter,
     "active"
   )
 } as const satisfies Readonly<Record<string, EventType>>

@@ -48,6 +48,7 @@ import { RiskApi } from "./groups/Risk.js"
 import { TransactionsApi } from "./groups/Transactions.js"
 import { OnChainApi } from "./groups/OnChain.js"
 import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
+import { DeadLettersApi } from "./groups/DeadLetters.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -92,6 +93,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(OnChainApi)
   .add(ConsoleSignInApi)
   .add(ConsoleApi)
+  .add(DeadLettersApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

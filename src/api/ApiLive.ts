@@ -77,6 +77,8 @@ import * as ChainSendBudget from "../../adapters/chain/ChainSendBudget.js"
 import type { KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
 import { defaults } from "../Config.js"
 import { ApiKeyCaps } from "./ApiKeyCaps.js"
+import * as DeadLetterRepo from "../../adapters/store/DeadLetterRepo.js"
+import { DeadLettersLive } from "./handlers/DeadLetters.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -143,7 +145,8 @@ const HandlersLive = Layer.mergeAll(
   TransactionsLive,
   OnChainLive,
   ConsoleSignInLive,
-  ConsoleLive
+  ConsoleLive,
+  DeadLettersLive
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
@@ -160,7 +163,9 @@ const HandlersLive = Layer.mergeAll(
   // Risk assessments: their records, and the key ring their signing key is registered in.
   Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
   // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
-  Layer.provide(AnchorRepo.layer)
+  Layer.provide(AnchorRepo.layer),
+  // Dead letters: their routes (the workers write them).
+  Layer.provide(DeadLetterRepo.layer)
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

@@ -539,6 +539,21 @@ const ROWS: ReadonlyArray<Row> = [
     operator: false,
     intended: "service"
   },
+  // ---- dead letters (issue 24): every one to the service-role key, an organization's to its Owners ----
+  {
+    method: "GET",
+    route: "/v1/admin/dead-letters",
+    target: fixed(() => "/v1/admin/dead-letters"),
+    allowed: ["service"],
+    intended: "service"
+  },
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/dead-letters",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/dead-letters`),
+    allowed: ["service"],
+    intended: "owner"
+  },
   {
     method: "POST",
     route: "/v1/license/validate",

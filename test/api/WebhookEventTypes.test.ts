@@ -33,7 +33,8 @@ const CANDOR_EVENTS = [
   "drift.detected",
   "policy.violation",
   "enforcement.blocked",
-  "proof.failed"
+  "proof.failed",
+  "pipeline.dead_lettered"
 ]
 
 layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {
@@ -55,6 +56,14 @@ layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {
         (entry: { type: string }) => entry.type === "team_reputation.score_changed"
       )
       expect(teamScore.status).toBe("active")
+      const dead = res.body.event_types.find((entry: { type: string }) => entry.type === "pipeline.dead_lettered")
+      expect(dead.status).toBe("active")
+      // The schema carries its identifier: its definition is under $defs.
+      const deadLetter = dead.data_schema.$defs.DeadLetter
+      expect(deadLetter.required).toEqual(
+        expect.arrayContaining(["dead_letter_id", "subject", "agent_id", "reason", "deliveries", "dead_lettered_at"])
+      )
+      expect(Object.keys(deadLetter.properties)).not.toContain("payload")
     })
   )
 

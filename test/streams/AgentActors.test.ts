@@ -2,7 +2,8 @@
  * The actors' reads of the store (PGlite): an agent's context is read again within the usual five
  * minutes, but agents created together do not all refresh at the same moment; an agent whose
  * settings changed is read again before its next event; an agent the store has never seen costs no
- * replay of its history.
+ * replay of its history; an agent's AIP window in a session is rebuilt from its own checkpoints
+ * there, never from another agent's that named the same session (issue 24).
  */
 import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -13,7 +14,7 @@ import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
 import { migrated } from "../../adapters/store/StoreDatabase.js"
-import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
+import { defaultActorsOptions, makeAgentActors, sessionKey } from "../../streams/AgentActors.js"
 import { CONTEXT_TTL_MS } from "../../streams/AgentContext.js"
 import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
@@ -94,5 +95,34 @@ layer(Pglite, { timeout: "60 seconds" })("AgentActors", (it) => {
       expect(states.get(seen)?.log.head.position).toBe(3)
       expect(states.get("agt-replay-new")?.log.head.position).toBe(0)
     })
+  )
+
+  it.scoped(
+    "rebuilds an agent's session window from its own checkpoints, not another agent's in the same session",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        const [x, y] = ["agt-window-x", "agt-window-y"]
+        const session = "ses-window-shared"
+        const xs = makeInputs(x, fresh(x), 2, { sessionId: () => session })
+        const ys = makeInputs(y, fresh(y), 3, { sessionId: () => session })
+        expect(yield* store.commitBatch([...xs.inputs, ...ys.inputs])).toEqual({ _tag: "Committed" })
+        // A worker that did not see them (a restart, a rebalance): the windows come from the store.
+        const actors = yield* makeAgentActors(defaultActorsOptions)
+        const idsIn = (window: ReadonlyArray<{ readonly checkpoint_id: string }>) => window.map((e) => e.checkpoint_id)
+        const windowOfX = yield* actors.session(x, session, 0)
+        expect(idsIn(windowOfX.window)).toEqual(xs.inputs.map((input) => input.checkpoint.checkpoint_id))
+        const both = yield* actors.sessionAll(
+          [
+            { agent_id: x, session_id: session },
+            { agent_id: y, session_id: session }
+          ],
+          0
+        )
+        expect(idsIn(both.get(sessionKey(y, session))!.window)).toEqual(
+          ys.inputs.map((input) => input.checkpoint.checkpoint_id)
+        )
+        expect(both.get(sessionKey(x, session))).toBe(windowOfX)
+      })
   )
 })

@@ -128,4 +128,47 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("agent act
       expect(page.items.map((c) => c.window_position.window_size).sort()).toEqual([1, 2, 3, 4])
     })
   )
+
+  // Issue 24: two agents (two keys) sending with the same x-candor-session, violations alternating
+  // X, Y, X. Keyed by the session alone, X got an alert for 3 sustained checks naming Y's checkpoint.
+  it.scoped("two agents sharing a session id keep their own drift windows, streaks and alerts", () =>
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      const store = yield* Store
+      const [x, y] = ["agt-shared-x", "agt-shared-y"]
+      const sessionId = "ses-shared-by-two-agents"
+      const alertsOfX = yield* bus.subscribe(`candor.alerts.${x}`)
+      const committed = { [x]: 0, [y]: 0 }
+      /** One violation of `agentId`, committed before the next is sent (the two agents are on other partitions). */
+      const violate = (agentId: string) =>
+        Effect.gen(function* () {
+          const event = gatewayEvent(agentId, { sessionId, concerns: [violation] })
+          yield* publish(event)
+          yield* awaitCommitted([agentId], ++committed[agentId]!)
+          return event.checkpoint.checkpoint_id
+        })
+      const xIds = [yield* violate(x)]
+      const yIds = [yield* violate(y)]
+      xIds.push(yield* violate(x))
+      // X has had two violations in the session, Y one: nobody has three.
+      expect(yield* store.driftAlerts(x, 10)).toEqual([])
+      expect(yield* store.driftAlerts(y, 10)).toEqual([])
+      const windowsOf = (agentId: string) =>
+        Effect.map(store.listCheckpoints({ agentId, limit: 10, offset: 0, sessionId }), (page) =>
+          page.items.map((c) => c.window_position.window_size).sort()
+        )
+      expect(yield* windowsOf(x)).toEqual([1, 2])
+      expect(yield* windowsOf(y)).toEqual([1])
+      yIds.push(yield* violate(y))
+      xIds.push(yield* violate(x))
+      // X's third: its alert, of its own checkpoints only.
+      const alert = yield* alertsOfX.take
+      expect(alert.payload).toMatchObject({ agent_id: x, session_id: sessionId, sustained_checks: 3 })
+      expect((alert.payload as { checkpoint_ids: Array<string> }).checkpoint_ids).toEqual(xIds)
+      const stored = yield* store.driftAlerts(x, 10)
+      expect(stored.map((a) => a.checkpoint_ids)).toEqual([xIds])
+      expect(yield* store.driftAlerts(y, 10)).toEqual([])
+      expect(yield* windowsOf(y)).toEqual([1, 2])
+    })
+  )
 })

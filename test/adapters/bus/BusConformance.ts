@@ -194,6 +194,46 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
       )
     )
 
+    // Issue 24: a dead letter is an alarm, never silence. Every dead letter, refused by its consumer
+    // or given up by the bus, is announced (subject, reason, deliveries, time; never the payload),
+    // once to one consumer, and again until acked.
+    it.live("announces every dead letter on consumeDeadLetters, without its payload, until acked", () =>
+      withBus({ maxDeliver: 2 }, (bus, prefix) =>
+        Effect.gen(function* () {
+          const agent = agentIn(1, P)
+          const subject = eventSubject(agent, prefix, P)
+          yield* bus.publish(subject, { id: "refused", secret: "payload-marker-1" })
+          yield* bus.publish(subject, { id: "poison", secret: "payload-marker-2" })
+          yield* bus.consumePartition(1).pipe(
+            Stream.runForEach((d) =>
+              (d.payload as { id: string }).id === "refused" ? d.deadLetter("not a gateway event: session_id") : d.nak()
+            ),
+            Effect.forkScoped
+          )
+          const notices = bus.consumeDeadLetters.pipe(Stream.take(2), Stream.runCollect, Effect.timeout("20 seconds"))
+          const first = Chunk.toReadonlyArray(yield* notices)
+          const described = first.map(({ ack: _a, nak: _n, id: _i, at: _t, ...rest }) => rest)
+          expect(described).toEqual([
+            { subject, reason: "not a gateway event: session_id", deliveries: 1 },
+            { subject, reason: "delivered 2 times", deliveries: 2 }
+          ])
+          expect(new Set(first.map((n) => n.id)).size).toBe(2)
+          for (const n of first) expect(Date.parse(n.at)).not.toBeNaN()
+          expect(JSON.stringify(described)).not.toContain("payload-marker")
+          // Handed back, the first comes again (same id); acked, it does not.
+          yield* first[0]!.nak(10)
+          yield* first[1]!.ack
+          const again = yield* bus.consumeDeadLetters.pipe(
+            Stream.take(1),
+            Stream.runCollect,
+            Effect.timeout("20 seconds")
+          )
+          expect(Chunk.toReadonlyArray(again).map((n) => n.id)).toEqual([first[0]!.id])
+          yield* Chunk.unsafeGet(again, 0).ack
+        })
+      )
+    )
+
     it.live(
       "delivers 10 000 concurrent publishes (256 in flight) exactly once",
       () =>

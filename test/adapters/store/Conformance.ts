@@ -76,7 +76,7 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       yield* expectStored(input)
       expect(yield* store.loadLogState(agent)).toEqual(input.attestation.state)
       expect(yield* store.recentTraces(agent, 10)).toEqual([input.trace])
-      expect(yield* store.sessionCheckpoints(input.checkpoint.session_id, 10)).toEqual([input.checkpoint])
+      expect(yield* store.sessionCheckpoints(agent, input.checkpoint.session_id, 10)).toEqual([input.checkpoint])
       expect(yield* store.driftAlerts(agent, 10)).toEqual(input.alerts)
       const head = yield* store.treeHead(agent)
       expect(verifyCheckpointNote(head!.note, [noteVerifier], origin(agent))?.size).toBe(1)
@@ -328,13 +328,41 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
         items: [],
         total: 0
       })
-      expect(yield* store.sessionCheckpoints(session, 3)).toEqual(inSession.slice(0, 3))
+      expect(yield* store.sessionCheckpoints(a, session, 3)).toEqual(inSession.slice(0, 3))
       expect(yield* store.recentTraces(a, 2)).toEqual(
         chain.inputs
           .slice(-2)
           .map((input) => input.trace)
           .reverse()
       )
+    })
+  )
+
+  // Issue 24: a session id is the caller's to choose; an agent's AIP window is rebuilt from its own
+  // checkpoints in the session, never from another agent's that named the same session.
+  it.effect("reads an agent's session apart from another agent naming the same session, on its index", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const sql = yield* SqlClient.SqlClient
+      const [x, y] = [uniqueId("x"), uniqueId("y")]
+      const session = uniqueId("shared")
+      const xs = makeInputs(x, fresh(x), 4, { sessionId: () => session })
+      // Y's checkpoints are interleaved in time with X's, and the newest are Y's.
+      const ys = makeInputs(y, fresh(y), 5, { sessionId: () => session })
+      expect(yield* store.commitBatch([...xs.inputs, ...ys.inputs])).toEqual({ _tag: "Committed" })
+      const newestFirst = (inputs: ReadonlyArray<CommitInput>) => inputs.map((input) => input.checkpoint).reverse()
+      expect(yield* store.sessionCheckpoints(x, session, 10)).toEqual(newestFirst(xs.inputs))
+      expect(yield* store.sessionCheckpoints(x, session, 2)).toEqual(newestFirst(xs.inputs).slice(0, 2))
+      expect(yield* store.sessionCheckpoints(y, session, 10)).toEqual(newestFirst(ys.inputs))
+      expect(yield* store.sessionCheckpoints(uniqueId("nobody"), session, 10)).toEqual([])
+      // The rebuild reads one (agent, session) range of the index, newest first: no sort, no scan of
+      // the agent's other sessions.
+      yield* sql`analyze checkpoints`
+      const plan = yield* sql<Record<string, unknown>>`explain select checkpoint_id from checkpoints
+        where agent_id = ${x} and session_id = ${session} order by occurred_at desc, position desc limit 20`
+      const text = plan.map((row) => Object.values(row).join(" ")).join("\n")
+      expect(text).toContain("checkpoints_agent_session_time")
+      expect(text).not.toMatch(/Sort/)
     })
   )
 

@@ -71,7 +71,7 @@ const readsAll = (agentId: string, inputs: ReadonlyArray<CommitInput>) =>
     expect(page.items).toEqual(newestFirst.map((input) => input.checkpoint))
     expect((yield* queries.checkpointPage({ agentId, limit: 10, offset: 0 })).items).toEqual(page.items)
     // The AIP window rebuild reads a session's checkpoints.
-    expect(yield* store.sessionCheckpoints(inputs[0]!.checkpoint.session_id, 10)).toEqual(page.items)
+    expect(yield* store.sessionCheckpoints(agentId, inputs[0]!.checkpoint.session_id, 10)).toEqual(page.items)
     expect(yield* store.recentTraces(agentId, 10)).toEqual(newestFirst.map((input) => input.trace))
     expect(yield* queries.nonClearCheckpoints(agentId, 10, 0)).toEqual(
       newestFirst.filter((input) => input.checkpoint.verdict !== "clear").map((input) => input.checkpoint)

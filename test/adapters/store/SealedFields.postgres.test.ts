@@ -39,9 +39,9 @@ describeIntegration("postgres", "reasoning-derived fields at rest (PostgreSQL)",
             expect(yield* store.getTrace(input.trace.trace_id)).toEqual(input.trace)
             expect(yield* store.getCertificate(input.checkpoint.checkpoint_id)).toEqual(input.attestation.certificate)
           }
-          expect(yield* store.sessionCheckpoints(inputs[0]!.checkpoint.session_id, 10)).toEqual(
-            [...inputs].reverse().map((input) => input.checkpoint)
-          )
+          expect(
+            yield* store.sessionCheckpoints(inputs[0]!.checkpoint.agent_id, inputs[0]!.checkpoint.session_id, 10)
+          ).toEqual([...inputs].reverse().map((input) => input.checkpoint))
         }).pipe(
           Effect.provide(
             StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
