@@ -545,6 +545,8 @@ const ROWS: ReadonlyArray<Row> = [
     route: "/v1/admin/dead-letters",
     target: fixed(() => "/v1/admin/dead-letters"),
     allowed: ["service"],
+    // Administration is reserved to the key itself: the browser's operator session is refused.
+    operator: false,
     intended: "service"
   },
   {
