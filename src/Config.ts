@@ -21,6 +21,13 @@ import * as Redacted from "effect/Redacted"
 import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
 import type { WitnessEndpoint } from "../adapters/witness/WitnessClient.js"
 import { formatWitnessKey, parseWitnessKey, witnessKeyId } from "../core/Cosignature.js"
+import { noTrustedProxies, parseTrustedProxies, type TrustedProxies } from "../adapters/http/ClientAddress.js"
+import {
+  DEFAULT_PUBLIC_RATE_LIMITS,
+  formatPublicRateLimits,
+  parsePublicRateLimits,
+  type PublicRateLimits
+} from "./http/PublicRoutes.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -102,6 +109,10 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly chainContract: Option.Option<string>
     /** How often the worker role anchors every changed tree head; `None`: never on its own. */
     readonly chainAnchorInterval: Option.Option<Duration.Duration>
+    /** Proxies whose `X-Forwarded-For` names the client (CIDRs); none: the socket address is the client. */
+    readonly trustedProxies: TrustedProxies
+    /** Per-client limits of the routes that answer without credentials, by class (src/http/PublicRoutes.ts). */
+    readonly publicRateLimits: PublicRateLimits
   }
 >() {}
 
@@ -144,7 +155,9 @@ export const defaults: Settings = {
   chainRpcUrl: Option.none(),
   chainPrivateKey: Option.none(),
   chainContract: Option.none(),
-  chainAnchorInterval: Option.none()
+  chainAnchorInterval: Option.none(),
+  trustedProxies: noTrustedProxies,
+  publicRateLimits: DEFAULT_PUBLIC_RATE_LIMITS
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,6 +373,10 @@ const interval = reader((text) => {
     : Either.left(`must be a duration of at least a minute, such as "6 hours" or "30 minutes", got "${text}"`)
 })
 
+const trustedProxies = reader(parseTrustedProxies)
+
+const publicRateLimits = reader(parsePublicRateLimits)
+
 // ---------------------------------------------------------------------------------------------
 // Settings: one declaration per key.
 
@@ -538,6 +555,20 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     interval,
     "no periodic anchoring",
     'How often the worker role anchors every changed tree head, e.g. "6 hours"'
+  ),
+  trustedProxies: withDefault(
+    "CANDOR_TRUSTED_PROXIES",
+    trustedProxies,
+    defaults.trustedProxies,
+    "CIDRs of the proxies in front of the API (comma-separated): the client is then the first X-Forwarded-For hop, read from the right, that is not one of them",
+    "none (the socket address is the client)"
+  ),
+  publicRateLimits: withDefault(
+    "CANDOR_PUBLIC_RATE_LIMITS",
+    publicRateLimits,
+    defaults.publicRateLimits,
+    "Per-client limits of the routes answering without credentials, <class>=<per minute>/<burst> (0/…: off), over the defaults; classes in SECURITY.md",
+    formatPublicRateLimits(DEFAULT_PUBLIC_RATE_LIMITS)
   )
 }
 

@@ -163,7 +163,9 @@ describe("config", () => {
       "CANDOR_CHAIN_RPC_URL",
       "CANDOR_CHAIN_PRIVATE_KEY",
       "CANDOR_CHAIN_CONTRACT",
-      "CANDOR_CHAIN_ANCHOR_INTERVAL"
+      "CANDOR_CHAIN_ANCHOR_INTERVAL",
+      "CANDOR_TRUSTED_PROXIES",
+      "CANDOR_PUBLIC_RATE_LIMITS"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
   })
