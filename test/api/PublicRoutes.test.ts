@@ -265,6 +265,40 @@ layer(
       })
   )
 
+  it.effect(
+    "the reputation page verifies a log not verified at its size only with one of the client's chain tokens",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const spender = { headers: { "x-forwarded-for": "198.51.100.50" } }
+        const agentId = `agt-page-${randomUUID().slice(0, 8)}`
+        yield* commitEvents(agentId, [[], []])
+        const status = (page: { body: string }) => /data-valid="(\w+)"/.exec(page.body)?.[1]
+        const elsewhere = `agt-page-other-${randomUUID().slice(0, 8)}`
+        yield* commitEvents(elsewhere, [[]])
+        // Its first view verifies the log (one chain token); a verified size costs nothing after.
+        const first = yield* api.call("GET", `/agents/${agentId}/reputation`, spender)
+        expect(first.status).toBe(200)
+        expect(status(first)).toBe("true")
+        expect(status(yield* api.call("GET", `/agents/${agentId}/reputation`, spender))).toBe("true")
+        // The log grows, and the client spends its other chain tokens elsewhere (at once, so none refills).
+        yield* commitEvents(agentId, [[]])
+        for (let i = 0; i < 9; i++)
+          expect((yield* api.call("GET", `/v1/reputation/${elsewhere}/verify`, spender)).status).toBe(200)
+        // The grown log needs a pass the client has no token for: "not checked", still a 200 page.
+        const grown = yield* api.call("GET", `/agents/${agentId}/reputation`, spender)
+        expect(grown.status).toBe(200)
+        expect(status(grown)).toBe("unknown")
+        // Another client pays for the pass; then everyone sees it.
+        expect(
+          status(
+            yield* api.call("GET", `/agents/${agentId}/reputation`, { headers: { "x-forwarded-for": "198.51.100.51" } })
+          )
+        ).toBe("true")
+        expect(status(yield* api.call("GET", `/agents/${agentId}/reputation`, spender))).toBe("true")
+      })
+  )
+
   it.effect("POST /v1/verify refuses a body over 1 MiB with 413 {error}", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness
