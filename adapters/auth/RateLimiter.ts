@@ -33,6 +33,8 @@ export class RateLimiter extends Context.Tag("candor/adapters/auth/RateLimiter")
     readonly take: (key: string, perSecond: number, capacity?: number) => Effect.Effect<RateDecision>
     /** Whether `key`'s bucket holds a token, without taking it. */
     readonly peek: (key: string, perSecond: number, capacity?: number) => Effect.Effect<RateDecision>
+    /** Gives back a token taken for a request that, after all, should not count (kept within the capacity). */
+    readonly refund: (key: string, perSecond: number, capacity?: number) => Effect.Effect<void>
     /** How many buckets are kept (bounded by `maxBuckets`, plus one overflow bucket per rate). */
     readonly size: Effect.Effect<number>
   }
@@ -129,7 +131,14 @@ export const makeWith = (options: RateLimiterOptions) =>
           }
           return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond)) }
         })
-    return RateLimiter.of({ take: decide(true), peek: decide(false), size: Effect.sync(() => buckets.size) })
+    const refund = (key: string, perSecond: number, capacity?: number): Effect.Effect<void> =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const bucket = buckets.get(key)
+        if (bucket === undefined || !Number.isFinite(perSecond) || perSecond <= 0) return
+        bucket.tokens = Math.min(Math.max(1, capacity ?? perSecond), refilled(bucket, now) + 1)
+        bucket.at = now
+      })
+    return RateLimiter.of({ take: decide(true), peek: decide(false), refund, size: Effect.sync(() => buckets.size) })
   })
 
 export const make = makeWith({ maxBuckets: DEFAULT_MAX_BUCKETS })

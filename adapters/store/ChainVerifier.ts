@@ -14,7 +14,8 @@
  *   at most `maxAgents` audits are kept (least recently used dropped; each is a Merkle frontier and
  *   at most 200 error strings).
  *
- * A pass runs in its own fiber: a client that hangs up does not waste the work others wait for.
+ * A pass runs in its own fiber, in the verifier's scope: a client that hangs up does not waste the
+ * work others wait for, and closing the verifier ends it.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -87,6 +88,8 @@ export const make = (options: ChainVerifierOptions = defaultChainVerifierOptions
     const proofs = yield* ProofRepo.ProofRepo
     const ring = yield* KeyRepo.KeyRepo
     const passes = yield* Effect.makeSemaphore(options.concurrentPasses)
+    // Passes run in this scope (the layer's): they outlive the request that started them, not the verifier.
+    const scope = yield* Effect.scope
     // Insertion order is recency: an entry read is moved to the end.
     const cache = new Map<string, Entry>()
     const running = new Map<string, Deferred.Deferred<Entry, StoreError>>()
@@ -164,7 +167,7 @@ export const make = (options: ChainVerifierOptions = defaultChainVerifierOptions
             Effect.flatMap((exit) =>
               Effect.sync(() => running.delete(agentId)).pipe(Effect.zipRight(Deferred.done(deferred, exit)))
             ),
-            Effect.forkDaemon
+            Effect.forkIn(scope)
           )
           const entry = yield* Deferred.await(deferred)
           return { head, keys, audit: entry.audit }
@@ -189,4 +192,4 @@ export const make = (options: ChainVerifierOptions = defaultChainVerifierOptions
 export const layer = (
   options: Partial<ChainVerifierOptions> = {}
 ): Layer.Layer<ChainVerifier, never, Store | ProofRepo.ProofRepo | KeyRepo.KeyRepo> =>
-  Layer.effect(ChainVerifier, make({ ...defaultChainVerifierOptions, ...options }))
+  Layer.scoped(ChainVerifier, make({ ...defaultChainVerifierOptions, ...options }))

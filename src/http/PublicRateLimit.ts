@@ -10,9 +10,11 @@
  *   same templates), so `/v1/reputation/search` is the authenticated route, not an agent id.
  * - A public route takes a token from its class's bucket for the client, credentials or not.
  * - Any other request (an authenticated route, an unknown path) without credentials takes one from
- *   `other`; with credentials it passes (its credential's plan limit applies) unless the client's
- *   `other` bucket is empty, and a 401 answer takes a token from it: a client cannot make the store
- *   look up guessed keys faster than `other` allows (a valid key sent from another address is not slowed by it).
+ *   `other`. With credentials it takes one from the client's failed-credentials bucket (of `other`'s
+ *   size) before the credential is looked up, and gets it back unless the answer is 401 (its
+ *   credential's plan limit applies besides): a client cannot make the store look up guessed keys
+ *   faster than `other` allows, even concurrently, and valid keys are slowed only at an address that
+ *   keeps sending invalid ones (or has more than a burst of requests in flight at once).
  * - Refused: 429 `{error}` with `Retry-After`, counted in `candor_public_rate_limited_total{class}`.
  * - A public route's answer to a request with credentials is `Cache-Control: private, no-store`: it may
  *   hold a private agent shown to its reader (src/api/handlers/PublicAccess.ts), which no shared cache
@@ -27,6 +29,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import { type RateDecision, makeWith as makeRateLimiter } from "../../adapters/auth/RateLimiter.js"
 import { requestClientKey, type TrustedProxies } from "../../adapters/http/ClientAddress.js"
@@ -120,10 +123,19 @@ export const PublicRateLimitLive = (options: PublicRateLimitOptions) =>
       const classify = classifier()
       const limiter = yield* makeRateLimiter({ maxBuckets: options.maxBuckets ?? 100_000 })
       const clientOf = requestClientKey(options.trustedProxies)
-      const spend = (client: string, rateClass: RateClass, peek = false) => {
+      /** `bucket` names a second bucket of the class (failed credentials, apart from anonymous requests). */
+      const bucketOf = (client: string, rateClass: RateClass, bucket?: string) => {
         const { burst, perMinute } = options.limits[rateClass]
-        const key = `${rateClass}|${client}`
-        return peek ? limiter.peek(key, perMinute / 60, burst) : limiter.take(key, perMinute / 60, burst)
+        const key = `${rateClass}${bucket === undefined ? "" : `:${bucket}`}|${client}`
+        return { key, perSecond: perMinute / 60, burst }
+      }
+      const spend = (client: string, rateClass: RateClass, bucket?: string) => {
+        const { burst, key, perSecond } = bucketOf(client, rateClass, bucket)
+        return limiter.take(key, perSecond, burst)
+      }
+      const giveBack = (client: string, rateClass: RateClass, bucket?: string) => {
+        const { burst, key, perSecond } = bucketOf(client, rateClass, bucket)
+        return limiter.refund(key, perSecond, burst)
       }
       return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, HttpLayerRouter.unhandled>) =>
         Effect.gen(function* () {
@@ -142,11 +154,16 @@ export const PublicRateLimitLive = (options: PublicRateLimitOptions) =>
             // What a credential was shown (a private agent, to its readers) must never sit in a shared cache.
             return credentials ? HttpServerResponse.setHeader(response, "cache-control", "private, no-store") : response
           }
-          const decision = yield* spend(client, "other", credentials)
+          // Anonymous requests and failed credentials have buckets of their own: a neighbour behind the
+          // same address asking for unknown paths does not stop anyone's valid key.
+          const bucket = credentials ? "credentials" : undefined
+          const decision = yield* spend(client, "other", bucket)
           if (!decision.allowed) return yield* tooMany("other", decision.retryAfterSeconds)
-          const response = yield* served
-          if (credentials && response.status === 401) yield* spend(client, "other")
-          return response
+          if (!credentials) return yield* served
+          // Taken before the lookup (so concurrent guesses are bounded too), given back unless it was a 401.
+          return yield* Effect.onExit(served, (exit) =>
+            Exit.isSuccess(exit) && exit.value.status === 401 ? Effect.void : giveBack(client, "other", bucket)
+          )
         })
     }),
     { global: true }

@@ -169,6 +169,11 @@ layer(world(), { timeout: "180 seconds", excludeTestServices: true })("public ro
             }
           }
         }
+        // Search lists a private agent to its readers only (its score is stored by now: the members read it).
+        const search = (token: string) =>
+          api.call("GET", `/v1/reputation/search?q=${hidden}`, { token }).pipe(Effect.map((res) => res.body.total))
+        expect(yield* search(member.token)).toBe(1)
+        expect(yield* search(userB.token)).toBe(0)
       })
   )
 })
@@ -315,15 +320,42 @@ layer(
     Effect.gen(function* () {
       const api = yield* ApiHarness
       const guesser = { "x-forwarded-for": "198.51.100.66" }
-      const statuses: Array<number> = []
-      for (let i = 0; i < 70; i++)
-        statuses.push((yield* api.call("GET", "/v1/plans", { apiKey: `cnd_guess_${i}`, headers: guesser })).status)
-      // The burst of `other` (60) answers 401; then the client is refused before its guesses are looked up.
-      expect(statuses.filter((status) => status === 401).length).toBeGreaterThanOrEqual(60)
-      expect(statuses.at(-1)).toBe(429)
+      // 100 guesses at once: the burst of `other` (60) is looked up and answered 401, the rest refused first.
+      const guesses = yield* Effect.all(
+        Array.from({ length: 100 }, (_, i) =>
+          api.call("GET", "/v1/plans", { apiKey: `cnd_guess_${i}`, headers: guesser })
+        ),
+        { concurrency: "unbounded" }
+      )
+      const unauthorized = guesses.filter((res) => res.status === 401).length
+      expect(unauthorized).toBeGreaterThanOrEqual(60)
+      // (and the few refilled at 5 a second while they arrive)
+      expect(unauthorized).toBeLessThanOrEqual(80)
+      expect(guesses.filter((res) => res.status === 429).length).toBe(100 - unauthorized)
+      // Valid keys from one address, many in flight together, get their tokens back: all pass.
+      const busy = { "x-forwarded-for": "198.51.100.68" }
+      const valid = yield* Effect.all(
+        Array.from({ length: 100 }, () =>
+          api.call("GET", "/v1/plans", { token: api.fixtures.userA.token, headers: busy })
+        ),
+        { concurrency: 20 }
+      )
+      expect(valid.every((res) => res.status === 200)).toBe(true)
       // A valid credential from another address is unaffected, and so is this one's own page of records.
       expect((yield* api.call("GET", "/v1/plans", { token: api.fixtures.userA.token })).status).toBe(200)
       expect((yield* api.call("GET", "/v1/keys", { headers: guesser })).status).toBe(200)
+      // Anonymous requests have a bucket of their own: unknown paths spend it, not the guesses' budget…
+      expect((yield* api.call("GET", "/nowhere", { headers: guesser })).status).toBe(404)
+      const neighbour = { "x-forwarded-for": "198.51.100.67" }
+      const unknown = yield* Effect.all(
+        Array.from({ length: 100 }, () => api.call("GET", "/nowhere", { headers: neighbour })),
+        { concurrency: "unbounded" }
+      )
+      expect(unknown.some((res) => res.status === 429)).toBe(true)
+      // …so a valid key at that address still works.
+      expect(
+        (yield* api.call("GET", "/v1/plans", { token: api.fixtures.userA.token, headers: neighbour })).status
+      ).toBe(200)
     })
   )
 })

@@ -54,6 +54,21 @@ describe("RateLimiter with a burst and bounded memory", () => {
     })
   )
 
+  it.effect("a refund gives back one token, never beyond the capacity", () =>
+    Effect.gen(function* () {
+      const limiter = yield* make
+      for (let i = 0; i < 3; i++) expect((yield* limiter.take("r", 1, 3)).allowed).toBe(true)
+      expect((yield* limiter.take("r", 1, 3)).allowed).toBe(false)
+      yield* limiter.refund("r", 1, 3)
+      expect((yield* limiter.take("r", 1, 3)).allowed).toBe(true)
+      yield* TestClock.adjust("10 seconds")
+      yield* limiter.refund("r", 1, 3)
+      let allowed = 0
+      for (let i = 0; i < 5; i++) if ((yield* limiter.take("r", 1, 3)).allowed) allowed++
+      expect(allowed).toBe(3)
+    })
+  )
+
   it.effect("a flood of distinct keys keeps at most maxBuckets, and newcomers then share one overflow bucket", () =>
     Effect.gen(function* () {
       const limiter = yield* makeWith({ maxBuckets: 1000 })

@@ -29,7 +29,7 @@ const verifier = (options: Partial<ChainVerifier.ChainVerifierOptions> = {}) =>
 const repos = Layer.mergeAll(ProofRepo.layer, KeyRepo.layer)
 
 layer(world(), { timeout: "120 seconds", excludeTestServices: true })("ChainVerifier", (it) => {
-  it.effect("verifies a size once, extends a grown log, and starts over when the key ring changes", () =>
+  it.scoped("verifies a size once, extends a grown log, and starts over when the key ring changes", () =>
     Effect.gen(function* () {
       const chain = yield* verifier()
       const agentId = "agt-verifier-ring"
@@ -57,7 +57,7 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("ChainVeri
     }).pipe(Effect.provide(repos))
   )
 
-  it.effect("a certificate changed after its log was verified is reported once the audit is an hour old", () =>
+  it.scoped("a certificate changed after its log was verified is reported once the audit is an hour old", () =>
     Effect.gen(function* () {
       const chain = yield* verifier()
       const sql = yield* SqlClient.SqlClient
@@ -81,7 +81,7 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("ChainVeri
     }).pipe(Effect.provide(repos))
   )
 
-  it.effect("keeps at most maxAgents audits", () =>
+  it.scoped("keeps at most maxAgents audits", () =>
     Effect.gen(function* () {
       const chain = yield* verifier({ maxAgents: 2 })
       const agents = ["agt-verifier-a", "agt-verifier-b", "agt-verifier-c"]
