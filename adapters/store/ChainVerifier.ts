@@ -147,6 +147,8 @@ export const make = (options: ChainVerifierOptions = defaultChainVerifierOptions
       Effect.gen(function* () {
         const { head, keys } = yield* current(agentId)
         const size = head?.tree_size ?? 0
+        // Nothing to check (an unknown id, an empty log): never cached, so made-up ids cannot evict real audits.
+        if (size === 0) return { head, keys, audit: startAudit(agentId) }
         const ringId = ringIdOf(keys)
         for (;;) {
           const cached = hit(agentId, size, ringId, yield* Clock.currentTimeMillis)
@@ -178,6 +180,7 @@ export const make = (options: ChainVerifierOptions = defaultChainVerifierOptions
       Effect.gen(function* () {
         const { head, keys } = yield* current(agentId)
         const entry = cache.get(agentId)
+        if ((head?.tree_size ?? 0) === 0) return true
         return (
           fresh(entry, yield* Clock.currentTimeMillis) &&
           entry.size === (head?.tree_size ?? 0) &&

@@ -81,9 +81,10 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("ChainVeri
     }).pipe(Effect.provide(repos))
   )
 
-  it.scoped("keeps at most maxAgents audits", () =>
+  it.scoped("keeps at most maxAgents audits; unknown ids take none", () =>
     Effect.gen(function* () {
       const chain = yield* verifier({ maxAgents: 2 })
+      for (let i = 0; i < 10; i++) expect((yield* chain.verify(`agt-made-up-${i}`)).audit.position).toBe(0)
       const agents = ["agt-verifier-a", "agt-verifier-b", "agt-verifier-c"]
       for (const agentId of agents) yield* commitEvents(agentId, [[]])
       for (const agentId of agents) yield* chain.verify(agentId)
