@@ -21,6 +21,13 @@ import * as Redacted from "effect/Redacted"
 import { DEFAULT_PREFIX, PARTITIONS } from "../adapters/bus/Subjects.js"
 import type { WitnessEndpoint } from "../adapters/witness/WitnessClient.js"
 import { formatWitnessKey, parseWitnessKey, witnessKeyId } from "../core/Cosignature.js"
+import { noTrustedProxies, parseTrustedProxies, type TrustedProxies } from "../adapters/http/ClientAddress.js"
+import {
+  DEFAULT_PUBLIC_RATE_LIMITS,
+  formatPublicRateLimits,
+  parsePublicRateLimits,
+  type PublicRateLimits
+} from "./http/PublicRoutes.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -114,6 +121,10 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly apiKeysPerUser: number
     /** Live (unrevoked) API keys one organization may hold. */
     readonly apiKeysPerOrg: number
+    /** Proxies whose `X-Forwarded-For` names the client (CIDRs); none: the socket address is the client. */
+    readonly trustedProxies: TrustedProxies
+    /** Per-client limits of the routes that answer without credentials, by class (src/http/PublicRoutes.ts). */
+    readonly publicRateLimits: PublicRateLimits
   }
 >() {}
 
@@ -162,7 +173,9 @@ export const defaults: Settings = {
   chainAnchorInterval: Option.none(),
   chainSendsPerHour: 20,
   apiKeysPerUser: 25,
-  apiKeysPerOrg: 100
+  apiKeysPerOrg: 100,
+  trustedProxies: noTrustedProxies,
+  publicRateLimits: DEFAULT_PUBLIC_RATE_LIMITS
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,6 +426,10 @@ const keyCap = reader((text) => {
     : Either.left(`must be a whole number of keys between 1 and 100000, got "${text}"`)
 })
 
+const trustedProxies = reader(parseTrustedProxies)
+
+const publicRateLimits = reader(parsePublicRateLimits)
+
 // ---------------------------------------------------------------------------------------------
 // Settings: one declaration per key.
 
@@ -627,6 +644,20 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     keyCap,
     defaults.apiKeysPerOrg,
     "Live API keys an organization may hold (revoked ones do not count)"
+  ),
+  trustedProxies: withDefault(
+    "CANDOR_TRUSTED_PROXIES",
+    trustedProxies,
+    defaults.trustedProxies,
+    "CIDRs of the proxies in front of the API (comma-separated): the client is then the first X-Forwarded-For hop, read from the right, that is not one of them",
+    "none (the socket address is the client)"
+  ),
+  publicRateLimits: withDefault(
+    "CANDOR_PUBLIC_RATE_LIMITS",
+    publicRateLimits,
+    defaults.publicRateLimits,
+    "Per-client limits of the routes answering without credentials, <class>=<per minute>/<burst> (0/…: off), over the defaults; classes in SECURITY.md",
+    formatPublicRateLimits(DEFAULT_PUBLIC_RATE_LIMITS)
   )
 }
 

@@ -73,6 +73,7 @@ import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
 import { NotFoundLive } from "./http/NotFound.js"
+import { PublicRateLimitLive } from "./http/PublicRateLimit.js"
 
 /** What one process can be; `all` is every role at once (the embedded default). */
 export const roles = ["gateway", "api", "worker", "prover"] as const
@@ -202,6 +203,13 @@ const NodeServerLive = Layer.unwrapScoped(
   })
 )
 
+/** Per-client limits of every route answering without credentials (SECURITY.md, "Unauthenticated routes"). */
+const PublicRateLimitFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, ({ publicRateLimits, trustedProxies }) =>
+    PublicRateLimitLive({ limits: publicRateLimits, trustedProxies })
+  )
+)
+
 /**
  * The HTTP server on HOST:PORT; it also provides `HttpServer`, so callers can read the bound
  * address. Health and metrics on every role; the API when `withApi`.
@@ -212,6 +220,7 @@ const HttpLive = (withApi: boolean, withStore: boolean) =>
       HealthRoutes,
       NotFoundLive,
       RequestMetricsLive,
+      PublicRateLimitFromConfig,
       withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
     ),
     { disableListenLog: true }

@@ -2,6 +2,9 @@
  * Anchoring on chain (docs/on-chain.md), shared by the API (POST /v1/on-chain/anchor-root and
  * /publish-scores) and the periodic job of the worker role (CANDOR_CHAIN_ANCHOR_INTERVAL).
  *
+ * Private agents are never published (issue 24): the periodic job's agents (AnchorRepo.unanchored)
+ * leave them out, and the API refuses them by name.
+ *
  * One batch is one transaction: the leaves are built from what Candor serves publicly (the newest
  * signed tree heads; the scores of GET /v1/reputation), the batch tree (core/AnchorBatch.ts) gives the
  * root, the batch is stored as `pending`, the transaction sent, and its receipt awaited for a while:

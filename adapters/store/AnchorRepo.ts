@@ -80,10 +80,11 @@ export class AnchorRepo extends Context.Tag("candor/adapters/store/AnchorRepo")<
     }) => Effect.Effect<ReadonlyArray<StoredAnchor>, StoreError>
     /**
      * Agents with a non-empty log whose newest tree head is larger than any anchored (pending or
-     * confirmed) for them, ordered by owner then agent: what the periodic job anchors.
+     * confirmed) for them, ordered by owner then agent: what the periodic job anchors. Private
+     * agents are never published on chain.
      */
     readonly unanchored: Effect.Effect<ReadonlyArray<Unanchored>, StoreError>
-    /** Of `agentIds`, those with a signed tree head. */
+    /** Of `agentIds`, those with a signed tree head that are not private (what may be anchored). */
     readonly withLogs: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StoreError>
   }
 >() {}
@@ -194,7 +195,7 @@ export const make = Effect.gen(function* () {
       select h.agent_id, coalesce(c.org_id, 'user:' || c.user_id, 'agent:' || h.agent_id) as owner
       from (select agent_id, max(tree_size) as tree_size from tree_heads group by agent_id) h
       left join agent_claims c on c.agent_id = h.agent_id
-      where h.tree_size > 0 and h.tree_size > coalesce((
+      where h.tree_size > 0 and c.visibility is distinct from 'private' and h.tree_size > coalesce((
         select max(a.tree_size) from chain_anchor_agents a join chain_anchors x on x.anchor_id = a.anchor_id
         where a.agent_id = h.agent_id and a.kind = 'tree_heads' and x.status <> 'failed'), -1)
       order by owner, h.agent_id`.pipe(
@@ -206,8 +207,9 @@ export const make = Effect.gen(function* () {
       agentIds.length === 0
         ? Effect.succeed([])
         : sql<{ agent_id: string }>`
-            select distinct agent_id from tree_heads
-            where tree_size > 0 and agent_id in (select jsonb_array_elements_text(${json(agentIds)}::jsonb))`.pipe(
+            select distinct h.agent_id from tree_heads h
+            where h.tree_size > 0 and h.agent_id in (select jsonb_array_elements_text(${json(agentIds)}::jsonb))
+              and not exists (select 1 from agent_claims c where c.agent_id = h.agent_id and c.visibility = 'private')`.pipe(
             Effect.map((rows) => rows.map((row) => row.agent_id)),
             storeError("agentsWithLogs")
           )

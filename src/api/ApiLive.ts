@@ -14,6 +14,8 @@ import * as IdentityAccessControl from "../../adapters/auth/IdentityAccessContro
 import * as Accounts from "../../adapters/auth/Accounts.js"
 import * as CredentialAuthentication from "../../adapters/auth/CredentialAuthentication.js"
 import * as RateLimiter from "../../adapters/auth/RateLimiter.js"
+import * as ChainVerifier from "../../adapters/store/ChainVerifier.js"
+import * as ProofRepo from "../../adapters/store/ProofRepo.js"
 import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
 import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
 import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
@@ -190,11 +192,16 @@ export const layer = (options: ApiOptions) =>
           ),
           ChainSendBudget.layer(options.chainSendsPerHour ?? defaults.chainSendsPerHour)
         )
-      ),
-      Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates }))
+      )
     ),
     HttpApiSwagger.layerHttpLayerRouter({ api: CandorApi, path: DOCS_PATH }),
     ReputationPageRoute,
     ConsoleRoute,
     ErrorBodiesLive({ maxBodyBytes: options.maxBodyBytes })
-  ).pipe(Layer.provide(RateLimiter.layer))
+  ).pipe(
+    // The middleware of the authenticated routes; the public ones ask it too, for private agents.
+    Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates })),
+    Layer.provide(RateLimiter.layer),
+    // Chain verification (the verify route and the reputation page): cached per tree size, one per process.
+    Layer.provide(ChainVerifier.layer().pipe(Layer.provide(Layer.mergeAll(ProofRepo.layer, KeyRepo.layer))))
+  )

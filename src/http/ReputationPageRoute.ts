@@ -4,8 +4,10 @@
  * self-contained HTML document; the same 404 page for an unknown and a private agent.
  *
  * A plain router route (like /health): it is a page for people, outside /v1 and the OpenAPI document.
- * The chain is verified on the page for logs up to `PAGE_VERIFY_MAX` certificates (a full pass over
- * the log); larger logs show "not checked" with the command that checks them.
+ * The chain is verified on the page for logs up to `PAGE_VERIFY_MAX` certificates (through the
+ * process's cached verifier, at the cost of one `chain` token when the log is not verified at its
+ * size yet); larger logs, and clients out of `chain` tokens, show "not checked" with the command
+ * that checks them.
  */
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -13,7 +15,11 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { type PageVerification, reputationPageResponse } from "../../adapters/http/ReputationPage.js"
+import type { AccessControl } from "../../adapters/auth/AccessControl.js"
+import type { Authentication } from "../../adapters/auth/Authentication.js"
+import { ChainVerifier } from "../../adapters/store/ChainVerifier.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../adapters/store/ProofRepo.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
@@ -21,6 +27,7 @@ import type { Store } from "../../adapters/store/Store.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { publicReputation } from "../api/handlers/Reputation.js"
 import { verifyChain } from "../api/handlers/Verification.js"
+import { PublicClient } from "./PublicRateLimit.js"
 
 export const PAGE_PATH = "/agents/:agent_id/reputation"
 /** Logs up to this size are verified whole when the page is rendered. */
@@ -34,10 +41,29 @@ const apiBaseOf = (request: HttpServerRequest.HttpServerRequest): string => {
   return `${proto}://${request.headers["host"] ?? "localhost"}`
 }
 
+/**
+ * Whether the page may verify the log now: always when the verification is cached at the log's
+ * size; otherwise it is whole-log work, and costs the client one token of the `chain` class (./PublicRateLimit.ts).
+ * Without one the page shows "not checked", with the command that checks it.
+ */
+const mayVerify = (agentId: string) =>
+  Effect.gen(function* () {
+    if (yield* (yield* ChainVerifier).isCurrent(agentId)) return true
+    const client = yield* Effect.serviceOption(PublicClient)
+    return Option.isNone(client) || (yield* client.value.take("chain")).allowed
+  })
+
 const page = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const agentId = (yield* HttpLayerRouter.params).agent_id ?? ""
-  const reputation = yield* publicReputation(agentId)
+  const shown = yield* publicReputation(agentId)
+  // Answered only when this request may see it (a private agent: to its readers, ./PublicAccess.ts); the
+  // page renders a private agent's reputation as an unlisted one's (adapters/http/ReputationPage.ts
+  // refuses "private" itself, so no other caller can render one by mistake).
+  const reputation =
+    shown === undefined
+      ? undefined
+      : { ...shown, visibility: shown.visibility === "private" ? "unlisted" : shown.visibility }
   let input = null
   if (reputation !== undefined) {
     const now = yield* Clock.currentTimeMillis
@@ -47,7 +73,7 @@ const page = Effect.gen(function* () {
       1000
     )
     let verification: PageVerification | null = null
-    if (reputation.computed_over.tree_size <= PAGE_VERIFY_MAX) {
+    if (reputation.computed_over.tree_size <= PAGE_VERIFY_MAX && (yield* mayVerify(agentId))) {
       const report = yield* verifyChain(agentId, 0, 1)
       verification = {
         chain_valid: report.chain.valid && report.signatures.valid && report.merkle.valid,
@@ -78,7 +104,14 @@ const page = Effect.gen(function* () {
 export const ReputationPageRoute = Layer.unwrapEffect(
   Effect.map(
     Effect.context<
-      SqlClient.SqlClient | Store | ReputationRepo.ReputationRepo | ProofRepo.ProofRepo | KeyRepo.KeyRepo
+      | SqlClient.SqlClient
+      | Store
+      | ReputationRepo.ReputationRepo
+      | ProofRepo.ProofRepo
+      | KeyRepo.KeyRepo
+      | ChainVerifier
+      | AccessControl
+      | Authentication
     >(),
     (context) => HttpLayerRouter.add("GET", PAGE_PATH, Effect.provide(page, context))
   )

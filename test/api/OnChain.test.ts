@@ -47,6 +47,42 @@ layer(Layer.merge(harness({ chain: anchorChainLayer }), anchorChainLayer), { tim
       })
     )
 
+    it.effect(
+      "private agents are not published on chain: the pass skips them, the routes refuse them, defaults leave them out",
+      () =>
+        Effect.gen(function* () {
+          const api = yield* ApiHarness
+          const { owner } = api.fixtures
+          const hidden = yield* orgAgentWith(2)
+          const set = yield* api.call("PUT", `/v1/agents/${hidden}/visibility`, {
+            token: owner.token,
+            body: { visibility: "private" }
+          })
+          expect(set.status).toBe(200)
+          const pass = anchorPass.pipe(Effect.provide(Layer.merge(AnchorRepo.layer, ReputationRepo.layer)))
+          const anchored = yield* pass
+          expect(anchored.some((anchor) => anchor.leaves.some((leaf) => leaf.agent_id === hidden))).toBe(false)
+          for (const route of ["anchor-root", "publish-scores"]) {
+            const res = yield* api.call("POST", `/v1/on-chain/${route}`, {
+              token: owner.token,
+              body: { agent_ids: [hidden] }
+            })
+            expect(res, route).toMatchObject({
+              status: 400,
+              body: {
+                error: `agent ${hidden} is private: private agents are not published on chain (set its visibility to unlisted or public first)`
+              }
+            })
+          }
+          const shown = yield* orgAgentWith(2)
+          const defaults = yield* api.call("POST", "/v1/on-chain/anchor-root", { token: owner.token, body: {} })
+          expect(defaults.status, JSON.stringify(defaults.body)).toBe(200)
+          const ids = defaults.body.agents.map((x: { agent_id: string }) => x.agent_id)
+          expect(ids).toContain(shown)
+          expect(ids).not.toContain(hidden)
+        })
+    )
+
     it.effect("the periodic pass anchors each changed tree head once, grouped by owner", () =>
       Effect.gen(function* () {
         const agent = yield* orgAgentWith(2)

@@ -75,8 +75,10 @@ layer(harness(), { timeout: "120 seconds" })("reputation API", (it) => {
           expect(res, path).toMatchObject({ status: 404, body: { error: `agent ${id} not found` } })
         }
       }
-      // With credentials the public route does not change its answer; the owner reads it by batch.
-      expect((yield* api.call("GET", `/v1/reputation/${hidden}`, { token: owner.token })).status).toBe(404)
+      // A credential that may read the agent reads it on the public route too (issue 24); another does not.
+      expect((yield* api.call("GET", `/v1/reputation/${hidden}`, { token: owner.token })).status).toBe(200)
+      const stranger = yield* api.call("GET", `/v1/reputation/${hidden}`, { token: api.fixtures.userB.token })
+      expect(stranger).toMatchObject({ status: 404, body: { error: `agent ${hidden} not found` } })
       const batch = yield* api.call("POST", "/v1/reputation/batch", {
         token: owner.token,
         body: { agent_ids: [hidden] }

@@ -1,6 +1,7 @@
 /**
  * The management API's end-to-end harness: the real API (ApiLive with every handler, the real
- * Authentication and AccessControl, with /health and /metrics as `candor serve` has them) served
+ * Authentication and AccessControl, with /health, /metrics and the per-client limits of the public
+ * routes as `candor serve` has them, the limits off unless asked for) served
  * over HTTP on an ephemeral port, on a fresh in-memory
  * PGlite (default) or a throwaway PostgreSQL database. Tests talk to it with `fetch` only; seeding
  * goes through the store and the identity repository, which the layer also provides.
@@ -66,6 +67,9 @@ import type { StreamOptions } from "../../src/api/handlers/Stream.js"
 import { HealthRoutes, Readiness } from "../../src/http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "../../src/http/Metrics.js"
 import { NotFoundLive } from "../../src/http/NotFound.js"
+import { PublicRateLimitLive } from "../../src/http/PublicRateLimit.js"
+import { type PublicRateLimits, UNLIMITED } from "../../src/http/PublicRoutes.js"
+import { noTrustedProxies, type TrustedProxies } from "../../adapters/http/ClientAddress.js"
 import * as Postgres from "../support/Postgres.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import type { OperatorSignIn } from "../../adapters/auth/OperatorSignIn.js"
@@ -313,6 +317,12 @@ export interface HarnessOptions {
   readonly apiKeyCaps?: KeyCaps
   /** On-chain sends per organization per hour (default: too many to meet). */
   readonly chainSendsPerHour?: number
+  /**
+   * Per-client limits of the public routes and the trusted proxies (default: no limit, so tests that
+   * are not about limits never meet one; `candor serve` has DEFAULT_PUBLIC_RATE_LIMITS).
+   */
+  readonly publicRateLimits?: PublicRateLimits
+  readonly trustedProxies?: TrustedProxies
 }
 
 /**
@@ -365,7 +375,17 @@ export const layer = (options: HarnessOptions = {}) => {
     Effect.map(Effect.context<SqlClient.SqlClient>(), (ctx) => metricsRoute(Effect.provide(storeFamilies, ctx)))
   )
   const served = HttpLayerRouter.serve(
-    Layer.mergeAll(api, NotFoundLive, HealthRoutes.pipe(Layer.provide(readiness)), metrics, RequestMetricsLive),
+    Layer.mergeAll(
+      api,
+      NotFoundLive,
+      HealthRoutes.pipe(Layer.provide(readiness)),
+      metrics,
+      RequestMetricsLive,
+      PublicRateLimitLive({
+        limits: options.publicRateLimits ?? UNLIMITED,
+        trustedProxies: options.trustedProxies ?? noTrustedProxies
+      })
+    ),
     { disableLogger: true, disableListenLog: true }
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),

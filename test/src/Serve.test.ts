@@ -169,7 +169,9 @@ describe("config", () => {
       "CANDOR_CHAIN_ANCHOR_INTERVAL",
       "CANDOR_CHAIN_SENDS_PER_HOUR",
       "CANDOR_API_KEYS_PER_USER",
-      "CANDOR_API_KEYS_PER_ORG"
+      "CANDOR_API_KEYS_PER_ORG",
+      "CANDOR_TRUSTED_PROXIES",
+      "CANDOR_PUBLIC_RATE_LIMITS"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
   })

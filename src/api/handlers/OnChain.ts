@@ -24,6 +24,7 @@ import {
 } from "../../../adapters/http/ApiErrors.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { AnchorRepo, type Readers, type StoredAnchor } from "../../../adapters/store/AnchorRepo.js"
+import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import {
   ANCHOR_MAX_BATCH,
   type AnchorKind,
@@ -147,6 +148,13 @@ const readAnchor = (anchorId: string) =>
 const leavesOf = <K extends AnchorKind>(kind: K, agentIds: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     for (const agentId of agentIds) yield* writeAgent(agentId)
+    // Private means private: not even a leaf of a batch root goes on chain for a private agent.
+    const visibility = yield* (yield* ReputationRepo).lookup(agentIds)
+    const hidden = agentIds.find((agentId) => visibility.get(agentId)?.visibility === "private")
+    if (hidden !== undefined)
+      return yield* new BadRequest({
+        error: `agent ${hidden} is private: private agents are not published on chain (set its visibility to unlisted or public first)`
+      })
     const leaves: Array<TreeHeadLeaf | ScoreLeaf> = []
     for (const agentId of agentIds) {
       const leaf = kind === "tree_heads" ? yield* treeHeadLeaf(agentId) : yield* scoreLeaf(agentId)

@@ -4,7 +4,7 @@
  * its first commit not drained yet) is computed on the spot, by the same recomputation.
  *
  * Who sees what: the public routes answer for public and unlisted agents, and 404 for private ones
- * with the text of an unknown id. The authenticated ones answer for the agents the caller may read
+ * with the text of an unknown id (except to a credential that may read them: ./PublicAccess.ts). The authenticated ones answer for the agents the caller may read
  * and the public ones; any other id is "not found", whatever its visibility.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -38,6 +38,7 @@ import { TeamReputationRepo } from "../../../adapters/store/TeamReputationRepo.j
 import { CandorApi } from "../Api.js"
 import { COMPARE_MAX, COMPARE_MIN, RATED_GRADES } from "../groups/Reputation.js"
 import { internal } from "./Access.js"
+import { agentShown, teamShown } from "./PublicAccess.js"
 import { writeAgent } from "./AgentAccess.js"
 
 const DAY_MS = 86_400_000
@@ -55,19 +56,23 @@ const published = (agentId: string, visibility: Visibility, record: ScoreRecord 
     (score): AgentReputation => ({ ...score, visibility })
   )
 
-/** A public route's agent: its visibility, 404 when unknown or private. */
+/** A public route's agent: its visibility, 404 when unknown or private (unless the credential sent may read it). */
 const publicAgent = (agentId: string) =>
   Effect.gen(function* () {
     const visibility = yield* (yield* ReputationRepo).visibility(agentId)
-    if (visibility === undefined || visibility === "private") return yield* Effect.fail(agentNotFound(agentId))
+    if (visibility === undefined || !(yield* agentShown(agentId, visibility)))
+      return yield* Effect.fail(agentNotFound(agentId))
     return visibility
   })
 
-/** What anyone may read of an agent's reputation: undefined for an unknown or private agent. */
+/**
+ * What the request may read of an agent's reputation: undefined for an unknown agent, and for a
+ * private one unless the request's credential may read it (./PublicAccess.ts).
+ */
 export const publicReputation = (agentId: string) =>
   Effect.gen(function* () {
     const visibility = yield* (yield* ReputationRepo).visibility(agentId)
-    if (visibility === undefined || visibility === "private") return undefined
+    if (visibility === undefined || !(yield* agentShown(agentId, visibility))) return undefined
     const stored = yield* (yield* ReputationRepo).stored(agentId)
     return yield* published(agentId, visibility, stored?.record)
   })
@@ -152,7 +157,9 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
     .handle("getReputationBadge", ({ path, urlParams }) =>
       Effect.gen(function* () {
         const reputation = yield* publicReputation(path.agent_id)
-        return HttpServerResponse.text(agentBadge(agentBadgeState(reputation), urlParams.variant, urlParams.style), {
+        // What publicReputation answers may be shown to this request (a private agent only to its readers).
+        const rating = reputation === undefined ? undefined : { ...reputation, visibility: "public" as const }
+        return HttpServerResponse.text(agentBadge(agentBadgeState(rating), urlParams.variant, urlParams.style), {
           contentType: BADGE_CONTENT_TYPE,
           headers: { "cache-control": BADGE_CACHE_CONTROL }
         })
@@ -161,7 +168,10 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
     .handle("getTeamBadge", ({ path, urlParams }) =>
       Effect.gen(function* () {
         // A team's badge is public by its id (a random UUID); the score it shows is the one stored.
-        const stored = yield* (yield* TeamReputationRepo).stored(path.team_id)
+        // A team holding a private agent is, to anyone outside its organization, an unknown team.
+        const stored = (yield* teamShown(path.team_id))
+          ? yield* (yield* TeamReputationRepo).stored(path.team_id)
+          : undefined
         const rating =
           stored === undefined ? null : { ...stored.reputation, checkpoint_count: stored.reputation.total_assessments }
         return HttpServerResponse.text(teamBadge(teamBadgeState(rating), urlParams.variant, urlParams.style), {

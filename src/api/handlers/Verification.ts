@@ -13,26 +13,26 @@ import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { noteOrigin, noteVerifierKeyOf, publicKeyInfo, verifyWithKeys } from "../../../adapters/keys/Trust.js"
 import { SigningKeys } from "../../../adapters/keys/SigningKeys.js"
+import { ChainVerifier } from "../../../adapters/store/ChainVerifier.js"
 import * as KeyRepo from "../../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
-import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
 import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
-import { bytesEqual, fromBase64, fromHex, toHex } from "../../../core/Bytes.js"
+import { fromHex, toHex } from "../../../core/Bytes.js"
 import { canonicalBytes } from "../../../core/Canonical.js"
-import { type Certificate, chainEntryOf, signedBytes } from "../../../core/Certificate.js"
-import { genesisHash, verifyLink } from "../../../core/Chain.js"
+import type { Certificate } from "../../../core/Certificate.js"
+import { MAX_LISTED } from "../../../core/ChainAudit.js"
 import { sha256 } from "../../../core/Hash.js"
-import { appendToFrontier, emptyFrontier, type Frontier, frontierRoot, leafHash } from "../../../core/Merkle.js"
+import { frontierRoot } from "../../../core/Merkle.js"
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
 import type { ChainReportItem } from "../../../core/schema/Certificate.js"
-import { verifySignature } from "../../../core/Signing.js"
 import { PARAMS } from "../../../prover/Params.js"
 import { publicInputs, statementOf } from "../../../prover/Statement.js"
 import { securityFor, verifyVerdictProof } from "../../../prover/VerdictProof.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
+import { hidePrivate } from "./PublicAccess.js"
 
 const notFound = (what: string) => new NotFound({ error: `${what} not found` })
 
@@ -47,6 +47,14 @@ const certificateOf = (checkpointId: string) =>
       certificate === undefined ? Effect.fail(notFound(`checkpoint ${checkpointId}`)) : Effect.succeed(certificate)
     )
   )
+
+/** A certificate as the public routes serve it: a private agent's checkpoint is an unknown one. */
+const publicCertificateOf = (checkpointId: string) =>
+  Effect.gen(function* () {
+    const certificate = yield* certificateOf(checkpointId)
+    yield* hidePrivate(certificate.subject.agent_id, notFound(`checkpoint ${checkpointId}`))
+    return certificate
+  }).pipe(Effect.catchTag("StoreError", internal))
 
 const latestHead = (agentId: string) =>
   Effect.flatMap(Store, (store) => store.treeHead(agentId)).pipe(
@@ -135,8 +143,6 @@ const verify = (payload: unknown) =>
 // ---------------------------------------------------------------------------------------------
 // GET /v1/reputation/{agent_id}/verify
 
-const SCAN_BATCH = 1000
-
 /** Hex SHA-256 of the JCS of the certificate without `verdict_proof` (the proof is attached later). */
 export const certificateHash = (certificate: Certificate): string => {
   const { verdict_proof: _proof, ...rest } = certificate
@@ -144,93 +150,59 @@ export const certificateHash = (certificate: Certificate): string => {
 }
 
 /**
- * Recomputes the agent's chain from its stored certificates, in order, and its Merkle root from the
- * chain hashes; checks every signature. Reads in batches, so memory stays flat however long the log.
+ * The agent's chain recomputed from its stored certificates, its Merkle root from the chain hashes,
+ * every signature checked (adapters/store/ChainVerifier.ts: cached per tree size, extended when the
+ * log grows, one pass per agent at a time); `limit` certificates from position `offset` listed.
  */
 export const verifyChain = (agentId: string, offset: number, limit: number) =>
   Effect.gen(function* () {
-    const proofs = yield* ProofRepo.ProofRepo
-    const keys = new Map((yield* ringKeys).map((key) => [key.keyId, key.publicKey]))
-    const head = yield* Effect.flatMap(Store, (store) => store.treeHead(agentId))
-    const items: Array<ChainReportItem> = []
-    const chainErrors: Array<string> = []
-    const failedSignatures: Array<string> = []
-    let frontier: Frontier = emptyFrontier
-    let previous = genesisHash(agentId)
-    let position = 0
-    // Up to the newest signed size only: certificates committed while this runs are not in that tree yet.
+    const { audit, head, keys } = yield* (yield* ChainVerifier).verify(agentId)
     const size = head?.tree_size ?? 0
-    while (position < size) {
-      const batch = (yield* proofs.agentCertificates(agentId, position, SCAN_BATCH)).filter(
-        (c) => c.chain.position < size
-      )
-      for (const certificate of batch) {
-        const id = certificate.subject.checkpoint_id
-        const hash = fromHex(certificate.chain.hash)
-        if (certificate.chain.position !== position)
-          chainErrors.push(`position ${position}: missing (next stored is ${certificate.chain.position})`)
-        else if (
-          hash === undefined ||
-          !bytesEqual(fromHex(certificate.chain.prev_hash) ?? new Uint8Array(), previous)
-        ) {
-          chainErrors.push(`position ${position}: prev_hash is not the hash of the link before`)
-        } else {
-          const error = verifyLink({
-            entry: chainEntryOf(certificate),
-            prev_hash: certificate.chain.prev_hash,
-            hash: certificate.chain.hash
-          })
-          if (error !== undefined) chainErrors.push(`position ${position}: ${error}`)
-        }
-        const publicKey = keys.get(certificate.key_id)
-        const signature = fromBase64(certificate.signature)
-        if (
-          publicKey === undefined ||
-          signature === undefined ||
-          !verifySignature(publicKey, signedBytes(certificate), signature)
-        ) {
-          failedSignatures.push(id)
-        }
-        if (hash !== undefined) {
-          frontier = appendToFrontier(frontier, leafHash(hash)).frontier
-          previous = hash
-        }
-        if (certificate.chain.position >= offset && certificate.chain.position < offset + limit) {
-          items.push({
-            checkpoint_id: id,
-            position: certificate.chain.position,
-            verdict: certificate.claims.verdict,
-            certificate_hash: certificateHash(certificate),
-            chain_hash: certificate.chain.hash
-          })
-        }
-        position = certificate.chain.position + 1
-      }
-      if (batch.length === 0) break
-    }
+    const { frontier } = audit
+    const window =
+      offset >= size || limit === 0
+        ? []
+        : yield* (yield* ProofRepo.ProofRepo).agentCertificates(agentId, offset, Math.min(limit, size - offset))
+    const items: Array<ChainReportItem> = window
+      .filter((certificate) => certificate.chain.position >= offset && certificate.chain.position < offset + limit)
+      .filter((certificate) => certificate.chain.position < size)
+      .map((certificate) => ({
+        checkpoint_id: certificate.subject.checkpoint_id,
+        position: certificate.chain.position,
+        verdict: certificate.claims.verdict,
+        certificate_hash: certificateHash(certificate),
+        chain_hash: certificate.chain.hash
+      }))
     const computedRoot = toHex(frontierRoot(frontier))
-    const headValid = head === undefined ? false : signedHeadValid(head, [...keys.values()])
+    const headValid =
+      head === undefined
+        ? false
+        : signedHeadValid(
+            head,
+            keys.map((key) => key.publicKey)
+          )
     const merkleValid =
       head === undefined
         ? frontier.size === 0
         : head.tree_size === frontier.size && head.root === computedRoot && headValid
-    if (frontier.size !== size)
+    const chainErrors = [...audit.chainErrors]
+    if (frontier.size !== size && chainErrors.length < MAX_LISTED)
       chainErrors.push(`the log has ${size} entries, ${frontier.size} certificates are stored`)
-    const chainValid = chainErrors.length === 0
+    const chainValid = audit.chainErrorCount === 0 && frontier.size === size
     return {
       agent_id: agentId,
-      valid: chainValid && merkleValid && failedSignatures.length === 0,
+      valid: chainValid && merkleValid && audit.failedSignatureCount === 0,
       certificates: { total: frontier.size, offset, limit, items },
       signatures: {
-        valid: failedSignatures.length === 0,
+        valid: audit.failedSignatureCount === 0,
         checked: frontier.size,
-        failed: failedSignatures.slice(0, 100)
+        failed: audit.failedSignatures
       },
       chain: {
         valid: chainValid,
         length: frontier.size,
-        head: frontier.size === 0 ? null : toHex(previous),
-        errors: chainErrors.slice(0, 100)
+        head: frontier.size === 0 ? null : toHex(audit.previous),
+        errors: chainErrors
       },
       merkle: {
         valid: merkleValid,
@@ -288,12 +260,11 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         Effect.catchTag("StoreError", internal)
       )
     )
-    .handle("getCertificate", ({ path }) =>
-      certificateOf(path.checkpoint_id).pipe(Effect.catchTag("StoreError", internal))
-    )
+    .handle("getCertificate", ({ path }) => publicCertificateOf(path.checkpoint_id))
     .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
     .handle("getMerkleRoot", ({ path }) =>
       Effect.gen(function* () {
+        yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
         const head = yield* Effect.flatMap(latestHead(path.agent_id), WitnessRepo.cosignedHead)
         const keys = yield* ringKeys
         return {
@@ -310,6 +281,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     )
     .handle("getCosignatures", ({ path, urlParams }) =>
       Effect.gen(function* () {
+        yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
         const latest = yield* latestHead(path.agent_id)
         const treeSize = urlParams.tree_size ?? latest.tree_size
         if (treeSize > latest.tree_size)
@@ -331,9 +303,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     )
     .handle("listAgentCertificates", ({ path, urlParams }) =>
       Effect.gen(function* () {
-        // A private agent's log is not listed: 404, as for an unknown one (its certificates stay verifiable by id).
-        if ((yield* (yield* ReputationRepo).visibility(path.agent_id)) === "private")
-          return yield* notFound(`agent ${path.agent_id}`)
+        yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
         const head = yield* latestHead(path.agent_id)
         const { from, limit } = urlParams
         if (from > head.tree_size)
@@ -348,7 +318,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     )
     .handle("getInclusionProof", ({ path, urlParams }) =>
       Effect.gen(function* () {
-        const certificate = yield* certificateOf(path.checkpoint_id)
+        const certificate = yield* publicCertificateOf(path.checkpoint_id)
         const agentId = certificate.subject.agent_id
         const { leaf_index, leaf_hash } = certificate.merkle
         const latest = yield* latestHead(agentId)
@@ -377,6 +347,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
     )
     .handle("getConsistencyProof", ({ path, urlParams }) =>
       Effect.gen(function* () {
+        yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
         const latest = yield* latestHead(path.agent_id)
         const to = urlParams.to ?? latest.tree_size
         if (to > latest.tree_size)
@@ -391,10 +362,11 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("getVerdictProof", ({ path }) =>
-      Effect.flatMap(certificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal))
+      Effect.flatMap(publicCertificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("verifyAgentChain", ({ path, urlParams }) =>
       Effect.gen(function* () {
+        yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
         const report = yield* verifyChain(path.agent_id, urlParams.offset, urlParams.limit)
         // An agent with no log at all is unknown here.
         if (report.merkle.signed_tree_head === null && report.chain.length === 0)

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import { make, planRates } from "../../../adapters/auth/RateLimiter.js"
+import { make, makeWith, planRates } from "../../../adapters/auth/RateLimiter.js"
 
 describe("RateLimiter", () => {
   it.effect("allows a burst of `rate`, then refuses until tokens refill", () =>
@@ -36,4 +36,54 @@ describe("RateLimiter", () => {
   it("ships the spec's plan rates", () => {
     expect(planRates(1234)).toStrictEqual({ free: 10, developer: 50, team: 200, enterprise: 1234 })
   })
+})
+
+describe("RateLimiter with a burst and bounded memory", () => {
+  it.effect("a burst larger than one second's worth, refilled at the rate; peek takes nothing", () =>
+    Effect.gen(function* () {
+      const limiter = yield* make
+      // 10 a minute, burst 10: the chain class.
+      for (let i = 0; i < 10; i++) expect((yield* limiter.take("c", 10 / 60, 10)).allowed).toBe(true)
+      expect(yield* limiter.peek("c", 10 / 60, 10)).toStrictEqual({ allowed: false, retryAfterSeconds: 6 })
+      expect(yield* limiter.take("c", 10 / 60, 10)).toStrictEqual({ allowed: false, retryAfterSeconds: 6 })
+      yield* TestClock.adjust("6 seconds")
+      expect((yield* limiter.peek("c", 10 / 60, 10)).allowed).toBe(true)
+      expect((yield* limiter.peek("c", 10 / 60, 10)).allowed).toBe(true)
+      expect((yield* limiter.take("c", 10 / 60, 10)).allowed).toBe(true)
+      expect((yield* limiter.take("c", 10 / 60, 10)).allowed).toBe(false)
+    })
+  )
+
+  it.effect("a refund gives back one token, never beyond the capacity", () =>
+    Effect.gen(function* () {
+      const limiter = yield* make
+      for (let i = 0; i < 3; i++) expect((yield* limiter.take("r", 1, 3)).allowed).toBe(true)
+      expect((yield* limiter.take("r", 1, 3)).allowed).toBe(false)
+      yield* limiter.refund("r", 1, 3)
+      expect((yield* limiter.take("r", 1, 3)).allowed).toBe(true)
+      yield* TestClock.adjust("10 seconds")
+      yield* limiter.refund("r", 1, 3)
+      let allowed = 0
+      for (let i = 0; i < 5; i++) if ((yield* limiter.take("r", 1, 3)).allowed) allowed++
+      expect(allowed).toBe(3)
+    })
+  )
+
+  it.effect("a flood of distinct keys keeps at most maxBuckets, and newcomers then share one overflow bucket", () =>
+    Effect.gen(function* () {
+      const limiter = yield* makeWith({ maxBuckets: 1000 })
+      // 100,000 distinct clients, each spending: memory stays bounded.
+      for (let i = 0; i < 100_000; i++) yield* limiter.take(`flood-${i}`, 1, 5)
+      expect(yield* limiter.size).toBeLessThanOrEqual(1001)
+      // The overflow bucket (5 tokens) was spent by the flood: a newcomer is refused…
+      expect((yield* limiter.take("newcomer", 1, 5)).allowed).toBe(false)
+      // …while the clients the table holds keep their own buckets.
+      expect((yield* limiter.take("flood-0", 1, 5)).allowed).toBe(true)
+      // Once buckets refill they carry nothing and make room: the newcomer gets its own.
+      yield* TestClock.adjust("10 seconds")
+      for (let i = 0; i < 5; i++) expect((yield* limiter.take("newcomer", 1, 5)).allowed).toBe(true)
+      expect((yield* limiter.take("newcomer", 1, 5)).allowed).toBe(false)
+      expect(yield* limiter.size).toBeLessThanOrEqual(1001)
+    })
+  )
 })
