@@ -58,6 +58,8 @@ import {
   evaluatePolicy,
   isPolicyActive,
   type PolicyEvaluation,
+  policyEvaluator,
+  type PolicyEvaluator,
   type PolicyVerdict
 } from "../../core/Policy.js"
 import { containmentErrorBody } from "../../core/Containment.js"
@@ -86,7 +88,9 @@ import { DEFAULT_PREFIX } from "../bus/Subjects.js"
 import { AgentIds, headerText } from "./AgentIdentity.js"
 import { makeEventPublisher } from "./EventPublisher.js"
 import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
+import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
+import { DEFAULT_TOOL_CAPS, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
@@ -191,6 +195,8 @@ export interface GatewayInspectorOptions {
   readonly subjectPrefix: string
   /** (agent, tool) first-seen times kept for the policy's grace period. */
   readonly toolMemoryCapacity: number
+  /** Tools and tool-name length a request may have when its tools are read (413 above: ToolCaps.ts). */
+  readonly toolCaps: ToolCaps
 }
 
 /**
@@ -210,7 +216,8 @@ const defaults: GatewayInspectorOptions = {
   queueCapacity: 4096,
   concurrency: 32,
   subjectPrefix: DEFAULT_PREFIX,
-  toolMemoryCapacity: 100_000
+  toolMemoryCapacity: 100_000,
+  toolCaps: DEFAULT_TOOL_CAPS
 }
 
 /**
@@ -258,18 +265,26 @@ const opensAsObject = (chunks: ReadonlyArray<Uint8Array>): boolean => {
   return false
 }
 
+/**
+ * Request bodies already parsed, by the bytes' identity: a request the synchronous path hands on to
+ * the effectful one is parsed once, not twice (a multi-megabyte parse is itself a stall: issue 24).
+ */
+const parsedBodies = new WeakMap<Uint8Array, { readonly body: unknown }>()
+
 /** The request body parsed on first use, once (most requests never need it). */
-const lazyJson = (bytes: Uint8Array): (() => unknown) => {
-  let body: unknown
-  let parsed = false
-  return () => {
-    if (!parsed) {
-      body = parseJson(bytes)
-      parsed = true
-    }
-    return body
+const lazyJson =
+  (bytes: Uint8Array): (() => unknown) =>
+  () => {
+    let parsed = parsedBodies.get(bytes)
+    if (parsed === undefined) parsedBodies.set(bytes, (parsed = { body: parseJson(bytes) }))
+    return parsed.body
   }
-}
+
+/**
+ * A request's policy evaluation in progress, by the request's bytes: the effectful path goes on from
+ * where the synchronous path's budget ran out, for the same policy object.
+ */
+const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
 
 /** The 403 of a request whose tools the policy forbids, in `enforce` mode. */
 const policyBlocked = (evaluation: PolicyEvaluation) => {
@@ -293,7 +308,7 @@ const policyUnreadable = (() => {
 
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
-    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity } = { ...defaults, ...options }
+    const { concurrency, queueCapacity, subjectPrefix, toolMemoryCapacity, toolCaps } = { ...defaults, ...options }
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       return yield* Effect.dieMessage("analysis concurrency must be a positive integer")
     }
@@ -303,6 +318,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const clock = yield* Effect.clock
     const queue = yield* Queue.bounded<Job>(queueCapacity)
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
+    /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
+    const slices = new PolicySlices()
     const { publish } = yield* makeEventPublisher(subjectPrefix)
     // Made after the publisher, so closed before it: analysis stops, then publishing drains.
     const analyses = yield* FiberSet.make<void>()
@@ -558,12 +575,28 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     /** Who is calling, or `undefined` without a key (the provider will answer 401 itself; no agent to attribute it to). */
     const identify = (request: InspectedRequest) => {
       const adapter = adapters[request.provider]
-      const keyHash = adapter.keyHash(headerLookup(request.headers), request.url)
+      // The server asked `holderOf` before reading the body: the key was hashed then.
+      const keyHash =
+        request.holder !== undefined
+          ? request.holder.credential
+          : adapter.keyHash(headerLookup(request.headers), request.url)
       if (keyHash === undefined) return undefined
       const now = clock.unsafeCurrentTimeMillis()
       const ids = agentIds.lookup(keyHash, headerText(request.headers["x-candor-agent"]), now)
       const sessionId = headerText(request.headers["x-candor-session"]) ?? ids.sessionId
-      return { adapter, agentId: ids.agentId, sessionId, now }
+      return { adapter, keyHash, agentId: ids.agentId, sessionId, now }
+    }
+
+    /**
+     * The request's policy evaluation: the one a previous call started for these bytes and this
+     * policy object, or a new one. Its own tenant's turn in `slices`: the organization, else the credential.
+     */
+    const evaluatorFor = (request: InspectedRequest, policy: Policy, make: () => PolicyEvaluator) => {
+      const started = evaluations.get(request.body)
+      if (started !== undefined && started.policy === policy) return started.evaluator
+      const evaluator = make()
+      evaluations.set(request.body, { policy, evaluator })
+      return evaluator
     }
     const unattributed = (request: InspectedRequest): RequestDecision => ({
       forward: request.body,
@@ -594,10 +627,17 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
+        const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+        if (tooMany !== undefined) return { respond: tooMany }
         if (requestBody() === undefined && request.body.length > 0) return undefined
         const tools = adapter.declaredTools(requestBody())
-        const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
-        if (evaluation.verdict !== "pass") return undefined
+        const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
+        if (overCap !== undefined) return { respond: overCap }
+        const evaluation = evaluatorFor(request, policy, () =>
+          policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+        ).run(SYNC_STEPS)
+        // Not done within the request path's budget: the effectful path goes on in slices.
+        if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
         toolsSeen.note(agentId, tools, now)
         headers = POLICY_PASSED
       }
@@ -613,6 +653,17 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     }
 
     const service: Inspector["Type"] = {
+      holderOf: (provider, url, headers) => {
+        const credential = adapters[provider].keyHash(headerLookup(headers), url)
+        const peek = state.peek
+        if (credential === undefined || peek === undefined) return { credential, org: undefined }
+        const { agentId } = agentIds.lookup(
+          credential,
+          headerText(headers["x-candor-agent"]),
+          clock.unsafeCurrentTimeMillis()
+        )
+        return { credential, org: peek(agentId).orgId }
+      },
       beforeRequestSync,
       beforeRequest: (request) =>
         Effect.gen(function* () {
@@ -657,6 +708,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           let headers: Record<string, string> | undefined
           let requestVerdict: PolicyVerdict = "pass"
           if (policy !== undefined) {
+            const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+            if (tooMany !== undefined) return { respond: tooMany }
             // Tools that cannot be read cannot be checked: `fail_open: false` refuses such a request in `enforce`.
             if (
               requestBody() === undefined &&
@@ -668,7 +721,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               return { respond: policyUnreadable }
             }
             const tools = adapter.declaredTools(requestBody())
-            const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+            const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
+            if (overCap !== undefined) return { respond: overCap }
+            const evaluator = evaluatorFor(request, policy, () =>
+              policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+            )
+            const evaluation =
+              evaluator.run(SYNC_STEPS) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)

@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
 import { type ExchangeOutcome, noopObserver, type ResponseObserver } from "./ExchangeOutcome.js"
 import type { ProviderName } from "../providers/Provider.js"
+import type { BytesHolder } from "./InFlightBytes.js"
 
 export interface InspectedRequest {
   readonly provider: ProviderName
@@ -23,6 +24,8 @@ export interface InspectedRequest {
   readonly url: URL
   /** The client's headers, as Node parsed them (lowercase names); they carry keys: never log them. */
   readonly headers: IncomingHttpHeaders
+  /** Whose bytes these are, as `holderOf` said before the body was read (its key hash is not computed again). */
+  readonly holder?: BytesHolder | undefined
   readonly body: Uint8Array
 }
 
@@ -58,6 +61,12 @@ export type HeldVerdict = { readonly pass: true } | { readonly respond: GatewayR
 export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
   Inspector,
   {
+    /**
+     * Whose bytes a request's are (its credential's key hash, its agent's organization), from the
+     * headers alone, before its body is read: the server counts the body against them
+     * (InFlightBytes.ts). Optional: without it every request shares one credential budget.
+     */
+    readonly holderOf?: (provider: ProviderName, url: URL, headers: IncomingHttpHeaders) => BytesHolder
     readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
     /**
      * The same decision without an effect when it needs none (the usual request: a map lookup, no

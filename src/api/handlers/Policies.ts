@@ -31,6 +31,7 @@ import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access.js"
 import { readAgent, writeAgent } from "./AgentAccess.js"
 import { readPolicyBody } from "./PolicyBody.js"
+import { withinPolicyLimits } from "./PolicyLimits.js"
 import { pushAgentPolicy, pushOrgPolicy } from "./PolicyPropagation.js"
 
 const agentRecord = (stored: StoredPolicy) => ({
@@ -137,7 +138,7 @@ export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handler
     .handleRaw("putAgentPolicy", ({ path, request }) =>
       Effect.gen(function* () {
         yield* writeAgent(path.agent_id)
-        const policy = yield* readPolicyBody(request, "agent")
+        const policy = yield* withinPolicyLimits(yield* readPolicyBody(request, "agent"))
         const stored = yield* putPolicy(agentPolicyOwner(path.agent_id), agentGovernanceLog(path.agent_id), policy)
         yield* pushAgentPolicy(path.agent_id)
         return agentRecord(stored)
@@ -181,7 +182,7 @@ export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handler
     .handleRaw("putOrgPolicy", ({ path, request }) =>
       Effect.gen(function* () {
         yield* writeOrg(path.org_id)
-        const policy = yield* readPolicyBody(request, "org")
+        const policy = yield* withinPolicyLimits(yield* readPolicyBody(request, "org"))
         const stored = yield* putPolicy(orgPolicyOwner(path.org_id), orgGovernanceLog(path.org_id), policy)
         yield* pushOrgPolicy(path.org_id)
         return orgRecord(stored)
