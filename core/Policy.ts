@@ -40,6 +40,7 @@ import {
   type CapabilityMapping,
   type Policy,
   type PolicyFinding,
+  type PolicyFindingType,
   type PolicyMeta,
   type PolicySeverity,
   type PolicyVerdict,
@@ -195,6 +196,9 @@ const HOUR_MS = 3_600_000
  */
 export const MAX_LISTED_FINDINGS = 256
 
+/** What a finding weighs in steps (an object and a few checks: several glob steps' time). */
+const FINDING_STEPS = 8
+
 /** Actions quoted in one finding's reason; more are counted ("and 3 more"), so a finding stays small. */
 const QUOTED_ACTIONS = 8
 
@@ -255,16 +259,20 @@ export const policyEvaluator = (
   let counted = 0
   let result: PolicyEvaluation | undefined
 
-  const violation = (finding: PolicyFinding) => {
+  /**
+   * A finding, counted for the verdict and listed while its list has room. Findings are costlier than
+   * a glob test (an object each), so they weigh `FINDING_STEPS`.
+   */
+  const violation = (type: PolicyFindingType, tool: string, reason: string, severity: PolicySeverity) => {
     findings++
-    spent++
-    if (isBlocking(finding.severity)) blocking = true
-    if (violations.length < MAX_LISTED_FINDINGS) violations.push(finding)
+    spent += FINDING_STEPS
+    if (isBlocking(severity)) blocking = true
+    if (violations.length < MAX_LISTED_FINDINGS) violations.push({ type, tool, reason, severity })
     else omitted++
   }
   const warning = (finding: PolicyFinding) => {
     findings++
-    spent++
+    spent += FINDING_STEPS
     if (warnings.length < MAX_LISTED_FINDINGS) warnings.push(finding)
     else omitted++
   }
@@ -274,12 +282,12 @@ export const policyEvaluator = (
     if (action === "allow") return
     const reason = "no capability mapping covers this tool"
     if (action === "warn") return warning({ type: "unmapped", tool, reason, severity: unmapped_severity })
-    const finding: PolicyFinding = { type: "unmapped_denied", tool, reason, severity: unmapped_severity }
     const first = firstSeen(tool)?.getTime() ?? now.getTime() // never seen: it is new now
     if (graceMs > 0 && now.getTime() - first < graceMs) {
-      warning({ ...finding, grace_until: new Date(first + graceMs).toISOString() })
+      const grace_until = new Date(first + graceMs).toISOString()
+      warning({ type: "unmapped_denied", tool, reason, severity: unmapped_severity, grace_until })
     } else {
-      violation(finding)
+      violation("unmapped_denied", tool, reason, unmapped_severity)
     }
   }
 
@@ -287,7 +295,7 @@ export const policyEvaluator = (
     if (rules.forbidden.length > 0) {
       for (const i of rules.forbidden) {
         const rule = policy.forbidden[i]!
-        violation({ type: "forbidden", tool: name, reason: rule.reason, severity: rule.severity })
+        violation("forbidden", name, rule.reason, rule.severity)
       }
     } else if (rules.mappings.length === 0) unmapped(name, unmapped_tool_action)
     else if (envelope !== undefined) {
@@ -297,25 +305,25 @@ export const policyEvaluator = (
       const cardForbidden = [...actions].filter((a) => envelope.forbidden.has(a))
       const unbounded = [...actions].filter((a) => !envelope.bounded.has(a))
       if (cardForbidden.length > 0) {
-        violation({
-          type: "card_forbidden",
-          tool: name,
-          reason: `maps to card action ${quoteList(cardForbidden)}, which the card forbids`,
-          severity: "high"
-        })
+        violation(
+          "card_forbidden",
+          name,
+          `maps to card action ${quoteList(cardForbidden)}, which the card forbids`,
+          "high"
+        )
       } else if (unbounded.length > 0) {
-        violation({
-          type: "capability_exceeded",
-          tool: name,
-          reason: `maps to card action ${quoteList(unbounded)}, which the card's bounded_actions do not include`,
-          severity: "high"
-        })
+        violation(
+          "capability_exceeded",
+          name,
+          `maps to card action ${quoteList(unbounded)}, which the card's bounded_actions do not include`,
+          "high"
+        )
       }
     }
     for (const i of rules.triggers) {
       const trigger = policy.escalation_triggers[i]!
       if (trigger.action === "deny") {
-        violation({ type: "escalation", tool: name, reason: trigger.reason, severity: "high" })
+        violation("escalation", name, trigger.reason, "high")
       } else {
         warning({ type: "escalation", tool: name, reason: trigger.reason, severity: "medium" })
       }

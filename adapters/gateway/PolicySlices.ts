@@ -14,6 +14,7 @@
  * 5 to 15 ns on the bench machine, so a slice is a few hundred microseconds.
  */
 import * as Effect from "effect/Effect"
+import { policyEvaluationsSliced } from "../metrics/GatewayMetrics.js"
 
 /** Steps an evaluation may take on the request path before the rest is sliced. */
 export const SYNC_STEPS = 40_000
@@ -32,11 +33,12 @@ export class PolicySlices {
 
   constructor(private readonly sliceSteps: number = SLICE_STEPS) {}
 
-  /** Tasks waiting (for metrics and tests). */
-  get waiting(): number {
-    let n = 0
-    for (const tasks of this.owners.values()) n += tasks.length
-    return n
+  /** Tasks waiting, as `candor_gateway_policy_evaluations_sliced` shows them (one gateway per process). */
+  waiting = 0
+
+  private counted(change: number) {
+    this.waiting += change
+    policyEvaluationsSliced.unsafeUpdate(this.waiting, [])
   }
 
   /**
@@ -62,6 +64,7 @@ export class PolicySlices {
       const tasks = this.owners.get(owner)
       if (tasks === undefined) this.owners.set(owner, [task])
       else tasks.push(task)
+      this.counted(1)
       this.schedule()
       return Effect.sync(() => this.remove(owner, task))
     })
@@ -79,7 +82,10 @@ export class PolicySlices {
     const [owner, tasks] = next.value
     this.owners.delete(owner)
     const task = tasks[0]!
-    if (task.step(this.sliceSteps)) tasks.shift()
+    if (task.step(this.sliceSteps)) {
+      tasks.shift()
+      this.counted(-1)
+    }
     if (tasks.length > 0) this.owners.set(owner, tasks)
     if (this.owners.size > 0) this.schedule()
   }
@@ -88,7 +94,10 @@ export class PolicySlices {
     const tasks = this.owners.get(owner)
     if (tasks === undefined) return
     const i = tasks.indexOf(task)
-    if (i >= 0) tasks.splice(i, 1)
+    if (i >= 0) {
+      tasks.splice(i, 1)
+      this.counted(-1)
+    }
     if (tasks.length === 0) this.owners.delete(owner)
   }
 }

@@ -9,3 +9,11 @@ export const exchangesDropped = Metric.counter("candor_gateway_exchanges_dropped
   description: "Gateway exchanges dropped unanalysed because the analysis queue was full",
   incremental: true
 })
+
+/**
+ * Tool-policy evaluations waiting for a slice of the event loop (adapters/gateway/PolicySlices.ts):
+ * above zero, some tenant's policy and tools cost more than the request path's budget.
+ */
+export const policyEvaluationsSliced = Metric.gauge("candor_gateway_policy_evaluations_sliced", {
+  description: "Gateway tool-policy evaluations too costly for the request path, waiting for their slices"
+})
