@@ -29,9 +29,17 @@
  *   stop after a budget of steps and resume (`run`), and the caller memoises results per policy and
  *   name and spreads a large evaluation over turns of the event loop (core/Policy.ts `policyEvaluator`,
  *   adapters/gateway/PolicySlices.ts). A name costs at most
- *   `names + Σ over candidates of (middle length + 1) × ⌈(n + 1) / 32⌉` steps: linear in the name
- *   and in the globs (test/core/GlobSet.test.ts checks it by counting, never by timing).
+ *   `96 + 3(n + 1) + 2 × globs + n × σ + Σ over candidates of (1 + length × (⌈(n + 1) / 32⌉ + 1))`
+ *   steps, σ the distinct characters of the globs (a next-occurrence table each, built once per
+ *   name): linear in the name and in the globs (test/core/GlobSet.test.ts checks it by counting,
+ *   never by timing).
  */
+
+/**
+ * What starting a name costs in steps besides its trie walks: a hash lookup and a cursor, measured
+ * (bench/PolicyMatch.ts) at a few dozen word operations' time.
+ */
+const NAME_STEPS = 96
 
 /** A `?` in a compiled glob's middle (char codes are ≥ 0). */
 const ANY_ONE = -1
@@ -159,7 +167,7 @@ export class GlobSet {
     const exact = this.exact.get(name)
     const found: Array<number> = exact === undefined ? [] : [...exact]
     const candidates: Array<Program> = []
-    let steps = 1
+    let steps = NAME_STEPS
     // The prefix trie along the name, then the suffix trie along it backwards: each yields the
     // `prefix*` / `*suffix` globs that match and the programs anchored there.
     for (let reversed = 0; reversed < 2; reversed++) {
@@ -201,6 +209,8 @@ export class GlobCursor {
   private readonly words: number
   private readonly topMask: number
   private positions: Int32Array | undefined
+  /** Next occurrence tables by character (`nextOf`), made as candidates need them. */
+  private nextTables: Map<number, Int32Array> | undefined
 
   constructor(
     private readonly name: string,
@@ -234,6 +244,25 @@ export class GlobCursor {
   /** The ids of the globs matching, ascending (once `done`). */
   ids(): ReadonlyArray<number> {
     return this.found.sort((a, b) => a - b)
+  }
+
+  /** For one character, at each position i of the name, the first position ≥ i that holds it (-1: none). */
+  private nextOf(code: number): Int32Array {
+    this.nextTables ??= new Map()
+    let table = this.nextTables.get(code)
+    if (table === undefined) {
+      const name = this.name
+      table = new Int32Array(name.length + 1)
+      let at = -1
+      table[name.length] = -1
+      for (let i = name.length - 1; i >= 0; i--) {
+        if (name.charCodeAt(i) === code) at = i
+        table[i] = at
+      }
+      this.steps += name.length
+      this.nextTables.set(code, table)
+    }
+    return table
   }
 
   /**
@@ -292,8 +321,14 @@ export class GlobCursor {
         steps++
         const run = runs[k]
         if (run !== undefined) {
-          const at = name.indexOf(run, from)
-          steps += (n - from) >>> 5
+          // One character: its next occurrence from a table (built once per name and character);
+          // longer text: indexOf. `*a*b*a*…` globs are long chains of the first kind.
+          let at: number
+          if (run.length === 1) at = this.nextOf(op)[from]!
+          else {
+            at = name.indexOf(run, from)
+            steps += (n - from) >>> 5
+          }
           if (at < 0) break
           from = at + run.length
           k += run.length // and the `*` after it: still every position from `from` on

@@ -29,7 +29,7 @@
  *
  * Globs are compiled once per policy object into one `GlobSet` (core/GlobSet.ts: literal names by
  * hash lookup, `prefix*` and `*suffix` by trie walks, the rest by a bit-parallel simulation that
- * cannot backtrack), and costly names are remembered per policy object, so an agent's usual tools
+ * cannot backtrack), and names matched are remembered per policy object, so an agent's usual tools
  * cost O(name length) each; `policyEvaluator` does the work a budget of steps at a time.
  */
 import { tryCanonicalJson } from "./Canonical.js"
@@ -91,17 +91,19 @@ interface CompiledPolicy {
   readonly list: Uint8Array
   readonly rule: Int32Array
   readonly mappings: ReadonlyArray<CapabilityMapping>
-  /** Names already matched (the costly ones), oldest first; bounded by `MEMO_CAPACITY`. */
+  /** Names already matched, oldest first; bounded by `MEMO_CAPACITY`. */
   readonly memo: Map<string, MatchedRules>
 }
 
 /**
- * Names whose match took at least this many steps are remembered per policy: an agent offers the
- * same tools on every request, so a policy of costly globs costs its full price once per name.
+ * Names remembered per policy object (the oldest goes first when it is full): an agent offers the same tools on
+ * every request, so each name costs its match once, then a lookup. A request's worth of tools at
+ * the gateway's cap, and more; kept with the policy object (one agent's), so no tenant's names push
+ * out another's.
  */
-const MEMO_MIN_STEPS = 64
-/** Names remembered per policy: a request's worth of tools at the gateway's cap, and more. */
 const MEMO_CAPACITY = 1024
+/** A lookup in that memory, in steps (core/GlobSet.ts): hashing the name is not free. */
+const MEMO_STEPS = 8
 
 const compiledPolicies = new WeakMap<Policy, CompiledPolicy>()
 
@@ -148,8 +150,7 @@ const rulesOf = (compiled: CompiledPolicy, ids: ReadonlyArray<number>): MatchedR
   return { forbidden: lists[FORBIDDEN], mappings: lists[MAPPING], triggers: lists[TRIGGER] }
 }
 
-const remember = (compiled: CompiledPolicy, name: string, rules: MatchedRules, steps: number) => {
-  if (steps < MEMO_MIN_STEPS) return
+const remember = (compiled: CompiledPolicy, name: string, rules: MatchedRules) => {
   const memo = compiled.memo
   if (memo.size >= MEMO_CAPACITY) memo.delete(memo.keys().next().value!)
   memo.set(name, rules)
@@ -163,7 +164,7 @@ export const matchingRules = (policy: Policy, name: string): MatchedRules => {
   const cursor = compiled.globs.start(name)
   cursor.run(Number.POSITIVE_INFINITY)
   const rules = rulesOf(compiled, cursor.ids())
-  remember(compiled, name, rules, cursor.steps)
+  remember(compiled, name, rules)
   return rules
 }
 
@@ -291,12 +292,25 @@ export const policyEvaluator = (
     }
   }
 
+  /**
+   * Findings that cannot be listed (their lists are full) once the verdict is already `fail`: counted
+   * at once, nothing built, so a name matching hundreds of rules costs one step past the cap.
+   */
+  const settled = (count: number, lists: ReadonlyArray<ReadonlyArray<PolicyFinding>>): boolean => {
+    if (!blocking || lists.some((list) => list.length < MAX_LISTED_FINDINGS)) return false
+    findings += count
+    omitted += count
+    spent++
+    return true
+  }
+
   const findingsOf = (name: string, rules: MatchedRules) => {
     if (rules.forbidden.length > 0) {
-      for (const i of rules.forbidden) {
-        const rule = policy.forbidden[i]!
-        violation("forbidden", name, rule.reason, rule.severity)
-      }
+      if (!settled(rules.forbidden.length, [violations]))
+        for (const i of rules.forbidden) {
+          const rule = policy.forbidden[i]!
+          violation("forbidden", name, rule.reason, rule.severity)
+        }
     } else if (rules.mappings.length === 0) unmapped(name, unmapped_tool_action)
     else if (envelope !== undefined) {
       const actions = new Set<string>()
@@ -320,6 +334,7 @@ export const policyEvaluator = (
         )
       }
     }
+    if (settled(rules.triggers.length, [violations, warnings])) return
     for (const i of rules.triggers) {
       const trigger = policy.escalation_triggers[i]!
       if (trigger.action === "deny") {
@@ -343,6 +358,7 @@ export const policyEvaluator = (
           continue
         }
         rules = compiled.memo.get(name)
+        spent += MEMO_STEPS
         if (rules === undefined) {
           cursor = compiled.globs.start(name)
           counted = 0
@@ -354,7 +370,7 @@ export const policyEvaluator = (
         counted = cursor.steps
         if (!cursor.done) return undefined
         rules = rulesOf(compiled, cursor.ids())
-        remember(compiled, name, rules, cursor.steps)
+        remember(compiled, name, rules)
         cursor = undefined
       }
       seen.add(name)

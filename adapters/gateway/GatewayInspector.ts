@@ -90,7 +90,7 @@ import { makeEventPublisher } from "./EventPublisher.js"
 import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
 import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
-import { DEFAULT_TOOL_CAPS, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
+import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, type Judgement, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 
@@ -575,7 +575,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     /** Who is calling, or `undefined` without a key (the provider will answer 401 itself; no agent to attribute it to). */
     const identify = (request: InspectedRequest) => {
       const adapter = adapters[request.provider]
-      // The server asked `holderOf` before reading the body: the key was hashed then.
+      // The server asked `beforeBody` before reading the body: the key was hashed then.
       const keyHash =
         request.holder !== undefined
           ? request.holder.credential
@@ -653,16 +653,20 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     }
 
     const service: Inspector["Type"] = {
-      holderOf: (provider, url, headers) => {
+      beforeBody: (provider, url, headers) => {
         const credential = adapters[provider].keyHash(headerLookup(headers), url)
         const peek = state.peek
-        if (credential === undefined || peek === undefined) return { credential, org: undefined }
-        const { agentId } = agentIds.lookup(
-          credential,
-          headerText(headers["x-candor-agent"]),
-          clock.unsafeCurrentTimeMillis()
-        )
-        return { credential, org: peek(agentId).orgId }
+        if (credential === undefined || peek === undefined) return { holder: { credential, org: undefined } }
+        const now = clock.unsafeCurrentTimeMillis()
+        const { agentId } = agentIds.lookup(credential, headerText(headers["x-candor-agent"]), now)
+        const settings = peek(agentId)
+        // The tools will be read (an active policy, or a transaction's): a flood of them is refused
+        // from its first bytes, before the rest is read.
+        const reads = isPolicyActive(settings.policy) || headers[TRANSACTION_HEADER] !== undefined
+        return {
+          holder: { credential, org: settings.orgId },
+          screen: reads ? (partial) => screenTools(provider, partial, toolCaps) : undefined
+        }
       },
       beforeRequestSync,
       beforeRequest: (request) =>

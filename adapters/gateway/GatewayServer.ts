@@ -33,7 +33,7 @@ import {
   refusalOf,
   RETRY_AFTER_SECONDS
 } from "./InFlightBytes.js"
-import { Inspector, type RequestDecision } from "./Inspector.js"
+import { type GatewayResponse, Inspector, type RequestDecision } from "./Inspector.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { Exchange, type ExchangeSink, jsonError, writeLocal } from "./Exchange.js"
 import { requestHeadersForUpstream } from "./Headers.js"
@@ -180,13 +180,16 @@ export const makeGatewayHandler = (
     if (declared > limit) return tooLarge(req, res)
     // Whose bytes these are, from the headers: the body is counted against them as it arrives.
     const upstreamUrl = new URL(target.upstream.origin + target.upstream.basePath + target.rest)
-    const holder = inspector.holderOf?.(target.upstream.provider, upstreamUrl, req.headers) ?? NO_HOLDER
+    const watch = inspector.beforeBody?.(target.upstream.provider, upstreamUrl, req.headers)
+    const holder = watch?.holder ?? NO_HOLDER
     const refused = inFlight.wouldPass(holder, declared)
     if (refused !== undefined) return overBudget(req, res, refusalOf(refused))
     let held = 0
     res.once("close", () => inFlight.release(holder, held))
-    const chunks: Array<Buffer> = []
+    let chunks: Array<Buffer> = []
     let size = 0
+    let screen = watch?.screen
+    let screenAt = SCREEN_FROM_BYTES
     req.on("data", (chunk: Buffer) => {
       size += chunk.byteLength
       if (size > limit) return tooLarge(req, res)
@@ -194,6 +197,14 @@ export const makeGatewayHandler = (
       if (passed !== undefined) return overBudget(req, res, refusalOf(passed))
       held += chunk.byteLength
       chunks.push(chunk)
+      if (screen !== undefined && size >= screenAt) {
+        // The body so far, at ×4 steps (copied ≤ 1.33 times in all): a flood is refused unread.
+        chunks = [Buffer.concat(chunks, size)]
+        screenAt = size * 4
+        const verdict = screen(chunks[0]!)
+        if (verdict === "within") screen = undefined
+        else if (verdict !== undefined) return refuseUnread(req, res, verdict)
+      }
     })
     req.on("end", () => {
       if (size > limit || res.headersSent) return
@@ -205,6 +216,18 @@ export const makeGatewayHandler = (
 
 /** Nobody in particular: an Inspector that cannot tell counts every request against one credential budget (as requests without a key share one) and the process's. */
 const NO_HOLDER: BytesHolder = { credential: undefined, org: undefined }
+
+/** Bodies are screened (`BodyWatch.screen`) from this size on: smaller ones are read whole first. */
+const SCREEN_FROM_BYTES = 64 * 1024
+
+/** The Inspector's answer to a body it refused from its first bytes, then close: the rest is never read. */
+const refuseUnread = (req: IncomingMessage, res: ServerResponse, answer: GatewayResponse) => {
+  if (res.headersSent) return
+  res.setHeader("connection", "close")
+  writeLocal(res, answer, 0n)
+  req.removeAllListeners("data")
+  req.resume()
+}
 
 /** 429 or 503 with Retry-After, then close: over a bytes-in-flight cap, nothing more of the upload is read. */
 const overBudget = (req: IncomingMessage, res: ServerResponse, refusal: { status: number; error: string }) => {

@@ -24,7 +24,7 @@ export interface InspectedRequest {
   readonly url: URL
   /** The client's headers, as Node parsed them (lowercase names); they carry keys: never log them. */
   readonly headers: IncomingHttpHeaders
-  /** Whose bytes these are, as `holderOf` said before the body was read (its key hash is not computed again). */
+  /** Whose bytes these are, as `beforeBody` said before the body was read (its key hash is not computed again). */
   readonly holder?: BytesHolder | undefined
   readonly body: Uint8Array
 }
@@ -49,6 +49,19 @@ export type RequestDecision =
     }
   | { readonly respond: GatewayResponse }
 
+/** What the Inspector asks of a request's body while it arrives. */
+export interface BodyWatch {
+  /** Whose bytes these are (its credential's key hash, its agent's organization): the server counts them (InFlightBytes.ts). */
+  readonly holder: BytesHolder
+  /**
+   * A check of the body received so far, when its first bytes can already refuse the request (a
+   * flood of tools against an active policy: ToolCaps.ts `screenTools`): an answer to give now
+   * without reading the rest, `"within"` when nothing more is to be learned, `undefined` to ask again
+   * with more bytes.
+   */
+  readonly screen?: ((partial: Uint8Array) => GatewayResponse | "within" | undefined) | undefined
+}
+
 export interface ResponseHead {
   readonly status: number
   readonly headers: IncomingHttpHeaders
@@ -62,11 +75,10 @@ export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
   Inspector,
   {
     /**
-     * Whose bytes a request's are (its credential's key hash, its agent's organization), from the
-     * headers alone, before its body is read: the server counts the body against them
-     * (InFlightBytes.ts). Optional: without it every request shares one credential budget.
+     * What the head of a request tells before its body is read (optional: without it every request
+     * shares one credential budget and nothing is screened).
      */
-    readonly holderOf?: (provider: ProviderName, url: URL, headers: IncomingHttpHeaders) => BytesHolder
+    readonly beforeBody?: (provider: ProviderName, url: URL, headers: IncomingHttpHeaders) => BodyWatch
     readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
     /**
      * The same decision without an effect when it needs none (the usual request: a map lookup, no

@@ -10,17 +10,21 @@
  * for an agent without one) and each owner's evaluations in arrival order. A tenant that makes its
  * own evaluations costly so waits for its own slices; others wait at most one slice per turn.
  *
- * Steps are core/GlobSet.ts's (about one word operation each): bench/PolicyMatch.ts measures them at
- * 5 to 15 ns on the bench machine, so a slice is a few hundred microseconds.
+ * Steps are core/GlobSet.ts's (about one word operation each, names and findings weighted to match):
+ * bench/PolicyMatch.ts measures 5 to 15 ns each on the bench machine.
  */
 import * as Effect from "effect/Effect"
 import { policyEvaluationsSliced } from "../metrics/GatewayMetrics.js"
 
-/** Steps an evaluation may take on the request path before the rest is sliced. */
-export const SYNC_STEPS = 40_000
+/**
+ * Steps an evaluation may take on the request path before the rest is sliced: about a millisecond,
+ * enough for a request at the caps (512 new names of 128 characters) against a usual policy of
+ * 1,000 rules (docs/benchmarks.md).
+ */
+export const SYNC_STEPS = 100_000
 
-/** Steps per slice, one slice per turn of the event loop. */
-export const SLICE_STEPS = 40_000
+/** Steps per slice, one slice per turn of the event loop: about half a millisecond. */
+export const SLICE_STEPS = 50_000
 
 interface Task {
   readonly step: (budget: number) => boolean

@@ -12,7 +12,8 @@
  * to be worth it, then exactly on the parsed body.
  */
 import type { ProviderName } from "../providers/Provider.js"
-import { type GatewayResponse, jsonResponse } from "./Inspector.js"
+import type { GatewayResponse } from "./Inspector.js"
+import { jsonResponse } from "./Inspector.js"
 import { toolEntriesOf, toolEntriesOver } from "./ToolCount.js"
 
 export interface ToolCaps {
@@ -43,7 +44,22 @@ export const toolsOverCapBeforeParse = (
 ): GatewayResponse | undefined => {
   if (body.byteLength < SCAN_FROM_BYTES) return undefined
   const count = toolEntriesOver(provider, body, caps.maxTools)
-  return count === undefined ? undefined : tooMany(count, caps)
+  return typeof count === "number" ? tooMany(count, caps) : undefined
+}
+
+/**
+ * The same on the first bytes of a body still arriving (GatewayServer.ts screens an upload as it
+ * grows): the 413 as soon as those bytes already hold more tools than the cap, so the rest of a
+ * flood is never read; `"within"` once every tool list has been counted (nothing more to screen);
+ * `undefined` while the bytes do not tell yet.
+ */
+export const screenTools = (
+  provider: ProviderName,
+  partial: Uint8Array,
+  caps: ToolCaps
+): GatewayResponse | "within" | undefined => {
+  const count = toolEntriesOver(provider, partial, caps.maxTools)
+  return typeof count === "number" ? tooMany(count, caps) : count
 }
 
 /** The 413 of a parsed request over a cap (entries, then names), exactly; `undefined` when within them. */

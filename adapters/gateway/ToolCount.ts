@@ -192,17 +192,22 @@ class Scan {
 
 /** Ends the scan early: a list past the cap, or every list counted. */
 class Stop extends Error {
-  constructor(readonly over: number | undefined) {
+  constructor(readonly over: number | "within") {
     super()
   }
 }
 
 /**
  * The entries of the tool lists when they are more than `cap` (counted from the bytes alone, as far
- * as needed to know); `undefined` when they are not, or when the body is not plainly one JSON object
- * (a byte-order mark, an encoding, a syntax error: the parse decides those).
+ * as needed to know); `"within"` when every list the provider reads was counted and none is; and
+ * `undefined` when the bytes do not tell (not plainly one JSON object: a byte-order mark, an encoding,
+ * a syntax error, or only the first part of a body), leaving the decision to the parse.
  */
-export const toolEntriesOver = (provider: ProviderName, body: Uint8Array, cap: number): number | undefined => {
+export const toolEntriesOver = (
+  provider: ProviderName,
+  body: Uint8Array,
+  cap: number
+): number | "within" | undefined => {
   const scan = new Scan(Buffer.from(body.buffer, body.byteOffset, body.byteLength))
   const lists = LISTS[provider]
   const counts = new Map<string, number>()
@@ -221,12 +226,13 @@ export const toolEntriesOver = (provider: ProviderName, body: Uint8Array, cap: n
       }
       scan.entries(() => (provider === "gemini" ? scan.geminiTool(add) : (scan.value(), add())))
       counts.set(key, count)
-      if (counts.size === lists.length) throw new Stop(undefined)
+      if (counts.size === lists.length) throw new Stop("within")
     })
   } catch (error) {
     if (error instanceof Stop) return error.over
     if (error instanceof Unreadable) return undefined
     throw error
   }
-  return undefined
+  // The whole object read, and some list it could hold absent: none is over.
+  return "within"
 }

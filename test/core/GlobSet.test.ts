@@ -31,7 +31,8 @@ const nameOf = (maxLength: number) => fc.array(letter, { maxLength }).map((cs) =
 const bound = (globs: ReadonlyArray<string>, name: string): number => {
   const words = (name.length >>> 5) + 1
   const perGlob = globs.reduce((sum, glob) => sum + 1 + glob.length * (words + 1), 0)
-  return 3 * (name.length + 1) + 2 * globs.length + perGlob
+  const characters = new Set(globs.join("").replace(/[*?]/g, "")).size
+  return 96 + 3 * (name.length + 1) + 2 * globs.length + name.length * characters + perGlob
 }
 
 const stepsOf = (set: GlobSet, name: string): number => {

@@ -508,7 +508,8 @@ describe("policyEvaluator (issue 24: an evaluation is bounded and can be spread 
     const second = policyEvaluator(costly, undefined, requested, never, NOW)
     second.run(Number.POSITIVE_INFINITY)
     expect(first.steps()).toBeGreaterThan(200 * 2)
-    expect(second.steps()).toBeLessThan(10)
+    // Two lookups (and the findings they bring), not 200 glob tests each.
+    expect(second.steps()).toBeLessThan(64)
   })
 
   it("lists at most MAX_LISTED_FINDINGS per list, counts the rest, and the verdict still sees them", () => {

@@ -20,6 +20,7 @@ import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
+import { request } from "node:http"
 import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
 import { FakeJudge } from "./Fakes.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
@@ -143,6 +144,42 @@ describe("tool caps at the gateway", () => {
     const cut = flood.slice(0, -1)
     expect(() => JSON.parse(cut)).toThrow()
     expect(refusal(await send(gateway, key, "/anthropic/v1/messages", cut))).toMatch(/at most 512/)
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("a flood is refused from its first bytes: the 413 comes before the client has sent the rest, and the connection closes", async () => {
+    const key = await agent(WARN_ALL)
+    const flood = Buffer.from(anthropic(names(20_000)))
+    const before = upstream.requests.length
+    const res = await new Promise<{ status: number; connection: string | undefined; body: string }>(
+      (resolve, reject) => {
+        const req = request(
+          `${gateway.url}/anthropic/v1/messages`,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-api-key": key, "content-length": flood.byteLength },
+            agent: false
+          },
+          (answer) => {
+            const chunks: Array<Buffer> = []
+            answer.on("data", (c: Buffer) => chunks.push(c))
+            answer.on("end", () =>
+              resolve({
+                status: answer.statusCode!,
+                connection: answer.headers.connection,
+                body: Buffer.concat(chunks).toString()
+              })
+            )
+          }
+        )
+        req.on("error", reject)
+        // A fifth of the body, and then nothing: a gateway that waited for the rest would never answer.
+        req.write(flood.subarray(0, 400 * 1024))
+      }
+    )
+    expect(res.status).toBe(413)
+    expect(res.connection).toBe("close")
+    expect(JSON.parse(res.body).error).toMatch(/at most 512 .*GATEWAY_MAX_TOOLS/)
     expect(upstream.requests.length).toBe(before)
   })
 
