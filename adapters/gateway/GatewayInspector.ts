@@ -593,10 +593,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      */
     const evaluatorFor = (request: InspectedRequest, policy: Policy, make: () => PolicyEvaluator) => {
       const started = evaluations.get(request.body)
-      if (started !== undefined && started.policy === policy) return started.evaluator
+      // Already given the request path's budget once: whatever is left goes to the slices.
+      if (started !== undefined && started.policy === policy) return { evaluator: started.evaluator, budget: 0 }
       const evaluator = make()
       evaluations.set(request.body, { policy, evaluator })
-      return evaluator
+      return { evaluator, budget: SYNC_STEPS }
     }
     const unattributed = (request: InspectedRequest): RequestDecision => ({
       forward: request.body,
@@ -633,9 +634,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const tools = adapter.declaredTools(requestBody())
         const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
         if (overCap !== undefined) return { respond: overCap }
-        const evaluation = evaluatorFor(request, policy, () =>
+        const { budget, evaluator } = evaluatorFor(request, policy, () =>
           policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
-        ).run(SYNC_STEPS)
+        )
+        const evaluation = evaluator.run(budget)
         // Not done within the request path's budget: the effectful path goes on in slices.
         if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
         toolsSeen.note(agentId, tools, now)
@@ -727,11 +729,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             const tools = adapter.declaredTools(requestBody())
             const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
             if (overCap !== undefined) return { respond: overCap }
-            const evaluator = evaluatorFor(request, policy, () =>
+            const { budget, evaluator } = evaluatorFor(request, policy, () =>
               policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
             )
             const evaluation =
-              evaluator.run(SYNC_STEPS) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
+              evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)
