@@ -96,10 +96,10 @@ interface CompiledPolicy {
 }
 
 /**
- * Names remembered per policy object (the oldest goes first when it is full): an agent offers the same tools on
- * every request, so each name costs its match once, then a lookup. A request's worth of tools at
- * the gateway's cap, and more; kept with the policy object (one agent's), so no tenant's names push
- * out another's.
+ * Names remembered per policy object (the oldest goes first when it is full): an agent offers the
+ * same tools on every request, so each name costs its match once, then a lookup. A request's worth
+ * of tools at the gateway's cap, and more; kept with the policy object (one agent's), so no
+ * tenant's names push out another's.
  */
 const MEMO_CAPACITY = 1024
 /** A lookup in that memory, in steps (core/GlobSet.ts): hashing the name is not free. */

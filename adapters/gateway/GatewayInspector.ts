@@ -662,9 +662,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const now = clock.unsafeCurrentTimeMillis()
         const { agentId } = agentIds.lookup(credential, headerText(headers["x-candor-agent"]), now)
         const settings = peek(agentId)
-        // The tools will be read (an active policy, or a transaction's): a flood of them is refused
-        // from its first bytes, before the rest is read.
-        const reads = isPolicyActive(settings.policy) || headers[TRANSACTION_HEADER] !== undefined
+        // The tools will be read (an active policy, or a transaction's; a contained agent is refused
+        // first): a flood of them is refused from its first bytes, before the rest is read.
+        const reads =
+          settings.containment === undefined &&
+          (isPolicyActive(settings.policy) || headers[TRANSACTION_HEADER] !== undefined)
         return {
           holder: { credential, org: settings.orgId },
           screen: reads ? (partial) => screenTools(provider, partial, toolCaps) : undefined

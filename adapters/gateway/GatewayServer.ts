@@ -180,7 +180,7 @@ export const makeGatewayHandler = (
     if (declared > limit) return tooLarge(req, res)
     // Whose bytes these are, from the headers: the body is counted against them as it arrives.
     const upstreamUrl = new URL(target.upstream.origin + target.upstream.basePath + target.rest)
-    const watch = inspector.beforeBody?.(target.upstream.provider, upstreamUrl, req.headers)
+    const watch = inspector.beforeBody?.(target.upstream.provider, upstreamUrl, req.headers, req.rawHeaders)
     const holder = watch?.holder ?? NO_HOLDER
     const refused = inFlight.wouldPass(holder, declared)
     if (refused !== undefined) return overBudget(req, res, refusalOf(refused))

@@ -13,6 +13,7 @@
  * upload is never read). Limits: GATEWAY_INFLIGHT_BYTES_PER_CREDENTIAL, GATEWAY_INFLIGHT_BYTES_PER_ORG,
  * GATEWAY_INFLIGHT_BYTES (src/Config.ts).
  */
+import { countOverCap } from "../metrics/GatewayMetrics.js"
 
 export interface InFlightLimits {
   readonly perCredential: number
@@ -34,9 +35,10 @@ export interface BytesHolder {
 
 export type InFlightCap = "credential" | "organization" | "process"
 
-/** The answer over a cap: status, the setting that names it, and how long to wait. */
-export const refusalOf = (cap: InFlightCap) =>
-  cap === "process"
+/** The answer over a cap: status and the sentence naming the setting (counted in `candor_gateway_requests_over_cap_total`). */
+export const refusalOf = (cap: InFlightCap) => {
+  countOverCap(cap === "process" ? "inflight_process" : cap === "organization" ? "inflight_org" : "inflight_credential")
+  return cap === "process"
     ? {
         status: 503,
         error:
@@ -53,6 +55,7 @@ export const refusalOf = (cap: InFlightCap) =>
           error:
             "too many request bytes in flight for this credential (GATEWAY_INFLIGHT_BYTES_PER_CREDENTIAL); retry once earlier requests finish"
         }
+}
 
 /** Seconds a refused client is told to wait: long enough for typical exchanges in flight to end. */
 export const RETRY_AFTER_SECONDS = 1

@@ -78,7 +78,12 @@ export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
      * What the head of a request tells before its body is read (optional: without it every request
      * shares one credential budget and nothing is screened).
      */
-    readonly beforeBody?: (provider: ProviderName, url: URL, headers: IncomingHttpHeaders) => BodyWatch
+    readonly beforeBody?: (
+      provider: ProviderName,
+      url: URL,
+      headers: IncomingHttpHeaders,
+      rawHeaders: ReadonlyArray<string>
+    ) => BodyWatch
     readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
     /**
      * The same decision without an effect when it needs none (the usual request: a map lookup, no

@@ -11,6 +11,7 @@
  * count is first taken from the bytes (`toolEntriesOver`, before any parse) for bodies large enough
  * to be worth it, then exactly on the parsed body.
  */
+import { countOverCap } from "../metrics/GatewayMetrics.js"
 import type { ProviderName } from "../providers/Provider.js"
 import type { GatewayResponse } from "./Inspector.js"
 import { jsonResponse } from "./Inspector.js"
@@ -31,10 +32,12 @@ export const DEFAULT_TOOL_CAPS: ToolCaps = { maxTools: 512, maxNameLength: 128 }
  */
 const SCAN_FROM_BYTES = 32 * 1024
 
-const tooMany = (count: number, caps: ToolCaps): GatewayResponse =>
-  jsonResponse(413, {
+const tooMany = (count: number, caps: ToolCaps): GatewayResponse => {
+  countOverCap("tools")
+  return jsonResponse(413, {
     error: `the request declares ${count} tools; at most ${caps.maxTools} are accepted when a tool policy applies (GATEWAY_MAX_TOOLS)`
   })
+}
 
 /** The 413 of a body whose tool lists are over the cap, found without parsing it; `undefined` otherwise. */
 export const toolsOverCapBeforeParse = (
@@ -73,6 +76,7 @@ export const toolsOverCap = (
   if (count > caps.maxTools) return tooMany(count, caps)
   const long = tools.find((tool) => tool.name.length > caps.maxNameLength)
   if (long === undefined) return undefined
+  countOverCap("tool_name")
   return jsonResponse(413, {
     error: `the request declares a tool name of ${long.name.length} characters (${JSON.stringify(long.name.slice(0, 40))}…); at most ${caps.maxNameLength} are accepted when a tool policy applies (GATEWAY_MAX_TOOL_NAME)`
   })

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
@@ -18,6 +19,7 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
+import { requestsOverCap } from "../../../adapters/metrics/GatewayMetrics.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { request } from "node:http"
@@ -117,6 +119,9 @@ const gemini = (tools: ReadonlyArray<string>) =>
     tools: [{ functionDeclarations: tools.map((name) => ({ name })) }, { googleSearch: {} }]
   })
 
+/** `candor_gateway_requests_over_cap_total{cap}` now. */
+const overCap = (cap: string) => Effect.runSync(Metric.value(requestsOverCap.pipe(Metric.tagged("cap", cap)))).count
+
 const refusal = (res: { status: number; headers: Record<string, unknown>; body: Buffer }) => {
   expect(res.status).toBe(413)
   expect(res.headers["content-type"]).toBe("application/json")
@@ -129,9 +134,11 @@ describe("tool caps at the gateway", () => {
   it("an active policy: 513 tools is 413 naming GATEWAY_MAX_TOOLS, and the upstream is never called", async () => {
     const key = await agent(WARN_ALL)
     const before = upstream.requests.length
+    const counted = overCap("tools")
     const error = refusal(await send(gateway, key, "/anthropic/v1/messages", anthropic(names(513))))
     expect(error).toMatch(/declares 513 tools; at most 512 .*GATEWAY_MAX_TOOLS/)
     expect(upstream.requests.length).toBe(before)
+    expect(overCap("tools")).toBe(counted + 1)
   })
 
   it("20,000 tools (the issue's flood) is refused from its bytes: a body JSON.parse would reject is refused all the same", async () => {
