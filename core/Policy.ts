@@ -24,18 +24,23 @@
  * identities are cheap (a new `x-candor-agent` name is a new agent with no history), so grace on an
  * explicit rule would be a way around it.
  *
- * Globs are compiled once per policy object (literal names by hash lookup, `prefix*` by
- * `startsWith`, the rest by a linear-time wildcard matcher that cannot backtrack exponentially).
+ * Each list of findings holds at most `MAX_LISTED_FINDINGS`; the rest are counted in
+ * `findings_omitted` and still count for the verdict.
+ *
+ * Globs are compiled once per policy object into one `GlobSet` (core/GlobSet.ts: literal names by
+ * hash lookup, `prefix*` and `*suffix` by trie walks, the rest by a bit-parallel simulation that
+ * cannot backtrack), and names matched are remembered per policy object, so an agent's usual tools
+ * cost O(name length) each; `policyEvaluator` does the work a budget of steps at a time.
  */
 import { tryCanonicalJson } from "./Canonical.js"
+import { type GlobCursor, GlobSet } from "./GlobSet.js"
 import type { AlignmentCard } from "./schema/Card.js"
 import { severityRank } from "./schema/Concern.js"
 import {
   type CapabilityMapping,
-  type ForbiddenRule,
   type Policy,
-  type PolicyEscalationTrigger,
   type PolicyFinding,
+  type PolicyFindingType,
   type PolicyMeta,
   type PolicySeverity,
   type PolicyVerdict,
@@ -49,119 +54,118 @@ export type { PolicyFinding, PolicyFindingType, PolicyVerdict } from "./schema/P
 export interface PolicyEvaluation {
   /** `fail` with a critical or high violation, else `warn` with any finding, else `pass`. */
   readonly verdict: PolicyVerdict
+  /** At most `MAX_LISTED_FINDINGS` each, in the order found. */
   readonly violations: ReadonlyArray<PolicyFinding>
   readonly warnings: ReadonlyArray<PolicyFinding>
   /** Distinct tool names evaluated. */
   readonly tools_evaluated: number
+  /** Findings past `MAX_LISTED_FINDINGS` in either list, counted but not listed; absent when none. */
+  readonly findings_omitted?: number
 }
 
 // ---------------------------------------------------------------------------------------------
 // Globs
 
-/** `*` any run of characters, `?` one, in O(pattern × name) at worst (greedy with one backtrack point). */
-const wildcardMatch = (pattern: string, name: string): boolean => {
-  let p = 0
-  let n = 0
-  let star = -1
-  let mark = 0
-  while (n < name.length) {
-    const c = pattern.charCodeAt(p)
-    if (p < pattern.length && (c === 63 /* ? */ || c === name.charCodeAt(n))) {
-      p++
-      n++
-    } else if (p < pattern.length && c === 42 /* * */) {
-      star = p++
-      mark = n
-    } else if (star >= 0) {
-      p = star + 1
-      n = ++mark
-    } else {
-      return false
-    }
-  }
-  while (pattern.charCodeAt(p) === 42) p++
-  return p === pattern.length
-}
-
-/** One glob as the cheapest test that decides it. */
+/** One glob as a test (compiled on each call: for a policy's many globs, `compilePolicy`). */
 export const globMatcher = (pattern: string): ((name: string) => boolean) => {
-  const firstWildcard = pattern.search(/[*?]/)
-  if (firstWildcard < 0) return (name) => name === pattern
-  if (firstWildcard === pattern.length - 1 && pattern.endsWith("*")) {
-    const prefix = pattern.slice(0, -1)
-    return (name) => name.startsWith(prefix)
-  }
-  return (name) => wildcardMatch(pattern, name)
+  const set = new GlobSet([pattern])
+  return (name) => set.match(name).length > 0
 }
 
-/** Rules under one or more globs each, split into exact names (one lookup) and patterns (one test each). */
-interface RuleIndex<R> {
-  readonly exact: ReadonlyMap<string, ReadonlyArray<readonly [number, R]>>
-  readonly patterns: ReadonlyArray<readonly [number, (name: string) => boolean, R]>
+/** The rules of a policy one name matches, as indices into its lists, each once, ascending. */
+export interface MatchedRules {
+  readonly forbidden: ReadonlyArray<number>
+  /** Into `Object.values(policy.capability_mappings)`. */
+  readonly mappings: ReadonlyArray<number>
+  readonly triggers: ReadonlyArray<number>
 }
 
-const indexRules = <R>(rules: ReadonlyArray<R>, globs: (rule: R) => ReadonlyArray<string>): RuleIndex<R> => {
-  const exact = new Map<string, Array<readonly [number, R]>>()
-  const patterns: Array<readonly [number, (name: string) => boolean, R]> = []
-  rules.forEach((rule, i) => {
-    for (const glob of globs(rule)) {
-      if (/[*?]/.test(glob)) patterns.push([i, globMatcher(glob), rule])
-      else {
-        const list = exact.get(glob)
-        if (list === undefined) exact.set(glob, [[i, rule]])
-        else list.push([i, rule])
-      }
-    }
-  })
-  return { exact, patterns }
-}
-
-/** The rules matching `name`, each once, in the policy's order. */
-const matching = <R>(index: RuleIndex<R>, name: string): ReadonlyArray<R> => {
-  const exact = index.exact.get(name)
-  let hits: Array<readonly [number, R]> | undefined
-  for (const [i, test, rule] of index.patterns) {
-    if (test(name)) (hits ??= []).push([i, rule])
-  }
-  if (hits === undefined) {
-    if (exact === undefined) return []
-    if (exact.length === 1) return [exact[0]![1]]
-    hits = [...exact]
-  } else if (exact !== undefined) hits.push(...exact)
-  hits.sort(([a], [b]) => a - b)
-  const out: Array<R> = []
-  let last = -1
-  for (const [i, rule] of hits) {
-    if (i !== last) out.push(rule)
-    last = i
-  }
-  return out
-}
+const FORBIDDEN = 0
+const MAPPING = 1
+const TRIGGER = 2
 
 interface CompiledPolicy {
-  readonly forbidden: RuleIndex<ForbiddenRule>
-  readonly mappings: RuleIndex<CapabilityMapping>
-  readonly triggers: RuleIndex<PolicyEscalationTrigger>
+  /** Every glob of the policy: forbidden patterns, then mapping tools, then trigger globs. */
+  readonly globs: GlobSet
+  /** Per glob id, the list it belongs to and the rule's index there. */
+  readonly list: Uint8Array
+  readonly rule: Int32Array
+  readonly mappings: ReadonlyArray<CapabilityMapping>
+  /** Names already matched, oldest first; bounded by `MEMO_CAPACITY`. */
+  readonly memo: Map<string, MatchedRules>
 }
+
+/**
+ * Names remembered per policy object (the oldest goes first when it is full): an agent offers the
+ * same tools on every request, so each name costs its match once, then a lookup. A request's worth
+ * of tools at the gateway's cap, and more; kept with the policy object (one agent's), so no
+ * tenant's names push out another's.
+ */
+const MEMO_CAPACITY = 1024
+/** A lookup in that memory, in steps (core/GlobSet.ts): hashing the name is not free. */
+const MEMO_STEPS = 8
 
 const compiledPolicies = new WeakMap<Policy, CompiledPolicy>()
 
-/** Memoised per policy object: the gateway evaluates one agent's policy object on every request. */
-export const compilePolicy = (policy: Policy): CompiledPolicy => {
+/** Compiled once per policy object: the gateway evaluates one agent's policy object on every request. */
+const compilePolicy = (policy: Policy): CompiledPolicy => {
   let compiled = compiledPolicies.get(policy)
   if (compiled === undefined) {
-    compiled = {
-      forbidden: indexRules(policy.forbidden, (rule) => [rule.pattern]),
-      mappings: indexRules(Object.values(policy.capability_mappings), (mapping) => mapping.tools),
+    const globs: Array<string> = []
+    const list: Array<number> = []
+    const rule: Array<number> = []
+    const add = (glob: string, kind: number, index: number) => {
+      globs.push(glob)
+      list.push(kind)
+      rule.push(index)
+    }
+    policy.forbidden.forEach((forbidden, i) => add(forbidden.pattern, FORBIDDEN, i))
+    const mappings = Object.values(policy.capability_mappings)
+    mappings.forEach((mapping, i) => mapping.tools.forEach((glob) => add(glob, MAPPING, i)))
+    policy.escalation_triggers.forEach((trigger, i) => {
       // A decoded policy's conditions always parse; anything else matches nothing.
-      triggers: indexRules(policy.escalation_triggers, (trigger) => {
-        const glob = triggerGlob(trigger.condition)
-        return glob === undefined ? [] : [glob]
-      })
+      const glob = triggerGlob(trigger.condition)
+      if (glob !== undefined) add(glob, TRIGGER, i)
+    })
+    compiled = {
+      globs: new GlobSet(globs),
+      list: Uint8Array.from(list),
+      rule: Int32Array.from(rule),
+      mappings,
+      memo: new Map()
     }
     compiledPolicies.set(policy, compiled)
   }
   return compiled
+}
+
+/** The glob ids a cursor found, as rule indices per list (a mapping with several matching globs once). */
+const rulesOf = (compiled: CompiledPolicy, ids: ReadonlyArray<number>): MatchedRules => {
+  const lists: [Array<number>, Array<number>, Array<number>] = [[], [], []]
+  for (const id of ids) {
+    const target = lists[compiled.list[id]!]!
+    const index = compiled.rule[id]!
+    if (target[target.length - 1] !== index) target.push(index)
+  }
+  return { forbidden: lists[FORBIDDEN], mappings: lists[MAPPING], triggers: lists[TRIGGER] }
+}
+
+const remember = (compiled: CompiledPolicy, name: string, rules: MatchedRules) => {
+  const memo = compiled.memo
+  if (memo.size >= MEMO_CAPACITY) memo.delete(memo.keys().next().value!)
+  memo.set(name, rules)
+}
+
+/** The rules `name` matches, in the policy's order (whatever it costs: the gateway's request path uses `policyEvaluator`). */
+export const matchingRules = (policy: Policy, name: string): MatchedRules => {
+  const compiled = compilePolicy(policy)
+  const known = compiled.memo.get(name)
+  if (known !== undefined) return known
+  const cursor = compiled.globs.start(name)
+  cursor.run(Number.POSITIVE_INFINITY)
+  const rules = rulesOf(compiled, cursor.ids())
+  remember(compiled, name, rules)
+  return rules
 }
 
 interface CardActions {
@@ -186,7 +190,26 @@ const cardActions = (card: AlignmentCard): CardActions => {
 
 const HOUR_MS = 3_600_000
 
-const quoteList = (actions: ReadonlyArray<string>): string => actions.map((a) => JSON.stringify(a)).join(", ")
+/**
+ * Findings listed per list (violations, warnings) of one evaluation; the rest are counted in
+ * `findings_omitted` and still decide the verdict. A request at the gateway's caps (512 tools)
+ * against 1,000 rules that all match could otherwise list 512,000 findings in one 403 body and event.
+ */
+export const MAX_LISTED_FINDINGS = 256
+
+/** What a finding weighs in steps (an object and a few checks: several glob steps' time). */
+const FINDING_STEPS = 8
+
+/** Actions quoted in one finding's reason; more are counted ("and 3 more"), so a finding stays small. */
+const QUOTED_ACTIONS = 8
+
+const quoteList = (actions: ReadonlyArray<string>): string => {
+  const quoted = actions
+    .slice(0, QUOTED_ACTIONS)
+    .map((a) => JSON.stringify(a))
+    .join(", ")
+  return actions.length > QUOTED_ACTIONS ? `${quoted} and ${actions.length - QUOTED_ACTIONS} more` : quoted
+}
 
 /** High and critical violations fail the verdict; low and medium ones only warn. */
 export const isBlocking = (severity: PolicySeverity): boolean => severity === "high" || severity === "critical"
@@ -201,78 +224,176 @@ export const policyVerdict = (
       ? "warn"
       : "pass"
 
-export const evaluatePolicy = (
+/** An evaluation in progress, done a budget of steps at a time (see core/GlobSet.ts for what a step is). */
+export interface PolicyEvaluator {
+  /** Evaluates further, about `budget` steps (at least one tool's worth of progress); the evaluation once done. */
+  readonly run: (budget: number) => PolicyEvaluation | undefined
+  /** Steps spent so far. */
+  readonly steps: () => number
+}
+
+/**
+ * `evaluatePolicy`, resumable: the gateway runs a small budget synchronously and spreads the rest of
+ * a costly evaluation over turns of its event loop (adapters/gateway/PolicySlices.ts). Names already
+ * matched against this policy object cost a lookup.
+ */
+export const policyEvaluator = (
   policy: Policy,
   card: AlignmentCard | undefined,
   tools: ReadonlyArray<{ readonly name: string }>,
   firstSeen: (tool: string) => Date | undefined,
   now: Date
-): PolicyEvaluation => {
+): PolicyEvaluator => {
   const compiled = compilePolicy(policy)
   const envelope = card === undefined ? undefined : cardActions(card)
   const { grace_period_hours, unmapped_tool_action, unmapped_severity } = policy.defaults
   const graceMs = grace_period_hours * HOUR_MS
   const violations: Array<PolicyFinding> = []
   const warnings: Array<PolicyFinding> = []
+  let omitted = 0
+  let blocking = false
+  let findings = 0
   const seen = new Set<string>()
+  let spent = 0
+  let next = 0
+  let cursor: GlobCursor | undefined
+  let counted = 0
+  let result: PolicyEvaluation | undefined
+
+  /**
+   * A finding, counted for the verdict and listed while its list has room. Findings are costlier than
+   * a glob test (an object each), so they weigh `FINDING_STEPS`.
+   */
+  const violation = (type: PolicyFindingType, tool: string, reason: string, severity: PolicySeverity) => {
+    findings++
+    spent += FINDING_STEPS
+    if (isBlocking(severity)) blocking = true
+    if (violations.length < MAX_LISTED_FINDINGS) violations.push({ type, tool, reason, severity })
+    else omitted++
+  }
+  const warning = (finding: PolicyFinding) => {
+    findings++
+    spent += FINDING_STEPS
+    if (warnings.length < MAX_LISTED_FINDINGS) warnings.push(finding)
+    else omitted++
+  }
 
   /** An unmapped tool, by `unmapped_tool_action`; a denial gets the new-tool grace. */
   const unmapped = (tool: string, action: UnmappedToolAction) => {
     if (action === "allow") return
     const reason = "no capability mapping covers this tool"
-    if (action === "warn") return void warnings.push({ type: "unmapped", tool, reason, severity: unmapped_severity })
-    const finding: PolicyFinding = { type: "unmapped_denied", tool, reason, severity: unmapped_severity }
+    if (action === "warn") return warning({ type: "unmapped", tool, reason, severity: unmapped_severity })
     const first = firstSeen(tool)?.getTime() ?? now.getTime() // never seen: it is new now
     if (graceMs > 0 && now.getTime() - first < graceMs) {
-      warnings.push({ ...finding, grace_until: new Date(first + graceMs).toISOString() })
+      const grace_until = new Date(first + graceMs).toISOString()
+      warning({ type: "unmapped_denied", tool, reason, severity: unmapped_severity, grace_until })
     } else {
-      violations.push(finding)
+      violation("unmapped_denied", tool, reason, unmapped_severity)
     }
   }
 
-  for (const { name } of tools) {
-    if (seen.has(name)) continue
-    seen.add(name)
-    const forbidden = matching(compiled.forbidden, name)
-    if (forbidden.length > 0) {
-      for (const rule of forbidden) {
-        violations.push({ type: "forbidden", tool: name, reason: rule.reason, severity: rule.severity })
+  /**
+   * Findings that cannot be listed (their lists are full) once the verdict is already `fail`: counted
+   * at once, nothing built, so a name matching hundreds of rules costs one step past the cap.
+   */
+  const settled = (count: number, lists: ReadonlyArray<ReadonlyArray<PolicyFinding>>): boolean => {
+    if (!blocking || lists.some((list) => list.length < MAX_LISTED_FINDINGS)) return false
+    findings += count
+    omitted += count
+    spent++
+    return true
+  }
+
+  const findingsOf = (name: string, rules: MatchedRules) => {
+    if (rules.forbidden.length > 0) {
+      if (!settled(rules.forbidden.length, [violations]))
+        for (const i of rules.forbidden) {
+          const rule = policy.forbidden[i]!
+          violation("forbidden", name, rule.reason, rule.severity)
+        }
+    } else if (rules.mappings.length === 0) unmapped(name, unmapped_tool_action)
+    else if (envelope !== undefined) {
+      const actions = new Set<string>()
+      for (const i of rules.mappings) for (const action of compiled.mappings[i]!.card_actions) actions.add(action)
+      spent += actions.size
+      const cardForbidden = [...actions].filter((a) => envelope.forbidden.has(a))
+      const unbounded = [...actions].filter((a) => !envelope.bounded.has(a))
+      if (cardForbidden.length > 0) {
+        violation(
+          "card_forbidden",
+          name,
+          `maps to card action ${quoteList(cardForbidden)}, which the card forbids`,
+          "high"
+        )
+      } else if (unbounded.length > 0) {
+        violation(
+          "capability_exceeded",
+          name,
+          `maps to card action ${quoteList(unbounded)}, which the card's bounded_actions do not include`,
+          "high"
+        )
       }
-    } else {
-      const mappings = matching(compiled.mappings, name)
-      if (mappings.length === 0) unmapped(name, unmapped_tool_action)
-      else if (envelope !== undefined) {
-        const actions = [...new Set(mappings.flatMap((m) => m.card_actions))]
-        const cardForbidden = actions.filter((a) => envelope.forbidden.has(a))
-        const unbounded = actions.filter((a) => !envelope.bounded.has(a))
-        if (cardForbidden.length > 0) {
-          violations.push({
-            type: "card_forbidden",
-            tool: name,
-            reason: `maps to card action ${quoteList(cardForbidden)}, which the card forbids`,
-            severity: "high"
-          })
-        } else if (unbounded.length > 0) {
-          violations.push({
-            type: "capability_exceeded",
-            tool: name,
-            reason: `maps to card action ${quoteList(unbounded)}, which the card's bounded_actions do not include`,
-            severity: "high"
-          })
+    }
+    if (settled(rules.triggers.length, [violations, warnings])) return
+    for (const i of rules.triggers) {
+      const trigger = policy.escalation_triggers[i]!
+      if (trigger.action === "deny") {
+        violation("escalation", name, trigger.reason, "high")
+      } else {
+        warning({ type: "escalation", tool: name, reason: trigger.reason, severity: "medium" })
+      }
+    }
+  }
+
+  const run = (budget: number): PolicyEvaluation | undefined => {
+    if (result !== undefined) return result
+    const limit = spent + budget
+    while (next < tools.length) {
+      const name = tools[next]!.name
+      let rules: MatchedRules | undefined
+      if (cursor === undefined) {
+        spent++
+        if (seen.has(name)) {
+          next++
+          continue
+        }
+        rules = compiled.memo.get(name)
+        spent += MEMO_STEPS
+        if (rules === undefined) {
+          cursor = compiled.globs.start(name)
+          counted = 0
         }
       }
-    }
-    for (const trigger of matching(compiled.triggers, name)) {
-      if (trigger.action === "deny") {
-        violations.push({ type: "escalation", tool: name, reason: trigger.reason, severity: "high" })
-      } else {
-        warnings.push({ type: "escalation", tool: name, reason: trigger.reason, severity: "medium" })
+      if (cursor !== undefined) {
+        cursor.run(limit - spent - (cursor.steps - counted))
+        spent += cursor.steps - counted
+        counted = cursor.steps
+        if (!cursor.done) return undefined
+        rules = rulesOf(compiled, cursor.ids())
+        remember(compiled, name, rules)
+        cursor = undefined
       }
+      seen.add(name)
+      findingsOf(name, rules!)
+      next++
+      if (spent >= limit && next < tools.length) return undefined
     }
+    const verdict: PolicyVerdict = blocking ? "fail" : findings > 0 ? "warn" : "pass"
+    result = { verdict, violations, warnings, tools_evaluated: seen.size }
+    if (omitted > 0) result = { ...result, findings_omitted: omitted }
+    return result
   }
 
-  return { verdict: policyVerdict(violations, warnings), violations, warnings, tools_evaluated: seen.size }
+  return { run, steps: () => spent }
 }
+
+export const evaluatePolicy = (
+  policy: Policy,
+  card: AlignmentCard | undefined,
+  tools: ReadonlyArray<{ readonly name: string }>,
+  firstSeen: (tool: string) => Date | undefined,
+  now: Date
+): PolicyEvaluation => policyEvaluator(policy, card, tools, firstSeen, now).run(Number.POSITIVE_INFINITY)!
 
 /**
  * The verdict after the mode is applied, as `X-Policy-Verdict` reports it: in `enforce` a `fail`
@@ -285,6 +406,53 @@ export const appliedVerdict = (verdict: PolicyVerdict, mode: PolicyEnforcementMo
 /** Whether a policy asks for evaluation at all: set, and not `off`. */
 export const isPolicyActive = (policy: Policy | undefined): policy is Policy =>
   policy !== undefined && policy.defaults.enforcement_mode !== "off"
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+
+/**
+ * Rules a stored policy may hold by default (`POLICY_MAX_RULES`): every forbidden rule, every
+ * escalation trigger, and every tool glob and every card action of a capability mapping count one,
+ * since each is work for every tool of every request. The policy in force for an agent merges its
+ * organization's and its own, so it holds at most twice as many (a scoped transaction's own policy
+ * adds at most as many again): each side is capped where it is written, and an organization's
+ * policy never fails because of what its agents hold. The gateway's costs are measured at that size
+ * (docs/benchmarks.md).
+ */
+export const DEFAULT_POLICY_MAX_RULES = 1000
+
+/** Reasons are copied into every finding (403 bodies, events): as long as a mapping's description at most. */
+export const MAX_RULE_REASON_LENGTH = 2000
+/** Card actions are quoted in findings; no card names one longer. */
+export const MAX_CARD_ACTION_LENGTH = 256
+
+/** The rules of `policy`, as `DEFAULT_POLICY_MAX_RULES` counts them. */
+export const policyRuleCount = (policy: Policy): number =>
+  policy.forbidden.length +
+  policy.escalation_triggers.length +
+  Object.values(policy.capability_mappings).reduce((sum, m) => sum + m.tools.length + m.card_actions.length, 0)
+
+/**
+ * What makes `policy` larger than a policy may be stored (a sentence naming the limit), or
+ * undefined. Checked where policies are written (the policy and transaction routes), not in the
+ * schema: a stored policy from before a limit still decodes.
+ */
+export const policyOverLimits = (policy: Policy, maxRules: number): string | undefined => {
+  const rules = policyRuleCount(policy)
+  if (rules > maxRules) {
+    return `the policy has ${rules} rules (forbidden rules, escalation triggers, and the tool globs and card actions of capability mappings); at most ${maxRules} are accepted (POLICY_MAX_RULES)`
+  }
+  const long = [...policy.forbidden, ...policy.escalation_triggers].findIndex(
+    (rule) => rule.reason.length > MAX_RULE_REASON_LENGTH
+  )
+  if (long >= 0) return `a rule's reason must be at most ${MAX_RULE_REASON_LENGTH} characters`
+  for (const mapping of Object.values(policy.capability_mappings)) {
+    if (mapping.card_actions.some((action) => action.length > MAX_CARD_ACTION_LENGTH)) {
+      return `a card action must be at most ${MAX_CARD_ACTION_LENGTH} characters`
+    }
+  }
+  return undefined
+}
 
 // ---------------------------------------------------------------------------------------------
 // Merge

@@ -25,7 +25,7 @@
  * So for any tool the verdict under the transaction is never better than under the agent's policy,
  * and every tool the transaction does not name fails.
  */
-import { globMatcher, mergePolicies } from "./Policy.js"
+import { matchingRules, mergePolicies } from "./Policy.js"
 import { severityRank } from "./schema/Concern.js"
 import {
   type CapabilityMapping,
@@ -85,9 +85,6 @@ const MODE_ONLY: Policy = { ...EMPTY_POLICY, defaults: { ...LOOSEST_DEFAULTS, en
 /** The name of the mapping that holds named tools no mapping of the policy covers. */
 export const TRANSACTION_MAPPING = "transaction"
 
-const covers = (mapping: CapabilityMapping, tool: string): boolean =>
-  mapping.tools.some((glob) => globMatcher(glob)(tool))
-
 const freeName = (taken: Readonly<Record<string, unknown>>, name: string): string => {
   let key = name
   for (let n = 2; taken[key] !== undefined; n++) key = `${name}#${n}`
@@ -106,19 +103,25 @@ export const transactionPolicy = (
   const floor = base ?? EMPTY_POLICY
   const merged = mergePolicies(floor, extra ?? MODE_ONLY)
   const named = distinctTools(tools)
-  const floorMappings = Object.values(floor.capability_mappings)
-  const unmappedInBase = new Set(named.filter((tool) => !floorMappings.some((m) => covers(m, tool))))
+  // One match per named tool against each policy (compiled once, linear per name: core/GlobSet.ts).
+  const unmappedInBase = new Set(named.filter((tool) => matchingRules(floor, tool).mappings.length === 0))
   const unmappedAction = merged.defaults.unmapped_tool_action
   // A tool the agent's policy leaves unmapped under `deny` stays unmapped: denied, as before.
   const passing = named.filter((tool) => !(unmappedAction === "deny" && unmappedInBase.has(tool)))
 
-  const mappings: Record<string, CapabilityMapping> = {}
-  for (const [name, mapping] of Object.entries(merged.capability_mappings)) {
-    const kept = passing.filter((tool) => covers(mapping, tool))
-    if (kept.length > 0) mappings[name] = { ...mapping, tools: kept }
+  const entries = Object.entries(merged.capability_mappings)
+  const covered: Array<Array<string>> = entries.map(() => [])
+  const uncovered: Array<string> = []
+  for (const tool of passing) {
+    const covering = matchingRules(merged, tool).mappings
+    for (const i of covering) covered[i]!.push(tool)
+    if (covering.length === 0) uncovered.push(tool)
   }
-  const kept = Object.values(mappings)
-  const uncovered = passing.filter((tool) => !kept.some((m) => covers(m, tool)))
+  const mappings: Record<string, CapabilityMapping> = {}
+  entries.forEach(([name, mapping], i) => {
+    const kept = covered[i]!
+    if (kept.length > 0) mappings[name] = { ...mapping, tools: kept }
+  })
   if (uncovered.length > 0) {
     mappings[freeName(mappings, TRANSACTION_MAPPING)] = {
       tools: uncovered,
@@ -128,11 +131,11 @@ export const transactionPolicy = (
   }
 
   // A forbidden tool never reaches the mappings, so the agent's policy gives it no unmapped warning either.
-  const forbidden = merged.forbidden.map((rule) => globMatcher(rule.pattern))
+  const forbidden = (tool: string) => matchingRules(merged, tool).forbidden.length > 0
   const warned: ReadonlyArray<PolicyEscalationTrigger> =
     unmappedAction === "warn"
       ? passing
-          .filter((tool) => unmappedInBase.has(tool) && !forbidden.some((matches) => matches(tool)))
+          .filter((tool) => unmappedInBase.has(tool) && !forbidden(tool))
           .map((tool) => ({
             condition: `tool_matches('${tool}')`,
             action: "warn" as const,

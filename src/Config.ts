@@ -28,6 +28,7 @@ import {
   parsePublicRateLimits,
   type PublicRateLimits
 } from "./http/PublicRoutes.js"
+import { DEFAULT_POLICY_MAX_RULES } from "../core/Policy.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -68,6 +69,18 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly openaiBaseUrl: string
     /** Upstream for `/gemini/*`. A bare origin: the SDK's paths start with `/v1beta`. */
     readonly geminiBaseUrl: string
+    /** Tools a request may declare when the gateway reads them (an active tool policy); 413 above. */
+    readonly gatewayMaxTools: number
+    /** Longest tool name the gateway accepts when it reads the tools; 413 above. */
+    readonly gatewayMaxToolName: number
+    /** Request bytes the gateway holds at once per credential (the key's hash, whatever the agent label); 429 above. */
+    readonly gatewayInflightBytesPerCredential: number
+    /** Request bytes the gateway holds at once per organization; 429 above. */
+    readonly gatewayInflightBytesPerOrg: number
+    /** Request bytes the gateway holds at once in all; 503 above. */
+    readonly gatewayInflightBytes: number
+    /** Rules a stored tool policy may hold (forbidden rules, triggers, mapping globs and card actions); 400 above. */
+    readonly policyMaxRules: number
     /** The judge: `rules` (offline), or `anthropic:<model>` / `openai:<model>`. */
     readonly analysisModel: string
     /** Base URL of the LLM judge; `None` uses the provider's public URL. */
@@ -130,6 +143,8 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
 
 type Settings = CandorConfig["Type"]
 
+const MIB = 1024 * 1024
+
 export const defaults: Settings = {
   port: 8080,
   gatewayPort: 8081,
@@ -149,6 +164,12 @@ export const defaults: Settings = {
   anthropicBaseUrl: "https://api.anthropic.com",
   openaiBaseUrl: "https://api.openai.com",
   geminiBaseUrl: "https://generativelanguage.googleapis.com",
+  gatewayMaxTools: 512,
+  gatewayMaxToolName: 128,
+  gatewayInflightBytesPerCredential: 64 * MIB,
+  gatewayInflightBytesPerOrg: 256 * MIB,
+  gatewayInflightBytes: 1024 * MIB,
+  policyMaxRules: DEFAULT_POLICY_MAX_RULES,
   analysisModel: "rules",
   analysisBaseUrl: Option.none(),
   analysisApiKey: Option.none(),
@@ -277,6 +298,30 @@ const analysisTimeout = reader((text) => {
   return /^\d+$/.test(text) && n >= 100 && n <= 600_000
     ? Either.right(n)
     : Either.left(`must be a whole number of milliseconds between 100 and 600000, got "${text}"`)
+})
+
+/** A whole number from `min` to `max`, of what `unit` says. */
+const wholeNumber = (min: number, max: number, unit: string) =>
+  reader((text) => {
+    const n = Number(text)
+    return /^\d+$/.test(text) && n >= min && n <= max
+      ? Either.right(n)
+      : Either.left(`must be a whole number of ${unit} from ${min} to ${max}, got "${text}"`)
+  })
+
+/**
+ * Bytes, as a whole number or with KiB, MiB or GiB; at least the largest request body the gateway
+ * takes (32 MiB), or a request it accepts could never fit.
+ */
+const inflightBytes = reader((text) => {
+  const match = /^(\d+)\s*(KiB|MiB|GiB)?$/.exec(text)
+  const n =
+    match === null
+      ? Number.NaN
+      : Number(match[1]) * { KiB: 1024, MiB: MIB, GiB: 1024 * MIB, none: 1 }[match[2] ?? "none"]!
+  return Number.isSafeInteger(n) && n >= 32 * MIB
+    ? Either.right(n)
+    : Either.left(`must be a number of bytes (optionally with KiB, MiB or GiB) of at least 32MiB, got "${text}"`)
 })
 
 const natsUrl = reader((text) =>
@@ -528,6 +573,45 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     "Upstream of /openai/* (bare origin, without /v1)"
   ),
   geminiBaseUrl: withDefault("GEMINI_BASE_URL", httpUrl, defaults.geminiBaseUrl, "Upstream of /gemini/*"),
+  gatewayMaxTools: withDefault(
+    "GATEWAY_MAX_TOOLS",
+    wholeNumber(1, 100_000, "tools"),
+    defaults.gatewayMaxTools,
+    "Tools a request may declare when the gateway reads them (an active tool policy); 413 above"
+  ),
+  gatewayMaxToolName: withDefault(
+    "GATEWAY_MAX_TOOL_NAME",
+    wholeNumber(1, 4096, "characters"),
+    defaults.gatewayMaxToolName,
+    "Longest tool name (characters) the gateway accepts when it reads the tools; 413 above"
+  ),
+  gatewayInflightBytesPerCredential: withDefault(
+    "GATEWAY_INFLIGHT_BYTES_PER_CREDENTIAL",
+    inflightBytes,
+    defaults.gatewayInflightBytesPerCredential,
+    "Request bytes the gateway holds at once per credential (its key, whatever x-candor-agent says); 429 above",
+    "64MiB"
+  ),
+  gatewayInflightBytesPerOrg: withDefault(
+    "GATEWAY_INFLIGHT_BYTES_PER_ORG",
+    inflightBytes,
+    defaults.gatewayInflightBytesPerOrg,
+    "Request bytes the gateway holds at once per organization; 429 above",
+    "256MiB"
+  ),
+  gatewayInflightBytes: withDefault(
+    "GATEWAY_INFLIGHT_BYTES",
+    inflightBytes,
+    defaults.gatewayInflightBytes,
+    "Request bytes the gateway holds at once in all; 503 above",
+    "1GiB"
+  ),
+  policyMaxRules: withDefault(
+    "POLICY_MAX_RULES",
+    wholeNumber(1, 100_000, "rules"),
+    defaults.policyMaxRules,
+    "Rules a stored tool policy may hold: forbidden rules, triggers, mapping globs and card actions; 400 above"
+  ),
   analysisModel: withDefault(
     "ANALYSIS_MODEL",
     analysisModel,

@@ -42,6 +42,7 @@ import * as SigningKeys from "../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../adapters/store/GovernanceLog.js"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
 import { WebhookNetwork } from "../adapters/webhooks/WebhookUrlGuard.js"
+import { PolicyLimits } from "./api/handlers/PolicyLimits.js"
 import * as PartitionLeases from "../adapters/bus/PartitionLeases.js"
 import { defaultWorkerId, PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../streams/PartitionWorkers.js"
@@ -292,6 +293,13 @@ const GatewayLive = Layer.unwrapEffect(
       port: config.gatewayPort,
       host: config.host,
       upstreams: { anthropic: config.anthropicBaseUrl, openai: config.openaiBaseUrl, gemini: config.geminiBaseUrl },
+      tuning: {
+        inFlight: {
+          perCredential: config.gatewayInflightBytesPerCredential,
+          perOrg: config.gatewayInflightBytesPerOrg,
+          total: config.gatewayInflightBytes
+        }
+      },
       ...(tls === undefined ? {} : { tls })
     }).pipe(
       Layer.tap(() => warnIfPlainHttp("gateway", config.host, tls !== undefined)),
@@ -304,7 +312,8 @@ const GatewayLive = Layer.unwrapEffect(
             perMinute: config.gatewayUnknownKeyRate,
             burst: config.gatewayUnknownKeyBurst
           },
-          analysisTimeoutMs: config.analysisTimeoutMs
+          analysisTimeoutMs: config.analysisTimeoutMs,
+          toolCaps: { maxTools: config.gatewayMaxTools, maxNameLength: config.gatewayMaxToolName }
         })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
@@ -376,6 +385,11 @@ const FeedLive = (withStore: boolean) =>
 /** Whether webhook endpoints may be private addresses or plain http (the API's checks and the workers' connections). */
 const WebhookNetworkFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => Layer.succeed(WebhookNetwork, { allowPrivate: config.webhookAllowPrivate }))
+)
+
+/** How large a tool policy the API stores (POLICY_MAX_RULES). */
+const PolicyLimitsFromConfig = Layer.unwrapEffect(
+  Effect.map(CandorConfig, (config) => Layer.succeed(PolicyLimits, { maxRules: config.policyMaxRules }))
 )
 
 /** How long a stopping worker on the in-process bus may take to commit what the bus still holds. */
@@ -496,7 +510,7 @@ const rolesLive = (
   // Only the API, the workers and the prover read or write records: a gateway process opens no database
   // (the types cannot see that they are absent then).
   return (withStore ? stored : (roles as unknown as typeof stored)).pipe(
-    Layer.provide(WebhookNetworkFromConfig),
+    Layer.provide(Layer.merge(WebhookNetworkFromConfig, PolicyLimitsFromConfig)),
     Layer.provide(
       MessagingLive(withWorkers, bridge) as Layer.Layer<
         Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,

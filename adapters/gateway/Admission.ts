@@ -16,10 +16,11 @@
  */
 import type { ContainmentState } from "../../core/schema/Containment.js"
 import { type AgentState, defaultKeySettings, defaultSettings } from "../bus/AgentState.js"
+import type { IncomingHttpHeaders } from "node:http"
 import type { ProviderAdapter, ProviderName } from "../providers/Provider.js"
 import { AgentIds } from "./AgentIdentity.js"
 import { readCandorHeaders } from "./CandorHeaders.js"
-import { readCredential } from "./Credentials.js"
+import { type CredentialRead, readCredential } from "./Credentials.js"
 import { type GatewayResponse, type InspectedRequest, jsonResponse } from "./Inspector.js"
 import { socketClient } from "./SocketClient.js"
 import { UnknownKeys, type UnknownKeyLimits } from "./UnknownKeys.js"
@@ -80,11 +81,29 @@ export const makeAdmission = ({ adapters, limits, now, state }: AdmissionOptions
         )
   }
 
+  /**
+   * Credentials read before the body (`identifyBeforeBody`), by the request's raw header list, so
+   * that `decide` hashes the key once: the server hands both the same `req.rawHeaders` array.
+   */
+  const credentials = new WeakMap<ReadonlyArray<string>, CredentialRead>()
+  const credentialOf = (
+    provider: ProviderName,
+    headers: IncomingHttpHeaders,
+    rawHeaders: ReadonlyArray<string> | undefined,
+    url: URL
+  ): CredentialRead => {
+    const known = rawHeaders === undefined ? undefined : credentials.get(rawHeaders)
+    if (known !== undefined) return known
+    const read = readCredential(adapters[provider].credentials, headers, rawHeaders, url)
+    if (rawHeaders !== undefined) credentials.set(rawHeaders, read)
+    return read
+  }
+
   const decide = (request: InspectedRequest): Admission => {
     const candor = readCandorHeaders(request.headers, request.rawHeaders)
     if (!candor.ok) return refused(400, candor.error)
     const adapter = adapters[request.provider]
-    const credential = readCredential(adapter.credentials, request.headers, request.rawHeaders, request.url)
+    const credential = credentialOf(request.provider, request.headers, request.rawHeaders, request.url)
     if (credential._tag === "refused") return refused(400, credential.error)
     const at = now()
     if (credential._tag === "none") return limited(request, at) ?? UNATTRIBUTED
@@ -117,6 +136,27 @@ export const makeAdmission = ({ adapters, limits, now, state }: AdmissionOptions
       let admission = decided.get(request)
       if (admission === undefined) decided.set(request, (admission = decide(request)))
       return admission
+    },
+    /**
+     * Before the body is read: the credential's hash and the agent it names, for the bytes-in-flight
+     * budget and the tool screen; undefined when there is no single readable credential or a Candor
+     * header is malformed (`admit` refuses or leaves such a request unattributed once the body is in).
+     * Takes no token and refuses nothing.
+     */
+    identifyBeforeBody: (
+      provider: ProviderName,
+      url: URL,
+      headers: IncomingHttpHeaders,
+      rawHeaders: ReadonlyArray<string>
+    ): { readonly keyHash: string; readonly agentId: string } | undefined => {
+      const candor = readCandorHeaders(headers, rawHeaders)
+      if (!candor.ok) return undefined
+      const credential = credentialOf(provider, headers, rawHeaders, url)
+      if (credential._tag !== "one") return undefined
+      return {
+        keyHash: credential.keyHash,
+        agentId: agentIds.lookup(credential.keyHash, candor.headers.agent, now()).agentId
+      }
     },
     /** The provider answered a request with this key (`UnknownKeys.noteAnswer`). */
     noteAnswer: (keyHash: string, status: number): void => unknownKeys.noteAnswer(keyHash, status)

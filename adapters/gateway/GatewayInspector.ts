@@ -60,6 +60,8 @@ import {
   evaluatePolicy,
   isPolicyActive,
   type PolicyEvaluation,
+  policyEvaluator,
+  type PolicyEvaluator,
   type PolicyVerdict
 } from "../../core/Policy.js"
 import { containmentErrorBody, containmentInForce } from "../../core/Containment.js"
@@ -80,16 +82,19 @@ import { noopObserver, type ExchangeOutcome } from "./ExchangeOutcome.js"
 import { FairQueue } from "./FairQueue.js"
 import { DEFAULT_ANALYSIS_TIMEOUT_MS, makeJudging } from "./Judging.js"
 import { countUnanalysed, isProviderRefusal, providerRefused, unrecordableRefusal } from "./Recording.js"
-import { isEncoded, parseJsonBody, RequestBody } from "./RequestBody.js"
+import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
 import { unanalysedJudgement } from "./UnanalysedJudgement.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
 import { makeAdmission } from "./Admission.js"
 import { headerText } from "./AgentIdentity.js"
+import { TRANSACTION_HEADER } from "./CandorHeaders.js"
 import { makeEventPublisher, UNSETTLED } from "./EventPublisher.js"
 import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } from "./Inspector.js"
+import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
+import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { ToolFirstSeen } from "./ToolFirstSeen.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
@@ -214,6 +219,8 @@ export interface GatewayInspectorOptions {
   readonly toolMemoryCapacity: number
   /** The per-client limit on requests with keys the gateway does not know (`UnknownKeys.ts`). */
   readonly unknownKeys: UnknownKeyLimits
+  /** Tools and tool-name length a request may have when its tools are read (413 above: ToolCaps.ts). */
+  readonly toolCaps: ToolCaps
 }
 
 /**
@@ -236,21 +243,21 @@ const defaults: GatewayInspectorOptions = {
   publisherCapacity: UNSETTLED,
   subjectPrefix: DEFAULT_PREFIX,
   toolMemoryCapacity: 100_000,
+  toolCaps: DEFAULT_TOOL_CAPS,
   unknownKeys: defaultUnknownKeyLimits
 }
 
-/** A plain request body parsed on first use, once (most requests never need it). */
-const lazyJson = (bytes: Uint8Array): (() => unknown) => {
-  let body: unknown
-  let parsed = false
-  return () => {
-    if (!parsed) {
-      body = parseJsonBody(bytes)
-      parsed = true
-    }
-    return body
-  }
-}
+/** The plain request body parsed on first use, once for both paths (most requests never need it). */
+const lazyJson =
+  (bytes: Uint8Array): (() => unknown) =>
+  () =>
+    parseJsonBodyOnce(bytes)
+
+/**
+ * A request's policy evaluation in progress, by the request's bytes: the effectful path goes on from
+ * where the synchronous path's budget ran out, for the same policy object.
+ */
+const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
 
 /** The 403 of a request whose tools the policy forbids, in `enforce` mode. */
 const policyBlocked = (evaluation: PolicyEvaluation) => {
@@ -280,6 +287,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       publisherCapacity,
       queueCapacity,
       subjectPrefix,
+      toolCaps,
       toolMemoryCapacity,
       unknownKeys
     } = { ...defaults, ...options }
@@ -292,6 +300,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judging = makeJudging(judge, analysisTimeoutMs)
     const clock = yield* Effect.clock
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
+    /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
+    const slices = new PolicySlices()
     const publisher = yield* makeEventPublisher(subjectPrefix, { capacity: publisherCapacity })
     const { publish } = publisher
     // Made after the publisher, so closed before it: analysis stops, then publishing drains.
@@ -507,6 +517,19 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       if (given !== undefined) shed.push(given)
       schedule(verdict === undefined && given === undefined)
     }
+
+    /**
+     * The request's policy evaluation: the one a previous call started for these bytes and this
+     * policy object, or a new one. Its own tenant's turn in `slices`: the organization, else the credential.
+     */
+    const evaluatorFor = (request: InspectedRequest, policy: Policy, make: () => PolicyEvaluator) => {
+      const started = evaluations.get(request.body)
+      // Already given the request path's budget once: whatever is left goes to the slices.
+      if (started !== undefined && started.policy === policy) return { evaluator: started.evaluator, budget: 0 }
+      const evaluator = make()
+      evaluations.set(request.body, { policy, evaluator })
+      return { evaluator, budget: SYNC_STEPS }
+    }
     const unattributed = (request: InspectedRequest): RequestDecision => ({
       forward: request.body,
       context: undefined,
@@ -549,10 +572,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
+        const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+        if (tooMany !== undefined) return { respond: tooMany }
         if (requestBody() === undefined && request.body.length > 0) return undefined
         const tools = adapter.declaredTools(requestBody())
-        const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
-        if (evaluation.verdict !== "pass") return undefined
+        const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
+        if (overCap !== undefined) return { respond: overCap }
+        const { budget, evaluator } = evaluatorFor(request, policy, () =>
+          policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+        )
+        const evaluation = evaluator.run(budget)
+        // Not done within the request path's budget: the effectful path goes on in slices.
+        if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
         toolsSeen.note(agentId, tools, now)
         headers = POLICY_PASSED
       }
@@ -569,6 +600,22 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     }
 
     const service: Inspector["Type"] = {
+      beforeBody: (provider, url, headers, rawHeaders) => {
+        const who = admission.identifyBeforeBody(provider, url, headers, rawHeaders)
+        const credential = who?.keyHash
+        const peek = state.peek
+        if (who === undefined || peek === undefined) return { holder: { credential, org: undefined } }
+        const settings = peek(who.agentId)
+        // The tools will be read (an active policy, or a transaction's; a contained agent is refused
+        // first): a flood of them is refused from its first bytes, before the rest is read.
+        const reads =
+          settings.containment === undefined &&
+          (isPolicyActive(settings.policy) || headers[TRANSACTION_HEADER] !== undefined)
+        return {
+          holder: { credential, org: settings.orgId },
+          screen: reads ? (partial) => screenTools(provider, partial, toolCaps) : undefined
+        }
+      },
       beforeRequestSync,
       beforeRequest: (request) =>
         Effect.gen(function* () {
@@ -616,6 +663,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           let requestVerdict: PolicyVerdict = "pass"
           let requestUnreadable = false
           if (policy !== undefined) {
+            // A flood of tools is refused from the plain bytes before any parse (an encoded body is
+            // counted once decoded, below).
+            if (body.coding === "identity") {
+              const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+              if (tooMany !== undefined) return { respond: tooMany }
+            }
             // Tools that cannot be read (a body undecodable or not JSON) cannot be checked: refused in
             // `enforce` under `fail_open: false`; else forwarded, never as a pass (below).
             requestUnreadable = yield* body.unreadable
@@ -623,8 +676,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               yield* block("policy", UNREADABLE_REQUEST_REASON)
               return { respond: policyUnreadable }
             }
-            const tools = adapter.declaredTools(yield* body.json)
-            const evaluation = evaluatePolicy(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+            const json = yield* body.json
+            const tools = adapter.declaredTools(json)
+            const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
+            if (overCap !== undefined) return { respond: overCap }
+            const { budget, evaluator } = evaluatorFor(request, policy, () =>
+              policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+            )
+            const evaluation =
+              evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
             toolsSeen.note(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)

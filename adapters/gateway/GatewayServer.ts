@@ -25,7 +25,15 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import type { Server as TlsServer } from "node:tls"
-import { Inspector, type RequestDecision } from "./Inspector.js"
+import {
+  type BytesHolder,
+  defaultInFlightLimits,
+  InFlightBytes,
+  type InFlightLimits,
+  refusalOf,
+  RETRY_AFTER_SECONDS
+} from "./InFlightBytes.js"
+import { type GatewayResponse, Inspector, type RequestDecision } from "./Inspector.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { Exchange, type ExchangeSink, jsonError, writeLocal } from "./Exchange.js"
 import { requestHeadersForUpstream } from "./Headers.js"
@@ -45,6 +53,8 @@ import type { ProviderName } from "../providers/Provider.js"
 export interface GatewayTuning {
   /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
   readonly maxRequestBytes: number
+  /** Request bytes held at once per credential, organization and process (InFlightBytes.ts: 429 / 503 above). */
+  readonly inFlight: InFlightLimits
   readonly timeouts: UpstreamTimeouts
   /** How long shutdown waits for in-flight streams before cutting them. */
   readonly shutdownGraceMs: number
@@ -52,6 +62,7 @@ export interface GatewayTuning {
 
 export const defaultTuning: GatewayTuning = {
   maxRequestBytes: 32 * 1024 * 1024,
+  inFlight: defaultInFlightLimits,
   timeouts: defaultTimeouts,
   shutdownGraceMs: 10_000
 }
@@ -110,22 +121,25 @@ export const makeGatewayHandler = (
 ) => {
   const run = Runtime.runPromise(runtime)
   const limit = tuning.maxRequestBytes
+  const inFlight = new InFlightBytes(tuning.inFlight)
 
   const forward = (
     req: IncomingMessage,
     res: ServerResponse,
     upstream: Upstream,
     rest: string,
+    url: URL,
+    holder: BytesHolder,
     body: Buffer,
     startedAt: bigint
   ) => {
-    const url = new URL(upstream.origin + upstream.basePath + rest)
     const request = {
       provider: upstream.provider,
       url,
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       client: req.socket.remoteAddress,
+      holder,
       body
     }
     const proceed = (decision: RequestDecision): void => {
@@ -172,19 +186,65 @@ export const makeGatewayHandler = (
     }
     const declared = Number(req.headers["content-length"] ?? 0)
     if (declared > limit) return tooLarge(req, res)
-    const chunks: Array<Buffer> = []
+    // Whose bytes these are, from the headers: the body is counted against them as it arrives.
+    const upstreamUrl = new URL(target.upstream.origin + target.upstream.basePath + target.rest)
+    const watch = inspector.beforeBody?.(target.upstream.provider, upstreamUrl, req.headers, req.rawHeaders)
+    const holder = watch?.holder ?? NO_HOLDER
+    const refused = inFlight.wouldPass(holder, declared)
+    if (refused !== undefined) return overBudget(req, res, refusalOf(refused))
+    let held = 0
+    res.once("close", () => inFlight.release(holder, held))
+    let chunks: Array<Buffer> = []
     let size = 0
+    let screen = watch?.screen
+    let screenAt = SCREEN_FROM_BYTES
     req.on("data", (chunk: Buffer) => {
       size += chunk.byteLength
       if (size > limit) return tooLarge(req, res)
+      const passed = inFlight.take(holder, chunk.byteLength)
+      if (passed !== undefined) return overBudget(req, res, refusalOf(passed))
+      held += chunk.byteLength
       chunks.push(chunk)
+      if (screen !== undefined && size >= screenAt) {
+        // The body so far, at ×4 steps (copied ≤ 1.33 times in all): a flood is refused unread.
+        chunks = [Buffer.concat(chunks, size)]
+        screenAt = size * 4
+        const verdict = screen(chunks[0]!)
+        if (verdict === "within") screen = undefined
+        else if (verdict !== undefined) return refuseUnread(req, res, verdict)
+      }
     })
     req.on("end", () => {
-      if (size > limit) return
+      if (size > limit || res.headersSent) return
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-      forward(req, res, target.upstream, target.rest, body, process.hrtime.bigint())
+      forward(req, res, target.upstream, target.rest, upstreamUrl, holder, body, process.hrtime.bigint())
     })
   }
+}
+
+/** Nobody in particular: an Inspector that cannot tell counts every request against one credential budget (as requests without a key share one) and the process's. */
+const NO_HOLDER: BytesHolder = { credential: undefined, org: undefined }
+
+/** Bodies are screened (`BodyWatch.screen`) from this size on: smaller ones are read whole first. */
+const SCREEN_FROM_BYTES = 64 * 1024
+
+/** The Inspector's answer to a body it refused from its first bytes, then close: the rest is never read. */
+const refuseUnread = (req: IncomingMessage, res: ServerResponse, answer: GatewayResponse) => {
+  if (res.headersSent) return
+  res.setHeader("connection", "close")
+  writeLocal(res, answer, 0n)
+  req.removeAllListeners("data")
+  req.resume()
+}
+
+/** 429 or 503 with Retry-After, then close: over a bytes-in-flight cap, nothing more of the upload is read. */
+const overBudget = (req: IncomingMessage, res: ServerResponse, refusal: { status: number; error: string }) => {
+  if (res.headersSent) return
+  res.setHeader("connection", "close")
+  res.setHeader("retry-after", String(RETRY_AFTER_SECONDS))
+  writeLocal(res, jsonError(refusal.status, refusal.error), 0n)
+  req.removeAllListeners("data")
+  req.resume()
 }
 
 /** 413, then close: the rest of the upload is not worth reading. */

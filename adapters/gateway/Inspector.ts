@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http"
 import { type ExchangeOutcome, noopObserver, type ResponseObserver } from "./ExchangeOutcome.js"
 import type { ProviderName } from "../providers/Provider.js"
+import type { BytesHolder } from "./InFlightBytes.js"
 
 export interface InspectedRequest {
   readonly provider: ProviderName
@@ -32,6 +33,8 @@ export interface InspectedRequest {
   readonly rawHeaders?: ReadonlyArray<string>
   /** The peer's socket address (`req.socket.remoteAddress`): who the unknown-key limit counts against. */
   readonly client?: string | undefined
+  /** Whose bytes these are, as `beforeBody` said before the body was read (its key hash is not computed again). */
+  readonly holder?: BytesHolder | undefined
   readonly body: Uint8Array
 }
 
@@ -55,6 +58,19 @@ export type RequestDecision =
     }
   | { readonly respond: GatewayResponse }
 
+/** What the Inspector asks of a request's body while it arrives. */
+export interface BodyWatch {
+  /** Whose bytes these are (its credential's key hash, its agent's organization): the server counts them (InFlightBytes.ts). */
+  readonly holder: BytesHolder
+  /**
+   * A check of the body received so far, when its first bytes can already refuse the request (a
+   * flood of tools against an active policy: ToolCaps.ts `screenTools`): an answer to give now
+   * without reading the rest, `"within"` when nothing more is to be learned, `undefined` to ask again
+   * with more bytes.
+   */
+  readonly screen?: ((partial: Uint8Array) => GatewayResponse | "within" | undefined) | undefined
+}
+
 export interface ResponseHead {
   readonly status: number
   readonly headers: IncomingHttpHeaders
@@ -67,6 +83,16 @@ export type HeldVerdict = { readonly pass: true } | { readonly respond: GatewayR
 export class Inspector extends Context.Tag("candor/adapters/gateway/Inspector")<
   Inspector,
   {
+    /**
+     * What the head of a request tells before its body is read (optional: without it every request
+     * shares one credential budget and nothing is screened).
+     */
+    readonly beforeBody?: (
+      provider: ProviderName,
+      url: URL,
+      headers: IncomingHttpHeaders,
+      rawHeaders: ReadonlyArray<string>
+    ) => BodyWatch
     readonly beforeRequest: (request: InspectedRequest) => Effect.Effect<RequestDecision>
     /**
      * The same decision without an effect when it needs none (the usual request: a map lookup, no

@@ -26,6 +26,19 @@ export const parseJsonBody = (bytes: Uint8Array): unknown => {
   }
 }
 
+/**
+ * Bodies already parsed, by the bytes' identity: a request the synchronous path hands on to the
+ * effectful one is parsed once, not twice (a multi-megabyte parse is itself a stall: issue 24).
+ */
+const parsedBodies = new WeakMap<Uint8Array, { readonly json: unknown }>()
+
+/** `parseJsonBody`, once per bytes object. */
+export const parseJsonBodyOnce = (bytes: Uint8Array): unknown => {
+  let parsed = parsedBodies.get(bytes)
+  if (parsed === undefined) parsedBodies.set(bytes, (parsed = { json: parseJsonBody(bytes) }))
+  return parsed.json
+}
+
 /** Whether the body carries a content coding (then only the effectful path reads it). */
 export const isEncoded = (headers: IncomingHttpHeaders): boolean => {
   const encoding = headers["content-encoding"]
@@ -51,7 +64,7 @@ export class RequestBody {
   private readonly decoded: Effect.Effect<Decoded> = Effect.suspend(() => {
     if (this.read !== undefined) return Effect.succeed(this.read)
     return Effect.map(decodeBody(this.coding, this.bytes), (bytes) => {
-      this.read = { bytes, json: bytes === undefined ? undefined : parseJsonBody(bytes) }
+      this.read = { bytes, json: bytes === undefined ? undefined : parseJsonBodyOnce(bytes) }
       return this.read
     })
   })

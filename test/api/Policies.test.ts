@@ -396,6 +396,52 @@ layer(harness(), { timeout: "120 seconds" })("policy API", (it) => {
     )
   })
 
+  describe("limits (issue 24: POLICY_MAX_RULES)", () => {
+    const rules = (n: number, prefix: string) => ({
+      forbidden: Array.from({ length: n }, (_, i) => ({ pattern: `${prefix}_${i}_*`, reason: "r" }))
+    })
+
+    it.effect(
+      "a policy over 1,000 rules is 400 naming the cap, for an agent and an organization; 1,000 each is accepted, 2,000 once merged",
+      () =>
+        Effect.gen(function* () {
+          const api = yield* ApiHarness
+          const { agentId, orgId, owner } = yield* freshOrg
+          // The issue's attack: 5,000 glob rules, accepted before.
+          for (const path of [`/v1/agents/${agentId}/policy`, `/v1/orgs/${orgId}/policy`]) {
+            for (const body of [rules(5000, "a"), rules(1001, "a")]) {
+              const res = yield* api.call("PUT", path, { token: owner.token, body })
+              expect(res.status).toBe(400)
+              expect(Object.keys(res.body)).toEqual(["error"])
+              expect(res.body.error).toMatch(/has \d+ rules .* at most 1000 .*POLICY_MAX_RULES/)
+            }
+          }
+          // Card actions count too: 500 globs and 501 actions is 1,001.
+          const mapped = {
+            capability_mappings: {
+              m: {
+                tools: Array.from({ length: 500 }, (_, i) => `t${i}`),
+                card_actions: Array.from({ length: 501 }, (_, i) => `a${i}`)
+              }
+            }
+          }
+          expect(
+            (yield* api.call("PUT", `/v1/agents/${agentId}/policy`, { token: owner.token, body: mapped })).status
+          ).toBe(400)
+          expect(
+            (yield* api.call("PUT", `/v1/orgs/${orgId}/policy`, { token: owner.token, body: rules(1000, "org") }))
+              .status
+          ).toBe(200)
+          expect(
+            (yield* api.call("PUT", `/v1/agents/${agentId}/policy`, { token: owner.token, body: rules(1000, "agent") }))
+              .status
+          ).toBe(200)
+          const resolved = yield* api.call("GET", `/v1/agents/${agentId}/policy/resolved`, { token: owner.token })
+          expect(resolved.body.resolved_policy.forbidden).toHaveLength(2000)
+        })
+    )
+  })
+
   describe("POST /v1/policies/evaluate", () => {
     it.effect("reports every matching forbidden rule, matches `?`, and never softens a forbidden tool with grace", () =>
       Effect.gen(function* () {

@@ -272,6 +272,11 @@ layer(harness(), { timeout: "120 seconds" })("scoped transactions API", (it) => 
             400,
             "policy: must be at most 65536 bytes"
           ],
+          [
+            { policy: { forbidden: Array.from({ length: 1001 }, (_, i) => ({ pattern: `t${i}`, reason: "" })) } },
+            400,
+            "policy: the policy has 1001 rules"
+          ],
           [{ agent_id: "agt-nobody" }, 404, "agent agt-nobody not found"]
         ]
         for (const [patch, status, error] of cases) {

@@ -5,12 +5,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
+import fc from "fast-check"
 import {
   appliedVerdict,
+  DEFAULT_POLICY_MAX_RULES,
   evaluatePolicy,
   globMatcher,
   isPolicyActive,
+  MAX_LISTED_FINDINGS,
   mergePolicies,
+  policyEvaluator,
+  policyOverLimits,
+  policyRuleCount,
   resolvePolicy
 } from "../../core/Policy.js"
 import { policyHash } from "../../core/Commitments.js"
@@ -422,6 +428,143 @@ describe("evaluatePolicy", () => {
     const started = performance.now()
     for (let i = 0; i < runs; i++) evaluatePolicy(big, card, requested, never, NOW)
     expect((performance.now() - started) / runs).toBeLessThan(5)
+  })
+})
+
+describe("policyEvaluator (issue 24: an evaluation is bounded and can be spread over turns)", () => {
+  const letters = "abc*?_"
+  const globs = fc.array(fc.constantFrom(...letters), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(""))
+  const names = fc.array(fc.constantFrom("a", "b", "c", "_"), { maxLength: 8 }).map((cs) => cs.join(""))
+  const policies = fc
+    .record({
+      forbidden: fc.array(
+        fc.record({
+          pattern: globs,
+          severity: fc.constantFrom("low", "medium", "high", "critical") as fc.Arbitrary<"low">
+        }),
+        { maxLength: 4 }
+      ),
+      mappings: fc.array(
+        fc.record({
+          tools: fc.array(globs, { minLength: 1, maxLength: 3 }),
+          action: fc.constantFrom("read", "web_fetch", "delete", "other")
+        }),
+        { maxLength: 5 }
+      ),
+      triggers: fc.array(
+        fc.record({ glob: globs, action: fc.constantFrom("escalate", "warn", "deny") as fc.Arbitrary<"deny"> }),
+        { maxLength: 3 }
+      ),
+      unmapped: fc.constantFrom("allow", "warn", "deny") as fc.Arbitrary<"deny">
+    })
+    .map(({ forbidden, mappings, triggers, unmapped }) =>
+      policyOf({
+        capability_mappings: Object.fromEntries(
+          mappings.map((m, i) => [`m${i}`, { tools: m.tools, card_actions: [m.action] }])
+        ),
+        forbidden: forbidden.map((f, i) => ({ ...f, reason: `forbidden ${i}` })),
+        escalation_triggers: triggers.map((t, i) => ({
+          condition: `tool_matches('${t.glob}')`,
+          action: t.action,
+          reason: `trigger ${i}`
+        })),
+        defaults: { unmapped_tool_action: unmapped, unmapped_severity: "high", grace_period_hours: 0 }
+      })
+    )
+
+  it("gives the same evaluation whatever the budget of each run", () => {
+    fc.assert(
+      fc.property(
+        policies,
+        fc.array(names, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 40 }),
+        (policy, requested, budget) => {
+          const tools = requested.map((name) => ({ name }))
+          // A fresh copy each time: the memo of one must not make the other's answer.
+          const whole = evaluatePolicy(structuredClone(policy), card, tools, never, NOW)
+          const evaluator = policyEvaluator(structuredClone(policy), card, tools, never, NOW)
+          let result = evaluator.run(budget)
+          for (let turns = 0; result === undefined; turns++) {
+            expect(turns).toBeLessThan(10_000)
+            result = evaluator.run(budget)
+          }
+          expect(result).toEqual(whole)
+        }
+      ),
+      { seed: 24, numRuns: 300 }
+    )
+  })
+
+  it("remembers a costly name per policy: the second request offering it costs a lookup", () => {
+    const costly = policyOf({
+      forbidden: Array.from({ length: 200 }, (_, i) => ({
+        pattern: `*${"ab"[i % 2]}?${"ab"[(i >> 1) % 2]}*z${i}*`,
+        reason: "r"
+      }))
+    })
+    const requested = tools("abababababababababab_tool_one", "abababababababababab_tool_two")
+    const first = policyEvaluator(costly, undefined, requested, never, NOW)
+    first.run(Number.POSITIVE_INFINITY)
+    const second = policyEvaluator(costly, undefined, requested, never, NOW)
+    second.run(Number.POSITIVE_INFINITY)
+    expect(first.steps()).toBeGreaterThan(200 * 2)
+    // Two lookups (and the findings they bring), not 200 glob tests each.
+    expect(second.steps()).toBeLessThan(64)
+  })
+
+  it("lists at most MAX_LISTED_FINDINGS per list, counts the rest, and the verdict still sees them", () => {
+    const everything = policyOf({
+      forbidden: [
+        ...Array.from({ length: 20 }, (_, i) => ({
+          pattern: `*${"?".repeat(i)}`,
+          reason: `low ${i}`,
+          severity: "low" as const
+        })),
+        { pattern: "t_0*", reason: "the one that blocks", severity: "critical" as const }
+      ]
+    })
+    const requested = Array.from({ length: 50 }, (_, i) => ({ name: `t_${i}_`.padEnd(24, "x") }))
+    const result = evaluatePolicy(everything, undefined, requested, never, NOW)
+    expect(result.violations).toHaveLength(MAX_LISTED_FINDINGS)
+    // Every tool matches the 20 "*???…" rules; t_0_… the blocking one too.
+    const all = 50 * 20 + 1
+    expect(result.findings_omitted).toBe(all - MAX_LISTED_FINDINGS)
+    expect(result.verdict).toBe("fail")
+    expect(evaluatePolicy(everything, undefined, tools("t_1"), never, NOW)).not.toHaveProperty("findings_omitted")
+  })
+
+  it("quotes at most 8 card actions in a finding's reason", () => {
+    const many = policyOf({
+      capability_mappings: {
+        wide: { tools: ["wide_*"], card_actions: Array.from({ length: 20 }, (_, i) => `action_${i}`) }
+      }
+    })
+    const [finding] = evaluatePolicy(many, card, tools("wide_x"), never, NOW).violations
+    expect(finding?.reason).toBe(
+      `maps to card action ${Array.from({ length: 8 }, (_, i) => `"action_${i}"`).join(", ")} and 12 more, which the card's bounded_actions do not include`
+    )
+  })
+})
+
+describe("policyOverLimits (issue 24: POLICY_MAX_RULES)", () => {
+  it("counts forbidden rules, triggers, and mapping globs and card actions", () => {
+    expect(policyRuleCount(base)).toBe(1 + 1 + (1 + 1) + (2 + 1) + (1 + 1) + (1 + 1))
+    expect(policyOverLimits(base, DEFAULT_POLICY_MAX_RULES)).toBeUndefined()
+  })
+
+  it("refuses a policy over the cap, naming the cap and the count", () => {
+    const big = policyOf({
+      forbidden: Array.from({ length: 1001 }, (_, i) => ({ pattern: `tool_${i}`, reason: "r" }))
+    })
+    expect(policyOverLimits(big, DEFAULT_POLICY_MAX_RULES)).toMatch(/1001 rules .* at most 1000 .*POLICY_MAX_RULES/)
+    expect(policyOverLimits(big, 2000)).toBeUndefined()
+  })
+
+  it("refuses reasons and card actions that would bloat every finding", () => {
+    const longReason = policyOf({ forbidden: [{ pattern: "x", reason: "r".repeat(2001) }] })
+    expect(policyOverLimits(longReason, DEFAULT_POLICY_MAX_RULES)).toMatch(/reason must be at most 2000/)
+    const longAction = policyOf({ capability_mappings: { m: { tools: ["x"], card_actions: ["a".repeat(257)] } } })
+    expect(policyOverLimits(longAction, DEFAULT_POLICY_MAX_RULES)).toMatch(/card action must be at most 256/)
   })
 })
 

@@ -82,6 +82,48 @@ describe("config", () => {
     })
   )
 
+  it.effect("reads the gateway's caps and the policy limit (issue 24), bytes with KiB, MiB or GiB", () =>
+    Effect.gen(function* () {
+      expect(yield* decode({})).toMatchObject({
+        gatewayMaxTools: 512,
+        gatewayMaxToolName: 128,
+        gatewayInflightBytesPerCredential: 64 * 1024 * 1024,
+        gatewayInflightBytesPerOrg: 256 * 1024 * 1024,
+        gatewayInflightBytes: 1024 * 1024 * 1024,
+        policyMaxRules: 1000
+      })
+      expect(
+        yield* decode({
+          GATEWAY_MAX_TOOLS: "64",
+          GATEWAY_MAX_TOOL_NAME: "64",
+          GATEWAY_INFLIGHT_BYTES_PER_CREDENTIAL: "33554432",
+          GATEWAY_INFLIGHT_BYTES_PER_ORG: "512MiB",
+          GATEWAY_INFLIGHT_BYTES: "2GiB",
+          POLICY_MAX_RULES: "200"
+        })
+      ).toMatchObject({
+        gatewayMaxTools: 64,
+        gatewayMaxToolName: 64,
+        gatewayInflightBytesPerCredential: 32 * 1024 * 1024,
+        gatewayInflightBytesPerOrg: 512 * 1024 * 1024,
+        gatewayInflightBytes: 2 * 1024 * 1024 * 1024,
+        policyMaxRules: 200
+      })
+      for (const [key, value, message] of [
+        ["GATEWAY_MAX_TOOLS", "0", "from 1 to 100000"],
+        ["GATEWAY_MAX_TOOL_NAME", "12.5", "from 1 to 4096"],
+        ["POLICY_MAX_RULES", "many", "from 1 to 100000"],
+        // Below the largest body the gateway takes, a request it accepts could never fit.
+        ["GATEWAY_INFLIGHT_BYTES", "16MiB", "at least 32MiB"],
+        ["GATEWAY_INFLIGHT_BYTES_PER_ORG", "1 TB", "KiB, MiB or GiB"]
+      ] as const) {
+        const error = String(yield* Effect.flip(decode({ [key]: value })))
+        expect(error).toContain(key)
+        expect(error).toContain(message)
+      }
+    })
+  )
+
   it.effect("reads the chain settings, keeps the RPC URL and key redacted, and never echoes a bad one", () =>
     Effect.gen(function* () {
       const key = "ab".repeat(32)
@@ -145,6 +187,12 @@ describe("config", () => {
       "ANTHROPIC_BASE_URL",
       "OPENAI_BASE_URL",
       "GEMINI_BASE_URL",
+      "GATEWAY_MAX_TOOLS",
+      "GATEWAY_MAX_TOOL_NAME",
+      "GATEWAY_INFLIGHT_BYTES_PER_CREDENTIAL",
+      "GATEWAY_INFLIGHT_BYTES_PER_ORG",
+      "GATEWAY_INFLIGHT_BYTES",
+      "POLICY_MAX_RULES",
       "ANALYSIS_MODEL",
       "ANALYSIS_BASE_URL",
       "ANALYSIS_API_KEY",

@@ -105,6 +105,9 @@ export const EvaluateResponse = Schema.Struct({
   violations: Schema.Array(PolicyFinding),
   warnings: Schema.Array(PolicyFinding),
   tools_evaluated: Schema.Int.annotations({ description: "Distinct tool names evaluated" }),
+  findings_omitted: Schema.optionalWith(Schema.Int, { exact: true }).annotations({
+    description: "Findings past the 256 listed in either list, counted for the verdict but not listed; absent when none"
+  }),
   policy_id: Schema.NullOr(PolicyId).annotations({
     description: "The agent's policy version in force, else its organization's; null without a policy"
   }),

@@ -25,12 +25,13 @@ import { Store, StoreError } from "../../../adapters/store/Store.js"
 import { transaction } from "../../../adapters/store/Transaction.js"
 import { policyHash } from "../../../core/Commitments.js"
 import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../../../core/Governance.js"
-import { evaluatePolicy, resolvePolicy } from "../../../core/Policy.js"
+import { type PolicyEvaluator, policyEvaluator, resolvePolicy } from "../../../core/Policy.js"
 import type { Policy } from "../../../core/schema/Policy.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access.js"
 import { readAgent, writeAgent } from "./AgentAccess.js"
 import { readPolicyBody } from "./PolicyBody.js"
+import { withinPolicyLimits } from "./PolicyLimits.js"
 import { pushAgentPolicy, pushOrgPolicy } from "./PolicyPropagation.js"
 
 const agentRecord = (stored: StoredPolicy) => ({
@@ -126,6 +127,26 @@ const current = (owner: PolicyOwner) =>
 
 const history = (owner: PolicyOwner) => Effect.flatMap(PolicyRepo, (repo) => repo.history(owner))
 
+/** Steps of an evaluation per turn of the event loop (about half a millisecond: core/GlobSet.ts). */
+const EVALUATION_SLICE_STEPS = 50_000
+
+/**
+ * An evaluation run a slice per turn of the event loop: a policy of costly globs against 256 long
+ * names would otherwise hold this thread (the API's, and on the embedded default the workers') for
+ * a tenant's whole evaluation (issue 24).
+ */
+const inSlices = (evaluator: PolicyEvaluator) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const done = evaluator.run(EVALUATION_SLICE_STEPS)
+      if (done !== undefined) return done
+      yield* Effect.async<void>((resume) => {
+        const turn = setImmediate(() => resume(Effect.void))
+        return Effect.sync(() => clearImmediate(turn))
+      })
+    }
+  })
+
 export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handlers) =>
   handlers
     .handle("getAgentPolicy", ({ path }) =>
@@ -137,7 +158,7 @@ export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handler
     .handleRaw("putAgentPolicy", ({ path, request }) =>
       Effect.gen(function* () {
         yield* writeAgent(path.agent_id)
-        const policy = yield* readPolicyBody(request, "agent")
+        const policy = yield* withinPolicyLimits(yield* readPolicyBody(request, "agent"))
         const stored = yield* putPolicy(agentPolicyOwner(path.agent_id), agentGovernanceLog(path.agent_id), policy)
         yield* pushAgentPolicy(path.agent_id)
         return agentRecord(stored)
@@ -181,7 +202,7 @@ export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handler
     .handleRaw("putOrgPolicy", ({ path, request }) =>
       Effect.gen(function* () {
         yield* writeOrg(path.org_id)
-        const policy = yield* readPolicyBody(request, "org")
+        const policy = yield* withinPolicyLimits(yield* readPolicyBody(request, "org"))
         const stored = yield* putPolicy(orgPolicyOwner(path.org_id), orgGovernanceLog(path.org_id), policy)
         yield* pushOrgPolicy(path.org_id)
         return orgRecord(stored)
@@ -215,7 +236,7 @@ export const PoliciesLive = HttpApiBuilder.group(CandorApi, "policies", (handler
         const evaluation =
           policy === undefined
             ? { verdict: "pass" as const, violations: [], warnings: [], tools_evaluated: new Set(payload.tools).size }
-            : evaluatePolicy(policy, card?.card, tools, () => undefined, now)
+            : yield* inSlices(policyEvaluator(policy, card?.card, tools, () => undefined, now))
         const duration = performance.now() - started
         const mode = policy?.defaults.enforcement_mode
         return {

@@ -39,6 +39,7 @@ import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
 import { readAgent, writeAgent } from "./AgentAccess.js"
 import { decodePolicyDocument } from "./PolicyBody.js"
+import { withinPolicyLimits } from "./PolicyLimits.js"
 
 const HOUR_MS = 3_600_000
 
@@ -80,7 +81,7 @@ const extraPolicy = (document: unknown) =>
     if (document === undefined) return undefined
     const decoded = decodePolicyDocument(document, "agent", "policy")
     if (Either.isLeft(decoded)) return yield* new BadRequest({ error: decoded.left })
-    const policy = withUnsetDefaultsLoosest(decoded.right, document)
+    const policy = withUnsetDefaultsLoosest(yield* withinPolicyLimits(decoded.right, "policy"), document)
     const size = Buffer.byteLength(tryCanonicalJson(policy) ?? "")
     if (size > TRANSACTION_POLICY_MAX_BYTES)
       return yield* new BadRequest({

@@ -15,6 +15,7 @@ import {
   type UpstreamTimeouts
 } from "../../../adapters/gateway/Upstreams.js"
 import { defaultTuning, makeGatewayHandler } from "../../../adapters/gateway/GatewayServer.js"
+import type { InFlightLimits } from "../../../adapters/gateway/InFlightBytes.js"
 
 export interface Recorded {
   readonly method: string
@@ -106,7 +107,7 @@ export interface TestGateway {
 export const startGateway = async (
   upstreamUrl: string,
   inspector: Inspector["Type"],
-  options: { timeouts?: Partial<UpstreamTimeouts>; maxRequestBytes?: number } = {}
+  options: { timeouts?: Partial<UpstreamTimeouts>; maxRequestBytes?: number; inFlight?: InFlightLimits } = {}
 ): Promise<TestGateway> => {
   const timeouts = { ...defaultTuning.timeouts, ...options.timeouts }
   const upstreams = makeUpstreams({ anthropic: upstreamUrl, openai: upstreamUrl, gemini: upstreamUrl }, timeouts)
@@ -114,7 +115,8 @@ export const startGateway = async (
     makeGatewayHandler(upstreams, inspector, Runtime.defaultRuntime, {
       ...defaultTuning,
       timeouts,
-      maxRequestBytes: options.maxRequestBytes ?? defaultTuning.maxRequestBytes
+      maxRequestBytes: options.maxRequestBytes ?? defaultTuning.maxRequestBytes,
+      inFlight: options.inFlight ?? defaultTuning.inFlight
     })
   )
   const port = await listen(server)
