@@ -25,7 +25,7 @@ import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { request } from "node:http"
 import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
 import { FakeJudge } from "./Fakes.js"
-import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import { call, type FakeUpstream, keyHeader, startGateway, startUpstream, type TestGateway } from "./Harness.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -89,12 +89,7 @@ const agent = async (policy: PolicyEncoded | undefined) => {
 const send = (target: TestGateway, key: string, path: string, body: string | Buffer) =>
   call(`${target.url}${path}`, {
     method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-api-key": key,
-      authorization: `Bearer ${key}`,
-      "x-goog-api-key": key
-    },
+    headers: { "content-type": "application/json", ...keyHeader(path, key) },
     body
   })
 
