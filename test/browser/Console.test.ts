@@ -267,8 +267,9 @@ layer(Layer.empty, { timeout: "240 seconds", excludeTestServices: true })("the c
             expect(operatorSession).toMatch(/^cos_/)
             await narrow.getByLabel("Token or API key").fill(operatorSession!)
             await narrow.getByRole("button", { name: "Sign in" }).click()
-            expect(await kept()).toBe(operatorSession)
+            // Sign-in checks the credential with the API before keeping it: the fleet shows once it has.
             await narrow.locator(`tr[data-agent="${agentId}"]`).waitFor()
+            expect(await kept()).toBe(operatorSession)
             expect(
               await narrow.evaluate(() => (globalThis as unknown as Dom).document.documentElement.scrollWidth)
             ).toBeLessThanOrEqual(390)
