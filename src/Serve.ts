@@ -313,7 +313,8 @@ const GatewayLive = Layer.unwrapEffect(
             burst: config.gatewayUnknownKeyBurst
           },
           analysisTimeoutMs: config.analysisTimeoutMs,
-          toolCaps: { maxTools: config.gatewayMaxTools, maxNameLength: config.gatewayMaxToolName }
+          toolCaps: { maxTools: config.gatewayMaxTools, maxNameLength: config.gatewayMaxToolName },
+          trustedProxies: config.trustedProxies
         })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))

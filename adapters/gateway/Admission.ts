@@ -17,12 +17,12 @@
 import type { ContainmentState } from "../../core/schema/Containment.js"
 import { type AgentState, defaultKeySettings, defaultSettings } from "../bus/AgentState.js"
 import type { IncomingHttpHeaders } from "node:http"
+import { clientAddress, clientKey, noTrustedProxies, type TrustedProxies } from "../http/ClientAddress.js"
 import type { ProviderAdapter, ProviderName } from "../providers/Provider.js"
 import { AgentIds } from "./AgentIdentity.js"
 import { readCandorHeaders } from "./CandorHeaders.js"
 import { type CredentialRead, readCredential } from "./Credentials.js"
 import { type GatewayResponse, type InspectedRequest, jsonResponse } from "./Inspector.js"
-import { socketClient } from "./SocketClient.js"
 import { UnknownKeys, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 export interface Admitted {
@@ -59,17 +59,34 @@ export interface AdmissionOptions {
   readonly adapters: Readonly<Record<ProviderName, ProviderAdapter>>
   readonly state: Pick<AgentState["Type"], "peek" | "peekKey">
   readonly limits: UnknownKeyLimits
+  /**
+   * The proxies in front of the gateway (`CANDOR_TRUSTED_PROXIES`), whose `X-Forwarded-For` names the
+   * client an unknown key counts against. None: the socket's peer, as agents talk to the gateway directly.
+   */
+  readonly trustedProxies?: TrustedProxies
   readonly now: () => number
 }
 
-export const makeAdmission = ({ adapters, limits, now, state }: AdmissionOptions) => {
+export const makeAdmission = ({
+  adapters,
+  limits,
+  now,
+  state,
+  trustedProxies = noTrustedProxies
+}: AdmissionOptions) => {
   const agentIds = new AgentIds()
   const unknownKeys = new UnknownKeys(limits)
   const decided = new WeakMap<InspectedRequest, Admission>()
 
   /** Takes a token for a request with a key Candor does not know (or none); a refusal when the bucket is empty. */
   const limited = (request: InspectedRequest, at: number): Admission | undefined => {
-    const wait = unknownKeys.take(socketClient(request.client), at)
+    const forwarded = request.headers["x-forwarded-for"] // Node joins repeated ones with ", "
+    const address = clientAddress(
+      request.client,
+      Array.isArray(forwarded) ? forwarded.join(",") : forwarded,
+      trustedProxies
+    )
+    const wait = unknownKeys.take(address === undefined ? "unknown" : clientKey(address), at)
     return wait === undefined
       ? undefined
       : refused(

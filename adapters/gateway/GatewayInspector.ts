@@ -87,6 +87,7 @@ import { unanalysedJudgement } from "./UnanalysedJudgement.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
+import { noTrustedProxies, type TrustedProxies } from "../http/ClientAddress.js"
 import { makeAdmission } from "./Admission.js"
 import { headerText } from "./AgentIdentity.js"
 import { TRANSACTION_HEADER } from "./CandorHeaders.js"
@@ -221,6 +222,8 @@ export interface GatewayInspectorOptions {
   readonly unknownKeys: UnknownKeyLimits
   /** Tools and tool-name length a request may have when its tools are read (413 above: ToolCaps.ts). */
   readonly toolCaps: ToolCaps
+  /** The proxies whose `X-Forwarded-For` names an unattributed request's client (CANDOR_TRUSTED_PROXIES). */
+  readonly trustedProxies: TrustedProxies
 }
 
 /**
@@ -244,7 +247,8 @@ const defaults: GatewayInspectorOptions = {
   subjectPrefix: DEFAULT_PREFIX,
   toolMemoryCapacity: 100_000,
   toolCaps: DEFAULT_TOOL_CAPS,
-  unknownKeys: defaultUnknownKeyLimits
+  unknownKeys: defaultUnknownKeyLimits,
+  trustedProxies: noTrustedProxies
 }
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
@@ -289,6 +293,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       subjectPrefix,
       toolCaps,
       toolMemoryCapacity,
+      trustedProxies,
       unknownKeys
     } = { ...defaults, ...options }
     if (!Number.isInteger(concurrency) || concurrency < 1) {
@@ -500,6 +505,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       adapters,
       state,
       limits: unknownKeys,
+      trustedProxies,
       now: () => clock.unsafeCurrentTimeMillis()
     })
 

@@ -31,7 +31,7 @@ export interface InspectedRequest {
    * that build requests by hand) `headers` stands in.
    */
   readonly rawHeaders?: ReadonlyArray<string>
-  /** The peer's socket address (`req.socket.remoteAddress`): who the unknown-key limit counts against. */
+  /** The peer's socket address (`req.socket.remoteAddress`): with a trusted proxy's `X-Forwarded-For`, who the unknown-key limit counts against. */
   readonly client?: string | undefined
   /** Whose bytes these are, as `beforeBody` said before the body was read (its key hash is not computed again). */
   readonly holder?: BytesHolder | undefined

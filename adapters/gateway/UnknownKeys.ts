@@ -3,7 +3,8 @@
  * has no settings, and the provider never answered the key with anything but 401, 403 or an error of
  * its own) costs the provider a round trip and may create an agent; anyone can send such requests by
  * the thousand (guessing keys, or making agents by the million with made-up ones). They are limited
- * per client (`SocketClient.ts`) with a token bucket: `burst` at once, `perMinute` a minute after
+ * per client (`adapters/http/ClientAddress.ts`: the socket's peer, or behind `CANDOR_TRUSTED_PROXIES` the
+ * first untrusted `X-Forwarded-For` hop; IPv6 by /64) with a token bucket: `burst` at once, `perMinute` a minute after
  * that; beyond it 429 `{error}` with `Retry-After`, before the provider. A request without any
  * credential counts as an unknown key.
  *

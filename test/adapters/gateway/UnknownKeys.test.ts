@@ -1,5 +1,5 @@
 /**
- * The per-client limit on unknown keys (issue 24): the socket client (IPv6 by /64), the token bucket,
+ * The per-client limit on unknown keys (issue 24): the client (adapters/http/ClientAddress.ts), the token bucket,
  * what makes a key known, and the limit through the real gateway on the test clock: a client
  * flooding with keys the provider refuses gets 429 `{error}` with `Retry-After` before the provider,
  * while a known key, an agent with settings and another client are never slowed by it.
@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
@@ -19,27 +20,12 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
-import { socketClient, UNKNOWN_CLIENT } from "../../../adapters/gateway/SocketClient.js"
 import { UnknownKeys } from "../../../adapters/gateway/UnknownKeys.js"
+import { parseTrustedProxies } from "../../../adapters/http/ClientAddress.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { FakeJudge } from "./Fakes.js"
 import { type FakeUpstream, type RawResponse, startGateway, startUpstream, type TestGateway } from "./Harness.js"
-
-describe("socketClient", () => {
-  it("IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as IPv4, anything else one unknown client", () => {
-    expect(socketClient("192.0.2.7")).toBe("192.0.2.7")
-    expect(socketClient("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64")
-    expect(socketClient("2001:db8:1:2::9")).toBe("2001:db8:1:2::/64")
-    expect(socketClient("2001:DB8:0001:0002:ffff::1")).toBe("2001:db8:1:2::/64")
-    expect(socketClient("2001:db8::1")).toBe("2001:db8:0:0::/64")
-    expect(socketClient("fe80::1%eth0")).toBe("fe80:0:0:0::/64")
-    expect(socketClient("::1")).toBe("0:0:0:0::/64")
-    expect(socketClient("::ffff:192.0.2.7")).toBe("192.0.2.7")
-    expect(socketClient("::ffff:c000:207")).toBe("192.0.2.7")
-    for (const address of [undefined, "", "not an address", "1.2.3"]) expect(socketClient(address)).toBe(UNKNOWN_CLIENT)
-  })
-})
 
 describe("UnknownKeys", () => {
   const limits = { perMinute: 60, burst: 2, knownKeys: 2, clients: 2 }
@@ -93,7 +79,8 @@ describe("unknown keys at the gateway", () => {
     const testClock = TestClock.defaultTestClock.pipe(Layer.provide(TestContext.TestContext))
     clock = Context.get(await Effect.runPromise(Layer.buildWithScope(testClock, scope)), TestClock.TestClock)
     const inspector = GatewayInspector.layer({
-      unknownKeys: { perMinute: 30, burst: 3, knownKeys: 100, clients: 100 }
+      unknownKeys: { perMinute: 30, burst: 3, knownKeys: 100, clients: 100 },
+      trustedProxies: Either.getOrThrow(parseTrustedProxies("127.0.0.9"))
     }).pipe(
       Layer.provideMerge(
         Layer.mergeAll(
@@ -125,10 +112,11 @@ describe("unknown keys at the gateway", () => {
   })
 
   /** A request from `from` (a loopback address of this host: each is its own client). */
-  const send = (key: string | undefined, from = "127.0.0.1") =>
+  const send = (key: string | undefined, from = "127.0.0.1", forwardedFor?: string) =>
     new Promise<RawResponse>((resolve, reject) => {
       const headers: Record<string, string> = { "content-type": "application/json" }
       if (key !== undefined) headers["x-api-key"] = key
+      if (forwardedFor !== undefined) headers["x-forwarded-for"] = forwardedFor
       const req = request(
         `${gateway.url}/anthropic/v1/messages`,
         { method: "POST", headers, agent: false, localAddress: from },
@@ -178,5 +166,19 @@ describe("unknown keys at the gateway", () => {
     await Effect.runPromise(clock.adjust("2 seconds"))
     expect((await send("sk-bad-5", "127.0.0.2")).status).toBe(401)
     expect((await send("sk-bad-6", "127.0.0.2")).status).toBe(429)
+  })
+
+  it("behind a trusted proxy (CANDOR_TRUSTED_PROXIES), each forwarded client has its own bucket; anyone else's X-Forwarded-For is ignored", async () => {
+    const proxy = "127.0.0.9"
+    for (const key of ["sk-bad-p1", "sk-bad-p2", "sk-bad-p3"])
+      expect((await send(key, proxy, "198.51.100.1")).status).toBe(401)
+    expect((await send("sk-bad-p4", proxy, "198.51.100.1")).status).toBe(429)
+    // A forged entry to the left of what the proxy appended does not choose the bucket.
+    expect((await send("sk-bad-p5", proxy, "198.51.100.2, 198.51.100.1")).status).toBe(429)
+    expect((await send("sk-bad-p6", proxy, "198.51.100.2")).status).toBe(401)
+    // Not a trusted proxy: its header is the client's own word, and the socket is the client.
+    for (const forwarded of ["198.51.100.3", "198.51.100.4", "198.51.100.5"])
+      expect((await send(`sk-bad-${forwarded}`, "127.0.0.10", forwarded)).status).toBe(401)
+    expect((await send("sk-bad-q", "127.0.0.10", "198.51.100.6")).status).toBe(429)
   })
 })

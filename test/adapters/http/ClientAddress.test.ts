@@ -59,6 +59,12 @@ describe("ClientAddress", () => {
     expect(clientKey("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64")
     expect(clientKey("::1")).toBe("0:0:0:0::/64")
     expect(clientKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64")
+    expect(clientKey("2001:DB8:0001:0002:ffff::1")).toBe("2001:db8:1:2::/64")
+    expect(clientKey("2001:db8::1")).toBe("2001:db8:0:0::/64")
+    expect(clientKey("::ffff:c000:207")).toBe("192.0.2.7")
+    // A socket without a usable address has no client address (the limits count it as "unknown").
+    for (const socket of [undefined, "", "not an address", "1.2.3"])
+      expect(clientAddress(socket, undefined, noTrustedProxies)).toBeUndefined()
   })
 
   it("every address in one /64 has that /64's key (property)", () => {
