@@ -9,6 +9,7 @@ import { auditCertificates, MAX_LISTED, startAudit } from "../../core/ChainAudit
 import { toHex } from "../../core/Bytes.js"
 import { frontierRoot } from "../../core/Merkle.js"
 import { many, signedLog } from "../support/ReputationLog.js"
+import { fuzzParameters } from "../support/Fuzz.js"
 
 const log = signedLog("agt-audit", many(40, "clear"))
 const keys = new Map([[log.key.keyId, log.key.publicKey]])
@@ -31,7 +32,7 @@ describe("ChainAudit", () => {
           audit = auditCertificates(audit, log.certificates.slice(bounds[i], bounds[i + 1]), keys)
         expect(audit).toStrictEqual(whole)
       }),
-      { seed: 24, numRuns: 100 }
+      fuzzParameters(100)
     )
   })
 

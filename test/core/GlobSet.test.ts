@@ -8,8 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { GlobSet } from "../../core/GlobSet.js"
-
-const SEED = 24
+import { fuzzParameters } from "../support/Fuzz.js"
 
 /** The reference: the glob as an anchored regular expression over code units (no `u` flag), `.` matching newlines too. */
 const reference = (glob: string, name: string): boolean =>
@@ -47,7 +46,7 @@ describe("GlobSet", () => {
       fc.property(fc.array(globOf, { minLength: 1, maxLength: 8 }), nameOf(12), (globs, name) => {
         expect(new GlobSet(globs).match(name)).toEqual(expected(globs, name))
       }),
-      { seed: SEED, numRuns: 1500 }
+      fuzzParameters(1500)
     )
   })
 
@@ -60,7 +59,7 @@ describe("GlobSet", () => {
           expect(new GlobSet(globs).match(name)).toEqual(expected(globs, name))
         }
       ),
-      { seed: SEED, numRuns: 400 }
+      fuzzParameters(400)
     )
   })
 
@@ -78,7 +77,7 @@ describe("GlobSet", () => {
           expect(turns).toBeLessThanOrEqual(globs.length)
         }
       ),
-      { seed: SEED, numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 
@@ -93,7 +92,7 @@ describe("GlobSet", () => {
       fc.property(fc.array(globOf, { minLength: 1, maxLength: 20 }), nameOf(130), (globs, name) => {
         expect(stepsOf(new GlobSet(globs), name)).toBeLessThanOrEqual(bound(globs, name))
       }),
-      { seed: SEED, numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 

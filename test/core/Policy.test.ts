@@ -22,6 +22,7 @@ import {
 import { policyHash } from "../../core/Commitments.js"
 import { AlignmentCard } from "../../core/schema/Card.js"
 import { decodePolicy, Policy, type PolicyEncoded, triggerGlob } from "../../core/schema/Policy.js"
+import { fuzzParameters } from "../support/Fuzz.js"
 
 const policyOf = (encoded: PolicyEncoded): Policy => Schema.decodeUnknownSync(Policy)(encoded)
 
@@ -491,7 +492,7 @@ describe("policyEvaluator (issue 24: an evaluation is bounded and can be spread 
           expect(result).toEqual(whole)
         }
       ),
-      { seed: 24, numRuns: 300 }
+      fuzzParameters(300)
     )
   })
 

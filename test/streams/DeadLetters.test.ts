@@ -29,6 +29,7 @@ import {
 } from "../../streams/DeadLetters.js"
 import { outboxEvents } from "../support/EventOutbox.js"
 import { gatewayEvent } from "../support/Events.js"
+import { fuzzParameters } from "../support/Fuzz.js"
 
 const decode = Schema.decodeUnknownEither(GatewayEvent)
 
@@ -78,7 +79,7 @@ describe("undecodableReason", () => {
           expect(reason).not.toContain(value)
         }
       ),
-      { seed: 24, numRuns: 300 }
+      fuzzParameters(300)
     )
   })
 })

@@ -1,5 +1,5 @@
 /**
- * fast-check parameters shared by the property tests (`*.fuzz.test.ts`, issue 24): a fixed seed and
+ * fast-check parameters shared by the property tests (issue 24): a fixed seed and
  * a bounded number of runs in `npm test`, so a failure replays; `npm run fuzz` runs the same
  * properties longer (`FUZZ_RUNS`, default 2,000 there) under a fresh seed (`FUZZ_SEED`), and
  * fast-check prints the seed and the shrunk counterexample of any failure.

@@ -28,6 +28,7 @@ import { GatewayEvent } from "../../../core/schema/Event.js"
 import * as A from "../providers/fixtures/Anthropic.js"
 import * as G from "../providers/fixtures/Gemini.js"
 import * as O from "../providers/fixtures/OpenAi.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
 /** Every provider answer fixture: name, adapter, body, whether it streams. */
 const FIXTURES: ReadonlyArray<readonly [string, ProviderAdapter, string, boolean]> = [
@@ -169,7 +170,6 @@ const judged = (extraction: Extraction | undefined) => ({
 const flagged = (event: GatewayEvent): boolean =>
   event.checkpoint.synthetic_reason === "unanalysed" || event.checkpoint.analysis_metadata.partial === true
 
-const SEED = 24
 const RUNS = 250
 
 describe("provider answers through the gateway's decode and read path (properties)", () => {
@@ -212,7 +212,7 @@ describe("provider answers through the gateway's decode and read path (propertie
           if (!flagged(event)) expect(judged(readAnswer(adapter, answer).extraction)).toEqual(wholes.get(name))
         }
       ),
-      { seed: SEED, numRuns: RUNS }
+      fuzzParameters(RUNS)
     )
   })
 
@@ -250,7 +250,7 @@ describe("provider answers through the gateway's decode and read path (propertie
           if (!flagged(event)) expect(readAnswer(adapter, answer).unanalysed).toBeUndefined()
         }
       ),
-      { seed: SEED, numRuns: RUNS }
+      fuzzParameters(RUNS)
     )
   })
 })

@@ -33,8 +33,8 @@ import { AgentName, SessionId } from "../../../core/schema/Ids.js"
 import { TransactionId } from "../../../core/schema/ScopedTransaction.js"
 import { inspectorWithFakes } from "./Fakes.js"
 import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
-const SEED = 24
 const decodeEvent = Schema.decodeUnknownSync(GatewayEvent)
 
 /** The event the gateway would publish for an exchange in `sessionId`, as the worker receives it (JSON). */
@@ -97,7 +97,7 @@ describe("readCandorHeaders", () => {
           if (transaction !== undefined) expect(Schema.is(TransactionId)(transaction)).toBe(true)
         }
       ),
-      { seed: SEED, numRuns: 2_000 }
+      fuzzParameters(2_000)
     )
   })
 
@@ -109,7 +109,7 @@ describe("readCandorHeaders", () => {
         const expected = text === "" || Schema.is(schemas[name])(text)
         expect(read.ok, JSON.stringify(text)).toBe(expected)
       }),
-      { seed: SEED, numRuns: 2_000 }
+      fuzzParameters(2_000)
     )
   })
 
@@ -189,7 +189,7 @@ describe("Candor headers through the real gateway", () => {
           if (sent !== undefined && /^[\x21-\x7e]+$/.test(sent)) expect(event.session_id).toBe(sent)
         }
       ),
-      { seed: SEED, numRuns: 60 }
+      fuzzParameters(60)
     )
   })
 })

@@ -14,6 +14,7 @@ import {
   MAX_DECODED_BYTES
 } from "../../../adapters/gateway/ContentCoding.js"
 import { decodingObserver } from "../../../adapters/gateway/DecodingObserver.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
 const decodeWhole = (encoding: string | undefined, bytes: Uint8Array) =>
   Effect.runPromise(decodeBody(codingOf(encoding), bytes))
@@ -81,7 +82,7 @@ describe("acceptEncodingForUpstream", () => {
           expect(["gzip", "x-gzip", "deflate", "br", "identity"]).toContain(name)
         }
       }),
-      { seed: 24, numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 
@@ -117,7 +118,7 @@ describe("decoding, whole and streamed alike", () => {
             expect(streamed).toEqual({ bytes: Buffer.from(text), undecodable: false })
           }
         ),
-        { seed: 24, numRuns: 40 }
+        fuzzParameters(40)
       )
     })
   }

@@ -12,6 +12,7 @@ import { anthropicAdapter } from "../../../adapters/providers/Anthropic.js"
 import { geminiAdapter } from "../../../adapters/providers/Gemini.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { openaiAdapter } from "../../../adapters/providers/OpenAi.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
 const URL_PLAIN = new URL("https://x.test/v1/messages")
 const KEY = "sk-ant-api03-SECRET"
@@ -96,7 +97,7 @@ describe("readCredential", () => {
           expect(adapter.keyHash({ get: (name) => headers[name]?.toString() ?? null }, url)).toBe(result.keyHash)
         }
       ),
-      { seed: 24, numRuns: 2_000 }
+      fuzzParameters(2_000)
     )
   })
 })

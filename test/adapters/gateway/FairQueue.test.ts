@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { FairQueue } from "../../../adapters/gateway/FairQueue.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
 interface Job {
   readonly tenant: string
@@ -101,7 +102,7 @@ describe("FairQueue", () => {
           }
         }
       ),
-      { seed: 24, numRuns: 300 }
+      fuzzParameters(300)
     )
   })
 })

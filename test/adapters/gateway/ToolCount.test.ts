@@ -9,8 +9,8 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import { toolEntriesOf, toolEntriesOver } from "../../../adapters/gateway/ToolCount.js"
 import type { ProviderName } from "../../../adapters/providers/Provider.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
-const SEED = 24
 const bytes = (text: string) => Buffer.from(text)
 
 /** Strings that make a careless scanner lose its place: quotes, backslashes, brackets, non-ASCII. */
@@ -57,7 +57,7 @@ describe("toolEntriesOver", () => {
           const exact = toolEntriesOf(provider, JSON.parse(text))
           expect(toolEntriesOver(provider, bytes(text), cap)).toBe(exact > cap ? cap + 1 : "within")
         }),
-        { seed: SEED, numRuns: 400 }
+        fuzzParameters(400)
       )
     })
   }
@@ -73,13 +73,13 @@ describe("toolEntriesOver", () => {
         else if (over === "within") expect(exact).toBeLessThanOrEqual(cap)
         else expect(over).toBeUndefined()
       }),
-      { seed: SEED, numRuns: 400 }
+      fuzzParameters(400)
     )
     fc.assert(
       fc.property(fc.string(), fc.constantFrom("anthropic", "openai", "gemini"), (text, provider) => {
         expect(() => toolEntriesOver(provider, bytes(text), 1)).not.toThrow()
       }),
-      { seed: SEED, numRuns: 400 }
+      fuzzParameters(400)
     )
   })
 

@@ -13,6 +13,7 @@ import {
   noTrustedProxies,
   parseTrustedProxies
 } from "../../../adapters/http/ClientAddress.js"
+import { fuzzParameters } from "../../support/Fuzz.js"
 
 const proxies = (text: string) => Either.getOrThrow(parseTrustedProxies(text))
 
@@ -77,7 +78,7 @@ describe("ClientAddress", () => {
           expect(clientKey(`${prefix}:ffff:ffff:ffff:ffff`)).toBe(key)
         }
       }),
-      { seed: 24, numRuns: 500 }
+      fuzzParameters(500)
     )
   })
 
