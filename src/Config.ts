@@ -457,19 +457,9 @@ const interval = reader((text) => {
     : Either.left(`must be a duration of at least a minute, such as "6 hours" or "30 minutes", got "${text}"`)
 })
 
-const hourlyCount = reader((text) => {
-  const n = Number(text)
-  return /^\d+$/.test(text) && n >= 1 && n <= 100_000
-    ? Either.right(n)
-    : Either.left(`must be a whole number per hour between 1 and 100000, got "${text}"`)
-})
+const hourlyCount = wholeNumber(1, 100_000, "sends an hour")
 
-const keyCap = reader((text) => {
-  const n = Number(text)
-  return /^\d+$/.test(text) && n >= 1 && n <= 100_000
-    ? Either.right(n)
-    : Either.left(`must be a whole number of keys between 1 and 100000, got "${text}"`)
-})
+const keyCap = wholeNumber(1, 100_000, "keys")
 
 const trustedProxies = reader(parseTrustedProxies)
 
