@@ -13,7 +13,8 @@
  *
  * Rows (bench/pipeline/Throughput.ts, Latency.ts, Soak.ts, Failover.ts):
  * - throughput: BENCH_EVENTS events for BENCH_AGENTS (200) agents, as fast as the bus takes them, with
- *   agents the worker knows and (PostgreSQL) agents new to it; baselines: the bus alone, the worker alone.
+ *   agents the worker knows and (PostgreSQL, bare) agents new to it; baselines: the bus alone, the
+ *   worker alone (bare).
  * - latency: BENCH_RATE events/s (default half the backend's throughput just measured, else 2,500)
  *   for BENCH_LATENCY_SECONDS: publish-to-commit p50/p90/p99.
  * - soak: BENCH_SOAK_AGENTS (10,000) agents at BENCH_SOAK_RATE (1,000/s) for
@@ -21,16 +22,19 @@
  * - failover: two worker processes under steady load, one SIGKILLed: time until its partitions
  *   commit again, commit lag across the kill, lost/duplicated/out-of-order (BENCH_FAILOVER_*).
  * - gateway (bench/pipeline/ThroughGateway.ts): HTTP calls through `candor serve --role gateway` to a
- *   fake provider, two worker processes on PostgreSQL and JetStream, 200 agents, c=64: committed
- *   checkpoints/s and CPU per checkpoint of every process, the load generator included
- *   (BENCH_GATEWAY_SECONDS, BENCH_GATEWAY_CONCURRENCY, BENCH_GATEWAY_AGENTS, BENCH_GATEWAY_WORKERS).
+ *   fake provider, two worker processes on PostgreSQL and JetStream (and, realistic, `--role api`),
+ *   200 agents, c=64: committed checkpoints/s and CPU per checkpoint of every process, the load
+ *   generator included (BENCH_GATEWAY_SECONDS, BENCH_GATEWAY_CONCURRENCY, BENCH_GATEWAY_AGENTS,
+ *   BENCH_GATEWAY_WORKERS, BENCH_GATEWAY_WARMUP).
  *
  * The shape (bench/pipeline/Shape.ts): BENCH_SHAPE=realistic (the default: claimed agents of
  * BENCH_ORGS organizations with cards, conscience values, tool policies, webhooks and a live stream
  * client, set up through the API; realistic answers, one in ten an injection and one in ten a
  * review) or bare (unclaimed agents, short clear answers). With realistic, every row runs bare too,
- * printed beside it with the ratio. The realistic shape needs PostgreSQL and worker processes:
- * the PGlite rows and the baselines run bare only.
+ * printed beside it with the ratio. In the realistic shape every row also runs `candor serve --role
+ * api` (the operator's setup, the live stream) and the peers' process (webhook receivers, the stream
+ * client), whose CPU is counted. It needs PostgreSQL and worker processes: the PGlite rows and the
+ * baselines run bare only.
  *
  * A row's window runs until every checkpoint is committed and the work they deferred (outbox,
  * webhook fan-out, reputation recomputation) is back where it started (bench/pipeline/Window.ts):

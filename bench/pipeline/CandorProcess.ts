@@ -108,7 +108,7 @@ export const startWorkerProcess = (
       })
     }
     // It logs nothing at warning level when all is well; ready once its health endpoint answers.
-    const deadline = Date.now() + 60_000
+    const deadline = Date.now() + 120_000
     for (;;) {
       if (child.exitCode !== null) return yield* Effect.fail(new Error(`${role} exited:\n${lines.join("\n")}`))
       const ok = yield* Effect.promise(() =>

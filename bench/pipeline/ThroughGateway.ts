@@ -133,7 +133,7 @@ const run = (shape: Shape, dir: string | undefined) =>
     const started: Array<{ readonly pid: number; readonly output: () => ReadonlyArray<string> }> = []
     // One after the other: the first migrates the database.
     for (let i = 0; i < workers; i++) started.push(yield* startWorkerProcess(storeEnv(shared), profile("worker")))
-    const parts = shape === "realistic" ? yield* setUpRealistic(shared, agents, profile("api")) : undefined
+    const parts = shape === "realistic" ? yield* setUpRealistic(shared, agents, dir) : undefined
     const gateway = yield* startGateway(shared, upstream.origin, profile("gateway"))
     const context = yield* Layer.build(
       Layer.merge(
