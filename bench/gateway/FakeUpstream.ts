@@ -3,10 +3,13 @@
  * gateways or the load generator. Anthropic `/v1/messages` and OpenAI `/v1/chat/completions`, JSON
  * and SSE (`"stream": true`), with reasoning in the answer so that the gateway's analysis runs.
  * Every answer carries `x-request-sha256`, the hash of the body it received, so the bench can check
- * that a gateway forwarded the request bytes unchanged.
+ * that a gateway forwarded the request bytes unchanged. A request with `x-bench-answer: clear |
+ * injection | review` gets the realistic shape's Anthropic JSON answer of that kind instead
+ * (bench/pipeline/RealisticContent.ts: ~600 characters of thinking, a text block and a tool call).
  */
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
+import { ANSWER_HEADER, ANSWER_KINDS, ANSWERS, type AnswerKind } from "../pipeline/RealisticContent.js"
 
 const THINKING =
   "Let me check the request against the card. The user wants a summary of the report; summarising is a bounded action. I will summarise it and cite the sections."
@@ -123,6 +126,13 @@ const server = createServer((req, res) => {
     const openai = req.url?.endsWith("/chat/completions") === true
     if (!anthropic && !openai) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}')
+      return
+    }
+    const kind = req.headers[ANSWER_HEADER]
+    if (!stream && anthropic && ANSWER_KINDS.includes(kind as AnswerKind)) {
+      res
+        .writeHead(200, { "content-type": "application/json", "x-request-sha256": digest })
+        .end(ANSWERS[kind as AnswerKind])
       return
     }
     if (!stream) {

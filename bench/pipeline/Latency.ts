@@ -7,10 +7,12 @@
  * partition, one consumer), so its chain position says which of them are in.
  */
 import * as Effect from "effect/Effect"
-import { gatewayEvent } from "../../test/support/Events.js"
 import { type Backend, deploy } from "./Deployment.js"
-import { agentIds, type CpuShare, cpuMeter, now, publishAtRate, warmUp } from "./Load.js"
+import { now, publishAtRate, warmUp } from "./Load.js"
+import { type FeatureBreakdown, profiled } from "./Profiling.js"
+import type { Shape } from "./Shape.js"
 import { settings } from "./Settings.js"
+import { type Measurement, openWindow } from "./Window.js"
 
 export interface LatencyResult {
   readonly rate: number
@@ -22,26 +24,29 @@ export interface LatencyResult {
   readonly max: number
   /** Published but not seen committed 30 s after the last publish. */
   readonly missing: number
-  /** µs of CPU per checkpoint, by process, over the timed part. */
-  readonly cpu: CpuShare
+  readonly shape: Shape
+  /** CPU per checkpoint by process over the timed part and the drain after it, by feature. */
+  readonly measured: Measurement & { readonly features: FeatureBreakdown | undefined }
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN
 
-export const latency = (backend: Backend, rate: number) =>
-  Effect.scoped(
+export const latency = (backend: Backend, rate: number, shape: Shape): Effect.Effect<LatencyResult, unknown> =>
+  profiled("latency", shape, (dir) =>
     Effect.gen(function* () {
       const d = yield* deploy({
         backend,
         worker: backend === "postgres" ? settings.pgWorker : "inline",
         partitions: settings.partitions,
-        cpuProfileDir: settings.cpuProfileDir
+        shape,
+        agents: { label: "lat", count: settings.agents },
+        profileDir: dir
       })
-      const agents = agentIds("lat", settings.agents)
-      yield* warmUp(d, agents)
+      const agents = d.source.agents
+      const before = yield* warmUp(d, true)
       // Per agent: the publish times of its events, how many of them were seen committed, and where
-      // its chain stood before (the warm-up event).
+      // its chain stood before (the warm-up).
       const publishedAt = new Map<string, Array<number>>(agents.map((a) => [a, []]))
       const seen = new Map<string, number>(agents.map((a) => [a, 0]))
       const offset = new Map((yield* d.heads(agents)).map((head) => [head.agent_id, head.position]))
@@ -62,23 +67,20 @@ export const latency = (backend: Backend, rate: number) =>
           yield* Effect.sleep("10 millis")
         }
       })
-      const cpu = yield* cpuMeter(d)
+      const close = yield* openWindow(d)
       const poller = yield* Effect.fork(poll)
-      const run = yield* publishAtRate(
-        d,
-        rate,
-        settings.latencySeconds,
-        (i) => gatewayEvent(agents[i % agents.length]!),
-        (event, at) => {
-          publishedAt.get(event.agent_id)!.push(at)
-          outstanding.add(event.agent_id)
-        }
-      )
+      const run = yield* publishAtRate(d, rate, settings.latencySeconds, d.source.event, (event, at) => {
+        publishedAt.get(event.agent_id)!.push(at)
+        outstanding.add(event.agent_id)
+      })
       // Let the tail commit (bounded), then stop polling.
       const deadline = now() + 30_000
       while (latencies.length < run.sent && now() < deadline) yield* Effect.sleep("20 millis")
       stop = true
       yield* poller.await
+      const committedAt = now()
+      const committed = (yield* d.committed) - before
+      const measured = yield* close(committed, committedAt)
       const sorted = latencies.sort((a, b) => a - b)
       return {
         rate,
@@ -89,7 +91,16 @@ export const latency = (backend: Backend, rate: number) =>
         p99: percentile(sorted, 0.99),
         max: sorted[sorted.length - 1] ?? NaN,
         missing: run.sent - sorted.length,
-        cpu: yield* cpu(run.sent)
-      } satisfies LatencyResult
+        shape,
+        measurement: measured,
+        window: measured.window,
+        cpu: measured.cpu,
+        checkpoints: measured.checkpoints
+      }
     })
+  ).pipe(
+    Effect.map(({ checkpoints: _, cpu: __, features, measurement, window: ___, ...result }): LatencyResult => ({
+      ...result,
+      measured: { ...measurement, features }
+    }))
   )

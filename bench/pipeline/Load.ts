@@ -6,17 +6,19 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
-import { gatewayEvent } from "../../test/support/Events.js"
-import { type Deployment, serverCpuMs } from "./Deployment.js"
+import { awaitDrained } from "./Backlogs.js"
+import { agentIds, type Deployment } from "./Deployment.js"
+import { startMeter } from "./ProcessCpu.js"
 import { settings } from "./Settings.js"
+import { bareSource, type EventSource } from "./Templates.js"
+
+export { agentIds } from "./Deployment.js"
 
 export const now = () => performance.now()
 
-export const agentIds = (label: string, count: number) => Array.from({ length: count }, (_, i) => `agt-${label}-${i}`)
-
-/** Round-robin over the agents, so every agent's events are spread over the whole run. */
-export const makeEvents = (agents: ReadonlyArray<string>, count: number): ReadonlyArray<GatewayEvent> =>
-  Array.from({ length: count }, (_, i) => gatewayEvent(agents[i % agents.length]!))
+/** `count` events of `source` (round-robin over its agents, so each agent's are spread over the run). */
+export const makeEvents = (source: EventSource, count: number): ReadonlyArray<GatewayEvent> =>
+  Array.from({ length: count }, (_, i) => source.event(i))
 
 /** As the gateway publishes: to the agent's partition, the checkpoint id as the bus's msgId. */
 export const publishEvent = (d: Deployment) => (event: GatewayEvent) =>
@@ -43,15 +45,24 @@ export const awaitCommitted = (d: Deployment, target: number, intervalMs = 20, t
   })
 
 /**
- * Before a row is timed: `settings.warmup` events on other agents (JIT, pools, leases), then one
- * event for each of `agents`, so the row measures agents the worker knows, as in a steady state.
- * Returns the committed count the row starts from.
+ * Before a row is timed: `settings.warmup` events (JIT, pools, leases) and, in the bare shape, one
+ * event for each of the row's agents when `known` (so the row measures agents the worker knows, as
+ * in a steady state; the realistic shape's agents are known from their captured answers). Waits
+ * until everything published so far is committed and the deferred work drained (reputation, outbox,
+ * webhook fan-out), and returns the committed count the row starts from.
  */
-export const warmUp = (d: Deployment, agents: ReadonlyArray<string> = []) =>
+export const warmUp = (d: Deployment, known: boolean) =>
   Effect.gen(function* () {
-    const events = [...makeEvents(agentIds("warm", 100), settings.warmup), ...makeEvents(agents, agents.length)]
+    const events =
+      d.shape === "realistic"
+        ? makeEvents(d.source, settings.warmup)
+        : [
+            ...makeEvents(bareSource(agentIds("warm", 100)), settings.warmup),
+            ...(known ? d.source.agents.map((_, i) => d.source.event(i)) : [])
+          ]
     yield* publishAll(d, events)
-    yield* awaitCommitted(d, events.length)
+    yield* awaitCommitted(d, d.published + events.length)
+    yield* awaitDrained(d.backlog, { outbox: 0, proofJobs: 0, fanOut: 0, reputation: 0 })
     return yield* d.committed
   })
 
@@ -87,39 +98,20 @@ export const publishAtRate = (
     })
   )
 
-/** CPU µs per checkpoint, by process: the worker (a child process only), this bench, the two servers. */
-export interface CpuShare {
-  readonly worker: number | undefined
-  readonly bench: number
-  readonly postgres: number
-  readonly nats: number
-}
-
-const selfCpuMs = () => {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1000
-}
+/** CPU µs per checkpoint, by process (the deployment's `processes`: worker(s), bench, postgres, nats, api, peers). */
+export type CpuShare = Readonly<Record<string, number>>
 
 /**
- * Starts counting CPU; the returned effect gives each process's µs per event since. The servers'
- * figures include whatever else runs on them meanwhile (this is a shared machine).
+ * Starts counting CPU; the returned effect gives each process's µs per checkpoint since. The
+ * servers are narrowed to this run's (bench/pipeline/ProcessCpu.ts).
  */
-export const cpuMeter = (d: Deployment | undefined) =>
-  Effect.gen(function* () {
-    const at = {
-      worker: d === undefined ? 0 : yield* d.cpuMs,
-      bench: selfCpuMs(),
-      postgres: serverCpuMs("postgres"),
-      nats: serverCpuMs("nats-server")
-    }
-    return (events: number) =>
-      Effect.gen(function* () {
-        const per = (ms: number) => (ms * 1000) / events
-        return {
-          worker: d?.worker === "process" ? per((yield* d.cpuMs) - at.worker) : undefined,
-          bench: per(selfCpuMs() - at.bench),
-          postgres: per(serverCpuMs("postgres") - at.postgres),
-          nats: per(serverCpuMs("nats-server") - at.nats)
-        } satisfies CpuShare
-      })
-  })
+export const cpuMeterOf = (processes: Readonly<Record<string, Effect.Effect<ReadonlyArray<number>, unknown>>>) =>
+  Effect.map(
+    startMeter(processes),
+    (stop) => (checkpoints: number) =>
+      Effect.map(stop, (used): CpuShare =>
+        Object.fromEntries(Object.entries(used).map(([name, ms]) => [name, ((ms as number) * 1000) / checkpoints]))
+      )
+  )
+
+export const cpuMeter = (d: Deployment) => cpuMeterOf(d.processes)

@@ -12,8 +12,8 @@ export const positive = (name: string, fallback: number): number => {
 export const settings = {
   /** Events of a throughput row. */
   events: positive("BENCH_EVENTS", 20_000),
-  /** Agents of the throughput and latency rows. */
-  agents: positive("BENCH_AGENTS", 1_000),
+  /** Agents of the throughput and latency rows (the realistic shape's 20 organizations × 10). */
+  agents: positive("BENCH_AGENTS", 200),
   /** Events on other agents before a row is timed. */
   warmup: positive("BENCH_WARMUP", 2_000),
   /** Publishes in flight when publishing as fast as the bus takes them. */
@@ -37,7 +37,7 @@ export const settings = {
     .filter((b): b is "postgres" | "pglite" => b === "postgres" || b === "pglite"),
   /** Where the PostgreSQL worker runs (PGlite's always runs in the bench process). */
   pgWorker: (process.env.BENCH_WORKER === "inline" ? "inline" : "process") as "process" | "inline",
-  /** `--cpu-prof` of the worker process of the throughput and latency rows, into this directory. */
+  /** Keep the rows' CPU profiles here (bench/pipeline/Profiling.ts); unset: a temporary directory. */
   cpuProfileDir: process.env.BENCH_CPU_PROFILE
 } as const
 

@@ -1,15 +1,16 @@
 /**
- * The soak: `settings.soakAgents` distinct agents, each committed once before the first sample (the
- * run measures a steady state, not the actors being created), then a fixed rate for
+ * The soak: `settings.soakAgents` distinct agents (in the realistic shape, claimed and spread over the
+ * organizations), each committed before the first sample (the run measures a steady state, not the
+ * actors being created), then a fixed rate for
  * `settings.soakSeconds`, sampling the worker's memory every `settings.soakSampleSeconds` with the
  * backlog (published, not yet committed) that says whether the worker kept up, and once more when
  * the last event is committed.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import { gatewayEvent } from "../../test/support/Events.js"
 import { deploy } from "./Deployment.js"
-import { agentIds, awaitCommitted, now, publishAtRate, warmUp } from "./Load.js"
+import { awaitCommitted, now, publishAtRate, warmUp } from "./Load.js"
+import type { Shape } from "./Shape.js"
 import { settings } from "./Settings.js"
 
 export interface Sample {
@@ -35,12 +36,17 @@ export const slope = (points: ReadonlyArray<readonly [number, number]>) => {
   return sxy / sxx
 }
 
-export const soak = (rate: number) =>
+export const soak = (rate: number, shape: Shape) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const d = yield* deploy({ backend: "postgres", worker: settings.pgWorker, partitions: settings.partitions })
-      const agents = agentIds("soak", settings.soakAgents)
-      const before = yield* warmUp(d, agents)
+      const d = yield* deploy({
+        backend: "postgres",
+        worker: settings.pgWorker,
+        partitions: settings.partitions,
+        shape,
+        agents: { label: "soak", count: settings.soakAgents }
+      })
+      const before = yield* warmUp(d, true)
       const samples: Array<Sample> = []
       let published = 0
       const start = now()
@@ -60,13 +66,7 @@ export const soak = (rate: number) =>
       const sampler = yield* Effect.fork(
         Effect.forever(Effect.zipRight(Effect.sleep(`${settings.soakSampleSeconds} seconds`), sample))
       )
-      yield* publishAtRate(
-        d,
-        rate,
-        settings.soakSeconds,
-        (i) => gatewayEvent(agents[i % agents.length]!),
-        () => void published++
-      )
+      yield* publishAtRate(d, rate, settings.soakSeconds, d.source.event, () => void published++)
       yield* Fiber.interrupt(sampler)
       // The last sample once everything published is committed: what the worker keeps, not what is in flight.
       yield* awaitCommitted(d, before + published)

@@ -5,6 +5,7 @@
  * (publish, consume, ack, no store) and the worker alone (`commitDeliveries` on partition batches,
  * no bus), so ratios stay readable on a noisy machine.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -23,47 +24,76 @@ import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors
 import { commitDeliveries } from "../../streams/CommitDeliveries.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
-import { type Backend, deploy, natsUrl } from "./Deployment.js"
-import { agentIds, awaitCommitted, type CpuShare, cpuMeter, makeEvents, now, publishAll, warmUp } from "./Load.js"
+import { type Backend, deploy, natsServer, natsUrl } from "./Deployment.js"
+import { postgresPids } from "./ProcessCpu.js"
+import { agentIds, awaitCommitted, type CpuShare, cpuMeterOf, makeEvents, now, publishAll, warmUp } from "./Load.js"
+import { type FeatureBreakdown, profiled } from "./Profiling.js"
+import type { Shape } from "./Shape.js"
+import { bareSource } from "./Templates.js"
+import { type Measurement, openWindow } from "./Window.js"
 import { settings } from "./Settings.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 export interface ThroughputRow {
   readonly name: string
+  /** The end-to-end rows' shape (the baselines have none: they are bare by construction). */
+  readonly shape?: Shape
   readonly events: number
   readonly seconds: number
   /** When the last publish was stored, from the first publish. */
   readonly publishSeconds?: number
   readonly cpu: CpuShare
+  /** The end-to-end rows: the drain, the deferred work, the CPU by feature. */
+  readonly measured?: Measurement & { readonly features: FeatureBreakdown | undefined }
 }
 
-/** End to end. `known`: the agents have committed before (their actors are in memory); else they are new to the worker. */
-export const endToEnd = (backend: Backend, known: boolean) =>
-  Effect.scoped(
+/**
+ * End to end. `known`: the agents have committed before (their actors are in memory); else they are
+ * new to the worker (bare only: the realistic agents' answers are captured through the deployment).
+ * Timed until all are committed; the CPU counts until the deferred work is drained too.
+ */
+export const endToEnd = (backend: Backend, known: boolean, shape: Shape) =>
+  profiled(`throughput-${known ? "known" : "new"}`, shape, (dir) =>
     Effect.gen(function* () {
       const worker = backend === "postgres" ? settings.pgWorker : "inline"
       const d = yield* deploy({
         backend,
         worker,
         partitions: settings.partitions,
-        cpuProfileDir: settings.cpuProfileDir
+        shape,
+        agents: { label: "tp", count: settings.agents },
+        profileDir: dir
       })
-      const agents = agentIds("tp", settings.agents)
-      const before = yield* warmUp(d, known ? agents : [])
-      const events = makeEvents(agents, settings.events)
-      const cpu = yield* cpuMeter(d)
+      const before = yield* warmUp(d, known)
+      const events = makeEvents(d.source, settings.events)
+      const close = yield* openWindow(d)
       const start = now()
       const publishing = yield* Effect.fork(publishAll(d, events))
       const done = yield* awaitCommitted(d, before + events.length)
       const published = yield* publishing.await.pipe(Effect.flatten)
+      const measured = yield* close(events.length, done)
       return {
         name: `end to end, ${backend}, ${known ? "known" : "new"} agents (worker ${worker === "process" ? "process" : "in the bench process"})`,
+        shape,
         events: events.length,
         seconds: (done - start) / 1000,
         publishSeconds: (published - start) / 1000,
-        cpu: yield* cpu(events.length)
-      } satisfies ThroughputRow
+        cpu: measured.cpu,
+        window: measured.window,
+        checkpoints: events.length,
+        measurement: measured
+      }
     })
+  ).pipe(
+    Effect.map(({ features, measurement, ...row }): ThroughputRow => ({
+      name: row.name,
+      shape: row.shape,
+      events: row.events,
+      seconds: row.seconds,
+      publishSeconds: row.publishSeconds,
+      cpu: row.cpu,
+      measured: { ...measurement, features }
+    }))
   )
 
 /** The bus alone: publish, consume every partition, ack; no store. */
@@ -100,8 +130,8 @@ export const busAlone = Effect.scoped(
         Effect.forkScoped
       )
     }
-    const events = makeEvents(agentIds("bus", settings.agents), settings.events)
-    const cpu = yield* cpuMeter(undefined)
+    const events = makeEvents(bareSource(agentIds("bus", settings.agents)), settings.events)
+    const cpu = yield* cpuMeterOf({ bench: Effect.succeed([process.pid]), nats: natsServer })
     const start = now()
     const publishing = yield* Effect.fork(
       Effect.forEach(
@@ -194,9 +224,15 @@ export const workerAlone = (backend: Backend) =>
         )
       }
       const agents = agentIds("wo", settings.agents)
-      yield* commitAll([...makeEvents(agentIds("warm", 100), settings.warmup), ...makeEvents(agents, agents.length)])
-      const events = makeEvents(agents, settings.events)
-      const cpu = yield* cpuMeter(undefined)
+      yield* commitAll([
+        ...makeEvents(bareSource(agentIds("warm", 100)), settings.warmup),
+        ...makeEvents(bareSource(agents), agents.length)
+      ])
+      const events = makeEvents(bareSource(agents), settings.events)
+      const cpu = yield* cpuMeterOf({
+        bench: Effect.succeed([process.pid]),
+        ...(backend === "postgres" ? { postgres: run(Effect.flatMap(SqlClient.SqlClient, postgresPids)) } : {})
+      })
       const start = now()
       yield* commitAll(events)
       const seconds = (now() - start) / 1000
