@@ -66,6 +66,7 @@ import {
   ratio,
   table
 } from "./pipeline/Report.js"
+import { progress } from "./pipeline/Progress.js"
 import { type Shape, shapeSettings } from "./pipeline/Shape.js"
 import { settings } from "./pipeline/Settings.js"
 import { slope, soak } from "./pipeline/Soak.js"
@@ -277,6 +278,7 @@ const program = Effect.gen(function* () {
       if (!wants("throughput")) continue
       for (const shape of shapes) {
         if (shape === "realistic" && !realisticRuns(backend)) continue
+        progress(`throughput row, ${backend}, ${shape}`)
         const known = yield* endToEnd(backend, true, shape)
         rows.push(known)
         if (!measured.has(backend)) measured.set(backend, known.events / known.seconds)
@@ -320,7 +322,10 @@ const program = Effect.gen(function* () {
   }
   if (wants("gateway")) {
     const results: Array<ThroughGatewayResult> = []
-    for (const shape of shapes) results.push(yield* throughGateway(shape))
+    for (const shape of shapes) {
+      progress(`gateway row, ${shape}`)
+      results.push(yield* throughGateway(shape))
+    }
     gatewayTable(results)
     featureTable(
       "Through the gateway: CPU by feature, µs per committed checkpoint (gateway, worker and API profiles, the window only)",

@@ -108,17 +108,30 @@ export const startWorkerProcess = (
       })
     }
     // It logs nothing at warning level when all is well; ready once its health endpoint answers.
-    const deadline = Date.now() + 120_000
+    const started = Date.now()
+    let last = "no answer"
     for (;;) {
       if (child.exitCode !== null) return yield* Effect.fail(new Error(`${role} exited:\n${lines.join("\n")}`))
       const ok = yield* Effect.promise(() =>
-        fetch(`http://127.0.0.1:${healthPort ?? port}/health/live`).then(
-          (r) => r.ok,
-          () => false
+        fetch(`http://127.0.0.1:${healthPort ?? port}/health/live`, { signal: AbortSignal.timeout(5_000) }).then(
+          (r) => {
+            last = `HTTP ${r.status}`
+            return r.ok
+          },
+          (error: unknown) => {
+            last = String(error)
+            return false
+          }
         )
       )
       if (ok) break
-      if (Date.now() > deadline) return yield* Effect.fail(new Error(`${role} not ready:\n${lines.join("\n")}`))
+      if (Date.now() - started > 120_000)
+        return yield* Effect.fail(
+          new Error(
+            `${role} not ready after ${((Date.now() - started) / 1000).toFixed(0)} s (pid ${child.pid}, ` +
+              `port ${healthPort ?? port}, last health answer: ${last}):\n${lines.join("\n")}`
+          )
+        )
       yield* Effect.sleep("100 millis")
     }
     const pid = child.pid!

@@ -20,6 +20,7 @@ import { type Peers, startPeers, startUpstream } from "./Children.js"
 import { startWorkerProcess } from "./CandorProcess.js"
 import { type Organization, setUpOrganizations } from "./Operator.js"
 import { ANSWER_KINDS } from "./RealisticContent.js"
+import { progress } from "./Progress.js"
 import { shapeSettings } from "./Shape.js"
 import { captureTemplates, realisticSource, type EventSource } from "./Templates.js"
 
@@ -110,6 +111,7 @@ export const setUpRealistic = (
     const peers = yield* startPeers
     const organizations = shapeSettings.organizations
     const perOrganization = Math.max(1, Math.ceil(agents / organizations))
+    progress(`setting up ${organizations} organizations × ${perOrganization} agents through the API`)
     const orgs = yield* Effect.promise(() =>
       setUpOrganizations({
         apiUrl,
@@ -141,6 +143,7 @@ export const realisticEvents = (
 ): Effect.Effect<{ readonly source: EventSource; readonly published: number }, unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
+      progress(`capturing the gateway's events for ${parts.agents.length} agents`)
       const upstream = yield* startUpstream
       const gateway = yield* startGateway(shared, upstream.origin, undefined)
       const templates = yield* captureTemplates(nc, shared.prefix, gateway.url, parts.organizations)

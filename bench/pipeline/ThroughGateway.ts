@@ -35,6 +35,7 @@ import { now } from "./Load.js"
 import { postgresPids } from "./ProcessCpu.js"
 import { type FeatureBreakdown, profiled } from "./Profiling.js"
 import { ANSWER_HEADER, answerKindOf, realisticRequestBody } from "./RealisticContent.js"
+import { progress } from "./Progress.js"
 import { setUpRealistic, sharedSettings, startGateway, storeEnv } from "./Realistic.js"
 import type { Shape } from "./Shape.js"
 import { positive, settings } from "./Settings.js"
@@ -132,6 +133,7 @@ const run = (shape: Shape, dir: string | undefined) =>
     const shared = sharedSettings(databaseUrl, url, prefix, settings.partitions)
     const started: Array<{ readonly pid: number; readonly output: () => ReadonlyArray<string> }> = []
     // One after the other: the first migrates the database.
+    progress(`gateway row, ${shape}: starting ${workers} workers`)
     for (let i = 0; i < workers; i++) started.push(yield* startWorkerProcess(storeEnv(shared), profile("worker")))
     const parts = shape === "realistic" ? yield* setUpRealistic(shared, agents, dir) : undefined
     const gateway = yield* startGateway(shared, upstream.origin, profile("gateway"))
@@ -182,6 +184,7 @@ const run = (shape: Shape, dir: string | undefined) =>
     const pending = Effect.promise(() => jsm.streams.info(streamNames(prefix).events)).pipe(
       Effect.map((info) => info.state.messages)
     )
+    progress(`gateway row, ${shape}: warm-up (${warmupRequests} calls)`)
     const warm = yield* drive(pool, concurrency, callers, parts !== undefined, { count: warmupRequests })
     const settledBy = now() + 120_000
     while ((yield* pending) > 0) {
@@ -218,6 +221,7 @@ const run = (shape: Shape, dir: string | undefined) =>
       backlog,
       peers: parts?.peers
     })
+    progress(`gateway row, ${shape}: load for ${seconds} s`)
     const start = now()
     const { failed, requests } = yield* drive(pool, concurrency, callers, parts !== undefined, {
       until: start + seconds * 1000
@@ -225,6 +229,7 @@ const run = (shape: Shape, dir: string | undefined) =>
     const loadEnd = now()
     const done = yield* awaitCommitted(base + requests - failed)
     const checkpoints = (yield* committed) - base
+    progress(`gateway row, ${shape}: ${checkpoints} committed; draining the deferred work`)
     const measured = yield* close(checkpoints, done)
     const verdictRows = yield* sql<{ verdict: string; n: unknown }>`
       select verdict, count(*) as n from checkpoints group by verdict`

@@ -28,6 +28,7 @@ import { type Backend, deploy, natsServer, natsUrl } from "./Deployment.js"
 import { postgresPids } from "./ProcessCpu.js"
 import { agentIds, awaitCommitted, type CpuShare, cpuMeterOf, makeEvents, now, publishAll, warmUp } from "./Load.js"
 import { type FeatureBreakdown, profiled } from "./Profiling.js"
+import { progress } from "./Progress.js"
 import type { Shape } from "./Shape.js"
 import { bareSource } from "./Templates.js"
 import { type Measurement, openWindow } from "./Window.js"
@@ -64,8 +65,10 @@ export const endToEnd = (backend: Backend, known: boolean, shape: Shape) =>
         agents: { label: "tp", count: settings.agents },
         profileDir: dir
       })
+      progress(`throughput row, ${shape}: warm-up`)
       const before = yield* warmUp(d, known)
       const events = makeEvents(d.source, settings.events)
+      progress(`throughput row, ${shape}: ${events.length} events`)
       const close = yield* openWindow(d)
       const start = now()
       const publishing = yield* Effect.fork(publishAll(d, events))
