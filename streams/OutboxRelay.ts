@@ -112,10 +112,12 @@ export const relayRound = <R>(
               )
             )
       })
+    /** The items sent this round, removed together once the round's handlers are done. */
+    const sent: Array<string> = []
     const sendOne = (item: OutboxItem) =>
       handle(item).pipe(
         Effect.matchCauseEffect({
-          onSuccess: () => store.completeOutbox(item.id),
+          onSuccess: () => Effect.sync(() => sent.push(item.id)),
           onFailure: (cause) =>
             Option.match(malformedIn(cause), {
               // No retry can decode it: dead at once (kept, never dropped), for an operator to look at.
@@ -135,6 +137,9 @@ export const relayRound = <R>(
       )
     const items = yield* store.claimOutbox(options.kind, options.batch, options.leaseMs)
     yield* Effect.forEach(items, sendOne, { concurrency: 16, discard: true })
+    // A crash before this statement sends the round's items again once their lease ends: at least
+    // once, as a crash between a send and its own delete always did.
+    yield* store.completeOutbox(sent)
     return items.length
   })
 

@@ -3,7 +3,10 @@
  *
  * - a commit marks the agents it extended dirty (`mark`: a set insertion, the commit never waits);
  * - a fiber drains the dirty set every `drainInterval` (1 s), recomputing each agent once however
- *   many commits marked it in between, and the agents it trusts when its base score moved
+ *   many commits marked it in between, but an agent at most once per `minInterval` (5 s): a busy
+ *   agent marked by every commit is recomputed every 5 s rather than every second (a recomputation
+ *   is some fifteen statements, more than the commit of its checkpoints), while an agent idle for
+ *   5 s is scored within a second of its next commit. Also the agents it trusts when its base score moved
  *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
  *   changed (streams/TeamReputation.ts `markMemberChanged`);
  * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
@@ -31,6 +34,8 @@ import { markMemberChanged } from "./TeamReputation.js"
 
 export interface ReputationWorkerOptions {
   readonly drainInterval: Duration.DurationInput
+  /** The least time between two recomputations of one agent by the drain (none when absent); the sweep ignores it. */
+  readonly minInterval?: Duration.DurationInput
   readonly sweepInterval: Duration.DurationInput
   /** Scores older than this are recomputed by the sweep. */
   readonly staleAfter: Duration.DurationInput
@@ -40,6 +45,7 @@ export interface ReputationWorkerOptions {
 
 export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
   drainInterval: "1 second",
+  minInterval: "5 seconds",
   sweepInterval: "10 minutes",
   staleAfter: "1 hour",
   sweepLimit: 10_000
@@ -48,7 +54,10 @@ export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
 export interface ReputationWorker {
   /** Marks agents for the next drain; never blocks. */
   readonly mark: (agentIds: Iterable<string>) => void
-  /** Recomputes every agent marked so far; returns how many were recomputed. */
+  /**
+   * Recomputes every agent marked so far, but those recomputed less than `minInterval` ago, which
+   * stay marked; returns how many were recomputed.
+   */
   readonly drain: Effect.Effect<number>
   /** Marks the lagging and stale agents this worker owns, then drains. */
   readonly sweep: Effect.Effect<number>
@@ -65,6 +74,10 @@ export const makeReputationWorker = (
     const context = yield* Effect.context<Requirements>()
     const repo = yield* ReputationRepo
     const dirty = new Set<string>()
+    const minIntervalMs =
+      options.minInterval === undefined ? 0 : Duration.toMillis(Duration.decode(options.minInterval))
+    /** When the drain last recomputed each agent (Clock ms); entries older than `minIntervalMs` are let go. */
+    const recomputedAt = new Map<string, number>()
     // A member's grade change recomputes its teams (each coalesced to once an hour; never fails).
     const teams = yield* Layer.build(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer))
     const teamsOfMemberChanged = (agentId: string) =>
@@ -77,35 +90,45 @@ export const makeReputationWorker = (
         )
       )
 
-    const drain = Effect.gen(function* () {
-      if (dirty.size === 0) return 0
-      const agents = [...dirty]
-      dirty.clear()
-      let failed = 0
-      for (const agentId of agents) {
-        yield* recomputeWithTrust(agentId).pipe(
-          Effect.flatMap((done) =>
-            done.events.includes("reputation.grade_changed") ? teamsOfMemberChanged(agentId) : Effect.void
-          ),
-          Effect.catchAll(() => {
-            failed++
-            return Effect.sync(() => dirty.add(agentId))
-          })
-        )
-      }
-      if (failed > 0)
-        yield* Effect.logWarning("reputation recomputation failed; retried at the next drain").pipe(
-          Effect.annotateLogs({ failed, agents: agents.length })
-        )
-      return agents.length - failed
-    }).pipe(Effect.provide(context))
+    /** Recomputes the marked agents: every one (`all`), else those not recomputed within `minIntervalMs`. */
+    const drainMarked = (all: boolean) =>
+      Effect.gen(function* () {
+        if (dirty.size === 0) return 0
+        const now = yield* Clock.currentTimeMillis
+        for (const [agentId, at] of recomputedAt) if (now - at >= minIntervalMs) recomputedAt.delete(agentId)
+        const agents = all ? [...dirty] : [...dirty].filter((agentId) => !recomputedAt.has(agentId))
+        for (const agentId of agents) dirty.delete(agentId)
+        if (minIntervalMs > 0) for (const agentId of agents) recomputedAt.set(agentId, now)
+        let failed = 0
+        for (const agentId of agents) {
+          yield* recomputeWithTrust(agentId).pipe(
+            Effect.flatMap((done) =>
+              done.events.includes("reputation.grade_changed") ? teamsOfMemberChanged(agentId) : Effect.void
+            ),
+            Effect.catchAll(() => {
+              failed++
+              return Effect.sync(() => {
+                dirty.add(agentId)
+                recomputedAt.delete(agentId)
+              })
+            })
+          )
+        }
+        if (failed > 0)
+          yield* Effect.logWarning("reputation recomputation failed; retried at the next drain").pipe(
+            Effect.annotateLogs({ failed, agents: agents.length })
+          )
+        return agents.length - failed
+      }).pipe(Effect.provide(context))
+
+    const drain = drainMarked(false)
 
     const sweep = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const staleBefore = new Date(now - Duration.toMillis(Duration.decode(options.staleAfter))).toISOString()
       const agents = yield* repo.lagging(staleBefore, options.sweepLimit)
       for (const agentId of agents) if (yield* owns(agentId)) dirty.add(agentId)
-      return yield* drain
+      return yield* drainMarked(true)
     }).pipe(
       Effect.catchAll((error) =>
         Effect.as(Effect.logWarning("reputation sweep failed").pipe(Effect.annotateLogs({ error: error._tag })), 0)

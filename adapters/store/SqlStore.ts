@@ -410,8 +410,13 @@ export const make = Effect.gen(function* () {
               from json_to_recordset(${json(drafts)}::json) as r(kind text, payload json)`
           }).pipe(Effect.asVoid, storeError("enqueueOutbox")),
     claimOutbox,
-    completeOutbox: (id) =>
-      sql`delete from outbox where id = ${id}::bigint`.pipe(Effect.asVoid, storeError("completeOutbox")),
+    completeOutbox: (ids) =>
+      ids.length === 0
+        ? Effect.void
+        : sql`delete from outbox where id in (select jsonb_array_elements_text(${json(ids)}::jsonb)::bigint)`.pipe(
+            Effect.asVoid,
+            storeError("completeOutbox")
+          ),
     failOutbox,
 
     purgeExpired

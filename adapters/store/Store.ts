@@ -291,7 +291,8 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       limit: number,
       leaseMs: number
     ) => Effect.Effect<ReadonlyArray<OutboxItem>, StoreError>
-    readonly completeOutbox: (id: string) => Effect.Effect<void, StoreError>
+    /** Removes these items, sent (a relay's round completes its items in one statement). */
+    readonly completeOutbox: (ids: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
     /** Another attempt after `retryInMs`; after `maxAttempts` the item is kept as dead, never dropped. */
     readonly failOutbox: (
       id: string,

@@ -138,4 +138,36 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("reputatio
       expect(yield* scoreOf(theirs)).toBeUndefined()
     })
   )
+
+  it.scoped(
+    "a busy agent is recomputed at most once per minInterval; it stays marked meanwhile, and the sweep ignores the interval",
+    () =>
+      Effect.gen(function* () {
+        const busy = uniqueId("agt-rep-busy")
+        const quiet = uniqueId("agt-rep-quiet")
+        yield* seed(busy, 2)
+        const worker = yield* makeReputationWorker(
+          {
+            drainInterval: "1 hour",
+            minInterval: "1 hour",
+            sweepInterval: "1 hour",
+            staleAfter: "1 hour",
+            sweepLimit: 1000
+          },
+          () => Effect.succeed(true)
+        )
+        yield* awaitScored(busy, 2)
+        // The start's sweep scored it; a drain within the hour leaves it marked, and takes the others.
+        yield* seed(busy, 3)
+        yield* seed(quiet, 1)
+        worker.mark([busy, quiet])
+        expect(yield* worker.drain).toBe(1)
+        expect((yield* scoreOf(busy))!.tree_size).toBe(2)
+        expect((yield* scoreOf(quiet))!.tree_size).toBe(1)
+        expect(yield* worker.drain).toBe(0)
+        // Still marked: the sweep (which ignores the interval) takes it.
+        yield* worker.sweep
+        expect((yield* scoreOf(busy))!.tree_size).toBe(5)
+      })
+  )
 })

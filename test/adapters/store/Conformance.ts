@@ -418,13 +418,13 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
         null
       ])
 
-      yield* store.completeOutbox(claimed[0]!.id)
+      yield* store.completeOutbox([claimed[0]!.id])
       yield* store.failOutbox(claimed[1]!.id, "HTTP 500", 5000, 2)
       // The third item's lease runs out; the failed one waits for its retry time.
       yield* TestClock.adjust(1000)
       const released = yield* store.claimOutbox(kind, 10, 1000)
       expect(released.map((item) => [item.payload, item.attempts])).toEqual([[{ p: 2 }, 2]])
-      yield* store.completeOutbox(released[0]!.id)
+      yield* store.completeOutbox([released[0]!.id])
       yield* TestClock.adjust(4000)
       const retried = yield* store.claimOutbox(kind, 10, 1000)
       expect(retried.map((item) => [item.id, item.attempts])).toEqual([[claimed[1]!.id, 2]])
