@@ -38,7 +38,7 @@ import { runDeadLetterRecorder } from "./DeadLetters.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { EVENT_OUTBOX, publishEvent } from "./Events.js"
 import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
-import { fanOutEvent } from "./WebhookFanOut.js"
+import { fanOutEvent, fanOutEvents } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
 import {
@@ -84,6 +84,8 @@ export const defaultWorkerOptions: WorkerOptions = {
 
 /** The most deliveries one `commitDeliveries` attests and commits. */
 const MAX_COMMIT_DELIVERIES = 512
+/** Feed events fanned out to webhooks in one transaction at most. */
+const FAN_OUT_BATCH = 128
 
 const slices = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   if (items.length <= size) return [items]
@@ -185,8 +187,10 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       Effect.forkScoped
     )
     // The webhook fan-out: each feed event becomes its webhook deliveries; acked once they are stored.
+    // What arrives together is fanned out in one transaction; a batch that fails is fanned out event
+    // by event, so one event the database refuses delays only itself.
     const feed = yield* EventFeed
-    const fanOut = (delivery: FeedDelivery) =>
+    const fanOutAlone = (delivery: FeedDelivery) =>
       fanOutEvent(delivery.envelope).pipe(
         Effect.zipRight(delivery.ack),
         Effect.catchAll((error) =>
@@ -196,8 +200,14 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
           )
         )
       )
+    const fanOut = (batch: Chunk.Chunk<FeedDelivery>) =>
+      fanOutEvents(Chunk.toReadonlyArray(Chunk.map(batch, (delivery) => delivery.envelope))).pipe(
+        Effect.zipRight(Effect.forEach(batch, (delivery) => Effect.ignore(delivery.ack), { discard: true })),
+        Effect.catchAll(() => Effect.forEach(batch, fanOutAlone, { concurrency: 8, discard: true }))
+      )
     yield* feed.consume(settings.fanOutConsumer).pipe(
-      Stream.mapEffect(fanOut, { concurrency: 8, unordered: true }),
+      Stream.groupedWithin(FAN_OUT_BATCH, "5 millis"),
+      Stream.mapEffect(fanOut, { concurrency: 4, unordered: true }),
       Stream.runDrain,
       Effect.catchAllCause((cause) =>
         Effect.logError("webhook fan-out stopped; restarting").pipe(Effect.annotateLogs({ cause: cause._tag }))

@@ -109,7 +109,9 @@ export const deliverWebhook = (item: OutboxItem): Effect.Effect<void, unknown, S
         next_attempt_at: null,
         at
       })
-      yield* repo.endpointAttempt(endpoint.endpoint_id, true, "", at)
+      // Only a count to reset costs a statement: most successes follow successes. (A failure of a
+      // concurrent delivery after `find` stays counted until the next success: one more, never fewer.)
+      if (endpoint.consecutive_failures > 0) yield* repo.endpointAttempt(endpoint.endpoint_id, true, "", at)
       return yield* recordDelivery(delivery.event_type, "delivered", latency)
     }
     const error = result.left

@@ -13,12 +13,12 @@ import * as Effect from "effect/Effect"
 import type { WebhookEnvelope } from "../core/schema/WebhookEvents.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
-import { WebhookRepo } from "../adapters/store/WebhookRepo.js"
+import { type Subscriber, WebhookRepo } from "../adapters/store/WebhookRepo.js"
 import { endpointSelects } from "../adapters/webhooks/WebhookEndpoints.js"
 import { deliveryDraft } from "./WebhookDelivery.js"
 
-export const fanOutEvent = (
-  envelope: WebhookEnvelope
+export const fanOutEvents = (
+  envelopes: ReadonlyArray<WebhookEnvelope>
 ): Effect.Effect<void, StoreError, SqlClient.SqlClient | WebhookRepo | Store> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -28,9 +28,25 @@ export const fanOutEvent = (
     yield* transaction(
       sql,
       Effect.gen(function* () {
-        const subscribers = (yield* repo.candidates(envelope)).filter((endpoint) => endpointSelects(endpoint, envelope))
-        const added = yield* repo.addDeliveries(subscribers, envelope, at)
+        /** The candidates of each agent (or, for an event naming none, organization) of the batch. */
+        const candidates = new Map<string, ReadonlyArray<Subscriber>>()
+        const seen = new Set<string>()
+        const fanOut: Array<{ envelope: WebhookEnvelope; subscribers: ReadonlyArray<Subscriber> }> = []
+        for (const envelope of envelopes) {
+          if (seen.has(envelope.id)) continue
+          seen.add(envelope.id)
+          const key = envelope.agent_id === undefined ? `org:${envelope.org_id}` : `agent:${envelope.agent_id}`
+          let found = candidates.get(key)
+          if (found === undefined) candidates.set(key, (found = yield* repo.candidates(envelope)))
+          fanOut.push({ envelope, subscribers: found.filter((endpoint) => endpointSelects(endpoint, envelope)) })
+        }
+        const added = yield* repo.addDeliveries(fanOut, at)
         yield* store.enqueueOutbox(added.map(deliveryDraft))
       })
-    ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "fanOutEvent", cause }))))
+    ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "fanOutEvents", cause }))))
   })
+
+/** One event fanned out on its own. */
+export const fanOutEvent = (
+  envelope: WebhookEnvelope
+): Effect.Effect<void, StoreError, SqlClient.SqlClient | WebhookRepo | Store> => fanOutEvents([envelope])

@@ -158,10 +158,12 @@ export class WebhookRepo extends Context.Tag("candor/adapters/store/WebhookRepo"
       readonly org_id: string | null
       readonly agent_id?: string | undefined
     }) => Effect.Effect<ReadonlyArray<Subscriber>, StoreError>
-    /** Inserts one pending delivery per subscriber (none twice per event); returns those inserted. */
+    /**
+     * Inserts one pending delivery per event and subscriber (none twice per event), every event of
+     * a fan-out batch in one statement; returns those inserted.
+     */
     readonly addDeliveries: (
-      subscribers: ReadonlyArray<Subscriber>,
-      envelope: WebhookEnvelope,
+      fanOut: ReadonlyArray<{ readonly envelope: WebhookEnvelope; readonly subscribers: ReadonlyArray<Subscriber> }>,
       at: Date
     ) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>, StoreError>
     /** Newest first, with the total of the filter. */
@@ -417,27 +419,34 @@ export const make = Effect.gen(function* () {
       storeError("webhooks.candidates")
     )
 
-  const addDeliveries: WebhookRepo["Type"]["addDeliveries"] = (subscribers, envelope, at) =>
-    subscribers.length === 0
+  const addDeliveries: WebhookRepo["Type"]["addDeliveries"] = (fanOut, at) => {
+    const rows = fanOut.flatMap(({ envelope, subscribers }) =>
+      subscribers.map((subscriber) => ({
+        delivery_id: `whd-${randomUUID()}`,
+        endpoint_id: subscriber.endpoint_id,
+        owner_scope: subscriber.owner.scope,
+        owner_id: subscriber.owner.id,
+        event_id: envelope.id,
+        event_type: envelope.type,
+        envelope
+      }))
+    )
+    return rows.length === 0
       ? Effect.succeed([])
       : sql<DeliveryRow>`
           insert into webhook_deliveries (delivery_id, endpoint_id, owner_scope, owner_id, event_id, event_type,
             envelope, status, next_attempt_at, created_at)
-          select r.delivery_id, r.endpoint_id, r.owner_scope, r.owner_id, ${envelope.id}, ${envelope.type},
-            ${json(envelope)}::jsonb, 'pending', ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
-          from json_to_recordset(${json(
-            subscribers.map((subscriber) => ({
-              delivery_id: `whd-${randomUUID()}`,
-              endpoint_id: subscriber.endpoint_id,
-              owner_scope: subscriber.owner.scope,
-              owner_id: subscriber.owner.id
-            }))
-          )}::json) as r(delivery_id text, endpoint_id text, owner_scope text, owner_id text)
+          select r.delivery_id, r.endpoint_id, r.owner_scope, r.owner_id, r.event_id, r.event_type,
+            r.envelope, 'pending', ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
+          from json_to_recordset(${json(rows)}::json)
+            as r(delivery_id text, endpoint_id text, owner_scope text, owner_id text, event_id text, event_type text,
+              envelope jsonb)
           on conflict (endpoint_id, event_id) do nothing
           returning ${sql.literal(DELIVERY_COLUMNS)}`.pipe(
           Effect.map((rows) => rows.map(deliveryOf)),
           storeError("webhooks.addDeliveries")
         )
+  }
 
   const deliveries: WebhookRepo["Type"]["deliveries"] = (owner, query) => {
     const where = sql.and([

@@ -27,7 +27,7 @@ import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { orgEndpointOwner, WebhookRepo } from "../../adapters/store/WebhookRepo.js"
 import { WebhookNetwork } from "../../adapters/webhooks/WebhookUrlGuard.js"
 import { newEnvelope } from "../../core/Events.js"
-import { fanOutEvent } from "../../streams/WebhookFanOut.js"
+import { fanOutEvent, fanOutEvents } from "../../streams/WebhookFanOut.js"
 import { relayDefaults } from "../../streams/OutboxRelay.js"
 import { PartitionOwnership } from "../../adapters/bus/PartitionOwnership.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
@@ -125,6 +125,61 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
         )
         expect(yield* outboxRows(envelope.id)).toEqual([])
       })
+    )
+
+    it.scoped(
+      "a batch of events is fanned out together: each to the endpoints it selects, once, whatever it repeats",
+      () =>
+        Effect.gen(function* () {
+          const repo = yield* WebhookRepo
+          const sql = yield* SqlClient.SqlClient
+          const receiver = yield* makeReceiver(() => 200)
+          const [orgA, orgB] = [`org_${randomUUID()}`, `org_${randomUUID()}`]
+          const endpoint = (orgId: string, types: ReadonlyArray<string>) =>
+            repo.create(
+              orgEndpointOwner(orgId),
+              { url: receiver.url, description: "", event_types: types, agent_ids: [] },
+              `whsec_${randomUUID()}`,
+              new Date()
+            )
+          const paused = yield* endpoint(orgA, ["agent.paused"])
+          const both = yield* endpoint(orgA, ["agent.paused", "agent.resumed"])
+          const other = yield* endpoint(orgB, ["agent.resumed"])
+          const event = (type: "agent.paused" | "agent.resumed", orgId: string) =>
+            newEnvelope({
+              type,
+              source: randomUUID(),
+              org_id: orgId,
+              created_at: new Date(),
+              data: { agent_id: uniqueAgent("batch") }
+            })
+          const [pausedA, resumedA, resumedB] = [
+            event("agent.paused", orgA),
+            event("agent.resumed", orgA),
+            event("agent.resumed", orgB)
+          ]
+          yield* fanOutEvents([pausedA, resumedA, pausedA, resumedB])
+          const rows = yield* sql<{ event_id: string; endpoint_id: string }>`
+          select event_id, endpoint_id from webhook_deliveries
+          where event_id in (${pausedA.id}, ${resumedA.id}, ${resumedB.id}) order by event_id, endpoint_id`
+          const pairs = (list: ReadonlyArray<readonly [string, string]>) =>
+            list
+              .map(([event_id, endpoint_id]) => ({ event_id, endpoint_id }))
+              .sort((a, b) => `${a.event_id} ${a.endpoint_id}`.localeCompare(`${b.event_id} ${b.endpoint_id}`))
+          expect(pairs(rows.map((row) => [row.event_id, row.endpoint_id] as const))).toEqual(
+            pairs([
+              [pausedA.id, paused.endpoint_id],
+              [pausedA.id, both.endpoint_id],
+              [resumedA.id, both.endpoint_id],
+              [resumedB.id, other.endpoint_id]
+            ])
+          )
+          // Handed over again (a redelivery of the feed), nothing is added.
+          yield* fanOutEvents([resumedB, pausedA])
+          const [count] = yield* sql<{ n: unknown }>`
+          select count(*) as n from webhook_deliveries where event_id in (${pausedA.id}, ${resumedA.id}, ${resumedB.id})`
+          expect(Number(count?.n)).toBe(4)
+        })
     )
 
     it.scoped("keeps a webhook item whose payload is not a webhook payload as dead at once, unsent", () =>

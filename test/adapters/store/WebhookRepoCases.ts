@@ -52,9 +52,9 @@ export const endpointsAndDeliveries = Effect.gen(function* () {
 
   const envelope = event("agt-r1", "org_r", "one")
   const subscribers = yield* repo.candidates(envelope)
-  const added = yield* repo.addDeliveries(subscribers, envelope, at)
+  const added = yield* repo.addDeliveries([{ envelope, subscribers }], at)
   expect(added).toHaveLength(1)
-  expect(yield* repo.addDeliveries(subscribers, envelope, at)).toEqual([])
+  expect(yield* repo.addDeliveries([{ envelope, subscribers }], at)).toEqual([])
   const sent = yield* repo.deliveryToSend(added[0]!.delivery_id)
   expect(sent?.envelope).toEqual(envelope)
   expect(JSON.stringify(sent?.envelope)).toBe(
