@@ -115,7 +115,11 @@ export const recomputeReputation = (
         })
         if (previous === undefined || !sameRating(previous.record, record))
           yield* repo.appendHistory(agentId, item("recomputation"))
-        yield* repo.appendHistory(agentId, item("weekly_snapshot"), isoWeekStart(now).toISOString())
+        // The week's snapshot is written by its first recomputation (in the transaction that stored
+        // that score): one stored this week means it is there, and the insert can be spared.
+        const weekStart = isoWeekStart(now)
+        if (previous === undefined || Date.parse(previous.record.computed_at) < weekStart.getTime())
+          yield* repo.appendHistory(agentId, item("weekly_snapshot"), weekStart.toISOString())
 
         const events: Array<WebhookEventType> = []
         let notifiedScore = previous?.notified_score ?? record.score
