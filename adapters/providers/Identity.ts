@@ -2,12 +2,15 @@
  * Agent identity from a provider key: only the key's SHA-256 is ever used. The key string is read
  * from the header, hashed at once and not kept, logged or returned anywhere.
  */
-import { bytesEqual, fromHex, toHex, utf8 } from "../../core/Bytes.js"
-import { sha256 } from "../../core/Hash.js"
+import { hash } from "node:crypto"
+import { bytesEqual, fromHex } from "../../core/Bytes.js"
 import type { CredentialCarrier, HeaderLookup } from "./Provider.js"
 
-/** SHA-256 (lowercase hex) of a key's UTF-8 bytes. */
-export const sha256Hex = (key: string): string => toHex(sha256(utf8(key)))
+/**
+ * SHA-256 (lowercase hex) of a text's UTF-8 bytes: node:crypto's one-shot hash of the string, with
+ * no intermediate buffers (the gateway hashes every answer's thinking with it).
+ */
+export const sha256Hex = (text: string): string => hash("sha256", text, "hex")
 
 /** The hash of a non-empty key, else `undefined` (an empty header is no identity). */
 export const keyHashOf = (key: string | null | undefined): string | undefined => {
