@@ -69,7 +69,7 @@ import {
 import { progress } from "./pipeline/Progress.js"
 import { type Shape, shapeSettings } from "./pipeline/Shape.js"
 import { settings } from "./pipeline/Settings.js"
-import { slope, soak } from "./pipeline/Soak.js"
+import { rssGrowth, slope, soak, WARM_SECONDS } from "./pipeline/Soak.js"
 import { gatewaySettings, throughGateway, type ThroughGatewayResult } from "./pipeline/ThroughGateway.js"
 import { busAlone, endToEnd, type ThroughputRow, workerAlone } from "./pipeline/Throughput.js"
 
@@ -371,6 +371,19 @@ const program = Effect.gen(function* () {
           fmt(slope(sloped.map((s) => [s.second / 60, s[k]] as const)), 2)
         ])
       )
+      const growth = rssGrowth(samples)
+      if (growth !== undefined)
+        table(
+          `RSS growth by process, ${shape} shape, from the first sample after ${WARM_SECONDS} s to the end (all committed)`,
+          ["process", "RSS after the warm-up MB", "RSS at the end MB", "growth", "target"],
+          growth.map((g) => [
+            g.process,
+            fmt(g.warmMb, 1),
+            fmt(g.lastMb, 1),
+            `${fmt(g.percent, 1)}%`,
+            g.percent < 5 ? "< 5%: met" : "< 5%: NOT met"
+          ])
+        )
     }
   }
 })

@@ -19,6 +19,16 @@ export const procCpuMs = (pid: number): number => {
   }
 }
 
+/** Resident set size of a process now, bytes (VmRSS); 0 once it is gone. */
+export const procRssBytes = (pid: number): number => {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+    return kb === undefined ? 0 : Number(kb) * 1024
+  } catch {
+    return 0
+  }
+}
+
 const parentOf = (pid: number): number | undefined => {
   try {
     const ppid = /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]

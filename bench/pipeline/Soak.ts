@@ -4,7 +4,9 @@
  * actors being created), then a fixed rate for
  * `settings.soakSeconds`, sampling the worker's memory every `settings.soakSampleSeconds` with the
  * backlog (published, not yet committed) that says whether the worker kept up, and once more when
- * the last event is committed.
+ * the last event is committed. Each Candor process's RSS (the worker's, and in the realistic shape
+ * the API's) is read from /proc at every sample: issue 25 asks that none grows by 5% or more from
+ * the end of a 2-minute warm-up (`WARM_SECONDS`) to the end of the run.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -12,6 +14,13 @@ import { deploy } from "./Deployment.js"
 import { awaitCommitted, now, publishAtRate, warmUp } from "./Load.js"
 import type { Shape } from "./Shape.js"
 import { settings } from "./Settings.js"
+import { procRssBytes } from "./ProcessCpu.js"
+
+/** The part of a soak that settles (pools, windows filling up, JIT): RSS growth is counted from its end. */
+export const WARM_SECONDS = 120
+
+/** The Candor processes whose RSS each sample reads (the bench's own and the servers' are not Candor's). */
+const CANDOR_PROCESSES = ["worker", "api"] as const
 
 export interface Sample {
   readonly second: number
@@ -21,6 +30,32 @@ export interface Sample {
   readonly liveMb: number
   readonly published: number
   readonly backlog: number
+  /** RSS of each Candor process (`CANDOR_PROCESSES` that the deployment runs as processes), MB. */
+  readonly processRssMb: Readonly<Record<string, number>>
+}
+
+/**
+ * Each process's RSS growth from the first sample at or after `WARM_SECONDS` to the last (all
+ * committed), percent; undefined when the run was shorter than the warm-up.
+ */
+export const rssGrowth = (
+  samples: ReadonlyArray<Sample>
+):
+  | ReadonlyArray<{
+      readonly process: string
+      readonly warmMb: number
+      readonly lastMb: number
+      readonly percent: number
+    }>
+  | undefined => {
+  const warm = samples.find((s) => s.second >= WARM_SECONDS)
+  const last = samples[samples.length - 1]
+  if (warm === undefined || last === undefined || warm === last) return undefined
+  return Object.keys(warm.processRssMb).map((process) => {
+    const warmMb = warm.processRssMb[process]!
+    const lastMb = last.processRssMb[process] ?? 0
+    return { process, warmMb, lastMb, percent: (100 * (lastMb - warmMb)) / warmMb }
+  })
 }
 
 const mb = (bytes: number) => bytes / 2 ** 20
@@ -50,6 +85,11 @@ export const soak = (rate: number, shape: Shape) =>
       const samples: Array<Sample> = []
       let published = 0
       const start = now()
+      const pids: Array<readonly [string, number]> = []
+      for (const name of CANDOR_PROCESSES) {
+        const found = d.processes[name]
+        if (found !== undefined) for (const pid of yield* Effect.orDie(found)) pids.push([name, pid])
+      }
       const sample = Effect.gen(function* () {
         const memory = yield* d.memory
         const committed = (yield* d.committed) - before
@@ -59,7 +99,8 @@ export const soak = (rate: number, shape: Shape) =>
           heapMb: mb(memory.heapUsed),
           liveMb: mb(memory.heapLive),
           published,
-          backlog: published - committed
+          backlog: published - committed,
+          processRssMb: Object.fromEntries(pids.map(([name, pid]) => [name, mb(procRssBytes(pid))]))
         })
       })
       yield* sample
