@@ -6,7 +6,9 @@
  *   many commits marked it in between, but an agent at most once per `minInterval` (5 s): a busy
  *   agent marked by every commit is recomputed every 5 s rather than every second (a recomputation
  *   is some fifteen statements, more than the commit of its checkpoints), while an agent idle for
- *   5 s is scored within a second of its next commit. Also the agents it trusts when its base score moved
+ *   5 s is scored within a second of its next commit; at most `maxPerDrain` (250) agents a drain, the
+ *   longest marked first, four at a time: with more busy agents than that, each waits its turn and
+ *   the database's work stays bounded. Also the agents it trusts when its base score moved
  *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
  *   changed (streams/TeamReputation.ts `markMemberChanged`);
  * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
@@ -36,6 +38,15 @@ export interface ReputationWorkerOptions {
   readonly drainInterval: Duration.DurationInput
   /** The least time between two recomputations of one agent by the drain (none when absent); the sweep ignores it. */
   readonly minInterval?: Duration.DurationInput
+  /**
+   * The most agents one drain (or sweep) recomputes (no bound when absent); the others stay marked,
+   * in the order they were marked, for the next drains. Bounds the database's work whatever the
+   * number of busy agents: with 10,000 agents each marked every few seconds, recomputing all of
+   * them (some fifteen statements each) would cost more than committing their checkpoints.
+   */
+  readonly maxPerDrain?: number
+  /** Agents recomputed at once within a drain, each in its own transaction (1 when absent). */
+  readonly concurrency?: number
   readonly sweepInterval: Duration.DurationInput
   /** Scores older than this are recomputed by the sweep. */
   readonly staleAfter: Duration.DurationInput
@@ -46,6 +57,8 @@ export interface ReputationWorkerOptions {
 export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
   drainInterval: "1 second",
   minInterval: "5 seconds",
+  maxPerDrain: 250,
+  concurrency: 4,
   sweepInterval: "10 minutes",
   staleAfter: "1 hour",
   sweepLimit: 10_000
@@ -76,6 +89,8 @@ export const makeReputationWorker = (
     const dirty = new Set<string>()
     const minIntervalMs =
       options.minInterval === undefined ? 0 : Duration.toMillis(Duration.decode(options.minInterval))
+    const maxPerDrain = options.maxPerDrain ?? Infinity
+    const concurrency = options.concurrency ?? 1
     /** When the drain last recomputed each agent (Clock ms); entries older than `minIntervalMs` are let go. */
     const recomputedAt = new Map<string, number>()
     // A member's grade change recomputes its teams (each coalesced to once an hour; never fails).
@@ -90,30 +105,40 @@ export const makeReputationWorker = (
         )
       )
 
-    /** Recomputes the marked agents: every one (`all`), else those not recomputed within `minIntervalMs`. */
+    /**
+     * Recomputes the marked agents, the longest marked first, at most `maxPerDrain`: every one
+     * (`all`), else those not recomputed within `minIntervalMs`.
+     */
     const drainMarked = (all: boolean) =>
       Effect.gen(function* () {
         if (dirty.size === 0) return 0
         const now = yield* Clock.currentTimeMillis
         for (const [agentId, at] of recomputedAt) if (now - at >= minIntervalMs) recomputedAt.delete(agentId)
-        const agents = all ? [...dirty] : [...dirty].filter((agentId) => !recomputedAt.has(agentId))
+        const agents: Array<string> = []
+        for (const agentId of dirty) {
+          if (agents.length >= maxPerDrain) break
+          if (all || !recomputedAt.has(agentId)) agents.push(agentId)
+        }
         for (const agentId of agents) dirty.delete(agentId)
         if (minIntervalMs > 0) for (const agentId of agents) recomputedAt.set(agentId, now)
         let failed = 0
-        for (const agentId of agents) {
-          yield* recomputeWithTrust(agentId).pipe(
-            Effect.flatMap((done) =>
-              done.events.includes("reputation.grade_changed") ? teamsOfMemberChanged(agentId) : Effect.void
-            ),
-            Effect.catchAll(() => {
-              failed++
-              return Effect.sync(() => {
-                dirty.add(agentId)
-                recomputedAt.delete(agentId)
+        yield* Effect.forEach(
+          agents,
+          (agentId) =>
+            recomputeWithTrust(agentId).pipe(
+              Effect.flatMap((done) =>
+                done.events.includes("reputation.grade_changed") ? teamsOfMemberChanged(agentId) : Effect.void
+              ),
+              Effect.catchAll(() => {
+                failed++
+                return Effect.sync(() => {
+                  dirty.add(agentId)
+                  recomputedAt.delete(agentId)
+                })
               })
-            })
-          )
-        }
+            ),
+          { concurrency, discard: true }
+        )
         if (failed > 0)
           yield* Effect.logWarning("reputation recomputation failed; retried at the next drain").pipe(
             Effect.annotateLogs({ failed, agents: agents.length })

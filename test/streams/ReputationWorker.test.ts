@@ -170,4 +170,33 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("reputatio
         expect((yield* scoreOf(busy))!.tree_size).toBe(5)
       })
   )
+
+  it.scoped("a drain recomputes at most maxPerDrain agents, the longest marked first; the rest wait for the next", () =>
+    Effect.gen(function* () {
+      const [a, b, c, z] = [uniqueId("agt-rep-a"), uniqueId("agt-rep-b"), uniqueId("agt-rep-c"), uniqueId("agt-rep-z")]
+      yield* seed(z, 1)
+      const worker = yield* makeReputationWorker(
+        {
+          drainInterval: "1 hour",
+          maxPerDrain: 2,
+          concurrency: 2,
+          sweepInterval: "1 hour",
+          staleAfter: "1 hour",
+          sweepLimit: 1000
+        },
+        (agentId) => Effect.succeed([a, b, c, z].includes(agentId))
+      )
+      // The start's sweep takes z alone (the others have no checkpoints yet): once z is scored, it is done.
+      yield* awaitScored(z, 1)
+      for (const agentId of [a, b, c]) yield* seed(agentId, 1)
+      worker.mark([a, b, c])
+      worker.mark([a])
+      expect(yield* worker.drain).toBe(2)
+      expect(yield* scoreOf(a)).toBeDefined()
+      expect(yield* scoreOf(b)).toBeDefined()
+      expect(yield* scoreOf(c)).toBeUndefined()
+      expect(yield* worker.drain).toBe(1)
+      expect(yield* scoreOf(c)).toBeDefined()
+    })
+  )
 })
