@@ -11,6 +11,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { agentCoherenceOf, type FleetAgent } from "../../core/Coherence.js"
+import type { CoherenceAgentSummary } from "../../core/schema/Coherence.js"
 import type { CoherenceInputs } from "../../core/Reputation.js"
 import { trustAdjustmentOf } from "../../core/TrustPropagation.js"
 import * as CoherenceRepo from "./CoherenceRepo.js"
@@ -20,25 +21,43 @@ import * as TrustEdgeRepo from "./TrustEdgeRepo.js"
 
 /**
  * Fleets read for recent recomputations, by organization: every agent of an organization recomputed
- * after a commit would otherwise read all of its cards again. An entry is used only while the
- * organization's card fingerprint (CoherenceRepo, one index read) is unchanged, so a card change is
- * seen by the next recomputation in any process. Bounded; the oldest entry goes first.
+ * after a commit would otherwise read all of its cards again, and score its card against every
+ * other (O(fleet) per recomputation, O(fleet²) for the organization). An entry, and the standings
+ * computed from it, are used only while the organization's card fingerprint (CoherenceRepo, one
+ * index read) is unchanged, so a card change is seen by the next recomputation in any process.
+ * Bounded: 256 organizations, the oldest entry going first, and per entry the standings of its own
+ * agents.
  */
-const fleets = new Map<string, { readonly fingerprint: string; readonly agents: ReadonlyArray<FleetAgent> }>()
+interface Fleet {
+  readonly fingerprint: string
+  readonly agents: ReadonlyArray<FleetAgent>
+  readonly standings: Map<string, CoherenceAgentSummary | undefined>
+}
+const fleets = new Map<string, Fleet>()
 const FLEET_CACHE_SIZE = 256
 
 const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
   Effect.gen(function* () {
     const print = yield* repo.fingerprint(orgId)
-    if (print === undefined) return []
+    if (print === undefined) return undefined
     const cached = fleets.get(orgId)
-    if (cached !== undefined && cached.fingerprint === print.fingerprint) return cached.agents
+    if (cached !== undefined && cached.fingerprint === print.fingerprint) return cached
     const { agents } = yield* repo.fleet(orgId)
     fleets.delete(orgId)
     if (fleets.size >= FLEET_CACHE_SIZE) fleets.delete(fleets.keys().next().value!)
-    fleets.set(orgId, { fingerprint: print.fingerprint, agents })
-    return agents
+    const fleet: Fleet = { fingerprint: print.fingerprint, agents, standings: new Map() }
+    fleets.set(orgId, fleet)
+    return fleet
   })
+
+/** The agent's standing in its fleet, computed once per fingerprint. */
+const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | undefined => {
+  if (fleet.standings.has(agentId)) return fleet.standings.get(agentId)
+  const standing = agentCoherenceOf(agentId, fleet.agents)
+  // Only the fleet's own agents are kept: the map stays within the fleet's size.
+  if (fleet.agents.some((agent) => agent.agent_id === agentId)) fleet.standings.set(agentId, standing)
+  return standing
+}
 
 /** `orgId`: the organization the agent is claimed into (null: personal or unclaimed), which the caller has read. */
 export const coherenceInputsOf = (
@@ -47,8 +66,8 @@ export const coherenceInputsOf = (
 ): Effect.Effect<CoherenceInputs, StoreError, SqlClient.SqlClient | ReputationRepo> =>
   Effect.gen(function* () {
     const reputation = yield* ReputationRepo
-    const fleet = orgId === null ? [] : yield* fleetOf(yield* CoherenceRepo.make, orgId)
-    const standing = agentCoherenceOf(agentId, fleet)
+    const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.make, orgId)
+    const standing = fleet === undefined ? undefined : standingIn(fleet, agentId)
 
     const edges = yield* (yield* TrustEdgeRepo.make).incomingGraph(agentId)
     const bases = yield* reputation.baseScores([...new Set(edges.map((edge) => edge.source_agent_id))])

@@ -11,6 +11,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { jetstreamManager } from "@nats-io/jetstream"
 import * as Effect from "effect/Effect"
+import { settings } from "./Settings.js"
 import type { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { feedConsumerName, feedStreamName } from "../../adapters/bus/Subjects.js"
 
@@ -70,7 +71,7 @@ export interface Drain {
 export const awaitDrained = (
   probe: Effect.Effect<Backlog, unknown>,
   start: Backlog,
-  timeoutMs = 120_000
+  timeoutMs = settings.drainSeconds * 1000
 ): Effect.Effect<Drain, unknown> =>
   Effect.gen(function* () {
     const deadline = now() + timeoutMs

@@ -28,6 +28,11 @@ export const settings = {
   /** The soak's rate: well within what one worker sustains for 10,000 agents, so memory is not backlog. */
   soakRate: positive("BENCH_SOAK_RATE", 1_000),
   soakSampleSeconds: positive("BENCH_SOAK_SAMPLE_SECONDS", 10),
+  /**
+   * How long the deferred work may take to drain before a row fails: the reputation of 10,000 agents
+   * is recomputed 250 a drain, and a loaded machine may take minutes.
+   */
+  drainSeconds: positive("BENCH_DRAIN_SECONDS", 300),
   /** The bench publisher's BusOptions.publishBatchEvents (events per JetStream message); unset: the bus's default. */
   publishBatchEvents: Number(process.env.BENCH_PUBLISH_BATCH) > 0 ? Number(process.env.BENCH_PUBLISH_BATCH) : undefined,
   /** Deliveries per partition batch in the worker-alone baseline (BusOptions.batchSize). */
