@@ -15,7 +15,8 @@
  *   short clear answers.
  *
  * With `realistic`, every row also runs `bare` in the same run, printed beside it with the ratio
- * realistic / bare (the 2-core machine is too noisy to compare runs); `bare` runs it alone.
+ * realistic / bare (the 2-core machine is too noisy to compare runs); `bare` runs it alone, and
+ * BENCH_BASELINE=0 runs `realistic` without its baseline (a 10-minute soak need not run twice).
  */
 import { positive } from "./Settings.js"
 
@@ -30,7 +31,9 @@ export const shapeSettings = {
   /** The shape asked for. */
   shape: chosen,
   /** The shapes each row runs, in order: the one asked for, then its baseline. */
-  shapes: (chosen === "realistic" ? ["realistic", "bare"] : ["bare"]) as ReadonlyArray<Shape>,
+  shapes: (chosen === "realistic" && process.env.BENCH_BASELINE !== "0"
+    ? ["realistic", "bare"]
+    : [chosen]) as ReadonlyArray<Shape>,
   /** Organizations of the realistic shape; a row's agents are spread over them. */
   organizations: positive("BENCH_ORGS", 20),
   /**
