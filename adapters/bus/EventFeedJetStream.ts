@@ -26,7 +26,6 @@ import {
   RetentionPolicy,
   StorageType
 } from "@nats-io/jetstream"
-import { Kvm } from "@nats-io/kv"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -46,7 +45,7 @@ import {
   type FeedPosition,
   isDurableName
 } from "./EventFeed.js"
-import { ensureStream, nanos, tryNats } from "./JetStreamSetup.js"
+import { ensureStream, nanos, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { feedConsumerName, feedFilter, feedIndexBucket, feedStreamName, feedSubject } from "./Subjects.js"
 
@@ -84,12 +83,15 @@ export const make = (
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       max_age: nanos(settings.retentionMs),
-      duplicate_window: nanos(settings.duplicateWindowMs)
+      duplicate_window: nanos(settings.duplicateWindowMs),
+      num_replicas: settings.replicas
     })
     yield* ensureFeed
-    const index = yield* tryNats("feed index", () =>
-      new Kvm(nc).create(feedIndexBucket(prefix), { history: 1, ttl: settings.retentionMs })
-    )
+    const index = yield* openBucket(nc, feedIndexBucket(prefix), {
+      history: 1,
+      ttlMs: settings.retentionMs,
+      replicas: settings.replicas
+    })
 
     const indexed = (id: string): Effect.Effect<Option.Option<number>, BusError> =>
       tryNats("feed index get", () => index.get(id)).pipe(

@@ -8,16 +8,25 @@
  * partition. Decisions and dead letters keep limits retention, for replay by security teams.
  * Consumers never stop redelivering on their own (max_deliver -1): the bus counts deliveries and
  * moves an event to the dead-letter stream itself, which the server (2.9) cannot do.
+ *
+ * Every stream and KV bucket is kept in `replicas` copies (CANDOR_NATS_REPLICAS: 1, or 3 or 5 on a
+ * NATS cluster); consumers take their stream's count. One made with another count (a deployment
+ * moving onto a cluster) is updated to it where it is found: NATS moves a clustered stream between
+ * replica counts in place, and a single server refuses more than 1, which fails the start with the
+ * server's reason rather than running with fewer copies than configured.
  */
 import {
   AckPolicy,
   DeliverPolicy,
   type JetStreamManager,
+  jetstreamManager,
   JetStreamApiError,
   RetentionPolicy,
   type StreamConfig,
   StorageType
 } from "@nats-io/jetstream"
+import { type KV, Kvm } from "@nats-io/kv"
+import type { NatsConnection } from "@nats-io/transport-node"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { BusError } from "./BusError.js"
@@ -34,7 +43,7 @@ export const tryNats = <A>(operation: string, run: () => Promise<A>): Effect.Eff
 
 export const ensureStream = (
   jsm: JetStreamManager,
-  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window"> &
+  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window" | "num_replicas"> &
     Partial<Pick<StreamConfig, "max_age">>
 ) =>
   tryNats(`ensureStream ${config.name}`, async () => {
@@ -42,7 +51,7 @@ export const ensureStream = (
       await jsm.streams.add(config)
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error
-      // Exists with other settings (a new duplicate window, say): bring it in line.
+      // Exists with other settings (a new duplicate window, another replica count): bring it in line.
       await jsm.streams.update(config.name, config)
     }
   })
@@ -50,7 +59,11 @@ export const ensureStream = (
 export const ensureStreams = (jsm: JetStreamManager, options: BusOptions): Effect.Effect<void, BusError> => {
   const names = streamNames(options.prefix)
   const subjects = streamSubjects(options.prefix)
-  const common = { storage: StorageType.File, duplicate_window: nanos(options.duplicateWindowMs) }
+  const common = {
+    storage: StorageType.File,
+    duplicate_window: nanos(options.duplicateWindowMs),
+    num_replicas: options.replicas
+  }
   return Effect.forEach(
     [
       { ...common, name: names.events, subjects: [...subjects.events], retention: RetentionPolicy.Workqueue },
@@ -61,6 +74,34 @@ export const ensureStreams = (jsm: JetStreamManager, options: BusOptions): Effec
     { discard: true }
   )
 }
+
+export interface BucketOptions {
+  /** Values kept per key. */
+  readonly history: number
+  /** Keys nobody writes for this long are removed (the bucket's max_age); unset: kept. */
+  readonly ttlMs?: number
+  /** Copies of the bucket's stream (CANDOR_NATS_REPLICAS). */
+  readonly replicas: number
+}
+
+/**
+ * Opens a KV bucket, creating it with `replicas` copies, or updating the replica count of one made
+ * with another (the client's `create` only binds to an existing bucket, whatever its settings).
+ */
+export const openBucket = (nc: NatsConnection, name: string, options: BucketOptions): Effect.Effect<KV, BusError> =>
+  tryNats(`open bucket ${name}`, async () => {
+    const kv = await new Kvm(nc).create(name, {
+      history: options.history,
+      replicas: options.replicas,
+      ...(options.ttlMs !== undefined && { ttl: options.ttlMs })
+    })
+    const status = await kv.status()
+    if (status.replicas !== options.replicas) {
+      const jsm = await jetstreamManager(nc)
+      await jsm.streams.update(status.streamInfo.config.name, { num_replicas: options.replicas })
+    }
+    return kv
+  })
 
 export const ensureConsumer = (
   jsm: JetStreamManager,

@@ -18,7 +18,7 @@
  * agent's value from the server, for the rare request the copy may not be up to date for yet. The layer is ready once the
  * copy holds everything stored when it started.
  */
-import { type KvEntry, Kvm } from "@nats-io/kv"
+import type { KvEntry } from "@nats-io/kv"
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -32,13 +32,15 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { AgentSettings, AgentState, defaultKeySettings, defaultSettings, KeySettings } from "./AgentState.js"
 import { BusError } from "./BusError.js"
-import { tryNats } from "./JetStreamSetup.js"
+import { openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { agentStateBucket, DEFAULT_PREFIX } from "./Subjects.js"
 
 export interface KvAgentStateOptions {
   /** CANDOR_NATS_PREFIX. */
   readonly prefix?: string
+  /** CANDOR_NATS_REPLICAS: copies of the bucket (default 1). */
+  readonly replicas?: number
 }
 
 /** A stored value: the members ever set, as JSON (defaults fill the rest). */
@@ -89,9 +91,10 @@ export const make = (
 ): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function* () {
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open agent state", () =>
-      new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 })
-    )
+    const kv = yield* openBucket(nc, agentStateBucket(options.prefix ?? DEFAULT_PREFIX), {
+      history: 1,
+      replicas: options.replicas ?? 1
+    })
     const settings = new Map<string, Known<AgentSettings>>()
     const keys = new Map<string, Known<KeySettings>>()
     const nudges = new Map<string, Known<string>>()

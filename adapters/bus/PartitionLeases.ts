@@ -33,7 +33,7 @@
  * newer ones take them for dead between beats and take their leases; both stay correct (CAS) but
  * partitions move back and forth until every worker runs this version.
  */
-import { Kvm, type KvEntry } from "@nats-io/kv"
+import type { KvEntry } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -45,7 +45,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
 import { BusError } from "./BusError.js"
-import { tryNats } from "./JetStreamSetup.js"
+import { openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
 import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
@@ -65,6 +65,8 @@ export interface LeaseOptions {
   readonly deadAfterMs?: number
   /** CANDOR_NATS_PREFIX (default `candor`). */
   readonly prefix?: string
+  /** CANDOR_NATS_REPLICAS: copies of the bucket (default 1). */
+  readonly replicas?: number
 }
 
 /** The most partitions one of `live` workers should hold. */
@@ -104,9 +106,11 @@ export const make = (
       })
     }
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open partition leases", () =>
-      new Kvm(nc).create(leaseBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1, ttl: ttlMs })
-    )
+    const kv = yield* openBucket(nc, leaseBucket(options.prefix ?? DEFAULT_PREFIX), {
+      history: 1,
+      ttlMs,
+      replicas: options.replicas ?? 1
+    })
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
     const leaseKey = (p: number) => `${LEASE}${p}`
