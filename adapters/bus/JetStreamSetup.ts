@@ -18,8 +18,10 @@
 import {
   AckPolicy,
   DeliverPolicy,
+  jetstream,
   type JetStreamManager,
   jetstreamManager,
+  JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
   type StreamConfig,
@@ -40,6 +42,36 @@ export const nanos = (ms: number): number => ms * 1_000_000
 
 export const tryNats = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, BusError> =>
   Effect.tryPromise({ try: run, catch: (cause) => new BusError({ operation, cause }) })
+
+/** JetStream "temporarily unavailable" (an asset without a leader) and "no suitable peers" (servers still joining). */
+const CLUSTER_NOT_AVAILABLE = 10008
+const NO_SUITABLE_PEERS = 10005
+
+/** Worth trying again: no answer (a timeout, no responders, no connection), or a cluster between leaders. */
+const transient = (error: BusError): boolean =>
+  !(error.cause instanceof JetStreamApiError) ||
+  error.cause.code === CLUSTER_NOT_AVAILABLE ||
+  error.cause.code === NO_SUITABLE_PEERS
+
+/**
+ * The setup a process does at start (streams, consumers, buckets), retried for up to 30 s while it
+ * fails for want of an answer: on a NATS cluster a stream or bucket just made, or moved to another
+ * replica count, has no leader for a moment, and processes starting together race to make them.
+ * A refusal (a single server asked for 3 replicas, say) fails the start at once, with its reason.
+ */
+export const atStart = <A>(setup: Effect.Effect<A, BusError>): Effect.Effect<A, BusError> =>
+  Effect.retry(setup, { schedule: startRetry, while: transient })
+
+const startRetry = Schedule.exponential("200 millis").pipe(
+  Schedule.union(Schedule.spaced("2 seconds")),
+  Schedule.upTo("30 seconds")
+)
+
+/** A compare-and-set write refused: the key (or stream) was written since the revision given. */
+export const isWrongLastSequence = (error: BusError): boolean =>
+  error.cause instanceof JetStreamApiError &&
+  (error.cause.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    error.cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
 
 export const ensureStream = (
   jsm: JetStreamManager,
@@ -82,6 +114,8 @@ export interface BucketOptions {
   readonly ttlMs?: number
   /** Copies of the bucket's stream (CANDOR_NATS_REPLICAS). */
   readonly replicas: number
+  /** How long its requests wait for an answer (default: the client's, 5 s). */
+  readonly timeoutMs?: number
 }
 
 /**
@@ -90,7 +124,9 @@ export interface BucketOptions {
  */
 export const openBucket = (nc: NatsConnection, name: string, options: BucketOptions): Effect.Effect<KV, BusError> =>
   tryNats(`open bucket ${name}`, async () => {
-    const kv = await new Kvm(nc).create(name, {
+    const kv = await new Kvm(
+      options.timeoutMs === undefined ? nc : jetstream(nc, { timeout: options.timeoutMs })
+    ).create(name, {
       history: options.history,
       replicas: options.replicas,
       ...(options.ttlMs !== undefined && { ttl: options.ttlMs })
@@ -124,7 +160,7 @@ export const ensureConsumer = (
     if (config.ack_wait !== editable.ack_wait || config.max_ack_pending !== editable.max_ack_pending) {
       await jsm.consumers.update(stream, durable, editable)
     }
-  }).pipe(Effect.retry(raceRetry))
+  }).pipe(Effect.retry({ schedule: raceRetry, while: refused }))
 }
 
 /**
@@ -144,8 +180,13 @@ export const ensureDeadLetterConsumer = (jsm: JetStreamManager, options: BusOpti
     })
   ).pipe(Effect.asVoid)
 
-/** A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly. */
+/**
+ * A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly.
+ * Only what the server refused: a request that got no answer (an election) is the caller's to retry.
+ */
 const raceRetry = Schedule.spaced("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+/** The server answered, and refused (not for want of a leader). */
+export const refused = (error: BusError): boolean => !transient(error)
 
 /**
  * Rewinds a partition's durable consumer to its first unacked event, before a new owner consumes it:
@@ -176,7 +217,7 @@ export const rewindConsumer = (
   }).pipe(
     // "directory not empty": the server was still writing the consumer's state (an ack, another
     // process's add) as it removed it; a moment later the delete goes through.
-    Effect.retry(raceRetry),
+    Effect.retry({ schedule: raceRetry, while: refused }),
     Effect.zipRight(ensureConsumer(jsm, options, partition))
   )
 }
