@@ -51,6 +51,11 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly natsUrl: Option.Option<string>
     /** Prefix of every NATS subject, stream and KV bucket, so deployments can share one server. */
     readonly natsPrefix: string
+    /**
+     * Copies of every stream and KV bucket the deployment keeps in NATS (1, 3 or 5): 3 or 5 on a NATS
+     * cluster, so losing a server loses nothing and its streams elect another leader.
+     */
+    readonly natsReplicas: number
     /** Event partitions P: fixed for the life of a deployment. */
     readonly partitions: number
     /** Events per JetStream message a gateway publishes (micro-batches, flushed within 2 ms); 1: one event per message. */
@@ -155,6 +160,7 @@ export const defaults: Settings = {
   databaseUrl: Option.none(),
   natsUrl: Option.none(),
   natsPrefix: DEFAULT_PREFIX,
+  natsReplicas: 1,
   partitions: PARTITIONS,
   busBatchEvents: 1,
   workerId: Option.none(),
@@ -329,6 +335,18 @@ const natsUrl = reader((text) =>
   text.split(",").every((s) => URL.canParse(s.trim()))
     ? Either.right(text)
     : Either.left(`must be a NATS URL such as nats://127.0.0.1:4222, got "${text}"`)
+)
+
+/**
+ * JetStream replicates with Raft, which needs a majority: an even count tolerates no more failures
+ * than the odd count below it, so only 1, 3 and 5 are accepted (the NATS documentation's advice).
+ */
+const natsReplicas = reader((text) =>
+  text === "1" || text === "3" || text === "5"
+    ? Either.right(Number(text))
+    : Either.left(
+        `must be 1, 3 or 5 (copies of each stream and KV bucket, at most the NATS cluster's servers), got "${text}"`
+      )
 )
 
 // Validated after redaction, so that neither the value nor a message quoting it can leak
@@ -523,6 +541,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     natsPrefix,
     defaults.natsPrefix,
     "Prefix of every NATS subject, stream and KV bucket"
+  ),
+  natsReplicas: withDefault(
+    "CANDOR_NATS_REPLICAS",
+    natsReplicas,
+    defaults.natsReplicas,
+    "Copies of every NATS stream and KV bucket: 1, 3 or 5 (3 or 5 on a NATS cluster; existing ones are updated at start)"
   ),
   partitions: withDefault(
     "CANDOR_PARTITIONS",

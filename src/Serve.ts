@@ -335,33 +335,36 @@ class BusHealth extends Context.Tag("candor/src/BusHealth")<BusHealth, Effect.Ef
  */
 const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
   Layer.unwrapEffect(
-    Effect.map(CandorConfig, ({ busBatchEvents, natsPrefix: prefix, natsUrl, partitions, workerId }) => {
-      const worker = Option.getOrElse(workerId, defaultWorkerId)
-      if (Option.isNone(natsUrl)) {
-        // No connection here: only FeedLive asks for one, and only when NATS_URL is set.
+    Effect.map(
+      CandorConfig,
+      ({ busBatchEvents, natsPrefix: prefix, natsReplicas: replicas, natsUrl, partitions, workerId }) => {
+        const worker = Option.getOrElse(workerId, defaultWorkerId)
+        if (Option.isNone(natsUrl)) {
+          // No connection here: only FeedLive asks for one, and only when NATS_URL is set.
+          return Layer.mergeAll(
+            Bus.layerMemoryWith({ prefix, partitions }),
+            // The embedded default's backend thread: agent-state changes also reach the gateway thread's copy.
+            bridge === undefined ? AgentState.layerMemory : ThreadBridgeBackend.agentStateLayer(bridge),
+            PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
+            Layer.succeed(BusHealth, Effect.void)
+          ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
+        }
         return Layer.mergeAll(
-          Bus.layerMemoryWith({ prefix, partitions }),
-          // The embedded default's backend thread: agent-state changes also reach the gateway thread's copy.
-          bridge === undefined ? AgentState.layerMemory : ThreadBridgeBackend.agentStateLayer(bridge),
-          PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
-          Layer.succeed(BusHealth, Effect.void)
-        ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
-      }
-      return Layer.mergeAll(
-        Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents }),
-        KvAgentState.layer({ prefix }),
-        withWorkers
-          ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix })
-          : PartitionOwnership.layerAll(0, worker),
-        Layer.effect(
-          BusHealth,
-          Effect.map(NatsConnection, (nc) =>
-            nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
+          Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents, replicas }),
+          KvAgentState.layer({ prefix, replicas }),
+          withWorkers
+            ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix, replicas })
+            : PartitionOwnership.layerAll(0, worker),
+          Layer.effect(
+            BusHealth,
+            Effect.map(NatsConnection, (nc) =>
+              nc.isClosed() ? Effect.fail("closed") : Effect.tryPromise(() => nc.flush())
+            )
           )
-        )
-        // The connection stays in the context: the event feed (FeedLive) shares it.
-      ).pipe(Layer.provideMerge(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
-    })
+          // The connection stays in the context: the event feed (FeedLive) shares it.
+        ).pipe(Layer.provideMerge(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+      }
+    )
   )
 
 /**
@@ -374,9 +377,13 @@ const FeedLive = (withStore: boolean) =>
   Layer.unwrapEffect(
     Effect.map(
       CandorConfig,
-      ({ natsPrefix: prefix, natsUrl }): Layer.Layer<EventFeed, BusError, NatsConnection | SqlClient.SqlClient> =>
+      ({
+        natsPrefix: prefix,
+        natsReplicas: replicas,
+        natsUrl
+      }): Layer.Layer<EventFeed, BusError, NatsConnection | SqlClient.SqlClient> =>
         Option.isSome(natsUrl)
-          ? EventFeedJetStream.layer({ prefix })
+          ? EventFeedJetStream.layer({ prefix, replicas })
           : withStore
             ? EventFeedStore.layer()
             : EventFeed.layerDetached

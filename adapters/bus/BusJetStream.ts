@@ -13,8 +13,10 @@
  *
  * A partition consumer runs the client's `consume()` into a mailbox: the stream's chunks are what
  * has arrived, a batch message unpacked into one delivery per event (settled together, see
- * `batchDeliveries`). Whenever `consume()` ends (consumer deleted, stream missing, heartbeats lost)
- * the consumer is re-created and consumption resumes, with backoff, for as long as the connection lives.
+ * `batchDeliveries`). A pull whose server went (a new leader elected, on a cluster) is made again
+ * within seconds of the new leader, and whenever `consume()` ends (consumer deleted, stream missing)
+ * the consumer is read again, made again if missing, for as long as the connection lives
+ * (DurableConsume.ts).
  *
  * Every copy to the dead-letter stream carries, besides the original subject, deliveries and reason,
  * an id of its own (`Candor-Dead-Letter-Id`) and its time (`Candor-Dead-At`); `consumeDeadLetters`
@@ -35,8 +37,17 @@ import { randomUUID } from "node:crypto"
 import type { BusMessage, BusService, DeadLetterNotice, Delivery, Subscription } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import type { BusOptions } from "./BusOptions.js"
+import { CONSUME_API_TIMEOUT_MS, consumeDurable, isMissing } from "./DurableConsume.js"
 import { BATCH_HEADER, BATCH_VERSION, batchBody, type BatchedEvent, batchEvents, batchPart } from "./EventBatch.js"
-import { ensureConsumer, ensureDeadLetterConsumer, ensureStreams, rewindConsumer, tryNats } from "./JetStreamSetup.js"
+import {
+  atStart,
+  ensureConsumer,
+  ensureDeadLetterConsumer,
+  ensureStreams,
+  refused,
+  rewindConsumer,
+  tryNats
+} from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import {
   consumerName,
@@ -69,11 +80,19 @@ const isNoStream = (error: BusError): boolean =>
   error.cause instanceof Error && error.cause.name === "JetStreamNotEnabled"
 
 /**
- * A PubAck lost to a reconnect is retried (the msgId makes the retry harmless): after 100 ms, then
- * five more times, 200 ms to 1.6 s apart.
+ * A PubAck lost to a reconnect, or refused while the stream elects a leader on a cluster, is retried
+ * (the msgId makes the retry harmless): after 100 ms, then seven more times, 200 ms to 500 ms apart
+ * (about 3 s in all). No more than 500 ms apart, so a publish goes through within that of the
+ * stream's new leader; the caller retries beyond (the gateway holds its events until the bus is back).
  */
 const FIRST_RETRY = "100 millis"
-const publishRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+const publishRetry = Schedule.exponential("200 millis").pipe(
+  Schedule.union(Schedule.spaced("500 millis")),
+  Schedule.intersect(Schedule.recurs(7))
+)
+
+/** A missing stream is looked for at most this often, however many publishes fail. */
+const STREAM_CHECK_EVERY_MS = 1_000
 
 /** `working` of a batch's deliveries, called for each of them at once, reaches the server once per this. */
 const WORKING_EVERY_MS = 100
@@ -93,37 +112,61 @@ interface PartitionBuffer {
   sending: boolean
 }
 
-/** Re-creating a consumer after it ended: quickly at first, then every few seconds, forever. */
-const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
-
 export const make = (options: BusOptions): Effect.Effect<BusService, BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function* () {
     const { batchSize, maxDeliver, partitions, prefix } = options
     const nc = yield* NatsConnection
     const js = jetstream(nc)
     const jsm = yield* tryNats("jetstreamManager", () => jetstreamManager(nc))
+    // Consumption's own requests (a consumer read, made or rewound) give up sooner than publishes.
+    const consuming = jetstream(nc, { timeout: CONSUME_API_TIMEOUT_MS })
+    const consumingJsm = yield* tryNats("jetstreamManager", () =>
+      jetstreamManager(nc, { timeout: CONSUME_API_TIMEOUT_MS })
+    )
     const names = streamNames(prefix)
-    yield* ensureStreams(jsm, options)
+    yield* atStart(ensureStreams(jsm, options))
     yield* Effect.forEach(
       Array.from({ length: partitions }, (_, p) => p),
-      (p) => ensureConsumer(jsm, options, p),
+      (p) => atStart(ensureConsumer(jsm, options, p)),
       { concurrency: 8, discard: true }
     )
+
+    // Side work (a stream looked for, batches sent) runs on fibers of its own, outside any caller's.
+    const runtime = yield* Effect.runtime<never>()
+
+    /**
+     * No stream answered a publish: it was deleted (or the server lost its storage), or, on a cluster,
+     * it has no leader for a few seconds, which looks the same. Put it back only if it is missing;
+     * looked for in the background, at most once a second, so a burst of failing publishes (every
+     * publish of every gateway during an election) is not a burst of requests to create streams.
+     */
+    let streamCheckedAt = 0
+    const restoreStreams = (): void => {
+      const now = Date.now()
+      if (now - streamCheckedAt < STREAM_CHECK_EVERY_MS) return
+      streamCheckedAt = now
+      Runtime.runFork(runtime)(
+        Effect.forEach(Object.values(names), (name) => tryNats("stream info", () => jsm.streams.info(name)), {
+          discard: true
+        }).pipe(
+          Effect.catchIf(isMissing, () => ensureStreams(jsm, options)),
+          Effect.ignore
+        )
+      )
+    }
 
     /** One message, awaiting its PubAck, with the retries of a transient failure. */
     const send = (subject: string, data: Uint8Array, msgID: string, h?: ReturnType<typeof headers>) => {
       const attempt = tryNats("publish", () => js.publish(subject, data, { msgID, ...(h && { headers: h }) })).pipe(
-        // No stream answered: it was deleted (or the server lost its storage). Put it back, then retry.
-        Effect.tapError((error) => (isNoStream(error) ? Effect.ignore(ensureStreams(jsm, options)) : Effect.void))
+        Effect.tapError((error) => Effect.sync(() => (isNoStream(error) ? restoreStreams() : undefined)))
       )
       return Effect.catchAll(attempt, () =>
         Effect.zipRight(Effect.sleep(FIRST_RETRY), Effect.retry(attempt, publishRetry))
       )
     }
 
-    // Batches are sent on fibers of their own, outside any caller's: a caller interrupted while it
-    // waits does not take its batch, or the other callers' events in it, with it.
-    const runtime = yield* Effect.runtime<never>()
+    // Batches are sent on fibers of their own (`runtime`): a caller interrupted while it waits does
+    // not take its batch, or the other callers' events in it, with it.
     const buffers: Array<PartitionBuffer> = Array.from({ length: partitions }, () => ({
       pending: [],
       bytes: 0,
@@ -241,44 +284,29 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
           )
         : Stream.fail(new BusError({ operation: "consumePartition", cause: `no partition ${partition}` }))
 
-    /** Runs `consume()` into the mailbox, re-creating the consumer whenever it ends. */
+    /** Runs `consume()` into the mailbox, started again whenever it ends (DurableConsume.ts). */
     const superviseConsumer = (partition: number, arrived: Mailbox.Mailbox<JsMsg, BusError>) => {
       const durable = consumerName(partition, partitions)
-      const once = Effect.gen(function* () {
-        // A missing stream (deleted by hand, or a server that lost its storage) is re-created too.
-        yield* ensureConsumer(jsm, options, partition).pipe(
-          Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(jsm, options, partition))),
-          // A consumer the server can no longer open (seen on 2.9 when a delete raced another process's
-          // add: "meta.inf: no such file", on every attempt after) is deleted and made again; this
-          // process owns the partition, and a work queue loses nothing with its consumer.
-          Effect.orElse(() => rewindConsumer(jsm, options, partition))
-        )
-        const consumer = yield* tryNats("consume", () => js.consumers.get(names.events, durable))
-        const messages = yield* Effect.acquireRelease(
-          tryNats("consume", () =>
-            consumer.consume({
-              max_messages: batchSize,
-              // End on a deleted consumer or stream, so that we re-create it.
-              abort_on_missing_resource: true,
-              callback: (m) => void arrived.unsafeOffer(m)
-            })
-          ),
-          (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-        )
-        const ended = yield* Effect.promise(() => messages.closed())
-        return yield* new BusError({ operation: `consume ${durable}`, cause: ended ?? "consume ended" })
-      }).pipe(Effect.scoped)
-      return once.pipe(
-        Effect.tapError((error) =>
-          Effect.logWarning("bus consumer ended; resuming").pipe(
-            Effect.annotateLogs({ consumer: durable, error: error.message })
-          )
+      const get = tryNats("consume", () => consuming.consumers.get(names.events, durable))
+      // A missing consumer or stream (deleted by hand, a server that lost its storage, a rewind) is
+      // made again. Escalated only on a refusal: a request unanswered (an election) is retried as is.
+      const repair = ensureConsumer(consumingJsm, options, partition).pipe(
+        Effect.catchIf(isMissing, () =>
+          Effect.zipRight(ensureStreams(jsm, options), ensureConsumer(consumingJsm, options, partition))
         ),
-        // Only a closed connection is final; anything else is retried.
-        Effect.catchAll((error) => (nc.isClosed() ? Effect.fail(error) : Effect.void)),
-        Effect.repeat(resumeRetry),
-        Effect.catchAll((error) => arrived.fail(error))
+        // A consumer the server can no longer open (seen on 2.9 when a delete raced another process's
+        // add: "meta.inf: no such file", on every attempt after) is deleted and made again; this
+        // process owns the partition, and a work queue loses nothing with its consumer.
+        Effect.catchIf(refused, () => rewindConsumer(consumingJsm, options, partition))
       )
+      return consumeDurable({
+        name: durable,
+        nc,
+        get,
+        repair,
+        maxMessages: batchSize,
+        onMessage: (m) => void arrived.unsafeOffer(m)
+      }).pipe(Effect.catchAll((error) => arrived.fail(error)))
     }
 
     /**
@@ -461,34 +489,18 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
     const consumeDeadLetters: BusService["consumeDeadLetters"] = Stream.unwrapScoped(
       Effect.gen(function* () {
         const arrived = yield* Mailbox.make<JsMsg, BusError>()
-        const once = Effect.gen(function* () {
-          yield* ensureDeadLetterConsumer(jsm, options).pipe(
-            Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureDeadLetterConsumer(jsm, options)))
-          )
-          const consumer = yield* tryNats("consume dead letters", () =>
-            js.consumers.get(names.dead, DEAD_LETTER_CONSUMER)
-          )
-          const messages = yield* Effect.acquireRelease(
-            tryNats("consume dead letters", () =>
-              consumer.consume({
-                max_messages: batchSize,
-                abort_on_missing_resource: true,
-                callback: (m) => void arrived.unsafeOffer(m)
-              })
-            ),
-            (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-          )
-          const ended = yield* Effect.promise(() => messages.closed())
-          return yield* new BusError({ operation: "consume dead letters", cause: ended ?? "consume ended" })
-        }).pipe(Effect.scoped)
-        yield* once.pipe(
-          Effect.tapError((error) =>
-            Effect.logWarning("dead-letter consumer ended; resuming").pipe(
-              Effect.annotateLogs({ error: error.message })
-            )
-          ),
-          Effect.catchAll((error) => (nc.isClosed() ? Effect.fail(error) : Effect.void)),
-          Effect.repeat(resumeRetry),
+        const get = tryNats("consume dead letters", () => consuming.consumers.get(names.dead, DEAD_LETTER_CONSUMER))
+        const repair = ensureDeadLetterConsumer(jsm, options).pipe(
+          Effect.orElse(() => Effect.zipRight(ensureStreams(jsm, options), ensureDeadLetterConsumer(jsm, options)))
+        )
+        yield* consumeDurable({
+          name: DEAD_LETTER_CONSUMER,
+          nc,
+          get,
+          repair,
+          maxMessages: batchSize,
+          onMessage: (m) => void arrived.unsafeOffer(m)
+        }).pipe(
           Effect.catchAll((error) => arrived.fail(error)),
           Effect.forkScoped
         )

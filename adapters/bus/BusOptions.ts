@@ -16,6 +16,11 @@ export interface BusOptions {
   readonly maxAckPending: number
   /** The largest batch a consumer is handed at once (JetStream: messages per pull). */
   readonly batchSize: number
+  /**
+   * CANDOR_NATS_REPLICAS: copies of each stream (JetStream; 1, 3 or 5). Consumers take their
+   * stream's count. Streams created with another count are updated to this one at start.
+   */
+  readonly replicas: number
   /** How long a `msgId` is remembered for deduplication. */
   readonly duplicateWindowMs: number
   /**
@@ -41,6 +46,7 @@ export const defaultBusOptions: BusOptions = {
   maxDeliver: 5,
   maxAckPending: 1_000,
   batchSize: 256,
+  replicas: 1,
   duplicateWindowMs: 120_000,
   publishBatchMs: 2,
   publishBatchEvents: 1,

@@ -74,6 +74,8 @@ export interface FeedOptions {
   readonly ackWaitMs: number
   /** Unsettled deliveries per durable consumer; consumption waits when it reaches this. */
   readonly maxAckPending: number
+  /** JetStream: copies of the feed's stream and index bucket (CANDOR_NATS_REPLICAS). */
+  readonly replicas: number
 }
 
 export const HOUR_MS = 3_600_000
@@ -83,7 +85,8 @@ export const defaultFeedOptions: FeedOptions = {
   retentionMs: 48 * HOUR_MS,
   duplicateWindowMs: 10 * 60_000,
   ackWaitMs: 30_000,
-  maxAckPending: 1_000
+  maxAckPending: 1_000,
+  replicas: 1
 }
 
 /** Durable consumer names: letters, digits, `_` and `-` (they become JetStream consumer names). */

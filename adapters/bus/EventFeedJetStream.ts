@@ -15,7 +15,8 @@
  *   A reader that falls `READER_BUFFER` events behind its client is ended with an error, and its
  *   client resumes with its last id.
  * - `consume(durable)` is the durable pull consumer `feed-<durable>`: explicit acks, shared by every
- *   process consuming under that name, re-created and resumed whenever the client's `consume()` ends.
+ *   process consuming under that name, resumed within seconds of a new leader after its server went,
+ *   and re-created when missing (DurableConsume.ts).
  */
 import {
   AckPolicy,
@@ -26,7 +27,6 @@ import {
   RetentionPolicy,
   StorageType
 } from "@nats-io/jetstream"
-import { Kvm } from "@nats-io/kv"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -46,7 +46,8 @@ import {
   type FeedPosition,
   isDurableName
 } from "./EventFeed.js"
-import { ensureStream, nanos, tryNats } from "./JetStreamSetup.js"
+import { CONSUME_API_TIMEOUT_MS, consumeDurable, PULL_EXPIRES_MS, PULL_HEARTBEAT_MS } from "./DurableConsume.js"
+import { atStart, ensureStream, nanos, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { feedConsumerName, feedFilter, feedIndexBucket, feedStreamName, feedSubject } from "./Subjects.js"
 
@@ -61,7 +62,6 @@ const decoder = new TextDecoder()
 const decodeEnvelope = Schema.decodeUnknownOption(Schema.parseJson(WebhookEnvelope))
 
 const publishRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
-const resumeRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 /** An id just published elsewhere may not be indexed yet: looked up again this often before giving up. */
 const lookupRetry = Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
 
@@ -76,6 +76,7 @@ export const make = (
     const { prefix } = settings
     const nc = yield* NatsConnection
     const js = jetstream(nc)
+    const consuming = jetstream(nc, { timeout: CONSUME_API_TIMEOUT_MS })
     const jsm = yield* tryNats("jetstreamManager", () => jetstreamManager(nc))
     const stream = feedStreamName(prefix)
     const ensureFeed = ensureStream(jsm, {
@@ -84,11 +85,16 @@ export const make = (
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       max_age: nanos(settings.retentionMs),
-      duplicate_window: nanos(settings.duplicateWindowMs)
+      duplicate_window: nanos(settings.duplicateWindowMs),
+      num_replicas: settings.replicas
     })
-    yield* ensureFeed
-    const index = yield* tryNats("feed index", () =>
-      new Kvm(nc).create(feedIndexBucket(prefix), { history: 1, ttl: settings.retentionMs })
+    yield* atStart(ensureFeed)
+    const index = yield* atStart(
+      openBucket(nc, feedIndexBucket(prefix), {
+        history: 1,
+        ttlMs: settings.retentionMs,
+        replicas: settings.replicas
+      })
     )
 
     const indexed = (id: string): Effect.Effect<Option.Option<number>, BusError> =>
@@ -150,6 +156,9 @@ export const make = (
           tryNats("feed read", () =>
             consumer.consume({
               max_messages: 256,
+              // Short, as for durable consumers: a reader whose server went is re-created in seconds.
+              expires: PULL_EXPIRES_MS,
+              idle_heartbeat: PULL_HEARTBEAT_MS,
               callback: (m) => {
                 if (!arrived.unsafeOffer(m)) arrived.unsafeDone(Exit.fail(behind))
               }
@@ -220,34 +229,18 @@ export const make = (
         ? Stream.unwrapScoped(
             Effect.gen(function* () {
               const arrived = yield* Mailbox.make<JsMsg, BusError>()
-              const once = Effect.gen(function* () {
-                yield* ensureConsumer(durable).pipe(
-                  Effect.orElse(() => Effect.zipRight(ensureFeed, ensureConsumer(durable)))
-                )
-                const consumer = yield* tryNats("feed consume", () =>
-                  js.consumers.get(stream, feedConsumerName(durable))
-                )
-                const messages = yield* Effect.acquireRelease(
-                  tryNats("feed consume", () =>
-                    consumer.consume({
-                      max_messages: 256,
-                      abort_on_missing_resource: true,
-                      callback: (m) => void arrived.unsafeOffer(m)
-                    })
-                  ),
-                  (messages) => Effect.promise(() => messages.close()).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-                )
-                const ended = yield* Effect.promise(() => messages.closed())
-                return yield* new BusError({ operation: `feed consume ${durable}`, cause: ended ?? "consume ended" })
-              }).pipe(Effect.scoped)
-              yield* once.pipe(
-                Effect.tapError((error) =>
-                  Effect.logWarning("feed consumer ended; resuming").pipe(
-                    Effect.annotateLogs({ consumer: durable, error: error.message })
-                  )
-                ),
-                Effect.catchAll((error) => (nc.isClosed() ? Effect.fail(error) : Effect.void)),
-                Effect.repeat(resumeRetry),
+              const get = tryNats("feed consume", () => consuming.consumers.get(stream, feedConsumerName(durable)))
+              const repair = ensureConsumer(durable).pipe(
+                Effect.orElse(() => Effect.zipRight(ensureFeed, ensureConsumer(durable)))
+              )
+              yield* consumeDurable({
+                name: feedConsumerName(durable),
+                nc,
+                get,
+                repair,
+                maxMessages: 256,
+                onMessage: (m) => void arrived.unsafeOffer(m)
+              }).pipe(
                 Effect.catchAll((error) => arrived.fail(error)),
                 Effect.forkScoped
               )

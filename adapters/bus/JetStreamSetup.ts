@@ -8,16 +8,27 @@
  * partition. Decisions and dead letters keep limits retention, for replay by security teams.
  * Consumers never stop redelivering on their own (max_deliver -1): the bus counts deliveries and
  * moves an event to the dead-letter stream itself, which the server (2.9) cannot do.
+ *
+ * Every stream and KV bucket is kept in `replicas` copies (CANDOR_NATS_REPLICAS: 1, or 3 or 5 on a
+ * NATS cluster); consumers take their stream's count. One made with another count (a deployment
+ * moving onto a cluster) is updated to it where it is found: NATS moves a clustered stream between
+ * replica counts in place, and a single server refuses more than 1, which fails the start with the
+ * server's reason rather than running with fewer copies than configured.
  */
 import {
   AckPolicy,
   DeliverPolicy,
+  jetstream,
   type JetStreamManager,
+  jetstreamManager,
+  JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
   type StreamConfig,
   StorageType
 } from "@nats-io/jetstream"
+import { type KV, Kvm } from "@nats-io/kv"
+import type { NatsConnection } from "@nats-io/transport-node"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { BusError } from "./BusError.js"
@@ -32,9 +43,39 @@ export const nanos = (ms: number): number => ms * 1_000_000
 export const tryNats = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, BusError> =>
   Effect.tryPromise({ try: run, catch: (cause) => new BusError({ operation, cause }) })
 
+/** JetStream "temporarily unavailable" (an asset without a leader) and "no suitable peers" (servers still joining). */
+const CLUSTER_NOT_AVAILABLE = 10008
+const NO_SUITABLE_PEERS = 10005
+
+/** Worth trying again: no answer (a timeout, no responders, no connection), or a cluster between leaders. */
+const transient = (error: BusError): boolean =>
+  !(error.cause instanceof JetStreamApiError) ||
+  error.cause.code === CLUSTER_NOT_AVAILABLE ||
+  error.cause.code === NO_SUITABLE_PEERS
+
+/**
+ * The setup a process does at start (streams, consumers, buckets), retried for up to 30 s while it
+ * fails for want of an answer: on a NATS cluster a stream or bucket just made, or moved to another
+ * replica count, has no leader for a moment, and processes starting together race to make them.
+ * A refusal (a single server asked for 3 replicas, say) fails the start at once, with its reason.
+ */
+export const atStart = <A>(setup: Effect.Effect<A, BusError>): Effect.Effect<A, BusError> =>
+  Effect.retry(setup, { schedule: startRetry, while: transient })
+
+const startRetry = Schedule.exponential("200 millis").pipe(
+  Schedule.union(Schedule.spaced("2 seconds")),
+  Schedule.upTo("30 seconds")
+)
+
+/** A compare-and-set write refused: the key (or stream) was written since the revision given. */
+export const isWrongLastSequence = (error: BusError): boolean =>
+  error.cause instanceof JetStreamApiError &&
+  (error.cause.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    error.cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+
 export const ensureStream = (
   jsm: JetStreamManager,
-  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window"> &
+  config: Pick<StreamConfig, "name" | "subjects" | "retention" | "storage" | "duplicate_window" | "num_replicas"> &
     Partial<Pick<StreamConfig, "max_age">>
 ) =>
   tryNats(`ensureStream ${config.name}`, async () => {
@@ -42,7 +83,7 @@ export const ensureStream = (
       await jsm.streams.add(config)
     } catch (error) {
       if (!(error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE)) throw error
-      // Exists with other settings (a new duplicate window, say): bring it in line.
+      // Exists with other settings (a new duplicate window, another replica count): bring it in line.
       await jsm.streams.update(config.name, config)
     }
   })
@@ -50,7 +91,11 @@ export const ensureStream = (
 export const ensureStreams = (jsm: JetStreamManager, options: BusOptions): Effect.Effect<void, BusError> => {
   const names = streamNames(options.prefix)
   const subjects = streamSubjects(options.prefix)
-  const common = { storage: StorageType.File, duplicate_window: nanos(options.duplicateWindowMs) }
+  const common = {
+    storage: StorageType.File,
+    duplicate_window: nanos(options.duplicateWindowMs),
+    num_replicas: options.replicas
+  }
   return Effect.forEach(
     [
       { ...common, name: names.events, subjects: [...subjects.events], retention: RetentionPolicy.Workqueue },
@@ -61,6 +106,38 @@ export const ensureStreams = (jsm: JetStreamManager, options: BusOptions): Effec
     { discard: true }
   )
 }
+
+export interface BucketOptions {
+  /** Values kept per key. */
+  readonly history: number
+  /** Keys nobody writes for this long are removed (the bucket's max_age); unset: kept. */
+  readonly ttlMs?: number
+  /** Copies of the bucket's stream (CANDOR_NATS_REPLICAS). */
+  readonly replicas: number
+  /** How long its requests wait for an answer (default: the client's, 5 s). */
+  readonly timeoutMs?: number
+}
+
+/**
+ * Opens a KV bucket, creating it with `replicas` copies, or updating the replica count of one made
+ * with another (the client's `create` only binds to an existing bucket, whatever its settings).
+ */
+export const openBucket = (nc: NatsConnection, name: string, options: BucketOptions): Effect.Effect<KV, BusError> =>
+  tryNats(`open bucket ${name}`, async () => {
+    const kv = await new Kvm(
+      options.timeoutMs === undefined ? nc : jetstream(nc, { timeout: options.timeoutMs })
+    ).create(name, {
+      history: options.history,
+      replicas: options.replicas,
+      ...(options.ttlMs !== undefined && { ttl: options.ttlMs })
+    })
+    const status = await kv.status()
+    if (status.replicas !== options.replicas) {
+      const jsm = await jetstreamManager(nc)
+      await jsm.streams.update(status.streamInfo.config.name, { num_replicas: options.replicas })
+    }
+    return kv
+  })
 
 export const ensureConsumer = (
   jsm: JetStreamManager,
@@ -83,7 +160,7 @@ export const ensureConsumer = (
     if (config.ack_wait !== editable.ack_wait || config.max_ack_pending !== editable.max_ack_pending) {
       await jsm.consumers.update(stream, durable, editable)
     }
-  }).pipe(Effect.retry(raceRetry))
+  }).pipe(Effect.retry({ schedule: raceRetry, while: refused }))
 }
 
 /**
@@ -103,8 +180,13 @@ export const ensureDeadLetterConsumer = (jsm: JetStreamManager, options: BusOpti
     })
   ).pipe(Effect.asVoid)
 
-/** A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly. */
+/**
+ * A consumer deleted and re-created by another process meanwhile (a rewind): try again, briefly.
+ * Only what the server refused: a request that got no answer (an election) is the caller's to retry.
+ */
 const raceRetry = Schedule.spaced("50 millis").pipe(Schedule.intersect(Schedule.recurs(3)))
+/** The server answered, and refused (not for want of a leader). */
+export const refused = (error: BusError): boolean => !transient(error)
 
 /**
  * Rewinds a partition's durable consumer to its first unacked event, before a new owner consumes it:
@@ -135,7 +217,7 @@ export const rewindConsumer = (
   }).pipe(
     // "directory not empty": the server was still writing the consumer's state (an ack, another
     // process's add) as it removed it; a moment later the delete goes through.
-    Effect.retry(raceRetry),
+    Effect.retry({ schedule: raceRetry, while: refused }),
     Effect.zipRight(ensureConsumer(jsm, options, partition))
   )
 }

@@ -18,8 +18,7 @@
  * agent's value from the server, for the rare request the copy may not be up to date for yet. The layer is ready once the
  * copy holds everything stored when it started.
  */
-import { type KvEntry, Kvm } from "@nats-io/kv"
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream"
+import type { KvEntry } from "@nats-io/kv"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -32,13 +31,15 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { AgentSettings, AgentState, defaultKeySettings, defaultSettings, KeySettings } from "./AgentState.js"
 import { BusError } from "./BusError.js"
-import { tryNats } from "./JetStreamSetup.js"
+import { atStart, isWrongLastSequence, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { agentStateBucket, DEFAULT_PREFIX } from "./Subjects.js"
 
 export interface KvAgentStateOptions {
   /** CANDOR_NATS_PREFIX. */
   readonly prefix?: string
+  /** CANDOR_NATS_REPLICAS: copies of the bucket (default 1). */
+  readonly replicas?: number
 }
 
 /** A stored value: the members ever set, as JSON (defaults fill the rest). */
@@ -79,18 +80,16 @@ const writeRetry = Schedule.exponential("20 millis").pipe(Schedule.intersect(Sch
 
 const watchRetry = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 
-const isWrongLastSequence = (error: BusError): boolean =>
-  error.cause instanceof JetStreamApiError &&
-  (error.cause.code === JetStreamApiCodes.StreamWrongLastSequence ||
-    error.cause.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-
 export const make = (
   options: KvAgentStateOptions = {}
 ): Effect.Effect<AgentState["Type"], BusError, NatsConnection | Scope.Scope> =>
   Effect.gen(function* () {
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open agent state", () =>
-      new Kvm(nc).create(agentStateBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1 })
+    const kv = yield* atStart(
+      openBucket(nc, agentStateBucket(options.prefix ?? DEFAULT_PREFIX), {
+        history: 1,
+        replicas: options.replicas ?? 1
+      })
     )
     const settings = new Map<string, Known<AgentSettings>>()
     const keys = new Map<string, Known<KeySettings>>()
@@ -140,7 +139,7 @@ export const make = (
     }
 
     // Ready once the copy has caught up with the bucket as it was when we started.
-    const status = yield* tryNats("agent state status", () => kv.status())
+    const status = yield* atStart(tryNats("agent state status", () => kv.status()))
     const caughtUpAt = status.values === 0 ? 0 : status.streamInfo.state.last_seq
     const ready = yield* Deferred.make<void>()
     if (caughtUpAt === 0) yield* Deferred.succeed(ready, undefined)

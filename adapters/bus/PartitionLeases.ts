@@ -23,17 +23,38 @@
  * moves towards its fair share ceil(P / live): above it, it releases the extras; below it, it takes
  * free partitions and those of dead workers.
  *
- * A stalled worker (a zombie) cannot keep a partition it lost: it drops every lease once its own last
- * heartbeat is `deadAfterMs` old (others may have taken them), a lease another worker wrote is
- * dropped as soon as the watch shows it, and a renewal that fails drops that partition. Until it
- * notices, whatever it commits meets the store's chain compare-and-set: a moved chain head is a
- * conflict, so a chain never forks (test/integration/ZombieOwner.test.ts).
+ * A stalled worker (a zombie) cannot keep a partition it lost: it drops every lease when it finds it
+ * was stalled `deadAfterMs` (others may have taken them), a lease another worker wrote is dropped as
+ * soon as the watch shows it, and a renewal refused because someone else wrote the lease drops that
+ * partition. Until it notices, whatever it commits meets the store's chain compare-and-set: a moved
+ * chain head is a conflict, so a chain never forks (test/integration/ZombieOwner.test.ts).
+ *
+ * A bucket without a leader (on a NATS cluster, while the server that led it is replaced: seconds)
+ * takes no writes from anyone and its watch shows nothing. Such silence is nobody's death:
+ *
+ * - a worker's silence only counts while this worker's own view of the bucket is live, that is while
+ *   the watch keeps showing its own heartbeats (the watch delivers in stream order, so seeing our
+ *   latest beat means we have seen everything written before it), and only from the moment that view
+ *   came back after a gap; so after an election every worker gets `deadAfterMs` to be heard again,
+ *   and none takes the others' partitions;
+ * - a renewal or heartbeat that gets no answer keeps the leases (nobody else can write them either),
+ *   tried again at the next tick; only a worker whose heartbeats have gone unanswered for
+ *   `fenceAfterMs` drops them all.
+ *
+ * The trade-off: a worker cut off from NATS alone (the others' view live) is deemed dead by them after
+ * `deadAfterMs` (2.5 s) and its partitions move, but it keeps consuming whatever it still receives
+ * until `fenceAfterMs` (10 s by default, two thirds of the lease TTL, above the 2–9 s a JetStream
+ * election takes), instead of stopping after 2.5 s. Two owners for those seconds cost conflicts and
+ * duplicates that the store's chain compare-and-set and checkpoint-id dedupe absorb (no fork, nothing
+ * twice); stopping at 2.5 s would instead make every worker drop every partition at each election and
+ * then fight over them when the bucket is back, which stops all commits for longer.
+ * A watch that stops showing our heartbeats while they are being stored is restarted.
  *
  * Mixed versions during an upgrade: workers of before this change heartbeat every ttl/3 (5 s), so
  * newer ones take them for dead between beats and take their leases; both stay correct (CAS) but
  * partitions move back and forth until every worker runs this version.
  */
-import { Kvm, type KvEntry } from "@nats-io/kv"
+import type { KvEntry } from "@nats-io/kv"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -45,7 +66,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
 import { BusError } from "./BusError.js"
-import { tryNats } from "./JetStreamSetup.js"
+import { atStart, isWrongLastSequence, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
 import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
@@ -63,8 +84,15 @@ export interface LeaseOptions {
   readonly heartbeatMs?: number
   /** A worker whose heartbeat nobody has seen for this long is dead and loses its leases (default 5 heartbeats). */
   readonly deadAfterMs?: number
+  /**
+   * A worker whose own heartbeats have gone unanswered for this long drops its leases (default two
+   * thirds of the TTL, at least `deadAfterMs`): long enough to keep them through a bucket's election.
+   */
+  readonly fenceAfterMs?: number
   /** CANDOR_NATS_PREFIX (default `candor`). */
   readonly prefix?: string
+  /** CANDOR_NATS_REPLICAS: copies of the bucket (default 1). */
+  readonly replicas?: number
 }
 
 /** The most partitions one of `live` workers should hold. */
@@ -94,6 +122,9 @@ export const make = (
     const heartbeatMs = Math.max(1, options.heartbeatMs ?? Math.min(500, Math.floor(ttlMs / 3)))
     const deadAfterMs = options.deadAfterMs ?? 5 * heartbeatMs
     const renewEveryMs = Math.max(heartbeatMs, Math.floor(ttlMs / 3))
+    const fenceAfterMs = options.fenceAfterMs ?? Math.max(deadAfterMs, Math.floor((ttlMs * 2) / 3))
+    /** Our own heartbeats unseen for this long: the view of the bucket is lost (leaderless, watch stalled). */
+    const viewLostAfterMs = Math.max(2 * heartbeatMs, Math.floor(deadAfterMs / 2))
     if (!Number.isInteger(partitions) || partitions < 1) {
       return yield* new BusError({ operation: "lease", cause: `partitions must be a positive integer: ${partitions}` })
     }
@@ -104,8 +135,14 @@ export const make = (
       })
     }
     const nc = yield* NatsConnection
-    const kv = yield* tryNats("open partition leases", () =>
-      new Kvm(nc).create(leaseBucket(options.prefix ?? DEFAULT_PREFIX), { history: 1, ttl: ttlMs })
+    const kv = yield* atStart(
+      openBucket(nc, leaseBucket(options.prefix ?? DEFAULT_PREFIX), {
+        history: 1,
+        ttlMs,
+        replicas: options.replicas ?? 1,
+        // A write or a watch that goes unanswered (an election) is given up in time for the next tick.
+        timeoutMs: Math.min(2_000, deadAfterMs)
+      })
     )
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
@@ -120,11 +157,25 @@ export const make = (
     const leases = new Map<number, Seen>()
     /** When each other worker's heartbeat was last seen (our clock); a deleted one is gone at once. */
     const heardFrom = new Map<string, number>()
-    /** When our own last successful heartbeat was sent: older than deadAfterMs, our leases may be gone. */
+    /** The revision of each worker's heartbeat last seen: a watch restarted replays it, which is no sign of life. */
+    const beatRevision = new Map<string, number>()
+    /** When our own last successful heartbeat was sent: unanswered for fenceAfterMs, our leases may be gone. */
     let beatAt = startedAt
-    // A worker never heard from (the watch not caught up yet) gets the benefit of the doubt from our start.
+    /** When the previous tick ended: a next one that starts deadAfterMs later means this process stalled. */
+    let tickEndedAt = startedAt
+    /** When the watch last showed one of our own heartbeats (undefined: not yet). */
+    let ownSeenAt: number | undefined
+    /** When our view of the bucket last came back (or first came): silence before it proves nothing. */
+    let viewSince = startedAt
+    /** When the running watch started (undefined: none running). */
+    let watchStartedAt: number | undefined
+    const viewLive = (now: number) => ownSeenAt !== undefined && now - ownSeenAt < viewLostAfterMs
+    /** Since when a worker has been silent as far as we can tell. */
+    const silentSince = (worker: string) => Math.max(heardFrom.get(worker) ?? startedAt, viewSince)
+    // A worker never heard from (the watch not caught up yet) gets the benefit of the doubt from our start;
+    // nobody is dead while we cannot see the bucket.
     const isLive = (worker: string, now: number) =>
-      worker === workerId || now - (heardFrom.get(worker) ?? startedAt) < deadAfterMs
+      worker === workerId || !viewLive(now) || now - silentSince(worker) < deadAfterMs
     const liveWorkers = (now: number) => 1 + [...heardFrom.keys()].filter((w) => isLive(w, now)).length
 
     /** The watch shows a write after our last one, in another's name: the lease is no longer ours. */
@@ -136,6 +187,8 @@ export const make = (
 
     /** Wakes the tick loop (a lease freed, a worker gone or arrived, a lease of ours taken). */
     const wake = yield* Queue.sliding<void>(1)
+    /** Ends the current watch, which is then started again (it stopped showing our own heartbeats). */
+    const restartWatch = yield* Queue.sliding<void>(1)
 
     /** Tells the consumers; only on a change, so `changes` carries real transitions. */
     const announce = SubscriptionRef.update(owned, (current) => {
@@ -148,12 +201,23 @@ export const make = (
       const put = entry.operation === "PUT"
       if (entry.key.startsWith(WORKER)) {
         const worker = entry.key.slice(WORKER.length)
-        if (worker === workerId) return
+        if (worker === workerId) {
+          // Our own beat, back through the watch: the view is live, and if it was not (a gap: the
+          // bucket leaderless, the watch stalled, this process stalled), it is live again from now.
+          if (!put) return
+          if (ownSeenAt === undefined || now - ownSeenAt >= viewLostAfterMs) viewSince = now
+          ownSeenAt = now
+          return
+        }
         if (!put) {
           heardFrom.delete(worker)
+          beatRevision.delete(worker)
           wake.unsafeOffer(undefined)
         } else {
+          const known = beatRevision.get(worker)
+          if (known !== undefined && entry.revision <= known) return
           if (!heardFrom.has(worker)) wake.unsafeOffer(undefined)
+          beatRevision.set(worker, entry.revision)
           heardFrom.set(worker, now)
         }
       } else if (entry.key.startsWith(LEASE)) {
@@ -169,12 +233,30 @@ export const make = (
     }
 
     const watchOnce = Effect.acquireUseRelease(
-      tryNats("watch partition leases", () => kv.watch()),
+      tryNats("watch partition leases", () => kv.watch()).pipe(
+        // A restart asked for before this watch began is not about it.
+        Effect.tap(() =>
+          Effect.zipRight(
+            Queue.takeAll(restartWatch),
+            Effect.sync(() => (watchStartedAt = Date.now()))
+          )
+        )
+      ),
       (entries) =>
-        tryNats("watch partition leases", async () => {
-          for await (const entry of entries) learn(entry, Date.now())
-        }),
-      (entries) => Effect.sync(() => entries.stop())
+        Effect.raceFirst(
+          tryNats("watch partition leases", async () => {
+            for await (const entry of entries) learn(entry, Date.now())
+          }),
+          Effect.zipRight(
+            Queue.take(restartWatch),
+            Effect.fail(new BusError({ operation: "watch partition leases", cause: "our heartbeats no longer shown" }))
+          )
+        ),
+      (entries) =>
+        Effect.sync(() => {
+          watchStartedAt = undefined
+          entries.stop()
+        })
     )
     yield* watchOnce.pipe(
       Effect.zipRight(Effect.fail(new BusError({ operation: "watch partition leases", cause: "watch ended" }))),
@@ -186,11 +268,13 @@ export const make = (
       Effect.forkScoped
     )
     // The workers alive now, before the first tick: a newcomer must not take every partition first.
-    const present = yield* tryNats("count workers", async () => {
-      const workers: Array<string> = []
-      for await (const key of await kv.keys(`${WORKER}>`)) workers.push(key.slice(WORKER.length))
-      return workers
-    })
+    const present = yield* atStart(
+      tryNats("count workers", async () => {
+        const workers: Array<string> = []
+        for await (const key of await kv.keys(`${WORKER}>`)) workers.push(key.slice(WORKER.length))
+        return workers
+      })
+    )
     for (const worker of present) if (worker !== workerId && !heardFrom.has(worker)) heardFrom.set(worker, startedAt)
 
     /**
@@ -231,30 +315,52 @@ export const make = (
 
     const tick = Effect.gen(function* () {
       let now = yield* Clock.currentTimeMillis
-      // Not heard from ourselves for deadAfterMs (stalled, or cut off from NATS): others may hold our
-      // leases by now. Stop consuming before anything else; the leases still ours are adopted below.
-      if (now - beatAt >= deadAfterMs && held.size > 0) {
+      // Stalled deadAfterMs (this process did not run: others may have deemed us dead and taken our
+      // leases), or our heartbeats unanswered for fenceAfterMs (longer than an election: we may be cut
+      // off while others are not). Stop consuming before anything else; leases still ours are adopted below.
+      if ((now - tickEndedAt >= deadAfterMs || now - beatAt >= fenceAfterMs) && held.size > 0) {
         held.clear()
         yield* announce
       }
       // Leases the watch shows in another worker's name were taken from us.
       for (const p of [...held.keys()]) if (takenFromUs(p)) held.delete(p)
-      // A worker silent for a whole TTL has no keys left (max_age): forget it.
-      for (const [worker, at] of heardFrom) if (now - at > ttlMs + deadAfterMs) heardFrom.delete(worker)
+      // A worker silent for a whole TTL (while we could see) has no keys left (max_age): forget it.
+      if (viewLive(now))
+        for (const worker of heardFrom.keys())
+          if (now - silentSince(worker) > ttlMs + deadAfterMs) {
+            heardFrom.delete(worker)
+            beatRevision.delete(worker)
+          }
       yield* announce
       const sentAt = now
       yield* tryNats("heartbeat", () => kv.put(heartbeatKey, workerId)).pipe(
         Effect.tap(() => Effect.sync(() => void (beatAt = sentAt))),
         Effect.ignore
       )
+      // Our beats are stored but the running watch has shown none for deadAfterMs (since it began, at
+      // least): it is stuck, its consumer lost with its server, say. Start it again.
+      if (watchStartedAt !== undefined && beatAt - Math.max(ownSeenAt ?? 0, watchStartedAt) >= deadAfterMs)
+        restartWatch.unsafeOffer(undefined)
       yield* Effect.forEach(
         [...held].filter(([, lease]) => now - lease.renewedAt >= renewEveryMs),
         ([p, lease]) =>
           tryNats("renew lease", () => kv.update(leaseKey(p), workerId, lease.revision)).pipe(
-            Effect.match({
-              onFailure: () => void held.delete(p),
-              onSuccess: (revision) => void held.set(p, { revision, renewedAt: now })
-            })
+            Effect.flatMap((revision) => Effect.sync(() => void held.set(p, { revision, renewedAt: now }))),
+            Effect.catchAll((error) =>
+              isWrongLastSequence(error)
+                ? // Written since our renewal: by us (a renewal whose answer was lost), or by another.
+                  tryNats("read lease", () => kv.get(leaseKey(p))).pipe(
+                    Effect.match({
+                      onSuccess: (entry) =>
+                        void (entry?.operation === "PUT" && entry.string() === workerId
+                          ? held.set(p, { revision: entry.revision, renewedAt: lease.renewedAt })
+                          : held.delete(p)),
+                      onFailure: () => undefined
+                    })
+                  )
+                : // No answer (an election, a reconnect): nobody else can write it either. Next tick.
+                  Effect.void
+            )
           ),
         { concurrency: "unbounded", discard: true }
       )
@@ -287,7 +393,7 @@ export const make = (
             worker: workerId,
             dead,
             partitions,
-            silentMs: now - (heardFrom.get(dead) ?? startedAt)
+            silentMs: now - silentSince(dead)
           })
         )
     })
@@ -295,7 +401,8 @@ export const make = (
     /** Until the next heartbeat, or sooner: when the first live worker would be deemed dead. */
     const untilNextTick = Effect.map(Clock.currentTimeMillis, (now) => {
       let next = heartbeatMs
-      for (const [worker, at] of heardFrom) if (isLive(worker, now)) next = Math.min(next, at + deadAfterMs - now + 1)
+      for (const worker of heardFrom.keys())
+        if (isLive(worker, now)) next = Math.min(next, silentSince(worker) + deadAfterMs - now + 1)
       return Math.max(1, next)
     })
 
@@ -317,7 +424,8 @@ export const make = (
         Effect.logWarning("partition lease tick failed").pipe(
           Effect.annotateLogs({ worker: workerId, cause: String(cause) })
         )
-      )
+      ),
+      Effect.ensuring(Effect.map(Clock.currentTimeMillis, (now) => void (tickEndedAt = now)))
     )
     // Finalizers run in reverse: the loop below is interrupted before the leases are released.
     yield* Effect.addFinalizer(() => leave)

@@ -9,13 +9,8 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Schedule from "effect/Schedule"
-import { Bus } from "../../adapters/bus/Bus.js"
-import { eventSubject, partitionOf } from "../../adapters/bus/Subjects.js"
-import { Store } from "../../adapters/store/Store.js"
-import type { GatewayEvent } from "../../core/schema/Event.js"
+import { partitionOf } from "../../adapters/bus/Subjects.js"
 import { committedCount } from "../streams/PipelineChecks.js"
-import { gatewayEvent } from "../support/Events.js"
 import { describeIntegration } from "../support/Integration.js"
 import type { WorkerProcess } from "../support/WorkerProcess.js"
 import { startWorker } from "../support/WorkerProcess.js"
@@ -23,13 +18,16 @@ import {
   awaitAll,
   awaitDrained,
   backlog,
+  chainOf,
   deployment,
   eventually,
   expectExactlyOnce,
   leaseHolders,
+  newLoad,
   observer,
   PARTITIONS,
   sharesOf,
+  steadyLoad,
   withWorkerLogs
 } from "./Harness.js"
 
@@ -37,44 +35,6 @@ const AGENTS = 40
 /** Events/s, published one after the other: each agent's publish order is its stream order. */
 const RATE = 300
 const FAILOVER_MS = 5_000
-
-/** Publishes round-robin over `agents` at `RATE` until `stop.done`; `published` keeps each agent's ids in order. */
-const steadyLoad = (
-  prefix: string,
-  agents: ReadonlyArray<string>,
-  published: Map<string, Array<string>>,
-  all: Array<GatewayEvent>,
-  stop: { done: boolean }
-) =>
-  Effect.gen(function* () {
-    const bus = yield* Bus
-    const start = Date.now()
-    for (let i = 0; !stop.done; i++) {
-      // Pacing the load generator, not waiting for a condition.
-      const wait = start + (i * 1_000) / RATE - Date.now()
-      if (wait > 0) yield* Effect.sleep(`${wait} millis`)
-      const event = gatewayEvent(agents[i % agents.length]!)
-      yield* bus
-        .publish(eventSubject(event.agent_id, prefix, PARTITIONS), event, { msgId: event.checkpoint.checkpoint_id })
-        .pipe(Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("10 seconds"))))
-      published.get(event.agent_id)!.push(event.checkpoint.checkpoint_id)
-      all.push(event)
-    }
-  })
-
-/** The agent's checkpoint ids in chain order. */
-const chainOf = (agentId: string) =>
-  Effect.gen(function* () {
-    const store = yield* Store
-    const page = yield* store.listCheckpoints({ agentId, limit: 10_000, offset: 0 })
-    const certificates = yield* Effect.forEach(page.items, (c) => store.getCertificate(c.checkpoint_id), {
-      concurrency: 8
-    })
-    return certificates
-      .map((c) => c!)
-      .sort((a, b) => a.chain.position - b.chain.position)
-      .map((c) => c.subject.checkpoint_id)
-  })
 
 describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load", () => {
   it.scopedLive(
@@ -103,10 +63,9 @@ describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load"
           // Every partition of the victim carries load.
           for (const p of victim) expect(agentsOn(p).length).toBeGreaterThan(0)
 
-          const published = new Map(agents.map((a) => [a, [] as Array<string>]))
-          const events: Array<GatewayEvent> = []
-          const stop = { done: false }
-          const load = yield* steadyLoad(d.prefix, agents, published, events, stop).pipe(Effect.fork)
+          const load = newLoad(agents)
+          const { events, published } = load
+          const loading = yield* steadyLoad(d.prefix, agents, RATE, load).pipe(Effect.fork)
 
           // Both workers committing under load before the kill.
           yield* eventually(
@@ -154,8 +113,8 @@ describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load"
             Effect.sync(() => events.length >= total + RATE),
             10_000
           )
-          stop.done = true
-          yield* Fiber.join(load)
+          load.done = true
+          yield* Fiber.join(loading)
           yield* awaitAll(d.prefix, events, 30_000)
           yield* expectExactlyOnce(events, d.key)
           // In-flight events first: each chain is exactly the agent's publish order.

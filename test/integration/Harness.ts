@@ -7,6 +7,7 @@
 import { jetstreamManager } from "@nats-io/jetstream"
 import { Kvm } from "@nats-io/kv"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -36,6 +37,8 @@ export interface Deployment {
   readonly databaseUrl: string
   readonly natsUrl: string
   readonly prefix: string
+  /** CANDOR_NATS_REPLICAS of its workers and of the test's own bus. */
+  readonly replicas: number
   readonly key: SigningKey
   /** The key-encryption key every worker and the observer share. */
   readonly secretKey: SecretKey
@@ -43,10 +46,14 @@ export interface Deployment {
   readonly worker: (workerId: string) => WorkerProcessOptions
 }
 
-/** A fresh database and NATS prefix, both removed when the scope closes (after the workers it outlives). */
+/**
+ * A fresh database and NATS prefix, both removed when the scope closes (after the workers it
+ * outlives). `natsUrl` may list several servers (a cluster), `replicas` is their CANDOR_NATS_REPLICAS.
+ */
 export const deployment = (
   label: string,
-  natsUrl: string = testNatsUrl()
+  natsUrl: string = testNatsUrl(),
+  replicas = 1
 ): Effect.Effect<Deployment, unknown, Scope.Scope> =>
   Effect.gen(function* () {
     const databaseUrl = Redacted.value(yield* throwawayDatabase)
@@ -65,6 +72,7 @@ export const deployment = (
       databaseUrl,
       natsUrl,
       prefix,
+      replicas,
       key,
       secretKey,
       worker: (workerId) => ({
@@ -74,7 +82,8 @@ export const deployment = (
         prefix,
         partitions: PARTITIONS,
         signingKey,
-        secretKey: formatSecretKey(secretKey)
+        secretKey: formatSecretKey(secretKey),
+        replicas
       })
     }
   })
@@ -83,13 +92,14 @@ export const deployment = (
  * The test's side: the store on the deployment's database (migrated by the workers, so build it once
  * one is up), and a bus on its NATS with the workers' options, to publish with.
  */
-export const observer = (d: Deployment): Layer.Layer<Store | Bus | NatsConnection, unknown> =>
+export const observer = (d: Deployment): Layer.Layer<Store | Bus | NatsConnection | SqlClient.SqlClient, unknown> =>
   Layer.mergeAll(
     SqlStore.layer.pipe(
       Layer.provide(SecretKeys.layerFromKeys([d.secretKey])),
-      Layer.provide(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))
+      Layer.provideMerge(PgClient.layer({ url: Redacted.make(d.databaseUrl), applicationName: "candor-test" }))
     ),
-    Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS }).pipe(
+    // The workers' replica count: a bus that re-creates a stream must not scale it back.
+    Bus.layerJetStream({ prefix: d.prefix, partitions: PARTITIONS, replicas: d.replicas }).pipe(
       Layer.provideMerge(NatsConnection.layer(d.natsUrl, { name: "candor-test", reconnectWaitMs: 100 }))
     )
   )
@@ -121,10 +131,79 @@ export const publishAll = (prefix: string, events: ReadonlyArray<GatewayEvent>, 
     )
   )
 
-/** Partition → worker id, as the lease bucket says now (empty before any worker made the bucket). */
-export const leaseHolders = (prefix: string): Effect.Effect<ReadonlyMap<number, string>, never, NatsConnection> =>
+/** What a steady load has published so far. */
+export interface Load {
+  /** Each agent's checkpoint ids, in publish order (acknowledged publishes only). */
+  readonly published: Map<string, Array<string>>
+  /** Every event whose publish was acknowledged, in order. */
+  readonly events: Array<GatewayEvent>
+  /** The agent whose event is being published now: stored perhaps, not acknowledged yet. */
+  inFlight: string | undefined
+  /** Set to stop the load after the publish in flight. */
+  done: boolean
+}
+
+export const newLoad = (agents: ReadonlyArray<string>): Load => ({
+  published: new Map(agents.map((a) => [a, []])),
+  events: [],
+  inFlight: undefined,
+  done: false
+})
+
+/**
+ * Publishes round-robin over `agents` at `rate` events/s, one after the other (so each agent's
+ * publish order is its stream order), until `load.done`. A failed publish is retried for
+ * `retryMs` (the msgId makes a retry of a stored one harmless).
+ */
+export const steadyLoad = (prefix: string, agents: ReadonlyArray<string>, rate: number, load: Load, retryMs = 10_000) =>
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    const start = Date.now()
+    for (let i = 0; !load.done; i++) {
+      // Pacing the load generator, not waiting for a condition.
+      const wait = start + (i * 1_000) / rate - Date.now()
+      if (wait > 0) yield* Effect.sleep(`${wait} millis`)
+      const event = gatewayEvent(agents[i % agents.length]!)
+      load.inFlight = event.agent_id
+      yield* bus
+        .publish(eventSubject(event.agent_id, prefix, PARTITIONS), event, { msgId: event.checkpoint.checkpoint_id })
+        .pipe(Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo(`${retryMs} millis`))))
+      load.published.get(event.agent_id)!.push(event.checkpoint.checkpoint_id)
+      load.events.push(event)
+      load.inFlight = undefined
+    }
+  })
+
+/** The agent's checkpoint ids in chain order. */
+export const chainOf = (agentId: string) =>
+  Effect.gen(function* () {
+    const store = yield* Store
+    const page = yield* store.listCheckpoints({ agentId, limit: 10_000, offset: 0 })
+    const certificates = yield* Effect.forEach(page.items, (c) => store.getCertificate(c.checkpoint_id), {
+      concurrency: 8
+    })
+    return certificates
+      .map((c) => c!)
+      .sort((a, b) => a.chain.position - b.chain.position)
+      .map((c) => c.subject.checkpoint_id)
+  })
+
+/** Committed checkpoints of each of these agents (absent: none), in one query. */
+export const committedByAgent = (agentIds: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly agent_id: string; readonly n: number }>`
+      select agent_id, count(*)::int as n from checkpoints where agent_id in ${sql.in(agentIds)} group by agent_id`.pipe(
+      Effect.map((rows) => new Map(rows.map((r) => [r.agent_id, r.n])))
+    )
+  )
+
+/**
+ * Partition → worker id, as the lease bucket says now (empty before any worker made the bucket).
+ * Fails when the bucket does not answer (on a cluster, while it elects a leader).
+ */
+export const leaseHolders = (prefix: string): Effect.Effect<ReadonlyMap<number, string>, unknown, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>
-    Effect.promise(async () => {
+    Effect.tryPromise(async () => {
       const holders = new Map<number, string>()
       const kv = await new Kvm(nc).open(leaseBucket(prefix)).catch(() => undefined)
       if (kv === undefined) return holders

@@ -82,6 +82,20 @@ describe("config", () => {
     })
   )
 
+  it.effect("reads CANDOR_NATS_REPLICAS: 1 by default, 3 or 5 on a cluster, nothing else", () =>
+    Effect.gen(function* () {
+      expect((yield* decode({})).natsReplicas).toBe(1)
+      for (const value of ["1", "3", "5"])
+        expect((yield* decode({ CANDOR_NATS_REPLICAS: value })).natsReplicas).toBe(Number(value))
+      // Raft needs a majority: 2 or 4 copies survive no more failures than 1 or 3, so they are refused.
+      for (const value of ["0", "2", "4", "6", "three", "3.0", "-3"]) {
+        const error = String(yield* Effect.flip(decode({ CANDOR_NATS_REPLICAS: value })))
+        expect(error).toContain(`CANDOR_NATS_REPLICAS must be 1, 3 or 5`)
+        expect(error).toContain(`got "${value}"`)
+      }
+    })
+  )
+
   it.effect("reads the gateway's caps and the policy limit (issue 24), bytes with KiB, MiB or GiB", () =>
     Effect.gen(function* () {
       expect(yield* decode({})).toMatchObject({
@@ -178,6 +192,7 @@ describe("config", () => {
       "DATABASE_URL",
       "NATS_URL",
       "CANDOR_NATS_PREFIX",
+      "CANDOR_NATS_REPLICAS",
       "CANDOR_PARTITIONS",
       "CANDOR_BUS_BATCH_EVENTS",
       "CANDOR_WORKER_ID",

@@ -25,7 +25,8 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-const BINARY = existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server"
+/** The apt package's binary (CI), else whatever `nats-server` the PATH has. */
+export const NATS_SERVER_BINARY = existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server"
 
 export interface NatsServerProcess {
   readonly url: string
@@ -44,7 +45,7 @@ export const natsServer: Effect.Effect<NatsServerProcess, Error, Scope.Scope> = 
   let child: ChildProcess | undefined
 
   const start = Effect.async<void, Error>((resume) => {
-    const p = spawn(BINARY, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], {
+    const p = spawn(NATS_SERVER_BINARY, ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], {
       stdio: ["ignore", "ignore", "pipe"]
     })
     child = p

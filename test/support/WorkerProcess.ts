@@ -34,6 +34,8 @@ export interface WorkerProcessOptions {
   readonly signingKey: string
   /** CANDOR_SECRET_KEY: every worker of a deployment seals and opens stored fields with the same key. */
   readonly secretKey: string
+  /** CANDOR_NATS_REPLICAS (unset: the default, 1). */
+  readonly replicas?: number
 }
 
 export interface WorkerExit {
@@ -83,6 +85,7 @@ export const startWorker = (options: WorkerProcessOptions): Effect.Effect<Worker
             CANDOR_WORKER_ID: options.workerId,
             SIGNING_KEY: options.signingKey,
             CANDOR_SECRET_KEY: options.secretKey,
+            ...(options.replicas !== undefined && { CANDOR_NATS_REPLICAS: String(options.replicas) }),
             LOG_LEVEL: "info"
           },
           stdio: ["ignore", "pipe", "pipe"]
