@@ -60,7 +60,14 @@ const transient = (error: BusError): boolean =>
  * A refusal (a single server asked for 3 replicas, say) fails the start at once, with its reason.
  */
 export const atStart = <A>(setup: Effect.Effect<A, BusError>): Effect.Effect<A, BusError> =>
-  Effect.retry(setup, { schedule: startRetry, while: transient })
+  setup.pipe(
+    Effect.tapError((error) =>
+      transient(error)
+        ? Effect.logWarning("NATS setup not answered yet; retrying").pipe(Effect.annotateLogs({ error: error.message }))
+        : Effect.void
+    ),
+    Effect.retry({ schedule: startRetry, while: transient })
+  )
 
 const startRetry = Schedule.exponential("200 millis").pipe(
   Schedule.union(Schedule.spaced("2 seconds")),

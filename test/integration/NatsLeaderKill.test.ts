@@ -142,9 +142,10 @@ describeIntegration(["postgres", "nats"], "the NATS server leading the events st
           Effect.scoped
         )
 
-        const [w1, w2] = yield* Effect.all([startWorker(d.worker("w1")), startWorker(d.worker("w2"))], {
-          concurrency: 2
-        })
+        // Two workers starting on a loaded two-core machine while the cluster moves their streams from
+        // one replica to three: 10–20 s were seen, so more than the usual 30 s to be ready.
+        const worker = (id: string) => startWorker({ ...d.worker(id), readyWithin: "60 seconds" })
+        const [w1, w2] = yield* Effect.all([worker("w1"), worker("w2")], { concurrency: 2 })
         workers.push(w1!, w2!)
 
         yield* Effect.gen(function* () {

@@ -3,6 +3,7 @@
  * configured only through its environment, as an operator would run it. Tests stop it gracefully
  * (SIGTERM) or crash it (SIGKILL); whatever is still running when the scope closes is killed.
  */
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -36,6 +37,8 @@ export interface WorkerProcessOptions {
   readonly secretKey: string
   /** CANDOR_NATS_REPLICAS (unset: the default, 1). */
   readonly replicas?: number
+  /** How long it may take to serve (default 30 s). */
+  readonly readyWithin?: Duration.DurationInput
 }
 
 export interface WorkerExit {
@@ -98,7 +101,11 @@ export const startWorker = (options: WorkerProcessOptions): Effect.Effect<Worker
         )
     )
 
-    yield* untilListening(child, lines, { name: `worker ${options.workerId}`, timeout: "30 seconds", keep: KEEP_LINES })
+    yield* untilListening(child, lines, {
+      name: `worker ${options.workerId}`,
+      timeout: options.readyWithin ?? "30 seconds",
+      keep: KEEP_LINES
+    })
 
     const signal = (name: NodeJS.Signals) =>
       Effect.suspend(() => {
