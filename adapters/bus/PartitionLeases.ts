@@ -43,7 +43,7 @@
  *
  * The trade-off: a worker cut off from NATS alone (the others' view live) is deemed dead by them after
  * `deadAfterMs` (2.5 s) and its partitions move, but it keeps consuming whatever it still receives
- * until `fenceAfterMs` (10 s by default, two thirds of the lease TTL, above the 2–9 s a JetStream
+ * until `fenceAfterMs` (10 s by default, two thirds of the lease TTL, above the 4–9 s a JetStream
  * election takes), instead of stopping after 2.5 s. Two owners for those seconds cost conflicts and
  * duplicates that the store's chain compare-and-set and checkpoint-id dedupe absorb (no fork, nothing
  * twice); stopping at 2.5 s would instead make every worker drop every partition at each election and
@@ -316,9 +316,8 @@ export const make = (
     const tick = Effect.gen(function* () {
       let now = yield* Clock.currentTimeMillis
       // Stalled deadAfterMs (this process did not run: others may have deemed us dead and taken our
-      // leases), or our heartbeats unanswered for fenceAfterMs (longer than an election: we may be cut
-      // off while others are not). Stop consuming before anything else; leases still ours are adopted below.
-      if ((now - tickEndedAt >= deadAfterMs || now - beatAt >= fenceAfterMs) && held.size > 0) {
+      // leases). Stop consuming before anything else; leases still ours are adopted below.
+      if (now - tickEndedAt >= deadAfterMs && held.size > 0) {
         held.clear()
         yield* announce
       }
@@ -337,6 +336,13 @@ export const make = (
         Effect.tap(() => Effect.sync(() => void (beatAt = sentAt))),
         Effect.ignore
       )
+      // Our heartbeats unanswered for fenceAfterMs, this one included: longer than an election, so we
+      // may be cut off while the others are not. Judged after this tick's attempt, not before: the
+      // first tick after a long election must not drop everything as the bucket answers again.
+      if ((yield* Clock.currentTimeMillis) - beatAt >= fenceAfterMs && held.size > 0) {
+        held.clear()
+        yield* announce
+      }
       // Our beats are stored but the running watch has shown none for deadAfterMs (since it began, at
       // least): it is stuck, its consumer lost with its server, say. Start it again.
       if (watchStartedAt !== undefined && beatAt - Math.max(ownSeenAt ?? 0, watchStartedAt) >= deadAfterMs)

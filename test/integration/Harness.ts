@@ -233,12 +233,20 @@ export const eventually = <E, R>(what: string, condition: Effect.Effect<boolean,
     Effect.asVoid
   )
 
+/**
+ * A read of the test's own from NATS, asked again while it goes unanswered (on a cluster, a stream
+ * electing a leader) for up to 30 s.
+ */
+export const natsRead = <A>(read: () => Promise<A>): Effect.Effect<A> =>
+  Effect.tryPromise(read).pipe(
+    Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo("30 seconds"))),
+    Effect.orDie
+  )
+
 /** Events on the dead-letter stream: given up on, so never committed. */
 export const deadLettered = (prefix: string): Effect.Effect<number, never, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>
-    Effect.promise(
-      async () => (await (await jetstreamManager(nc)).streams.info(streamNames(prefix).dead)).state.messages
-    )
+    natsRead(async () => (await (await jetstreamManager(nc)).streams.info(streamNames(prefix).dead)).state.messages)
   )
 
 /**
@@ -288,7 +296,7 @@ export const backlog = (
   prefix: string
 ): Effect.Effect<ReadonlyArray<{ readonly pending: number; readonly unacked: number }>, never, NatsConnection> =>
   Effect.flatMap(NatsConnection, (nc) =>
-    Effect.promise(async () => {
+    natsRead(async () => {
       const jsm = await jetstreamManager(nc)
       return Promise.all(
         Array.from({ length: PARTITIONS }, async (_, p) => {
