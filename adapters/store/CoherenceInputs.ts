@@ -54,8 +54,9 @@ const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
 const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | undefined => {
   if (fleet.standings.has(agentId)) return fleet.standings.get(agentId)
   const standing = agentCoherenceOf(agentId, fleet.agents)
-  // Only the fleet's own agents are kept: the map stays within the fleet's size.
-  if (fleet.agents.some((agent) => agent.agent_id === agentId)) fleet.standings.set(agentId, standing)
+  // Only the fleet's own agents have a standing (undefined: not in the fleet), so the map stays
+  // within the fleet's size.
+  if (standing !== undefined) fleet.standings.set(agentId, standing)
   return standing
 }
 

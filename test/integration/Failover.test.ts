@@ -15,6 +15,7 @@ import { describeIntegration } from "../support/Integration.js"
 import type { WorkerProcess } from "../support/WorkerProcess.js"
 import { startWorker } from "../support/WorkerProcess.js"
 import {
+  awaitEvenSplit,
   awaitAll,
   awaitDrained,
   backlog,
@@ -49,14 +50,7 @@ describeIntegration(["postgres", "nats"], "a worker SIGKILLed under steady load"
         workers.push(w1!, w2!)
 
         yield* Effect.gen(function* () {
-          yield* eventually(
-            "a 4/4 split",
-            Effect.map(leaseHolders(d.prefix), (holders) => {
-              const shares = sharesOf(holders)
-              return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
-            }),
-            30_000
-          )
+          yield* awaitEvenSplit(d.prefix)
           const victim = [...(yield* leaseHolders(d.prefix))].filter(([, w]) => w === "w2").map(([p]) => p)
           const agents = Array.from({ length: AGENTS }, (_, i) => `agt-failover-${i}`)
           const agentsOn = (p: number) => agents.filter((a) => partitionOf(a, PARTITIONS) === p)

@@ -222,6 +222,17 @@ export const sharesOf = (holders: ReadonlyMap<number, string>): ReadonlyMap<stri
   return shares
 }
 
+/** Waits (30 s at most) until w1 and w2 hold 4 of the 8 partitions each, no partition held twice. */
+export const awaitEvenSplit = (prefix: string) =>
+  eventually(
+    "a 4/4 split",
+    Effect.map(leaseHolders(prefix), (holders) => {
+      const shares = sharesOf(holders)
+      return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
+    }),
+    30_000
+  )
+
 /** Polls `condition` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
 export const eventually = <E, R>(what: string, condition: Effect.Effect<boolean, E, R>, timeoutMs: number) =>
   condition.pipe(

@@ -28,6 +28,7 @@ import { natsCluster } from "../support/NatsCluster.js"
 import type { WorkerProcess } from "../support/WorkerProcess.js"
 import { startWorker } from "../support/WorkerProcess.js"
 import {
+  awaitEvenSplit,
   awaitAll,
   awaitDrained,
   committedByAgent,
@@ -39,7 +40,6 @@ import {
   newLoad,
   observer,
   PARTITIONS,
-  sharesOf,
   steadyLoad,
   withWorkerLogs
 } from "./Harness.js"
@@ -162,14 +162,7 @@ describeIntegration(["postgres", "nats"], "the NATS server leading the events st
             30_000
           )
 
-          yield* eventually(
-            "a 4/4 split",
-            Effect.map(leaseHolders(d.prefix), (holders) => {
-              const shares = sharesOf(holders)
-              return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
-            }),
-            30_000
-          )
+          yield* awaitEvenSplit(d.prefix)
           // The worst case for the leases: their bucket loses its leader with the events stream.
           const events = streamNames(d.prefix).events
           const leader = yield* leaderOf(events)

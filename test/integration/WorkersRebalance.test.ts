@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import type { WorkerProcess } from "../support/WorkerProcess.js"
 import { startWorker } from "../support/WorkerProcess.js"
 import {
+  awaitEvenSplit,
   awaitAll,
   awaitDrained,
   deployment,
@@ -37,14 +38,7 @@ describeIntegration(["postgres", "nats"], "workers on one stream", () => {
 
         yield* Effect.gen(function* () {
           // Fair shares: 4 each, and (a key holds one value) no partition held twice.
-          yield* eventually(
-            "a 4/4 split",
-            Effect.map(leaseHolders(d.prefix), (holders) => {
-              const shares = sharesOf(holders)
-              return holders.size === PARTITIONS && shares.get("w1") === 4 && shares.get("w2") === 4
-            }),
-            30_000
-          )
+          yield* awaitEvenSplit(d.prefix)
 
           const before = makeEvents("rebal-a", 24, 240)
           yield* publishAll(d.prefix, before)
