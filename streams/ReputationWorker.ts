@@ -6,9 +6,11 @@
  *   many commits marked it in between, but an agent at most once per `minInterval` (5 s): a busy
  *   agent marked by every commit is recomputed every 5 s rather than every second (a recomputation
  *   is some fifteen statements, more than the commit of its checkpoints), while an agent idle for
- *   5 s is scored within a second of its next commit; at most `maxPerDrain` (250) agents a drain, the
- *   longest marked first, four at a time: with more busy agents than that, each waits its turn and
- *   the database's work stays bounded. Also the agents it trusts when its base score moved
+ *   5 s is scored within a second of its next commit; at most `maxPerDrain` (50) agents a drain, the
+ *   longest marked first, four at a time: a budget of some tenth of a core (worker and database)
+ *   whatever the fleet; with more busy agents than that, each waits its turn
+ *   (docs/reputation-storage.md). When no commit came since the last drain, the commits do not need
+ *   the core: up to `maxPerIdleDrain` (250) a drain. Also the agents it trusts when its base score moved
  *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
  *   changed (streams/TeamReputation.ts `markMemberChanged`);
  * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
@@ -45,6 +47,12 @@ export interface ReputationWorkerOptions {
    * them (some fifteen statements each) would cost more than committing their checkpoints.
    */
   readonly maxPerDrain?: number
+  /**
+   * The most agents a drain recomputes when no commit marked any agent since the drain before (the
+   * commits are idle, so the budget is not taken from them): a burst of new agents, or a worker
+   * that just started, is scored at this pace rather than `maxPerDrain`'s (`maxPerDrain` when absent).
+   */
+  readonly maxPerIdleDrain?: number
   /** Agents recomputed at once within a drain, each in its own transaction (1 when absent). */
   readonly concurrency?: number
   readonly sweepInterval: Duration.DurationInput
@@ -57,7 +65,8 @@ export interface ReputationWorkerOptions {
 export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
   drainInterval: "1 second",
   minInterval: "5 seconds",
-  maxPerDrain: 250,
+  maxPerDrain: 50,
+  maxPerIdleDrain: 250,
   concurrency: 4,
   sweepInterval: "10 minutes",
   staleAfter: "1 hour",
@@ -90,6 +99,9 @@ export const makeReputationWorker = (
     const minIntervalMs =
       options.minInterval === undefined ? 0 : Duration.toMillis(Duration.decode(options.minInterval))
     const maxPerDrain = options.maxPerDrain ?? Infinity
+    const maxPerIdleDrain = options.maxPerIdleDrain ?? maxPerDrain
+    /** Whether a commit marked agents since the last drain began: the commits are busy, the budget is `maxPerDrain`. */
+    let markedSinceDrain = false
     const concurrency = options.concurrency ?? 1
     /** When the drain last recomputed each agent (Clock ms); entries older than `minIntervalMs` are let go. */
     const recomputedAt = new Map<string, number>()
@@ -111,12 +123,14 @@ export const makeReputationWorker = (
      */
     const drainMarked = (all: boolean) =>
       Effect.gen(function* () {
+        const budget = markedSinceDrain ? maxPerDrain : maxPerIdleDrain
+        markedSinceDrain = false
         if (dirty.size === 0) return 0
         const now = yield* Clock.currentTimeMillis
         for (const [agentId, at] of recomputedAt) if (now - at >= minIntervalMs) recomputedAt.delete(agentId)
         const agents: Array<string> = []
         for (const agentId of dirty) {
-          if (agents.length >= maxPerDrain) break
+          if (agents.length >= budget) break
           if (all || !recomputedAt.has(agentId)) agents.push(agentId)
         }
         for (const agentId of agents) dirty.delete(agentId)
@@ -166,7 +180,10 @@ export const makeReputationWorker = (
 
     return {
       mark: (agentIds) => {
-        for (const agentId of agentIds) dirty.add(agentId)
+        for (const agentId of agentIds) {
+          dirty.add(agentId)
+          markedSinceDrain = true
+        }
       },
       drain,
       sweep

@@ -199,4 +199,38 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("reputatio
       expect(yield* scoreOf(c)).toBeDefined()
     })
   )
+
+  it.scoped("a drain after commits takes maxPerDrain; one with no commit since the last takes maxPerIdleDrain", () =>
+    Effect.gen(function* () {
+      const ids = ["a", "b", "c", "d", "e"].map((n) => uniqueId(`agt-rep-idle-${n}`))
+      const z = uniqueId("agt-rep-idle-z")
+      yield* seed(z, 1)
+      const worker = yield* makeReputationWorker(
+        {
+          drainInterval: "1 hour",
+          maxPerDrain: 1,
+          maxPerIdleDrain: 3,
+          concurrency: 2,
+          sweepInterval: "1 hour",
+          staleAfter: "1 hour",
+          sweepLimit: 1000
+        },
+        (agentId) => Effect.succeed(agentId === z || ids.includes(agentId))
+      )
+      yield* awaitScored(z, 1)
+      for (const agentId of ids) yield* seed(agentId, 1)
+      worker.mark(ids)
+      // Commits marked agents since the last drain: the commits' budget.
+      expect(yield* worker.drain).toBe(1)
+      // Nothing marked since: the idle budget, the longest marked first.
+      expect(yield* worker.drain).toBe(3)
+      for (const agentId of ids.slice(0, 4)) expect(yield* scoreOf(agentId)).toBeDefined()
+      expect(yield* scoreOf(ids[4]!)).toBeUndefined()
+      // A commit again: one a drain, the longest marked (ids[4]) before the one just marked.
+      worker.mark([ids[0]!])
+      expect(yield* worker.drain).toBe(1)
+      expect(yield* scoreOf(ids[4]!)).toBeDefined()
+      expect(yield* worker.drain).toBe(1)
+    })
+  )
 })
