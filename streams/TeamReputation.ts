@@ -9,7 +9,7 @@
  * result is answered, `computed: false`). Otherwise, in ONE transaction under the organization's
  * row lock: the plan check, the assessment, the score over every assessment of the team, the
  * quota ledger row (overage beyond the plan's included computations), and the events (quota
- * warning at 80% and exceeded at the first overage, each once a month; score moved more than 10
+ * warning at 80% and exceeded at the first overage, each once a month; score changed
  * from the last notified score; grade changed), all in the outbox with the change.
  *
  * Automatic recomputations (roster and card changes, a member's grade change, the periodic
@@ -43,8 +43,6 @@ import {
 } from "../core/TeamReputationQuota.js"
 import { eventDraft } from "./Events.js"
 
-/** A score event fires when the score moved more than this from the last notified score. */
-export const SCORE_CHANGE_THRESHOLD = 10
 /** Automatic recomputations of one team: at most one per this window. */
 export const AUTOMATIC_WINDOW_MS = 3_600_000
 /** The periodic refresh looks again at a team whose inputs were last compared longer ago than this. */
@@ -109,7 +107,9 @@ const scoreEvents = (
   let score = stored.last_notified_score
   let grade = stored.last_notified_grade
   const ids = { team_id: reputation.team_id, org_id: reputation.org_id, assessment_id: assessmentId }
-  if (Math.abs(reputation.score - score) > SCORE_CHANGE_THRESHOLD) {
+  // Any change of the team's score, as the spec's event table says ("a team score changes"); the
+  // agents' score event keeps the 10-point rule its own row gives (core/ReputationIncrement.ts).
+  if (reputation.score !== score) {
     events.push(
       teamScoreChangedEvent(
         {
