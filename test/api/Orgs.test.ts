@@ -262,6 +262,46 @@ layer(Harness.layer(), { timeout: "60 seconds" })("orgs", (it) => {
       })
     )
 
+    it.effect("the owner sets the billing email and company name (PATCH); admins and members may not", () =>
+      Effect.gen(function* () {
+        const { admin, api, member, orgId, owner } = yield* freshOrg
+        const path = `/v1/orgs/${orgId}`
+        for (const who of [admin, member])
+          expect((yield* api.call("PATCH", path, { token: who.token, body: { company_name: "X" } })).status).toBe(403)
+        const set = yield* api.call("PATCH", path, {
+          token: owner.token,
+          body: { billing_email: "billing@acme.test", company_name: "  Acme Holdings  " }
+        })
+        expect(set.status, JSON.stringify(set.body)).toBe(200)
+        expect(Object.keys(set.body).sort()).toStrictEqual(ORG_FIELDS)
+        expect(set.body).toMatchObject({
+          billing_email: "billing@acme.test",
+          company_name: "Acme Holdings",
+          role: "owner"
+        })
+        // An absent field stays; null clears.
+        const cleared = yield* api.call("PATCH", path, { token: owner.token, body: { billing_email: null } })
+        expect(cleared.body).toMatchObject({ billing_email: null, company_name: "Acme Holdings" })
+        expect((yield* api.call("GET", path, { token: member.token })).body).toMatchObject({
+          billing_email: null,
+          company_name: "Acme Holdings"
+        })
+        for (const body of [
+          { billing_email: "not an address" },
+          { company_name: "" },
+          { company_name: "x".repeat(201) }
+        ]) {
+          const refused = yield* api.call("PATCH", path, { token: owner.token, body })
+          expect(refused.status, JSON.stringify(body)).toBe(400)
+          expect(typeof refused.body.error).toBe("string")
+        }
+        const stranger = yield* api.freshUser
+        expect((yield* api.call("PATCH", path, { token: stranger.token, body: { company_name: "X" } })).status).toBe(
+          404
+        )
+      })
+    )
+
     it.effect("only the owner transfers ownership (staying admin) and deletes the organization", () =>
       Effect.gen(function* () {
         const { admin, api, orgId, owner } = yield* freshOrg

@@ -340,6 +340,16 @@ const ROWS: ReadonlyArray<Row> = [
     intended: "member"
   },
   {
+    method: "PATCH",
+    route: "/v1/orgs/:org_id",
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}`,
+      () => ({ company_name: "Acme Holdings" })
+    ),
+    allowed: ["service"],
+    intended: "owner"
+  },
+  {
     method: "DELETE",
     route: "/v1/orgs/:org_id",
     target: Effect.map(freshOrg, (orgId) => ({ path: `/v1/orgs/${orgId}` })),

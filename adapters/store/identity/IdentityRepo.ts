@@ -95,6 +95,11 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
     ) => Effect.Effect<Org, StoreError | SlugTaken>
     readonly getOrg: (orgId: string) => Effect.Effect<Org | undefined, StoreError>
     readonly setOrgPlan: (orgId: string, planId: string) => Effect.Effect<void, StoreError>
+    /** Sets the billing details given (undefined: unchanged, null: cleared); the organization after, if any. */
+    readonly updateOrgBilling: (
+      orgId: string,
+      patch: { readonly billing_email?: string | null; readonly company_name?: string | null }
+    ) => Effect.Effect<Org | undefined, StoreError>
     readonly deleteOrg: (orgId: string) => Effect.Effect<void, StoreError>
     /** The user's organizations with the user's role in each. */
     readonly orgsOf: (userId: string) => Effect.Effect<ReadonlyArray<Org & { readonly role: OrgRole }>, StoreError>
@@ -258,6 +263,18 @@ export const make = Effect.gen(function* () {
         Effect.asVoid,
         storeError("setOrgPlan")
       ),
+
+    updateOrgBilling: (orgId, patch) =>
+      Effect.zipRight(
+        sql`update orgs set
+              billing_email = case when ${patch.billing_email !== undefined} then ${patch.billing_email ?? null}
+                                   else billing_email end,
+              company_name = case when ${patch.company_name !== undefined} then ${patch.company_name ?? null}
+                                  else company_name end,
+              updated_at = now()
+            where org_id = ${orgId}`,
+        getOrg(orgId)
+      ).pipe(storeError("updateOrgBilling")),
 
     deleteOrg: (orgId) =>
       transaction(

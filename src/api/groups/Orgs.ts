@@ -20,6 +20,19 @@ export const Email = Schema.String.pipe(
 
 export const OrgPath = Schema.Struct({ org_id: Identifier })
 
+/** Billing details the Owner sets; an absent field stays as it is, `null` clears it. */
+export const UpdateOrg = Schema.Struct({
+  billing_email: Schema.optional(Schema.NullOr(Email)),
+  company_name: Schema.optional(
+    Schema.NullOr(
+      Schema.Trim.pipe(
+        Schema.minLength(1, { message: () => "must be 1 to 200 characters" }),
+        Schema.maxLength(200, { message: () => "must be 1 to 200 characters" })
+      )
+    )
+  )
+}).annotations({ identifier: "UpdateOrg" })
+
 export const OrgList = Schema.Struct({ orgs: Schema.Array(Organization) }).annotations({ identifier: "OrgList" })
 
 export const Member = Schema.Struct({
@@ -76,6 +89,9 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   )
   .add(HttpApiEndpoint.get("listOrgs", "/orgs").addSuccess(OrgList))
   .add(HttpApiEndpoint.get("getOrg", "/orgs/:org_id").setPath(OrgPath).addSuccess(Organization))
+  .add(
+    HttpApiEndpoint.patch("updateOrg", "/orgs/:org_id").setPath(OrgPath).setPayload(UpdateOrg).addSuccess(Organization)
+  )
   .add(HttpApiEndpoint.del("deleteOrg", "/orgs/:org_id").setPath(OrgPath).addSuccess(Deleted))
   .add(HttpApiEndpoint.get("listMembers", "/orgs/:org_id/members").setPath(OrgPath).addSuccess(MemberList))
   .add(

@@ -99,6 +99,15 @@ export const OrgsLive = HttpApiBuilder.group(CandorApi, "orgs", (handlers) =>
         return organization(yield* loadOrg(path.org_id), role)
       }).pipe(Effect.catchTag("StoreError", internal))
     )
+    .handle("updateOrg", ({ path, payload }) =>
+      Effect.gen(function* () {
+        // Billing is the Owner's (the spec's roles: Admins view billing, the Owner changes it).
+        const role = yield* requireOrgRole(path.org_id, "owner", true)
+        const org = yield* (yield* IdentityRepo).updateOrgBilling(path.org_id, payload)
+        if (org === undefined) return yield* new NotFound({ error: `organization ${path.org_id} not found` })
+        return organization(org, role)
+      }).pipe(Effect.catchTag("StoreError", internal))
+    )
     .handle("deleteOrg", ({ path }) =>
       Effect.gen(function* () {
         yield* requireOrgRole(path.org_id, "owner", true)
