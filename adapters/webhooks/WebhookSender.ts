@@ -5,8 +5,8 @@
  * (the event id, the same on every retry and redelivery: receivers deduplicate on it),
  * `X-Candor-Timestamp` (unix seconds) and the signature headers of core/WebhookSignature.ts, signed
  * at send time with every live secret of the endpoint (one `v1=` each during a rotation), so a retry
- * carries a fresh timestamp. `X-AIP-Version` and `X-AIP-Signature` are kept for receivers of the AIP
- * reference.
+ * carries a fresh timestamp. `X-AIP-Version` (the AIP version the analysis implements, 0.1.5) and
+ * `X-AIP-Signature` are kept for receivers of the AIP reference.
  *
  * A 2xx answer is a delivery; anything else, a network error or the timeout is a failure the caller
  * classifies (streams/WebhookDelivery.ts). Redirects are not followed (a 3xx is a failure), so a
@@ -21,11 +21,11 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Agent, request } from "undici"
+import { AIP_VERSION } from "../../core/schema/Checkpoint.js"
 import { signWebhook } from "../../core/WebhookSignature.js"
 import { checkWebhookUrl, guardedLookup, WebhookNetwork } from "./WebhookUrlGuard.js"
 
 export const WEBHOOK_CONTENT_TYPE = "application/json"
-export const AIP_VERSION = "1.0.0"
 export const EVENT_HEADER = "X-Candor-Event"
 export const DELIVERY_HEADER = "X-Candor-Delivery"
 export const TIMESTAMP_HEADER = "X-Candor-Timestamp"

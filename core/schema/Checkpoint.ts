@@ -10,6 +10,12 @@ import { SyntheticReason, UnanalysedReason, Verdict } from "./Verdict.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
+/**
+ * The AIP version the analysis implements (the specification references AIP 0.1.5): what the
+ * webhooks' `X-AIP-Version` says, so a receiver of the AIP reference knows the rules its verdicts follow.
+ */
+export const AIP_VERSION = "0.1.5"
+
 export const ConscienceContext = Schema.Struct({
   values_checked: Schema.Array(Schema.String),
   conflicts: Schema.Array(Schema.String),

@@ -45,7 +45,8 @@ describe("WebhookSender", () => {
       const timestamp = Number(request.headers["x-candor-timestamp"])
       expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(5)
       expect(request.headers["x-candor-signature"]).toMatch(new RegExp(`^t=${timestamp},v1=[0-9a-f]{64}$`))
-      expect(request.headers["x-aip-version"]).toBe("1.0.0")
+      // The AIP version the analysis implements, as the specification references it.
+      expect(request.headers["x-aip-version"]).toBe("0.1.5")
       expect(request.headers["x-candor-event"]).toBe("verdict")
       expect(request.headers["x-candor-delivery"]).toBe("verdict:ic-1")
       expect(verifyWebhook(secret, request.body, request.headers, new Date())).toMatchObject({ ok: true })
