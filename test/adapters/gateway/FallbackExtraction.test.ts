@@ -1,7 +1,8 @@
 /**
  * Extraction confidence end to end, over real HTTP with the real provider adapters: native reasoning
  * keeps its own confidence, an answer without reasoning but with deliberation-like prose is judged
- * from that prose (the fallback, 0.3), and a plain answer still gets a synthetic clear. The visible
+ * from that prose (the fallback, 0.3), and a plain answer (one "However, …" is not reasoning) still
+ * gets a synthetic clear. The visible
  * text is only ever hashed: it never appears in the event.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -28,6 +29,8 @@ const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 /** Deliberation in the visible answer, with a marker that must never leave the gateway. */
 const DELIBERATE = "Let me check the file. I should read it before editing. The file holds VISIBLE-ANSWER-MARKER."
 const PLAIN = "The file holds three lines."
+/** A plain answer with one deliberation-like turn of phrase: still no reasoning (tracing only). */
+const TURN_OF_PHRASE = "The file holds three lines. However, it is read-only."
 const REASONING = "native reasoning NATIVE-MARKER"
 
 interface Ask {
@@ -145,19 +148,21 @@ describe("extraction confidence through the gateway", () => {
       })
     }
 
-    it(`${format.name}: native reasoning keeps its confidence; a plain answer is a synthetic clear`, async () => {
+    it(`${format.name}: native reasoning keeps its confidence; a plain answer (one turn of phrase included) is a synthetic clear`, async () => {
       const native = await exchange(format, { text: DELIBERATE, reasoning: REASONING })
       expect(native.checkpoint.analysis_metadata.extraction_confidence).toBe(format.native)
       expect(native.checkpoint.thinking_block_hash).toBe(sha256Hex(REASONING))
 
-      const plain = await exchange(format, { text: PLAIN })
-      expect(plain.checkpoint).toMatchObject({
-        verdict: "clear",
-        thinking_block_hash: "none",
-        synthetic: true,
-        synthetic_reason: "no_thinking_block"
-      })
-      expect(plain.checkpoint.analysis_metadata.extraction_confidence).toBeNull()
+      for (const text of [PLAIN, TURN_OF_PHRASE]) {
+        const plain = await exchange(format, { text })
+        expect(plain.checkpoint, text).toMatchObject({
+          verdict: "clear",
+          thinking_block_hash: "none",
+          synthetic: true,
+          synthetic_reason: "no_thinking_block"
+        })
+        expect(plain.checkpoint.analysis_metadata.extraction_confidence).toBeNull()
+      }
     })
   }
 })

@@ -58,10 +58,42 @@ describe("fallback", () => {
     expect(inferThinking("Butter is tasty.")).toBeUndefined()
   })
 
+  it("one deliberation-like sentence is a turn of phrase, not reasoning: no fallback (tracing only)", () => {
+    expect(inferThinking("The file is empty. However, the directory exists.")).toBeUndefined()
+    expect(inferThinking("However, the directory exists. Let me know if you need more.")?.text).toBe(
+      "However, the directory exists.\nLet me know if you need more."
+    )
+  })
+
+  it("a tagged reasoning section in the text is the reasoning, whatever else the answer says", () => {
+    expect(inferThinking("<thinking>The user wants X.\nI will do Y.</thinking>Here is Y.")).toEqual({
+      text: "The user wants X.\nI will do Y.",
+      source: "fallback",
+      confidence: 0.3
+    })
+    expect(inferThinking("<think>a</think> answer <reasoning>b</reasoning>")?.text).toBe("a\nb")
+    // Never closed: to the end of the text. Empty: nothing.
+    expect(inferThinking("Answer. <think>still going")?.text).toBe("still going")
+    expect(inferThinking("<think></think>Plain answer.")).toBeUndefined()
+  })
+
+  it("hostile text: many unclosed or unmatched tags are scanned once, in linear time", () => {
+    // 50,000 openings of one tag and none of the others: the others' searches are not repeated per
+    // section (were they, this would take some 10^10 steps: the test's timeout).
+    const many = "<think></think>x".repeat(50_000)
+    expect(inferThinking(many)).toBeUndefined()
+    const opens = "<reasoning>".repeat(20_000)
+    expect(inferThinking(opens)?.text).toBe("<reasoning>".repeat(19_999))
+  })
+
   it("the fallback stands in only where the provider exposed no reasoning, encrypted or readable, and no error", () => {
-    const prose = "Let me look. Done."
+    const prose = "Let me look. I think so. Done."
     const answer = anthropicAdapter.extractJson({ content: [{ type: "text", text: prose }] })
-    expect(withInferredThinking(answer).thinking).toEqual({ text: "Let me look.", source: "fallback", confidence: 0.3 })
+    expect(withInferredThinking(answer).thinking).toEqual({
+      text: "Let me look.\nI think so.",
+      source: "fallback",
+      confidence: 0.3
+    })
     const native = anthropicAdapter.extractJson({
       content: [
         { type: "thinking", thinking: "mine" },
