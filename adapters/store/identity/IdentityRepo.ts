@@ -272,9 +272,9 @@ export const make = Effect.gen(function* () {
               company_name = case when ${patch.company_name !== undefined} then ${patch.company_name ?? null}
                                   else company_name end,
               updated_at = now()
-            where org_id = ${orgId}`,
+            where org_id = ${orgId}`.pipe(storeError("updateOrgBilling")),
         getOrg(orgId)
-      ).pipe(storeError("updateOrgBilling")),
+      ),
 
     deleteOrg: (orgId) =>
       transaction(

@@ -22,14 +22,15 @@ export const OrgPath = Schema.Struct({ org_id: Identifier })
 
 /** Billing details the Owner sets; an absent field stays as it is, `null` clears it. */
 export const UpdateOrg = Schema.Struct({
-  billing_email: Schema.optional(Schema.NullOr(Email)),
-  company_name: Schema.optional(
+  billing_email: Schema.optionalWith(Schema.NullOr(Email), { exact: true }),
+  company_name: Schema.optionalWith(
     Schema.NullOr(
       Schema.Trim.pipe(
         Schema.minLength(1, { message: () => "must be 1 to 200 characters" }),
         Schema.maxLength(200, { message: () => "must be 1 to 200 characters" })
       )
-    )
+    ),
+    { exact: true }
   )
 }).annotations({ identifier: "UpdateOrg" })
 
