@@ -296,20 +296,35 @@ const divergenceOf = (
 }
 
 /**
+ * A fleet normalised once (values trimmed, lowercased, deduplicated, sorted; agents in id order),
+ * for the standings of many of its agents: reputation computes each agent's standing in the same
+ * fleet, and normalising the whole fleet for each of them doubled the work (O(n) each, O(n²) a fleet).
+ */
+export interface PreparedFleet {
+  readonly agents: ReadonlyArray<Normalized>
+  readonly byId: ReadonlyMap<string, Normalized>
+}
+
+/** Throws RangeError when an agent appears twice, as `fleetCoherence` does. */
+export const prepareFleet = (agents: ReadonlyArray<FleetAgent>): PreparedFleet => {
+  const normalized = fleetOf(agents)
+  return { agents: normalized, byId: new Map(normalized.map((agent) => [agent.agent_id, agent])) }
+}
+
+/**
  * One agent's standing in its fleet without computing the other pairs (O(n), for reputation's
  * coherence component): its summary as `fleetCoherence` would give it, to the last bit; undefined
  * when the agent is not in the fleet (it has no active card).
  */
-export const agentCoherenceOf = (
+export const agentCoherenceIn = (
   agentId: string,
-  agents: ReadonlyArray<FleetAgent>,
+  fleet: PreparedFleet,
   options?: CoherenceOptions
 ): CoherenceAgentSummary | undefined => {
-  const fleet = fleetOf(agents)
-  const self = fleet.find((agent) => agent.agent_id === agentId)
+  const self = fleet.byId.get(agentId)
   if (self === undefined) return undefined
   const taskValues = requiredOf(options)
-  const pairs = fleet.flatMap((peer) => {
+  const pairs = fleet.agents.flatMap((peer) => {
     if (peer === self) return []
     const pair = peer.agent_id < agentId ? scorePair(peer, self, taskValues) : scorePair(self, peer, taskValues)
     return pair === null ? [] : [pair]
@@ -321,6 +336,13 @@ export const agentCoherenceOf = (
     compatible_peers: pairs.filter((pair) => pair.compatible).length
   }
 }
+
+/** `agentCoherenceIn` of a fleet not prepared yet. */
+export const agentCoherenceOf = (
+  agentId: string,
+  agents: ReadonlyArray<FleetAgent>,
+  options?: CoherenceOptions
+): CoherenceAgentSummary | undefined => agentCoherenceIn(agentId, prepareFleet(agents), options)
 
 /**
  * The mean of the agent's pair scores with every other agent of the fleet (reputation's

@@ -10,7 +10,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { agentCoherenceOf, type FleetAgent } from "../../core/Coherence.js"
+import { agentCoherenceIn, type PreparedFleet, prepareFleet } from "../../core/Coherence.js"
 import type { CoherenceAgentSummary } from "../../core/schema/Coherence.js"
 import type { CoherenceInputs } from "../../core/Reputation.js"
 import { trustAdjustmentOf } from "../../core/TrustPropagation.js"
@@ -30,7 +30,8 @@ import * as TrustEdgeRepo from "./TrustEdgeRepo.js"
  */
 interface Fleet {
   readonly fingerprint: string
-  readonly agents: ReadonlyArray<FleetAgent>
+  /** Normalised once per fingerprint: every standing in the fleet reads it. */
+  readonly agents: PreparedFleet
   readonly standings: Map<string, CoherenceAgentSummary | undefined>
 }
 const fleets = new Map<string, Fleet>()
@@ -45,7 +46,7 @@ const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
     const { agents } = yield* repo.fleet(orgId)
     fleets.delete(orgId)
     if (fleets.size >= FLEET_CACHE_SIZE) fleets.delete(fleets.keys().next().value!)
-    const fleet: Fleet = { fingerprint: print.fingerprint, agents, standings: new Map() }
+    const fleet: Fleet = { fingerprint: print.fingerprint, agents: prepareFleet(agents), standings: new Map() }
     fleets.set(orgId, fleet)
     return fleet
   })
@@ -53,7 +54,7 @@ const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
 /** The agent's standing in its fleet, computed once per fingerprint. */
 const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | undefined => {
   if (fleet.standings.has(agentId)) return fleet.standings.get(agentId)
-  const standing = agentCoherenceOf(agentId, fleet.agents)
+  const standing = agentCoherenceIn(agentId, fleet.agents)
   // Only the fleet's own agents have a standing (undefined: not in the fleet), so the map stays
   // within the fleet's size.
   if (standing !== undefined) fleet.standings.set(agentId, standing)

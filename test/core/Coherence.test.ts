@@ -8,12 +8,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck, Schema } from "effect"
 import {
+  agentCoherenceIn,
   agentCoherenceOf,
   bandOf,
   type FleetAgent,
   fleetCoherence,
   meanPairScoreOf,
   pairCoherence,
+  prepareFleet,
   pairScore
 } from "../../core/Coherence.js"
 import { FleetCoherence } from "../../core/schema/Coherence.js"
@@ -429,6 +431,10 @@ describe("properties", () => {
           expect(meanPairScoreOf(summary.agent_id, agents, options)).toBe(summary.mean_pair_score)
           expect(agentCoherenceOf(summary.agent_id, agents, options)).toStrictEqual(summary)
         }
+        // One prepared fleet serves every standing, each the same as computed alone.
+        const prepared = prepareFleet(agents)
+        for (const summary of result.agent_summaries)
+          expect(agentCoherenceIn(summary.agent_id, prepared, options)).toStrictEqual(summary)
       })
     )
   })
