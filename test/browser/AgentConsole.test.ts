@@ -114,6 +114,18 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             await page.locator("[data-testid=verdict-chart] .uplot canvas").waitFor({ timeout: 15_000 })
             await page.locator("[data-testid=concern-chart] .uplot canvas").waitFor()
             expect(await page.getByTestId("verdict-chart").getAttribute("data-points")).not.toBe("0")
+            // The checkpoints (one point: they are seconds apart) lie on the drawn axis, well inside it.
+            const axis = page.locator("[data-testid=verdict-chart] [data-x-max]")
+            await axis.waitFor()
+            const at = Date.parse(listed.body.checkpoints[0].timestamp) / 1000
+            const [xMin, xMax] = [
+              Number(await axis.getAttribute("data-x-min")),
+              Number(await axis.getAttribute("data-x-max"))
+            ]
+            expect(xMin).toBeLessThanOrEqual(at)
+            expect(xMax).toBeGreaterThanOrEqual(at)
+            // An hour around them, not uPlot's own range for one x value (1,000 days from it, the point on the edge).
+            expect(xMax - xMin).toBeLessThanOrEqual(3600)
             await page.getByTestId("reputation").waitFor()
             const links = await page
               .getByTestId("verify-link")

@@ -27,7 +27,7 @@ export const Chart = ({
     import("./Plot.js").then(
       ({ uPlot }) => {
         if (cancelled) return
-        plot = new uPlot(
+        const drawn = new uPlot(
           {
             title,
             width: Math.max(320, element.clientWidth),
@@ -36,11 +36,22 @@ export const Chart = ({
               {},
               ...series.lines.map((line, i) => ({ label: line.label, stroke: COLOURS[i % COLOURS.length]!, width: 2 }))
             ],
+            scales: { x: { time: true, range: [series.range[0], series.range[1]] } },
+            // The x axis as drawn (seconds), for whoever checks that the points lie on it.
+            hooks: {
+              draw: [
+                (u: { scales: Record<string, { min?: number | undefined; max?: number | undefined }> }) => {
+                  element.dataset["xMin"] = String(u.scales["x"]?.min)
+                  element.dataset["xMax"] = String(u.scales["x"]?.max)
+                }
+              ]
+            },
             axes: [{ stroke: "currentColor" }, { stroke: "currentColor" }]
           },
           [series.x as Array<number>, ...series.lines.map((line) => line.values as Array<number>)],
           element
         )
+        plot = drawn
         element.dataset["drawn"] = "true"
       },
       (error: unknown) => setFailed(String(error))
