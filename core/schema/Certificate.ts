@@ -237,6 +237,10 @@ export const VerdictProof = Schema.Struct({
   public_inputs: VerdictProofPublicInputs,
   security: Schema.Struct({ conjectured_bits: Schema.Int, proven_bits: Schema.Int }).annotations({
     description: "Security of the pinned parameter set at this statement's trace length, in bits"
+  }),
+  analysis_json: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+    description:
+      "The judge's analysis as committed, `JCS(analysisOf(checkpoint))`: `analysis_hash` is SHA-256(\"candor/v1/analysis\\0\" ‖ these bytes). Only for callers who may read the agent's checkpoints (Member and up): it holds evidence excerpts of the thinking. Anonymous callers get the hashes only."
   })
 }).annotations({
   identifier: "VerdictProof",

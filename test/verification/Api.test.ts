@@ -346,6 +346,28 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
     })
   )
 
+  it.effect("the proof route gives the analysis JSON to who may read the checkpoint, the hashes only to others", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { member, orgAgent, userB } = api.fixtures
+      const [id] = yield* commitEvents(orgAgent, [[violation]])
+      const path = `/v1/checkpoints/${id}/proof`
+      const asMember = (yield* api.call("GET", path, { token: member.token })).body
+      expect(typeof asMember.analysis_json).toBe("string")
+      // The bytes analysis_hash commits to: the verifier hashes them, nothing else.
+      expect(toHex(taggedHash("analysis", new TextEncoder().encode(asMember.analysis_json)))).toBe(
+        asMember.public_inputs.analysis_hash
+      )
+      expect(JSON.parse(asMember.analysis_json).concerns.length).toBeGreaterThan(0)
+      for (const credentials of [{}, { token: userB.token }, { token: "not-a-token" }]) {
+        const shown = yield* api.call("GET", path, credentials)
+        expect(shown.status).toBe(200)
+        expect(shown.body.analysis_json).toBeUndefined()
+        expect(shown.body.public_inputs.analysis_hash).toBe(asMember.public_inputs.analysis_hash)
+      }
+    })
+  )
+
   it.effect("on demand proofs of an organization's agent: Admins and the service-role key, not Members", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness

@@ -43,8 +43,8 @@ const viewer = Effect.gen(function* () {
   ) as Effect.Effect<Principal | undefined, InternalError | ServiceUnavailable>
 })
 
-/** Whether the request's credential may read the agent. */
-const viewerMayRead = (agentId: string) =>
+/** Whether the request's credential may read the agent (Member and up, its owner, the service-role key). */
+export const viewerMayRead = (agentId: string) =>
   Effect.gen(function* () {
     const principal = yield* viewer
     if (principal === undefined) return false

@@ -19,7 +19,8 @@ import * as ProofRepo from "../../../adapters/store/ProofRepo.js"
 import { Store, type TreeHead } from "../../../adapters/store/Store.js"
 import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
 import { fromHex, toHex } from "../../../core/Bytes.js"
-import { canonicalBytes } from "../../../core/Canonical.js"
+import { canonicalBytes, canonicalJson } from "../../../core/Canonical.js"
+import { analysisOf } from "../../../core/Commitments.js"
 import type { Certificate } from "../../../core/Certificate.js"
 import { MAX_LISTED } from "../../../core/ChainAudit.js"
 import { sha256 } from "../../../core/Hash.js"
@@ -32,7 +33,7 @@ import { publicInputs, statementOf } from "../../../prover/Statement.js"
 import { securityFor, verifyVerdictProof } from "../../../prover/VerdictProof.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
-import { hidePrivate } from "./PublicAccess.js"
+import { hidePrivate, viewerMayRead } from "./PublicAccess.js"
 
 const notFound = (what: string) => new NotFound({ error: `${what} not found` })
 
@@ -362,7 +363,14 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("getVerdictProof", ({ path }) =>
-      Effect.flatMap(publicCertificateOf(path.checkpoint_id), proofStatus).pipe(Effect.catchTag("StoreError", internal))
+      Effect.gen(function* () {
+        const certificate = yield* publicCertificateOf(path.checkpoint_id)
+        const status = yield* proofStatus(certificate)
+        // The analysis quotes the thinking (evidence excerpts): only for who may read the checkpoint itself.
+        if (!(yield* viewerMayRead(certificate.subject.agent_id))) return status
+        const checkpoint = yield* (yield* Store).getCheckpoint(path.checkpoint_id)
+        return checkpoint === undefined ? status : { ...status, analysis_json: canonicalJson(analysisOf(checkpoint)) }
+      }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("verifyAgentChain", ({ path, urlParams }) =>
       Effect.gen(function* () {
