@@ -29,6 +29,7 @@ import {
   type PublicRateLimits
 } from "./http/PublicRoutes.js"
 import { DEFAULT_POLICY_MAX_RULES } from "../core/Policy.js"
+import { EVIDENCE_REDACTION_MODES, type EvidenceRedactionMode } from "../core/schema/EvidenceRedaction.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -96,6 +97,8 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly analysisConcurrency: number
     /** Deadline of one judge call, in milliseconds; past it the exchange is recorded unanalysed (`judge_timeout`). */
     readonly analysisTimeoutMs: number
+    /** What a judge's text may keep of the reasoning (none, mask, omit); an organization may only tighten it. */
+    readonly evidenceRedaction: EvidenceRedactionMode
     /** HMAC secret of identity-provider tokens; `None` with no JWKS uses a dev secret in `dataDir`. */
     readonly authJwtSecret: Option.Option<Redacted.Redacted>
     /** JWKS endpoint of the identity provider (asymmetric tokens). */
@@ -181,6 +184,7 @@ export const defaults: Settings = {
   analysisApiKey: Option.none(),
   analysisConcurrency: 32,
   analysisTimeoutMs: 10_000,
+  evidenceRedaction: "none",
   authJwtSecret: Option.none(),
   authJwksUrl: Option.none(),
   authJwtIssuer: Option.none(),
@@ -348,6 +352,13 @@ const natsReplicas = reader((text) =>
         `must be 1, 3 or 5 (copies of each stream and KV bucket, at most the NATS cluster's servers), got "${text}"`
       )
 )
+
+const evidenceRedaction = reader((text) => {
+  const mode = text.trim().toLowerCase()
+  return (EVIDENCE_REDACTION_MODES as ReadonlyArray<string>).includes(mode)
+    ? Either.right(mode as EvidenceRedactionMode)
+    : Either.left(`must be none, mask or omit, got ${JSON.stringify(text.slice(0, 40))}`)
+})
 
 // Validated after redaction, so that neither the value nor a message quoting it can leak
 // (Config.redacted also blanks the messages of errors raised beneath it).
@@ -645,6 +656,12 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     analysisTimeout,
     defaults.analysisTimeoutMs,
     "Deadline of one judge call (ms); past it the exchange is recorded unanalysed (judge_timeout)"
+  ),
+  evidenceRedaction: withDefault(
+    "CANDOR_EVIDENCE_REDACTION",
+    evidenceRedaction,
+    defaults.evidenceRedaction,
+    "What a judge's text (evidence, descriptions, summary) keeps of the reasoning: none, mask (e-mails, keys and tokens, card numbers, digit runs replaced) or omit (no evidence); an organization may choose a stricter mode, never a looser one (docs/security.md)"
   ),
   authJwtSecret: optional(
     "AUTH_JWT_SECRET",

@@ -314,7 +314,8 @@ const GatewayLive = Layer.unwrapEffect(
           },
           analysisTimeoutMs: config.analysisTimeoutMs,
           toolCaps: { maxTools: config.gatewayMaxTools, maxNameLength: config.gatewayMaxToolName },
-          trustedProxies: config.trustedProxies
+          trustedProxies: config.trustedProxies,
+          evidenceRedaction: config.evidenceRedaction
         })
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))

@@ -4,9 +4,10 @@
  * everything that writes a concern's `evidence` goes through `finishEvidence`.
  */
 import { MAX_EVIDENCE_LENGTH, truncateEvidence } from "../../core/schema/Concern.js"
+import type { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
 
 /** `none` keeps excerpts, `mask` blanks digits, emails and key-looking tokens, `omit` stores "". */
-export type EvidenceRedaction = "none" | "mask" | "omit"
+export type EvidenceRedaction = EvidenceRedactionMode
 
 export const REDACTED = "[redacted]"
 
@@ -40,16 +41,38 @@ export const excerptAround = (text: string, start: number, end: number, max: num
 
 const fold = (s: string): string => s.replace(/\s+/g, " ").trim()
 
-// Order matters: emails and keys first, so their digits are not masked piecemeal.
-const EMAIL = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g
-/** Prefixed secrets (sk-…, ghp_…, AKIA…, xox…-), bearer tokens, and long mixed alphanumeric runs. */
-const KEY_LIKE =
-  /\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abpr]|AKIA|ASIA|AIza)[-_]?[A-Za-z0-9_-]{8,}|\bBearer\s+[A-Za-z0-9._~+/=-]{8,}|\b(?=[A-Za-z0-9_+/=-]*\d)(?=[A-Za-z0-9_+/=-]*[A-Za-z])[A-Za-z0-9_+/=-]{20,}/g
-/** Digit runs, including phone and card numbers written with separators. */
+// Every pattern below runs in linear time on hostile text: its quantifiers are bounded, or an
+// unbounded run can only start where the run itself starts (a lookbehind refuses a start inside
+// it), so no position is rescanned more than a bounded number of times. Order matters: e-mails and
+// keys first, so their digits are not masked piecemeal.
+
+/** Local part and labels bounded as RFC 5321 bounds them, so a start costs at most a few hundred steps. */
+const EMAIL = /[\w.+%-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}/g
+/** Keys with a known prefix: OpenAI/Anthropic (sk-, sk-ant-, sk-proj-), Stripe, GitHub, Slack, AWS, Google. */
+const PREFIXED_KEY =
+  /\b(?:sk|pk|rk|ghp|gho|ghs|ghu|ghr|github_pat|xox[abprs]|AKIA|ASIA|AIza)[-_]?[A-Za-z0-9_-]{8,}|\bBearer\s{1,8}[A-Za-z0-9._~+/=-]{8,}/g
+const TOKEN_CHARS = "A-Za-z0-9_+/=-"
+/** Three dot-separated base64url segments (a JWT's header.payload.signature), each starting a run. */
+const JWT_LIKE = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g
+/** Long runs of token characters: hex or base64 secrets (40+ whatever they hold, 20+ when letters and digits mix). */
+const LONG_SECRET = new RegExp(
+  `(?<![${TOKEN_CHARS}])(?:[${TOKEN_CHARS}]{40,}|(?=[${TOKEN_CHARS}]*\\d)(?=[${TOKEN_CHARS}]*[A-Za-z])[${TOKEN_CHARS}]{20,})`,
+  "g"
+)
+/** Digit runs, including phone and card numbers written with separators (bounded gap: linear). */
 const DIGITS = /\d(?:[\d\s().-]{0,30}\d)?/g
 
+/**
+ * Replaces e-mail addresses, keys and tokens, long hex/base64 secrets, card numbers and digit runs
+ * with `[redacted]`. For any judge-written text, not only evidence: judges quote the reasoning.
+ */
 export const maskEvidence = (evidence: string): string =>
-  evidence.replace(EMAIL, REDACTED).replace(KEY_LIKE, REDACTED).replace(DIGITS, REDACTED)
+  evidence
+    .replace(EMAIL, REDACTED)
+    .replace(PREFIXED_KEY, REDACTED)
+    .replace(JWT_LIKE, REDACTED)
+    .replace(LONG_SECRET, REDACTED)
+    .replace(DIGITS, REDACTED)
 
 /** Apply the configured redaction, then re-cut to 200 (masking can lengthen the text). */
 export const redactEvidence = (evidence: string, mode: EvidenceRedaction): string => {

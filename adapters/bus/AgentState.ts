@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import { AlignmentCard } from "../../core/schema/Card.js"
 import { ConscienceValue } from "../../core/schema/Conscience.js"
 import { ContainmentState } from "../../core/schema/Containment.js"
+import { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
 import { Policy } from "../../core/schema/Policy.js"
 import { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
 import { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
@@ -48,6 +49,11 @@ export const AgentSettings = Schema.Struct({
    * Written with the resolved policy (the API's PolicyPropagation), which every claim change pushes.
    */
   orgId: Schema.optional(Schema.String),
+  /**
+   * The agent's organization's evidence redaction (`PUT /v1/orgs/{org_id}/evidence-redaction`),
+   * pushed with the policy; none: `none`. The gateway applies the stricter of it and the deployment's.
+   */
+  evidenceRedaction: Schema.optional(EvidenceRedactionMode),
   /**
    * Auto-containment's threshold. The gateways do not act on it; it is shared so that changing it
    * is a settings change like the others, which tells the workers to reload the agent's context.

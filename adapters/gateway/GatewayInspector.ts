@@ -71,6 +71,7 @@ import {
   transactionErrorBody,
   transactionPolicy
 } from "../../core/ScopedTransaction.js"
+import type { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
 import type { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { Policy } from "../../core/schema/Policy.js"
@@ -224,6 +225,8 @@ export interface GatewayInspectorOptions {
   readonly toolCaps: ToolCaps
   /** The proxies whose `X-Forwarded-For` names an unattributed request's client (CANDOR_TRUSTED_PROXIES). */
   readonly trustedProxies: TrustedProxies
+  /** The deployment's evidence redaction (CANDOR_EVIDENCE_REDACTION); an organization may only tighten it. */
+  readonly evidenceRedaction: EvidenceRedactionMode
 }
 
 /**
@@ -248,7 +251,8 @@ const defaults: GatewayInspectorOptions = {
   toolMemoryCapacity: 100_000,
   toolCaps: DEFAULT_TOOL_CAPS,
   unknownKeys: defaultUnknownKeyLimits,
-  trustedProxies: noTrustedProxies
+  trustedProxies: noTrustedProxies,
+  evidenceRedaction: "none"
 }
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
@@ -288,6 +292,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const {
       analysisTimeoutMs,
       concurrency,
+      evidenceRedaction,
       publisherCapacity,
       queueCapacity,
       subjectPrefix,
@@ -302,7 +307,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const adapters = yield* ProviderAdapters
     const state = yield* AgentState
     const judge = yield* AnalysisModel
-    const judging = makeJudging(judge, analysisTimeoutMs)
+    const judging = makeJudging(judge, analysisTimeoutMs, evidenceRedaction)
     const clock = yield* Effect.clock
     const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */

@@ -3,14 +3,18 @@
  * SHA-256, the judge against the agent's card and conscience values, the verdict derived by
  * `core/Verdict.ts`. What was not judged gets the failure policy's verdict (`UnanalysedJudgement.ts`):
  * an unreadable answer without reasoning (no judge call), a judge past its deadline (`judge_timeout`),
- * a judge that failed (`analysis_failed`).
+ * a judge that failed (`analysis_failed`). The judge's text is redacted here, before the event that
+ * carries it is published: the stricter of the deployment's mode and the agent's organization's
+ * (`AgentSettings.evidenceRedaction`, pushed like the policy, so no database read per answer).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { boundaryValueNames } from "../../core/ConscienceResolution.js"
 import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import { type EvidenceRedactionMode, stricterRedaction } from "../../core/schema/EvidenceRedaction.js"
 import { deriveVerdict } from "../../core/Verdict.js"
 import type { AnalysisModel } from "../analysis/AnalysisModel.js"
+import { redactAnalysis } from "../analysis/AnalysisRedaction.js"
 import type { AgentSettings } from "../bus/AgentState.js"
 import { sha256Hex } from "../providers/Identity.js"
 import type { ReadAnswer } from "./AnswerReading.js"
@@ -36,7 +40,7 @@ const NO_THINKING: Judgement = {
 }
 
 export const makeJudging =
-  (judge: AnalysisModel["Type"], timeoutMs: number) =>
+  (judge: AnalysisModel["Type"], timeoutMs: number, deploymentRedaction: EvidenceRedactionMode = "none") =>
   ({ provider, read, settings, tenant }: JudgingInput): Effect.Effect<Judgement> => {
     const extraction = read.extraction
     const thinking = extraction?.thinking
@@ -48,6 +52,7 @@ export const makeJudging =
     }
     const thinkingHash = sha256Hex(thinking.text)
     const values = settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
+    const redaction = stricterRedaction(deploymentRedaction, settings.evidenceRedaction ?? "none")
     return judge
       .analyze({
         thinking: thinking.text,
@@ -63,8 +68,9 @@ export const makeJudging =
           duration: Duration.millis(timeoutMs),
           onTimeout: () => ({ _tag: "Deadline" }) as const
         }),
-        Effect.map((analysis): Judgement =>
-          judgedOrUnanalysed(
+        Effect.map((judged): Judgement => {
+          const analysis = redactAnalysis(judged, redaction)
+          return judgedOrUnanalysed(
             {
               verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)),
               thinkingHash,
@@ -74,7 +80,7 @@ export const makeJudging =
             read.unanalysed,
             policy
           )
-        ),
+        }),
         Effect.catchAllCause((cause) => {
           const failure = cause._tag === "Fail" ? cause.error : undefined
           const timedOut =

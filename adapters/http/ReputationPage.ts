@@ -14,6 +14,7 @@
 import { createHash } from "node:crypto"
 import { agentBadge, agentBadgeState, BADGE_CACHE_CONTROL, BADGE_COLORS } from "../../core/Badge.js"
 import { ELIGIBILITY_THRESHOLD } from "../../core/Reputation.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import type { AgentReputation, Grade, ReputationHistoryItem } from "../../core/schema/Reputation.js"
 
 /** What the page shows of `GET /v1/reputation/{agent_id}/verify`; null when it could not be run. */
@@ -302,7 +303,9 @@ const verificationPart = (input: ReputationPageInput): string => {
     `npx candor reputation verify ${shellQuote(reputation.agent_id)} --url ${shellQuote(api)}\n` +
     `npx candor verify certificate.json --keys-url ${shellQuote(`${api}${paths.keys}`)} --tree-head note.txt`
   return (
-    `<section id="verification" aria-labelledby="verification-h"><h2 id="verification-h">Verification</h2>${status}${checked}` +
+    `<section id="verification" aria-labelledby="verification-h"><h2 id="verification-h">Verification</h2>${status}` +
+    // A constant with no markup in it, kept verbatim (escaping would turn its apostrophes into entities).
+    `<p class="disclaimer" data-testid="disclaimer">${PROTOCOL_DISCLAIMER}</p>${checked}` +
     `<h3>Check it yourself</h3><p>Recompute the whole score from the agent's public certificates and signed tree head ` +
     `(the first command), or check a single certificate offline (the second; the certificate from ` +
     `<code>${escapeHtml(`${api}/v1/checkpoints/{id}/certificate`)}</code>, the note from its inclusion proof):</p>` +

@@ -31,6 +31,7 @@ import witnessCosignatures from "./migrations/0023_witness_cosignatures.js"
 import keyContainment from "./migrations/0024_key_containment.js"
 import agentSessions from "./migrations/0025_agent_sessions.js"
 import deadLetters from "./migrations/0026_dead_letters.js"
+import evidenceRedaction from "./migrations/0027_evidence_redaction.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -61,7 +62,8 @@ export const migrationNames = [
   "0023_witness_cosignatures",
   "0024_key_containment",
   "0025_agent_sessions",
-  "0026_dead_letters"
+  "0026_dead_letters",
+  "0027_evidence_redaction"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -89,7 +91,8 @@ export const migrations = Migrator.fromRecord({
   "0023_witness_cosignatures": witnessCosignatures,
   "0024_key_containment": keyContainment,
   "0025_agent_sessions": agentSessions,
-  "0026_dead_letters": deadLetters
+  "0026_dead_letters": deadLetters,
+  "0027_evidence_redaction": evidenceRedaction
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
+import { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
 import { Policy, type PolicyMeta, type PolicyScope } from "../../core/schema/Policy.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { StoreError, storeError } from "./Store.js"
@@ -60,6 +61,8 @@ export interface PolicyVersion {
 /** What an agent is subject to: its organization (if any) and the policies in force for it and for that organization. */
 export interface AgentPolicies {
   readonly orgId: string | null
+  /** The organization's evidence redaction, pushed with the policy; `none` without an organization. */
+  readonly evidenceRedaction: EvidenceRedactionMode
   readonly org: StoredPolicy | undefined
   readonly agent: StoredPolicy | undefined
 }
@@ -177,11 +180,17 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const [claim] = yield* sql<{
           org_id: string | null
-        }>`select org_id from agent_claims where agent_id = ${agentId}`
+          evidence_redaction: unknown
+        }>`select c.org_id, o.evidence_redaction from agent_claims c left join orgs o on o.org_id = c.org_id
+           where c.agent_id = ${agentId}`
         const orgId = claim?.org_id ?? null
         const agent = yield* current(agentPolicyOwner(agentId))
         const org = orgId === null ? undefined : yield* current(orgPolicyOwner(orgId))
-        return { orgId, org, agent }
+        const evidenceRedaction =
+          orgId === null || claim?.evidence_redaction == null
+            ? "none"
+            : yield* Schema.decodeUnknown(EvidenceRedactionMode)(claim.evidence_redaction)
+        return { orgId, org, agent, evidenceRedaction }
       }).pipe(storeError("agent policies"))
   })
 })

@@ -5,6 +5,7 @@
  * signatures padded base64, `checkpoint` a C2SP signed note.
  */
 import { Schema } from "effect"
+import { Disclaimer } from "./Disclaimer.js"
 import { literalUnion } from "./Literals.js"
 import { ConcernCategory, Severity } from "./Concern.js"
 import {
@@ -193,7 +194,8 @@ export const VerifyResponse = Schema.Struct({
     }),
     verdict_proof: Schema.NullOr(Schema.Boolean).annotations({ description: "null: no proof attached yet" })
   }),
-  errors: Schema.Array(Schema.String)
+  errors: Schema.Array(Schema.String),
+  disclaimer: Disclaimer
 }).annotations({ identifier: "VerifyResponse" })
 export type VerifyResponse = typeof VerifyResponse.Type
 
@@ -302,6 +304,7 @@ export const ReputationVerification = Schema.Struct({
     computed_root: Hex32.annotations({ description: "The root rebuilt from the certificates' chain hashes" }),
     signed_tree_head: Schema.NullOr(SignedNote),
     signed_tree_head_valid: Schema.Boolean
-  })
+  }),
+  disclaimer: Disclaimer
 }).annotations({ identifier: "ReputationVerification" })
 export type ReputationVerification = typeof ReputationVerification.Type

@@ -37,6 +37,8 @@ export const GOVERNANCE_ACTIONS = [
   "conscience.deactivate",
   "conscience.reorder",
   "conscience.mode_change",
+  // the organization's evidence redaction (PUT /v1/orgs/{org_id}/evidence-redaction), on its log
+  "evidence_redaction.set",
   // webhook endpoints, on the organization's or the agent's log (never holding a secret)
   "webhook.create",
   "webhook.update",

@@ -49,6 +49,7 @@ import { TransactionsApi } from "./groups/Transactions.js"
 import { OnChainApi } from "./groups/OnChain.js"
 import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
 import { DeadLettersApi } from "./groups/DeadLetters.js"
+import { EvidenceRedactionApi } from "./groups/EvidenceRedaction.js"
 
 export class CandorApi extends HttpApi.make("candor")
   .add(OrgsApi)
@@ -78,6 +79,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(WebhookEventTypesApi)
   .add(ContainmentApi)
   .add(OrgConscienceApi)
+  .add(EvidenceRedactionApi)
   .add(ExportApi)
   .add(StreamApi)
   .add(CoherenceApi)

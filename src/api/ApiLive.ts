@@ -53,6 +53,8 @@ import { WebhooksLive } from "./handlers/Webhooks.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
+import * as EvidenceRedactionRepo from "../../adapters/store/EvidenceRedactionRepo.js"
+import { EvidenceRedactionLive } from "./handlers/EvidenceRedaction.js"
 import { ExportLive } from "./handlers/Export.js"
 import { type StreamOptions, StreamLive } from "./handlers/Stream.js"
 import * as CoherenceRepo from "../../adapters/store/CoherenceRepo.js"
@@ -132,6 +134,7 @@ const HandlersLive = Layer.mergeAll(
   ContainmentLive,
   PoliciesLive,
   OrgConscienceLive,
+  EvidenceRedactionLive,
   WebhookEventTypesLive,
   WebhooksLive,
   ExportLive,
@@ -156,6 +159,8 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(PolicyRepo.layer),
   // Organization conscience values: their routes.
   Layer.provide(OrgConscienceRepo.layer),
+  // Evidence redaction: its routes (the gateways get it pushed, never read it).
+  Layer.provide(EvidenceRedactionRepo.layer),
   // Fleet coherence: its route (and its cache, one per process).
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.

@@ -6,6 +6,7 @@
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Store } from "../../adapters/store/Store.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import { cardFor, seed, withTrace } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 import { layerIntegration } from "../support/Integration.js"
@@ -57,7 +58,8 @@ layerIntegration("postgres", harness({ database: "postgres" }), { timeout: "90 s
           reverified: 1,
           now_clean: 1,
           still_violating: 0,
-          errors: null
+          errors: null,
+          disclaimer: PROTOCOL_DISCLAIMER
         })
         // Fixture checkpoints' verdicts already follow their concerns: nothing changes, all are kept.
         const aip = yield* api.call("POST", `/v1/agents/${agentA}/reverify/aip`, token)
@@ -66,7 +68,8 @@ layerIntegration("postgres", harness({ database: "postgres" }), { timeout: "90 s
           total_in_batch: 6,
           re_evaluated: 6,
           resolved_to_clear: 0,
-          kept_non_clear: 6
+          kept_non_clear: 6,
+          disclaimer: PROTOCOL_DISCLAIMER
         })
 
         const integrity = yield* api.call("GET", `/v1/integrity/${agentA}`, token)

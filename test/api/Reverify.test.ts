@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { Store } from "../../adapters/store/Store.js"
 import type { Concern } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
 import { cardFor, seed, withTrace } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
@@ -87,7 +88,8 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
           { checkpoint_id: id(2), previous_verdict: "boundary_violation", verdict: "clear", changed: true },
           { checkpoint_id: id(1), previous_verdict: "boundary_violation", verdict: "review_needed", changed: true }
         ],
-        errors: []
+        errors: [],
+        disclaimer: PROTOCOL_DISCLAIMER
       })
 
       // Stored: the changed ones carry the time and their original verdict; the others are untouched.
@@ -216,7 +218,8 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
           reverified: 3,
           still_violating: 1,
           now_clean: 2,
-          errors: null
+          errors: null,
+          disclaimer: PROTOCOL_DISCLAIMER
         })
         const trace = (i: number) => store.getTrace(inputs[i]!.trace.trace_id)
         expect((yield* trace(1))?.verification).toEqual({ verified: true, violations: [] })

@@ -982,6 +982,25 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "admin"
   },
+  // ---- evidence redaction: members read, Owner and Admin set it ----
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/evidence-redaction",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/evidence-redaction`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "PUT",
+    route: "/v1/orgs/:org_id/evidence-redaction",
+    // `none`: the shared organization's judging is left as the other tests expect it.
+    target: fixed(
+      (f) => `/v1/orgs/${f.orgId}/evidence-redaction`,
+      () => ({ mode: "none" })
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
   // ---- teams: members of the organization read, Owner and Admin write ----
   {
     method: "POST",

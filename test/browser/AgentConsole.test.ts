@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto"
 import { resolve } from "node:path"
 import type { Page } from "playwright-core"
 import { mintToken } from "../../adapters/auth/IdentityTokens.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import { startServe } from "../e2e/ServeProcess.js"
 import {
   anthropicUpstream,
@@ -228,7 +229,12 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             const layers = await page
               .locator("[data-testid^=layer-]")
               .evaluateAll((items) => Object.fromEntries(items.map((li) => [li.dataset.testid, li.dataset.status])))
-            return { requests, layers, heading: await page.locator("#verify-result").innerText() }
+            return {
+              requests,
+              layers,
+              heading: await page.locator("#verify-result").innerText(),
+              disclaimer: await page.getByTestId("disclaimer").innerText()
+            }
           }
           const inclusion = `/v1/checkpoints/${checkpointId}/inclusion-proof?tree_size=${certificate.merkle.tree_size}`
           const valid = yield* run(() => verifyPasted(certificate))
@@ -242,6 +248,7 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             "layer-verdict_proof": "pass"
           })
           expect(valid.heading).toContain("Valid")
+          expect(valid.disclaimer).toBe(PROTOCOL_DISCLAIMER)
           expect(valid.requests).toEqual([
             { url: "/v1/keys", method: "GET", auth: false },
             { url: inclusion, method: "GET", auth: false }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type { Page } from "playwright-core"
 import { type HtmlResponse, reputationPageResponse } from "../../adapters/http/ReputationPage.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import { artifactPath, type Browser, type Dom, launchBrowser, skipBrowser } from "../support/Browser.js"
 import { contrast, parseColor } from "../support/Contrast.js"
 import { type FixedResponse, type LoopbackServer, serveLoopback } from "../support/LoopbackServer.js"
@@ -67,6 +68,7 @@ describe.skipIf(skipBrowser())("reputation page in Chromium", () => {
       expect(await page.getByRole("img", { name: "Score over the last 90 days" }).count()).toBe(1)
       expect(await page.getByTestId("component").count()).toBe(5)
       expect(await text(page, "verification-status")).toContain("Verified")
+      expect(await text(page, "disclaimer")).toBe(PROTOCOL_DISCLAIMER)
       // the badge is a data: image that decoded
       expect(await page.getByTestId("badge").evaluate((img: any) => img.naturalWidth)).toBeGreaterThan(0)
       // the hashed stylesheet applied (a CSP refusal would leave the browser's 16px default)

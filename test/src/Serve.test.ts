@@ -96,6 +96,20 @@ describe("config", () => {
     })
   )
 
+  it.effect("reads CANDOR_EVIDENCE_REDACTION: none by default, none, mask or omit, nothing else", () =>
+    Effect.gen(function* () {
+      expect((yield* decode({})).evidenceRedaction).toBe("none")
+      for (const value of ["none", "mask", "omit"])
+        expect((yield* decode({ CANDOR_EVIDENCE_REDACTION: value })).evidenceRedaction).toBe(value)
+      expect((yield* decode({ CANDOR_EVIDENCE_REDACTION: " Mask " })).evidenceRedaction).toBe("mask")
+      for (const value of ["masked", "redact", "all", "1"]) {
+        const error = String(yield* Effect.flip(decode({ CANDOR_EVIDENCE_REDACTION: value })))
+        expect(error).toContain("CANDOR_EVIDENCE_REDACTION must be none, mask or omit")
+        expect(error).toContain(`got "${value}"`)
+      }
+    })
+  )
+
   it.effect("reads the gateway's caps and the policy limit (issue 24), bytes with KiB, MiB or GiB", () =>
     Effect.gen(function* () {
       expect(yield* decode({})).toMatchObject({
@@ -213,6 +227,7 @@ describe("config", () => {
       "ANALYSIS_API_KEY",
       "ANALYSIS_CONCURRENCY",
       "ANALYSIS_TIMEOUT_MS",
+      "CANDOR_EVIDENCE_REDACTION",
       "AUTH_JWT_SECRET",
       "AUTH_JWKS_URL",
       "AUTH_JWT_ISSUER",

@@ -13,6 +13,7 @@ import { fromBase64, fromHex, toHex } from "../../core/Bytes.js"
 import { canonicalBytes } from "../../core/Canonical.js"
 import { taggedHash } from "../../core/Hash.js"
 import { verifyCertificate } from "../../core/Certificate.js"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import { verifyConsistency, verifyInclusion } from "../../core/Merkle.js"
 import { parseVerifierKey, verifyCheckpointNote } from "../../core/Note.js"
 import { shouldProve } from "../../core/ProofSampling.js"
@@ -208,7 +209,8 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
           verdict: true,
           verdict_proof: cert.verdict_proof === null ? null : true
         },
-        errors: []
+        errors: [],
+        disclaimer: PROTOCOL_DISCLAIMER
       })
 
       const tampered = yield* api.call("POST", "/v1/verify", {
@@ -216,6 +218,8 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       })
       expect(tampered.status).toBe(200)
       expect(tampered.body.valid).toBe(false)
+      // Said whatever the outcome: a valid certificate is no safety rating either way.
+      expect(tampered.body.disclaimer).toBe(PROTOCOL_DISCLAIMER)
       expect(tampered.body.checks).toMatchObject({ signature: false, chain: false, verdict: false })
 
       for (const junk of [{}, [], 42, "text", false, { certificate: 1 }, { ...cert, signature: "!!" }]) {
@@ -286,7 +290,8 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
       expect(verified.body).toEqual({
         valid: true,
         checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: true },
-        errors: []
+        errors: [],
+        disclaimer: PROTOCOL_DISCLAIMER
       })
       // A proof of another checkpoint's statement does not verify here.
       const [other] = yield* commitEvents(agentId, [[violation]])
@@ -401,6 +406,7 @@ layer(world(), { timeout: "120 seconds", excludeTestServices: true })("public ve
         expect(res.body).toMatchObject({
           agent_id: agentId,
           valid: true,
+          disclaimer: PROTOCOL_DISCLAIMER,
           certificates: { total: 7, offset: 2, limit: 3 },
           signatures: { valid: true, checked: 7, failed: [] },
           chain: { valid: true, length: 7, errors: [] },

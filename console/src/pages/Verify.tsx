@@ -6,6 +6,7 @@
  * certificate is never sent. No credential is needed (the requests are anonymous).
  */
 import { useEffect, useState } from "preact/hooks"
+import { PROTOCOL_DISCLAIMER } from "../../../core/schema/Disclaimer.js"
 import { api, ApiError } from "../Api.js"
 import { hrefOf } from "../Router.js"
 import type { BrowserVerification, PublishedKey } from "../verify/Verifier.js"
@@ -119,6 +120,9 @@ export const VerifyPage = ({ checkpointId }: { readonly checkpointId?: string })
         Checked in this browser with Candor's own verifiers: the signature against the published keys, the chain link,
         the Merkle inclusion against the signed tree head, the verdict rule and the verdict proof. Only the public keys
         and the tree head are fetched; the certificate is not sent anywhere.
+      </p>
+      <p class="disclaimer" data-testid="disclaimer">
+        {PROTOCOL_DISCLAIMER}
       </p>
       <form
         onSubmit={(event) => {

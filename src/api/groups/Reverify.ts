@@ -12,6 +12,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
+import { Disclaimer } from "../../../core/schema/Disclaimer.js"
 import { AgentId, CardId, CheckpointId } from "../../../core/schema/Ids.js"
 import { Verdict } from "../../../core/schema/Verdict.js"
 import { IntParam } from "./Checkpoints.js"
@@ -46,7 +47,8 @@ export const AipReverification = Schema.Struct({
   resolved_to_clear: Count,
   kept_non_clear: Count,
   results: Schema.Array(AipReverifyResult),
-  errors: Schema.Array(Schema.String)
+  errors: Schema.Array(Schema.String),
+  disclaimer: Disclaimer
 }).annotations({ identifier: "AipReverification" })
 
 export const AapReverification = Schema.Struct({
@@ -60,7 +62,8 @@ export const AapReverification = Schema.Struct({
   now_clean: Count,
   errors: Schema.NullOr(Schema.Array(Schema.String)).annotations({
     description: "null when every trace was re-verified"
-  })
+  }),
+  disclaimer: Disclaimer
 }).annotations({ identifier: "AapReverification" })
 
 export class ReverifyApi extends HttpApiGroup.make("reverify")

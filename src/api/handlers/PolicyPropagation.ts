@@ -2,7 +2,9 @@
  * Telling the gateways which tool policy an agent is subject to: the organization's and the agent's
  * merged (core/Policy.ts `resolvePolicy`), written to `AgentState` after the change is committed.
  * An agent with neither gets `policy: undefined`, so the gateways stop evaluating. The agent's
- * organization goes with it (`orgId`, for the gateway's events): every claim change pushes the policy.
+ * organization goes with it (`orgId`, for the gateway's events), and the organization's evidence
+ * redaction: every claim change pushes the policy, so an agent that joins or leaves an organization
+ * takes its redaction with it.
  *
  * Every write is the whole resolved policy, recomputed from the store, so sending a change again
  * (after a 503 from an unreachable bus) converges, whatever was pushed before.
@@ -19,10 +21,11 @@ const PUSH_CONCURRENCY = 8
 /** The agent's resolved policy, to the gateways. */
 export const pushAgentPolicy = (agentId: string) =>
   Effect.gen(function* () {
-    const { org, agent, orgId } = yield* (yield* PolicyRepo).forAgent(agentId)
+    const { org, agent, orgId, evidenceRedaction } = yield* (yield* PolicyRepo).forAgent(agentId)
     yield* (yield* AgentState).update(agentId, {
       policy: resolvePolicy(org?.policy, agent?.policy),
-      orgId: orgId ?? undefined
+      orgId: orgId ?? undefined,
+      evidenceRedaction
     })
   })
 

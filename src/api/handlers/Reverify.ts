@@ -17,6 +17,7 @@ import { boundaryValueNames } from "../../../core/ConscienceResolution.js"
 import type { AlignmentCard } from "../../../core/schema/Card.js"
 import type { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
 import { Concern } from "../../../core/schema/Concern.js"
+import { PROTOCOL_DISCLAIMER } from "../../../core/schema/Disclaimer.js"
 import type { APTrace } from "../../../core/schema/Trace.js"
 import type { Verdict } from "../../../core/schema/Verdict.js"
 import { verifyTrace } from "../../../core/TraceVerification.js"
@@ -112,7 +113,8 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
           resolved_to_clear: resolved,
           kept_non_clear: evaluated.length - resolved,
           results: evaluated.map(({ reevaluated: _, ...result }) => result),
-          errors: outcomes.filter((outcome): outcome is string => typeof outcome === "string")
+          errors: outcomes.filter((outcome): outcome is string => typeof outcome === "string"),
+          disclaimer: PROTOCOL_DISCLAIMER
         }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
@@ -140,7 +142,8 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
           reverified: reverified.length,
           still_violating: reverified.length - clean,
           now_clean: clean,
-          errors: errors.length > 0 ? errors : null
+          errors: errors.length > 0 ? errors : null,
+          disclaimer: PROTOCOL_DISCLAIMER
         }
       }).pipe(Effect.catchTag("StoreError", internal))
     )

@@ -28,6 +28,7 @@ import { frontierRoot } from "../../../core/Merkle.js"
 import { formatCheckpoint, signNote, verifyCheckpointNote } from "../../../core/Note.js"
 import { shouldProve } from "../../../core/ProofSampling.js"
 import type { ChainReportItem } from "../../../core/schema/Certificate.js"
+import { PROTOCOL_DISCLAIMER } from "../../../core/schema/Disclaimer.js"
 import { PARAMS } from "../../../prover/Params.js"
 import { publicInputs, statementOf } from "../../../prover/Statement.js"
 import { securityFor, verifyVerdictProof } from "../../../prover/VerdictProof.js"
@@ -262,7 +263,12 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
       )
     )
     .handle("getCertificate", ({ path }) => publicCertificateOf(path.checkpoint_id))
-    .handle("verifyCertificate", ({ payload }) => verify(payload).pipe(Effect.catchTag("StoreError", internal)))
+    .handle("verifyCertificate", ({ payload }) =>
+      verify(payload).pipe(
+        Effect.map((result) => ({ ...result, disclaimer: PROTOCOL_DISCLAIMER })),
+        Effect.catchTag("StoreError", internal)
+      )
+    )
     .handle("getMerkleRoot", ({ path }) =>
       Effect.gen(function* () {
         yield* hidePrivate(path.agent_id, notFound(`agent ${path.agent_id}`))
@@ -379,7 +385,7 @@ const Handlers = HttpApiBuilder.group(CandorApi, "verification", (handlers) =>
         // An agent with no log at all is unknown here.
         if (report.merkle.signed_tree_head === null && report.chain.length === 0)
           return yield* notFound(`agent ${path.agent_id}`)
-        return report
+        return { ...report, disclaimer: PROTOCOL_DISCLAIMER }
       }).pipe(Effect.catchTag("StoreError", internal))
     )
     .handle("requestVerdictProof", ({ path }) =>

@@ -8,6 +8,7 @@ import {
   reputationPageResponse,
   shellQuote
 } from "../../../adapters/http/ReputationPage.js"
+import { PROTOCOL_DISCLAIMER } from "../../../core/schema/Disclaimer.js"
 import type { ReputationHistoryItem } from "../../../core/schema/Reputation.js"
 import { COMPUTED_AT, pageInputs, ratedAgent, TAMPERED_ID } from "../../support/ReputationFixtures.js"
 
@@ -50,6 +51,12 @@ describe("renderReputationPage", () => {
     expect(testId(html, "tree-size")).toBe(String(ratedAgent.computed_over.tree_size))
     expect(testId(html, "root")).toBe(ratedAgent.computed_over.root)
     expect(testId(html, "signed-tree-head")).toBe(ratedAgent.computed_over.checkpoint)
+  })
+
+  it("shows the protocol disclaimer, verbatim, with the verification (issue 26)", () => {
+    expect(testId(html, "disclaimer")).toBe(PROTOCOL_DISCLAIMER)
+    for (const input of [inputs.building, inputs.tampered])
+      expect(renderReputationPage(input)).toContain(PROTOCOL_DISCLAIMER)
   })
 
   it("says how to verify, with the API base", () => {
