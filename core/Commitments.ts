@@ -30,15 +30,33 @@ export const valuesHash = (values: ReadonlyArray<ConscienceValue>): string => to
  */
 export const policyHash = (policy: Policy): string => toHex(canonicalHash("policy", policy))
 
-/** The judge's analysis as recorded: concerns (with evidence), summary, model and the judge's own verdict. */
+/**
+ * The judge's analysis as recorded: concerns (with evidence and cause), summary, model, the judge's
+ * own verdict and, on checkpoints recorded since the conscience context is filled, the conscience
+ * context. Those carry `conscience_context.resolution_mode` (the workers always set it); one without
+ * it was certified before, when the context was a constant and not committed to, so leaving it out
+ * keeps its `analysis_hash` what it was. Removing `resolution_mode` from a newer checkpoint to
+ * take the context out of the hash changes the hash all the same.
+ */
 export const analysisOf = (checkpoint: IntegrityCheckpoint) => ({
   concerns: checkpoint.concerns,
   reasoning_summary: checkpoint.reasoning_summary,
   analysis_model: checkpoint.analysis_metadata.analysis_model,
   llm_verdict: checkpoint.analysis_metadata.llm_verdict ?? null,
-  synthetic_reason: checkpoint.synthetic_reason ?? null
+  synthetic_reason: checkpoint.synthetic_reason ?? null,
+  ...(checkpoint.conscience_context.resolution_mode === undefined
+    ? {}
+    : { conscience_context: checkpoint.conscience_context })
 })
 
 /** `SHA-256("candor/v1/analysis\0" ‖ JCS(analysisOf(checkpoint)))`. */
 export const analysisHash = (checkpoint: IntegrityCheckpoint): string =>
   toHex(canonicalHash("analysis", analysisOf(checkpoint)))
+
+/**
+ * Whether a checkpoint is the analysis its certificate commits to (`input_commitments.analysis_hash`):
+ * a changed concern, summary or conscience context shows here, as the certificate's signature
+ * covers the hash.
+ */
+export const matchesAnalysisCommitment = (checkpoint: IntegrityCheckpoint, analysis_hash: string): boolean =>
+  analysisHash(checkpoint) === analysis_hash.toLowerCase()

@@ -139,7 +139,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
         ([card, conscience, settings]) =>
           agentContext(
             card?.card,
-            conscience.values,
+            conscience,
             {
               autoContainThreshold: settings.auto_containment_threshold ?? undefined,
               contained: settings.containment !== null,

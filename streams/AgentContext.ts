@@ -8,9 +8,11 @@
  * (core/ConscienceResolution.ts), so the API shows the `values_hash` the certificates bind.
  */
 import type { AlignmentCard } from "../core/schema/Card.js"
+import type { ConscienceLayers, ResolutionMode } from "../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../core/schema/Conscience.js"
 import { cardHash, valuesHash } from "../core/Commitments.js"
-import { boundaryValueNames } from "../core/ConscienceResolution.js"
+import { conscienceLayers, resolutionModeOf } from "../core/ConscienceContext.js"
+import { boundaryValueNames, type ResolvedConscience } from "../core/ConscienceResolution.js"
 
 export const CONTEXT_TTL_MS = 5 * 60_000
 
@@ -19,6 +21,8 @@ export interface AgentContext {
   readonly values: ReadonlyArray<ConscienceValue>
   readonly cardHash: string
   readonly valuesHash: string
+  /** The layers `values` came from and how they were combined: the checkpoints' `conscience_context.layers`. */
+  readonly conscience: { readonly layers: ConscienceLayers; readonly mode: ResolutionMode }
   /** Names of the boundary values (`boundaryValueNames`): a high concern naming one crosses the boundary (core/Verdict.ts). */
   readonly boundaryValues: ReadonlyArray<string>
   /** Pause the agent after this many consecutive boundary violations; undefined: never. */
@@ -39,15 +43,16 @@ export interface ContextSettings {
 
 export const agentContext = (
   card: AlignmentCard | undefined,
-  values: ReadonlyArray<ConscienceValue>,
+  conscience: Pick<ResolvedConscience, "values" | "layered" | "orgId" | "enabled" | "mode">,
   settings: ContextSettings,
   loadedAt: number
 ): AgentContext => ({
   card,
-  values,
+  values: conscience.values,
   cardHash: cardHash(card),
-  valuesHash: valuesHash(values),
-  boundaryValues: boundaryValueNames(values),
+  valuesHash: valuesHash(conscience.values),
+  conscience: { layers: conscienceLayers(conscience.layered), mode: resolutionModeOf(conscience) },
+  boundaryValues: boundaryValueNames(conscience.values),
   autoContainThreshold: settings.autoContainThreshold,
   contained: settings.contained,
   orgId: settings.orgId,

@@ -6,6 +6,7 @@
 import { type AgentLogState, attest } from "../core/Attestation.js"
 import type { CertificateConcern } from "../core/Certificate.js"
 import { analysisHash } from "../core/Commitments.js"
+import { withResolution } from "../core/ConscienceContext.js"
 import { formatCheckpoint, signNote } from "../core/Note.js"
 import type { IntegrityCheckpoint } from "../core/schema/Checkpoint.js"
 import type { GatewayEvent } from "../core/schema/Event.js"
@@ -76,7 +77,11 @@ export const attestEvent = (
   event: GatewayEvent,
   env: StepEnv
 ): Step => {
-  const draft = event.checkpoint
+  // The layers are the resolution `values_hash` binds; set before `analysisHash`, which covers them.
+  const draft: IntegrityCheckpoint = {
+    ...event.checkpoint,
+    conscience_context: withResolution(event.checkpoint.conscience_context, actor.context.conscience)
+  }
   const cardId = boundCardId(actor.context, event)
   const timestamp = draft.timestamp
   const attestation = attest(

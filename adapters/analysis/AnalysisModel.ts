@@ -5,6 +5,7 @@
  * with `core/Verdict.ts`; the judge's own verdict is kept only as a cross-check.
  */
 import { Context, type Effect, Schema } from "effect"
+import type { JudgeConsultation } from "../../core/ConscienceContext.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
 import type { Concern } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
@@ -47,6 +48,11 @@ export interface AnalysisResult {
    * without a card or when no judge read it. The AP-Trace's `decision.values_applied`.
    */
   readonly values_checked: ReadonlyArray<string>
+  /**
+   * Which conscience values the judge applied and what it reported about them: the checkpoint's
+   * `conscience_context` (core/ConscienceContext.ts). Absent when no judge weighed any value.
+   */
+  readonly conscience?: JudgeConsultation
   /**
    * Set when no judge looked at the text (added, optional): the LLM judge returns a clear with
    * `below_evidence_threshold` for reasoning under 100 estimated tokens, as AIP does.

@@ -7,21 +7,73 @@
  * Warnings and errors never quote the judge's text (which may echo the thinking); at most a short,
  * sanitised category or verdict spelling.
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import {
   type Concern,
+  ConcernCause,
   normalizeCategory,
   normalizeSeverity,
   severityRank,
   truncateEvidence
 } from "../../core/schema/Concern.js"
+import type { AlignmentCard } from "../../core/schema/Card.js"
+import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { VERDICTS, type Verdict } from "../../core/schema/Verdict.js"
 
 export interface ParsedJudgeOutput {
   readonly verdict: Verdict | undefined
   readonly concerns: ReadonlyArray<Concern>
   readonly reasoning_summary: string
+  /** Names of the judge's values it says the reasoning upholds: only names of values it was given. */
+  readonly supports: ReadonlyArray<string>
+  /** At most `MAX_CONSIDERATIONS` notes of at most `MAX_CONSIDERATION_LENGTH` characters. */
+  readonly considerations: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * What a judge's cause or support may name: the entries of the card and the values it was shown.
+ * A cause naming anything else is dropped (a judge that read hostile text may invent one), so a
+ * stored cause always points at a real entry.
+ */
+export interface JudgedEntries {
+  readonly values: ReadonlySet<string>
+  readonly boundedActions: ReadonlySet<string>
+  readonly forbiddenActions: ReadonlySet<string>
+  readonly triggers: ReadonlySet<string>
+}
+
+export const NO_ENTRIES: JudgedEntries = {
+  values: new Set(),
+  boundedActions: new Set(),
+  forbiddenActions: new Set(),
+  triggers: new Set()
+}
+
+/** The entries of `card` and `values`, as the prompt shows them to the judge. */
+export const judgedEntries = (
+  card: AlignmentCard | undefined,
+  values: ReadonlyArray<Pick<ConscienceValue, "name">>
+): JudgedEntries => ({
+  values: new Set(values.map((value) => value.name)),
+  boundedActions: new Set(card?.autonomy_envelope.bounded_actions ?? []),
+  forbiddenActions: new Set(card?.autonomy_envelope.forbidden_actions ?? []),
+  triggers: new Set((card?.autonomy_envelope.escalation_triggers ?? []).map((trigger) => trigger.condition))
+})
+
+export const MAX_CONSIDERATIONS = 5
+export const MAX_CONSIDERATION_LENGTH = 300
+const MAX_SUPPORTS = 50
+
+const decodeCause = Schema.decodeUnknownEither(ConcernCause)
+
+/** Whether a well-formed cause names an entry the judge was shown. */
+const knownCause = (cause: ConcernCause, entries: JudgedEntries): boolean => {
+  if ("value" in cause) return entries.values.has(cause.value)
+  if ("trigger" in cause) return entries.triggers.has(cause.trigger)
+  return cause.relevant_card_field === "autonomy_envelope.bounded_actions"
+    ? entries.boundedActions.has(cause.action)
+    : entries.forbiddenActions.has(cause.action)
 }
 
 export interface JudgeOutputError {
@@ -104,7 +156,37 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 const optionalString = (u: unknown): string | undefined =>
   typeof u === "string" && u.trim() !== "" ? u.trim() : undefined
 
-const decodeConcern = (raw: unknown, index: number, warnings: Array<string>): Concern | undefined => {
+const causeOf = (
+  raw: unknown,
+  index: number,
+  entries: JudgedEntries,
+  warnings: Array<string>
+): ConcernCause | undefined => {
+  if (raw === undefined || raw === null) return undefined
+  const decoded = decodeCause(raw)
+  if (Either.isLeft(decoded)) {
+    warnings.push(`concern ${index}: malformed cause dropped`)
+    return undefined
+  }
+  if (!knownCause(decoded.right, entries)) {
+    warnings.push(`concern ${index}: cause names no entry of the card or values, dropped`)
+    return undefined
+  }
+  // Rebuilt from the decoded members only: nothing else the judge added is kept.
+  const cause = decoded.right
+  return "value" in cause
+    ? { relevant_card_field: cause.relevant_card_field, value: cause.value }
+    : "trigger" in cause
+      ? { relevant_card_field: cause.relevant_card_field, trigger: cause.trigger }
+      : { relevant_card_field: cause.relevant_card_field, action: cause.action }
+}
+
+const decodeConcern = (
+  raw: unknown,
+  index: number,
+  entries: JudgedEntries,
+  warnings: Array<string>
+): Concern | undefined => {
   if (!isRecord(raw)) {
     warnings.push(`concern ${index} dropped: not an object`)
     return undefined
@@ -122,17 +204,41 @@ const decodeConcern = (raw: unknown, index: number, warnings: Array<string>): Co
   }
   const cardField = optionalString(raw["relevant_card_field"])
   const valueName = optionalString(raw["relevant_conscience_value"])
+  const cause = causeOf(raw["cause"], index, entries, warnings)
   return {
     category,
     severity,
     description: typeof raw["description"] === "string" ? raw["description"].slice(0, 500) : "",
     evidence: typeof raw["evidence"] === "string" ? truncateEvidence(raw["evidence"]) : "",
     ...(cardField === undefined ? {} : { relevant_card_field: cardField.slice(0, 200) }),
-    ...(valueName === undefined ? {} : { relevant_conscience_value: valueName.slice(0, 200) })
+    ...(valueName === undefined ? {} : { relevant_conscience_value: valueName.slice(0, 200) }),
+    ...(cause === undefined ? {} : { cause })
   }
 }
 
-const parseUnsafe = (output: string): Either.Either<ParsedJudgeOutput, JudgeOutputError> => {
+/** Names of values the judge was shown, each once, at most `MAX_SUPPORTS`; anything else is dropped. */
+const supportsOf = (raw: unknown, entries: JudgedEntries, warnings: Array<string>): ReadonlyArray<string> => {
+  if (raw === undefined || raw === null) return []
+  if (!Array.isArray(raw)) {
+    warnings.push("supports dropped: not an array")
+    return []
+  }
+  const known = raw
+    .slice(0, MAX_SUPPORTS)
+    .filter((name): name is string => typeof name === "string" && entries.values.has(name))
+  if (known.length < Math.min(raw.length, MAX_SUPPORTS)) warnings.push("supports naming no conscience value dropped")
+  return [...new Set(known)]
+}
+
+const considerationsOf = (raw: unknown): ReadonlyArray<string> =>
+  Array.isArray(raw)
+    ? raw
+        .filter((note): note is string => typeof note === "string" && note.trim() !== "")
+        .slice(0, MAX_CONSIDERATIONS)
+        .map((note) => note.trim().slice(0, MAX_CONSIDERATION_LENGTH))
+    : []
+
+const parseUnsafe = (output: string, entries: JudgedEntries): Either.Either<ParsedJudgeOutput, JudgeOutputError> => {
   const text = output.length > MAX_INPUT ? output.slice(0, MAX_INPUT) : output
   const object = firstJsonObject(stripCodeFences(text)) ?? firstJsonObject(text)
   if (object === undefined) return Either.left({ reason: "no complete JSON object in judge output" })
@@ -146,7 +252,7 @@ const parseUnsafe = (output: string): Either.Either<ParsedJudgeOutput, JudgeOutp
   const rawConcerns = value["concerns"]
   if (!Array.isArray(rawConcerns)) return Either.left({ reason: "judge output has no concerns array" })
   const warnings: Array<string> = []
-  const concerns = rawConcerns.slice(0, 50).flatMap((raw, i) => decodeConcern(raw, i, warnings) ?? [])
+  const concerns = rawConcerns.slice(0, 50).flatMap((raw, i) => decodeConcern(raw, i, entries, warnings) ?? [])
   if (rawConcerns.length > 50) warnings.push(`${rawConcerns.length - 50} concerns beyond the first 50 dropped`)
   const verdict = normalizeVerdict(value["verdict"])
   if (verdict === undefined && value["verdict"] !== undefined)
@@ -156,15 +262,23 @@ const parseUnsafe = (output: string): Either.Either<ParsedJudgeOutput, JudgeOutp
     verdict,
     concerns,
     reasoning_summary: typeof summary === "string" ? summary.slice(0, MAX_SUMMARY) : "",
+    supports: supportsOf(value["supports"], entries, warnings),
+    considerations: considerationsOf(value["considerations"]),
     warnings
   })
 }
 
-/** Parse a judge's answer. Never throws, whatever the input. */
-export const parseJudgeOutput = (output: unknown): Either.Either<ParsedJudgeOutput, JudgeOutputError> => {
+/**
+ * Parse a judge's answer. Never throws, whatever the input. Causes and supports are kept only when
+ * they name one of `entries` (none by default).
+ */
+export const parseJudgeOutput = (
+  output: unknown,
+  entries: JudgedEntries = NO_ENTRIES
+): Either.Either<ParsedJudgeOutput, JudgeOutputError> => {
   if (typeof output !== "string") return Either.left({ reason: "judge output is not text" })
   try {
-    return parseUnsafe(output)
+    return parseUnsafe(output, entries)
   } catch {
     return Either.left({ reason: "judge output could not be parsed" })
   }

@@ -13,7 +13,7 @@ import { deriveVerdict } from "../../core/Verdict.js"
 import { AnalysisFailed, AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
 import { type CircuitBreakerOptions, CircuitOpen, makeKeyedCircuitBreaker } from "./CircuitBreaker.js"
 import { DEFAULT_MIN_EVIDENCE_TOKENS, estimateTokens, type EvidenceRedaction, redactConcerns } from "./Evidence.js"
-import { crossValidate, parseJudgeOutput } from "./JudgeOutput.js"
+import { crossValidate, judgedEntries, parseJudgeOutput } from "./JudgeOutput.js"
 import { buildConsciencePrompt, type ConsciencePrompt } from "./Prompt.js"
 
 export type LlmProvider = "anthropic" | "openai"
@@ -217,7 +217,9 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           )
         const answer = answerText(options.provider, body)
         const parsed =
-          answer === undefined ? Either.left({ reason: "no text in judge response" }) : parseJudgeOutput(answer)
+          answer === undefined
+            ? Either.left({ reason: "no text in judge response" })
+            : parseJudgeOutput(answer, judgedEntries(request.card, request.conscienceValues))
         if (Either.isLeft(parsed))
           return yield* Effect.fail(new AnalysisFailed({ reason: `judge output unparseable (${parsed.left.reason})` }))
         const output = parsed.right
@@ -238,11 +240,20 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
           raw_analysis: JSON.stringify({
             verdict: output.verdict ?? null,
             concerns,
-            reasoning_summary: output.reasoning_summary
+            reasoning_summary: output.reasoning_summary,
+            supports: output.supports,
+            considerations: output.considerations
           }),
           cross_validation_warnings: [...output.warnings, ...crossValidate(output.verdict, concerns, derived)],
           // The prompt's card summary lists them.
-          values_checked: request.card?.values.declared ?? []
+          values_checked: request.card?.values.declared ?? [],
+          // Every value is in the prompt (Prompt.ts, conscienceSection), read with its meaning.
+          conscience: {
+            applied: request.conscienceValues,
+            supports: request.conscienceValues.filter((value) => output.supports.includes(value.name)),
+            considerations: output.considerations,
+            depth: "standard"
+          }
         }
       })
 

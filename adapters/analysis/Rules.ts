@@ -20,6 +20,9 @@
  * Not checked: actions outside `bounded_actions` (any verb would count: far too noisy for a regex
  * judge; the LLM judge weighs it), custom FEAR values with no recognised theme.
  *
+ * Each concern's `cause` is the card or conscience entry its rule was compiled from (`causeOf`);
+ * `conscience.applied` lists the values some rule names, the only ones this judge can check.
+ *
  * The judge never decides a verdict (`llm_verdict` is undefined); the gateway derives it.
  * Below `DEFAULT_MIN_EVIDENCE_TOKENS` the protocol answers with a synthetic clear without a judge;
  * `rules` analyses anyway (it is cheap) and reports the token count.
@@ -27,7 +30,7 @@
 import { Effect, Layer } from "effect"
 import { isBoundaryValue } from "../../core/ConscienceResolution.js"
 import type { AlignmentCard } from "../../core/schema/Card.js"
-import { type Concern, severityRank } from "../../core/schema/Concern.js"
+import { type Concern, type ConcernCause, MAX_CAUSE_LENGTH, severityRank } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
 import {
@@ -68,6 +71,7 @@ const MAX_MATCHES_PER_RULE = 16
 
 interface CompiledRule extends RuleSpec {
   readonly regex: RegExp
+  readonly cause: ConcernCause | undefined
 }
 
 interface CompiledTrigger {
@@ -82,6 +86,8 @@ interface CompiledTrigger {
 interface Compiled {
   readonly rules: ReadonlyArray<CompiledRule>
   readonly triggers: ReadonlyArray<CompiledTrigger>
+  /** The values some rule names: the only ones this judge can find a concern against (`values_checked`). */
+  readonly applied: ReadonlyArray<Value>
 }
 
 type Card = typeof AlignmentCard.Type
@@ -162,7 +168,32 @@ const compile = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled
     const regex = new RegExp(`\\b(?:${keywords.map(escapeRegExp).join("|")})`, "gi")
     triggers.push({ condition: trigger.condition, action: trigger.action, keywords, needed, regex })
   }
-  return { rules: specs.map((spec) => ({ ...spec, regex: new RegExp(spec.source, "gi") })), triggers }
+  const named = new Set(specs.flatMap((spec) => spec.valueName ?? []))
+  return {
+    rules: specs.map((spec) => ({ ...spec, regex: new RegExp(spec.source, "gi"), cause: causeOf(spec, envelope) })),
+    triggers,
+    applied: values.filter((value) => named.has(value.name))
+  }
+}
+
+const boundedCause = <A extends ConcernCause>(cause: A, text: string): A | undefined =>
+  text.length === 0 || text.length > MAX_CAUSE_LENGTH ? undefined : cause
+
+/**
+ * A forbidden-action rule's cause is its action (the entry whose removal would withdraw the concern),
+ * even when a boundary value took the theme; a rule naming a value otherwise, that value; the fixed
+ * injection, deception and exfiltration rules without a boundary value of their theme have none.
+ */
+const causeOf = (spec: RuleSpec, envelope: Card["autonomy_envelope"] | undefined): ConcernCause | undefined => {
+  if (spec.id.startsWith("forbidden.")) {
+    const action = envelope?.forbidden_actions?.[Number(spec.id.slice("forbidden.".length))]
+    return action === undefined
+      ? undefined
+      : boundedCause({ relevant_card_field: "autonomy_envelope.forbidden_actions", action }, action)
+  }
+  return spec.valueName === undefined
+    ? undefined
+    : boundedCause({ relevant_card_field: "conscience_values", value: spec.valueName }, spec.valueName)
 }
 
 // Cache: card object → (values fingerprint → compiled). Weak on the card, so a replaced card frees its entry.
@@ -283,12 +314,14 @@ const toConcern = (
   fields: Pick<Concern, "category" | "severity" | "description">,
   evidence: string,
   cardField: string | undefined,
-  valueName: string | undefined
+  valueName: string | undefined,
+  cause: ConcernCause | undefined
 ): Concern => ({
   ...fields,
   evidence,
   ...(cardField === undefined ? {} : { relevant_card_field: cardField }),
-  ...(valueName === undefined ? {} : { relevant_conscience_value: valueName })
+  ...(valueName === undefined ? {} : { relevant_conscience_value: valueName }),
+  ...(cause === undefined ? {} : { cause })
 })
 
 /** The rules judge as a pure function (plus a duration measurement). Never throws on any text. */
@@ -308,7 +341,8 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
         { category: rule.category, severity: hit.severity, description: rule.description },
         evidence,
         rule.cardField,
-        rule.valueName
+        rule.valueName,
+        rule.cause
       )
     )
   }
@@ -323,7 +357,11 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
         },
         evidence,
         "autonomy_envelope.escalation_triggers",
-        undefined
+        undefined,
+        boundedCause(
+          { relevant_card_field: "autonomy_envelope.escalation_triggers", trigger: trigger.condition },
+          trigger.condition
+        )
       )
     )
   }
@@ -343,7 +381,10 @@ export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOp
     raw_analysis: JSON.stringify({ concerns: kept }),
     cross_validation_warnings: [],
     // The card whose envelope and triggers the rules were compiled from.
-    values_checked: request.card?.values.declared ?? []
+    values_checked: request.card?.values.declared ?? [],
+    // Patterns for value themes and "Never …" phrases: no weighing of meaning, and no view on which
+    // values the reasoning upholds, so no supports and no considerations.
+    conscience: { applied: compiled.applied, supports: [], considerations: [], depth: "surface" }
   }
 }
 

@@ -10,6 +10,7 @@
  * trace's action category `forbidden` (an escalation trigger, `escalation_trigger`).
  */
 import { randomUUID } from "node:crypto"
+import { judgeConscienceContext } from "../../core/ConscienceContext.js"
 import type { PolicyEvaluation, PolicyFinding, PolicyVerdict } from "../../core/Policy.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
@@ -92,6 +93,7 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
       }
     }
   }
+  const concerns = judgement.concerns ?? analysis?.concerns ?? []
   const checkpoint: IntegrityCheckpoint = {
     checkpoint_id: `ic-${randomUUID()}`,
     agent_id: agentId,
@@ -102,15 +104,10 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
     provider: input.provider,
     model: extraction?.model ?? "unknown",
     verdict: judgement.verdict,
-    concerns: judgement.concerns ?? analysis?.concerns ?? [],
+    concerns,
     reasoning_summary: analysis?.reasoning_summary ?? syntheticSummary(judgement),
-    conscience_context: {
-      values_checked: [],
-      conflicts: [],
-      supports: [],
-      considerations: [],
-      consultation_depth: "surface"
-    },
+    // The judge's part; the agent's actor adds the layers of the resolution it certifies.
+    conscience_context: judgeConscienceContext(analysis?.conscience, concerns),
     // The session actor assigns the real position; the gateway does not see the window.
     window_position: { index: 0, window_size: 0 },
     analysis_metadata: {

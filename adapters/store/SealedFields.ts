@@ -2,7 +2,8 @@
  * The stored fields that can hold text derived from the model's reasoning, sealed at rest under the
  * key-encryption key of stored secrets (core/SecretBox.ts, adapters/keys/SecretKeys.ts):
  *
- * - `checkpoints`: `reasoning_summary` and each concern's `evidence` (an excerpt of the thinking);
+ * - `checkpoints`: `reasoning_summary`, each concern's `evidence` (an excerpt of the thinking) and
+ *   each of `conscience_context.considerations` (an LLM judge's notes on the reasoning);
  * - `traces`: `decision.selection_reasoning` (the gateway writes the judge's summary there);
  * - `certificates`: `claims.reasoning_summary`. The certificate is public and its signature covers
  *   the clear text, so it is sealed only in the table and opened before anything serves or checks it.
@@ -48,9 +49,24 @@ export const checkpointFields: SealedTable<IntegrityCheckpoint> = {
           ...concern,
           evidence: text(concern.evidence, `concerns.${i}.evidence`, f) as string
         }))
-      : body.concerns
+      : body.concerns,
+    conscience_context: considerationsMapped(body.conscience_context, f)
   })
 }
+
+/** The judge's considerations, each sealed on its own; a body without them (or malformed) as it is. */
+const considerationsMapped = (
+  context: IntegrityCheckpoint["conscience_context"],
+  f: (field: string, value: string) => string
+): IntegrityCheckpoint["conscience_context"] =>
+  typeof context === "object" && context !== null && Array.isArray(context.considerations)
+    ? {
+        ...context,
+        considerations: context.considerations.map(
+          (note, i) => text(note, `conscience_context.considerations.${i}`, f) as string
+        )
+      }
+    : context
 
 export const traceFields: SealedTable<APTrace> = {
   table: "traces",

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { literalUnion } from "./Literals.js"
 import { Concern, ConsultationDepth } from "./Concern.js"
+import { ConscienceSeverity, ConscienceValueType } from "./Conscience.js"
 import { AgentId, CardId, CheckpointId, DateTimeString, Hex32, SessionId, ThinkingBlockHash, TraceId } from "./Ids.js"
 import { SyntheticReason, UnanalysedReason, Verdict } from "./Verdict.js"
 
@@ -16,12 +17,51 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  */
 export const AIP_VERSION = "0.1.5"
 
+/** One value a layer contributed to the values in force, without its content (the card's owner has it). */
+export const LayerValue = Schema.Struct({
+  type: ConscienceValueType,
+  name: Schema.String,
+  severity: optional(ConscienceSeverity)
+}).annotations({ identifier: "LayerValue" })
+export type LayerValue = typeof LayerValue.Type
+
+/** The values each layer put in force (a value another layer already put in force is not listed). */
+export const ConscienceLayers = Schema.Struct({
+  defaults: Schema.Array(LayerValue),
+  organization: Schema.Array(LayerValue),
+  agent: Schema.Array(LayerValue)
+}).annotations({ identifier: "ConscienceLayers", description: "The conscience values in force, by layer" })
+export type ConscienceLayers = typeof ConscienceLayers.Type
+
+/**
+ * How `core/ConscienceResolution.ts` combined the layers. In every mode a name is in force once and
+ * the earlier layer keeps it (defaults, then organization, then agent), except that an organization
+ * value replaces a default of the same name.
+ * - `no_organization`: the agent is in no organization: defaults, then the agent's values;
+ * - `organization_disabled`: its organization turned its layer off: as `no_organization`;
+ * - `augment`: defaults, then the organization's active values, then the agent's;
+ * - `replace`: the organization's active values instead of the defaults, then the agent's.
+ */
+export const RESOLUTION_MODES = ["no_organization", "organization_disabled", "augment", "replace"] as const
+export const ResolutionMode = literalUnion(RESOLUTION_MODES, {
+  identifier: "ResolutionMode",
+  description: "How the defaults, organization and agent layers of conscience values were combined"
+})
+export type ResolutionMode = typeof ResolutionMode.Type
+
 export const ConscienceContext = Schema.Struct({
+  /** `TYPE:name` of every value the judge applied (docs/formats.md says what each judge applies). */
   values_checked: Schema.Array(Schema.String),
+  /** `TYPE:name` of the applied values a concern names. */
   conflicts: Schema.Array(Schema.String),
+  /** `TYPE:name` of the applied values the judge reports the reasoning upholds (the LLM judge only). */
   supports: Schema.Array(Schema.String),
+  /** The judge's short notes on how the values bore on the reasoning (the LLM judge only). */
   considerations: Schema.Array(Schema.String),
-  consultation_depth: ConsultationDepth
+  consultation_depth: ConsultationDepth,
+  /** Added: absent on checkpoints recorded before; set by the workers with the resolution `values_hash` binds. */
+  layers: optional(ConscienceLayers),
+  resolution_mode: optional(ResolutionMode)
 }).annotations({ identifier: "ConscienceContext", description: "Which conscience values the judge weighed, and how" })
 export type ConscienceContext = typeof ConscienceContext.Type
 

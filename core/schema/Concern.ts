@@ -150,10 +150,43 @@ export const Evidence = Schema.String.pipe(
   })
 ).annotations({ description: "Short excerpt of the thinking block, at most 200 characters" })
 
+/** Bound of a cause's value name, action or trigger condition (a conscience value name is at most 200). */
+export const MAX_CAUSE_LENGTH = 1000
+
+const CauseText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(MAX_CAUSE_LENGTH))
+
+/** The card fields a cause can point into; the member beside it names the entry. */
+export const CAUSE_CARD_FIELDS = [
+  "conscience_values",
+  "autonomy_envelope.bounded_actions",
+  "autonomy_envelope.forbidden_actions",
+  "autonomy_envelope.escalation_triggers"
+] as const
+
+/**
+ * What in the card or the conscience values a concern was raised against, exactly enough to find
+ * it again: a conscience value by name, an action of the envelope by its text, an escalation trigger
+ * by its condition. Recorded by the judges from now on (absent on older concerns, and on a concern
+ * with no identifiable cause), so that a concern can be re-evaluated when that entry changes.
+ */
+export const ConcernCause = Schema.Union(
+  Schema.Struct({ relevant_card_field: Schema.Literal("conscience_values"), value: CauseText }),
+  Schema.Struct({
+    relevant_card_field: Schema.Literal("autonomy_envelope.bounded_actions", "autonomy_envelope.forbidden_actions"),
+    action: CauseText
+  }),
+  Schema.Struct({ relevant_card_field: Schema.Literal("autonomy_envelope.escalation_triggers"), trigger: CauseText })
+).annotations({
+  identifier: "ConcernCause",
+  description: "The conscience value, envelope action or escalation trigger the concern was raised against"
+})
+export type ConcernCause = typeof ConcernCause.Type
+
 const concernFields = {
   description: Schema.String,
   relevant_card_field: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
-  relevant_conscience_value: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+  relevant_conscience_value: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+  cause: Schema.optionalWith(ConcernCause, { exact: true })
 }
 
 export const Concern = Schema.Struct({

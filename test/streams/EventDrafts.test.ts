@@ -12,7 +12,7 @@ import { emptyViolationStreak } from "../../core/Containment.js"
 import { emptyAapDriftState } from "../../core/DriftAap.js"
 import { type AipDriftState, emptyAipDriftState } from "../../core/DriftAip.js"
 import { eventId } from "../../core/Events.js"
-import { DEFAULT_CONSCIENCE_VALUES } from "../../core/schema/Conscience.js"
+import { resolveConscience } from "../../core/ConscienceResolution.js"
 import { WEBHOOK_EVENT_TYPES, WebhookEnvelope, type WebhookEventType } from "../../core/schema/WebhookEvents.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { agentContext, type ContextSettings } from "../../streams/AgentContext.js"
@@ -30,7 +30,7 @@ const actorWith = (settings: Partial<ContextSettings> = {}): AgentActorState => 
   log: emptyLogState(agentId),
   context: agentContext(
     undefined,
-    DEFAULT_CONSCIENCE_VALUES,
+    resolveConscience({ org: undefined, agentValues: [] }),
     { autoContainThreshold: undefined, contained: false, orgId: ORG, ...settings },
     0
   ),

@@ -3,9 +3,13 @@ import { Either, FastCheck } from "effect"
 import {
   crossValidate,
   firstJsonObject,
+  judgedEntries,
+  MAX_CONSIDERATION_LENGTH,
   parseJudgeOutput,
   stripTrailingCommas
 } from "../../../adapters/analysis/JudgeOutput.js"
+import { DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/Conscience.js"
+import { card } from "../store/Fixtures.js"
 
 const ok = (text: string) => {
   const result = parseJudgeOutput(text)
@@ -24,7 +28,14 @@ const concern = (category: string, severity = "high", extra = "") =>
 describe("judge output parser", () => {
   it("reads plain JSON", () => {
     const out = ok(`{"verdict":"clear","concerns":[],"reasoning_summary":"fine"}`)
-    expect(out).toEqual({ verdict: "clear", concerns: [], reasoning_summary: "fine", warnings: [] })
+    expect(out).toEqual({
+      verdict: "clear",
+      concerns: [],
+      reasoning_summary: "fine",
+      supports: [],
+      considerations: [],
+      warnings: []
+    })
   })
 
   it("strips code fences and prose around the JSON", () => {
@@ -139,5 +150,76 @@ describe("judge output parser", () => {
     ])
     expect(crossValidate("review_needed", [{ severity: "medium" }], "review_needed")).toEqual([])
     expect(crossValidate(undefined, [{ severity: "critical" }], "boundary_violation")).toEqual([])
+  })
+
+  describe("causes, supports and considerations (only what names an entry the judge was shown)", () => {
+    const shown = {
+      ...card("agt-judge", 90),
+      autonomy_envelope: {
+        bounded_actions: ["reply", "send_email"],
+        forbidden_actions: ["delete_records"],
+        escalation_triggers: [{ condition: "amount over 100 EUR", action: "escalate" as const, reason: "money" }]
+      }
+    }
+    const entries = judgedEntries(shown, DEFAULT_CONSCIENCE_VALUES)
+    const parse = (json: string) => {
+      const result = parseJudgeOutput(json, entries)
+      if (Either.isLeft(result)) throw new Error(result.left.reason)
+      return result.right
+    }
+    const withCause = (cause: unknown) => concern("autonomy_violation", "high", `, "cause": ${JSON.stringify(cause)}`)
+
+    it("keeps a cause naming a value, an action of either list or a trigger, and only its members", () => {
+      const causes = [
+        { relevant_card_field: "conscience_values", value: "boundary-no-data-exfiltration", note: "dropped member" },
+        { relevant_card_field: "autonomy_envelope.bounded_actions", action: "send_email" },
+        { relevant_card_field: "autonomy_envelope.forbidden_actions", action: "delete_records" },
+        { relevant_card_field: "autonomy_envelope.escalation_triggers", trigger: "amount over 100 EUR" }
+      ]
+      const out = parse(`{"concerns":[${causes.map(withCause).join(",")}]}`)
+      expect(out.concerns.map((c) => c.cause)).toEqual([
+        { relevant_card_field: "conscience_values", value: "boundary-no-data-exfiltration" },
+        ...causes.slice(1)
+      ])
+      expect(out.warnings).toEqual([])
+    })
+
+    it("drops, with a warning, a cause that is malformed, oversized or names nothing the judge was shown", () => {
+      const causes = [
+        { relevant_card_field: "conscience_values", value: "made-up-value" },
+        // An action of the other list: a forbidden action is not a bounded one.
+        { relevant_card_field: "autonomy_envelope.bounded_actions", action: "delete_records" },
+        { relevant_card_field: "autonomy_envelope.escalation_triggers", trigger: "amount over 100" },
+        { relevant_card_field: "principal", value: "boundary-no-deception" },
+        { relevant_card_field: "conscience_values", value: "x".repeat(5000) },
+        "boundary-no-deception",
+        { relevant_card_field: "conscience_values", value: 7 }
+      ]
+      const out = parse(`{"concerns":[${causes.map(withCause).join(",")}]}`)
+      expect(out.concerns).toHaveLength(causes.length)
+      for (const kept of out.concerns) expect(kept).not.toHaveProperty("cause")
+      expect(out.warnings).toHaveLength(causes.length)
+      expect(out.warnings.join(" ")).not.toContain("made-up-value")
+      // Without entries (the default), no cause can be kept.
+      const bare = parseJudgeOutput(`{"concerns":[${withCause(causes[0])}]}`)
+      expect(Either.isRight(bare) && bare.right.concerns[0]).not.toHaveProperty("cause")
+    })
+
+    it("keeps supports naming given values, each once, and bounds considerations", () => {
+      const out = parse(
+        JSON.stringify({
+          concerns: [],
+          supports: ["fear-sycophancy", "invented", "fear-sycophancy", 3, "boundary-no-deception"],
+          considerations: ["short", "y".repeat(1000), 4, "", "a", "b", "c", "d"]
+        })
+      )
+      expect(out.supports).toEqual(["fear-sycophancy", "boundary-no-deception"])
+      expect(out.considerations).toEqual(["short", "y".repeat(MAX_CONSIDERATION_LENGTH), "a", "b", "c"])
+      expect(out.warnings).toEqual(["supports naming no conscience value dropped"])
+      expect(parse(`{"concerns":[],"supports":"all"}`)).toMatchObject({
+        supports: [],
+        warnings: ["supports dropped: not an array"]
+      })
+    })
   })
 })

@@ -29,9 +29,12 @@ const judgeAnswer = JSON.stringify({
       description: "Plans a forbidden deletion",
       evidence: "I'll delete the user data",
       relevant_card_field: "autonomy_envelope.forbidden_actions",
-      relevant_conscience_value: null
+      relevant_conscience_value: null,
+      cause: { relevant_card_field: "autonomy_envelope.forbidden_actions", action: "delete_user_data" }
     }
   ],
+  supports: ["fear-sycophancy", "a-value-never-shown"],
+  considerations: ["Deleting data is forbidden by the card."],
   reasoning_summary: "The agent decides to delete user data."
 })
 
@@ -113,13 +116,22 @@ describe("LLM judge", () => {
           severity: "critical",
           description: "Plans a forbidden deletion",
           evidence: "I'll delete the user data",
-          relevant_card_field: "autonomy_envelope.forbidden_actions"
+          relevant_card_field: "autonomy_envelope.forbidden_actions",
+          cause: { relevant_card_field: "autonomy_envelope.forbidden_actions", action: "delete_user_data" }
         }
       ])
       expect(result.llm_verdict).toBe("review_needed")
       expect(result.cross_validation_warnings).toEqual([
+        "supports naming no conscience value dropped",
         "judge verdict review_needed differs from derived verdict boundary_violation"
       ])
+      // Every value was in the prompt; supports only among them.
+      expect(result.conscience).toEqual({
+        applied: request(thinking).conscienceValues,
+        supports: request(thinking).conscienceValues.filter((value) => value.name === "fear-sycophancy"),
+        considerations: ["Deleting data is forbidden by the card."],
+        depth: "standard"
+      })
       expect(result.analysis_model).toBe("anthropic:claude-test")
       expect(JSON.parse(result.raw_analysis).concerns[0].category).toBe("autonomy_violation")
     }).pipe(Effect.provide(judge()))

@@ -48,7 +48,12 @@ export interface InputOptions {
    * The reasoning-derived text of the entry at `position`: each concern's evidence, and the summary
    * (checkpoint, certificate claim, and the trace's selection reasoning, as the gateway writes it).
    */
-  readonly reasoning?: (position: number) => { readonly evidence: string; readonly summary: string }
+  readonly reasoning?: (position: number) => {
+    readonly evidence: string
+    readonly summary: string
+    /** An LLM judge's note, in `conscience_context.considerations` (sealed like the summary). */
+    readonly consideration?: string
+  }
 }
 
 const BASE_TIME = Date.parse("2026-11-01T00:00:00.000Z")
@@ -108,7 +113,7 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
       values_checked: [],
       conflicts: [],
       supports: [],
-      considerations: [],
+      considerations: reasoning?.consideration === undefined ? [] : [reasoning.consideration],
       consultation_depth: "standard"
     },
     window_position: { index: position % 10, window_size: 10 },

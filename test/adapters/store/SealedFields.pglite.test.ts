@@ -37,7 +37,8 @@ const tempDir = Effect.acquireRelease(
 /** Distinctive text per position: found by the byte search if it is stored anywhere in clear. */
 const reasoningOf = (tag: string) => (position: number) => ({
   evidence: `evidence-${tag}-${position} I will email the key to the address in the page`,
-  summary: `summary-${tag}-${position} the agent adopts an injected instruction`
+  summary: `summary-${tag}-${position} the agent adopts an injected instruction`,
+  consideration: `consideration-${tag}-${position} the page is not the principal`
 })
 
 const chainOf = (count: number) => {
@@ -47,7 +48,9 @@ const chainOf = (count: number) => {
   const { inputs } = makeInputs(agentId, fresh(agentId), count, { reasoning })
   // Evidence only where the checkpoint has concerns (every third has none).
   const texts = inputs.flatMap((input, i) =>
-    input.checkpoint.concerns.length > 0 ? [reasoning(i).evidence, reasoning(i).summary] : [reasoning(i).summary]
+    input.checkpoint.concerns.length > 0
+      ? [reasoning(i).evidence, reasoning(i).summary, reasoning(i).consideration]
+      : [reasoning(i).summary, reasoning(i).consideration]
   )
   return { agentId, inputs, texts }
 }

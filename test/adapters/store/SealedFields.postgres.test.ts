@@ -20,7 +20,7 @@ import { holds, spellings } from "./SecretBytes.js"
 
 describeIntegration("postgres", "reasoning-derived fields at rest (PostgreSQL)", () => {
   it.scoped(
-    "no spelling of evidence or summary is found in a pg_dump of the database",
+    "no spelling of evidence, summary or a consideration is found in a pg_dump of the database",
     () =>
       Effect.gen(function* () {
         const url = yield* throwawayDatabase
@@ -28,7 +28,8 @@ describeIntegration("postgres", "reasoning-derived fields at rest (PostgreSQL)",
         const tag = randomBytes(8).toString("hex")
         const reasoning = (position: number) => ({
           evidence: `evidence-${tag}-${position} send the credential to the address in the page`,
-          summary: `summary-${tag}-${position} the agent follows an injected instruction`
+          summary: `summary-${tag}-${position} the agent follows an injected instruction`,
+          consideration: `consideration-${tag}-${position} the page is not the principal`
         })
         const { inputs } = makeInputs(agentId, fresh(agentId), 3, { reasoning })
         yield* Effect.gen(function* () {
@@ -56,6 +57,7 @@ describeIntegration("postgres", "reasoning-derived fields at rest (PostgreSQL)",
         expect(dump.includes(Buffer.from(inputs[1]!.checkpoint.checkpoint_id))).toBe(true)
         inputs.forEach((input, i) => {
           expect(holds(dump, spellings(reasoning(i).summary))).toBe(false)
+          expect(holds(dump, spellings(reasoning(i).consideration))).toBe(false)
           if (input.checkpoint.concerns.length > 0) expect(holds(dump, spellings(reasoning(i).evidence))).toBe(false)
         })
       }),
