@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as S from "../../core/schema/index.js"
 
@@ -354,7 +355,8 @@ describe("valid resources decode", () => {
     const verify = {
       valid: true,
       checks: { signature: true, chain: true, merkle: true, verdict: true, verdict_proof: null },
-      errors: []
+      errors: [],
+      disclaimer: PROTOCOL_DISCLAIMER
     }
     expect(roundTrip(S.VerifyResponse, verify)).toEqual(verify)
     const pending = {
