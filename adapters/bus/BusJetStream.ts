@@ -127,7 +127,17 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
     yield* atStart(ensureStreams(jsm, options))
     yield* Effect.forEach(
       Array.from({ length: partitions }, (_, p) => p),
-      (p) => atStart(ensureConsumer(jsm, options, p)),
+      (p) =>
+        atStart(ensureConsumer(jsm, options, p)).pipe(
+          // A consumer the server refuses to open (2.9, when this add raced another worker's rewind:
+          // "meta.inf: no such file") is its owner's to repair when it consumes (`repair` below);
+          // failing here stopped a second worker from starting at all.
+          Effect.catchIf(refused, (error) =>
+            Effect.logWarning("bus consumer not ensured at start; its owner repairs it").pipe(
+              Effect.annotateLogs({ partition: p, error: error.message })
+            )
+          )
+        ),
       { concurrency: 8, discard: true }
     )
 
