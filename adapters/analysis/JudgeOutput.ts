@@ -172,13 +172,9 @@ const causeOf = (
     warnings.push(`concern ${index}: cause names no entry of the card or values, dropped`)
     return undefined
   }
-  // Rebuilt from the decoded members only: nothing else the judge added is kept.
-  const cause = decoded.right
-  return "value" in cause
-    ? { relevant_card_field: cause.relevant_card_field, value: cause.value }
-    : "trigger" in cause
-      ? { relevant_card_field: cause.relevant_card_field, trigger: cause.trigger }
-      : { relevant_card_field: cause.relevant_card_field, action: cause.action }
+  // Decoding keeps the matched member's fields only (excess properties are dropped): nothing else
+  // the judge added is kept.
+  return decoded.right
 }
 
 const decodeConcern = (
