@@ -41,6 +41,11 @@ export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{
 export interface PgliteClientOptions {
   /** A directory for the database files; absent: in memory, gone when the scope closes. */
   readonly dataDir?: string | undefined
+  /**
+   * A database to start from, as `PGlite.dumpDataDir` wrote it (a tarball), instead of an empty one:
+   * the tests start from a migrated template, which skips PGlite's initdb and the migrations.
+   */
+  readonly loadDataDir?: Blob | undefined
 }
 
 const fail = (message: string) => (cause: unknown) => new SqlError({ cause, message })
@@ -138,7 +143,11 @@ const openPglite = (options: PgliteClientOptions) =>
     options.dataDir === undefined ? Effect.void : lockDataDir(options.dataDir),
     Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(options.dataDir),
+        try: () =>
+          PGlite.create({
+            ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+            ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir })
+          }),
         catch: fail("PgliteClient: failed to open the database")
       }),
       (db) => Effect.promise(() => db.close())
@@ -149,8 +158,11 @@ const openPglite = (options: PgliteClientOptions) =>
 export const make = (
   options: PgliteClientOptions = {}
 ): Effect.Effect<Client.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.flatMap(openPglite(options), fromDatabase)
+
+/** A client of a database already open (its owner closes it). */
+export const fromDatabase = (db: PGlite): Effect.Effect<Client.SqlClient, never, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function* () {
-    const db = yield* openPglite(options)
     const connection = makeConnection(db)
     const permit = yield* Effect.makeSemaphore(1)
     // The permit is released by the scope of the statement or transaction that took it.

@@ -53,7 +53,6 @@ import { keyHashOf } from "../../adapters/providers/Identity.js"
 import { CredentialRepo, type KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
 import type { WebhookRepo } from "../../adapters/store/WebhookRepo.js"
@@ -73,6 +72,7 @@ import { noTrustedProxies, type TrustedProxies } from "../../adapters/http/Clien
 import * as Postgres from "../support/Postgres.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import type { OperatorSignIn } from "../../adapters/auth/OperatorSignIn.js"
+import { pgliteFromTemplate } from "../support/PgliteTemplate.js"
 
 export interface ApiResponse {
   readonly status: number
@@ -408,7 +408,7 @@ export const layer = (options: HarnessOptions = {}) => {
     Layer.provideMerge(options.operatorSignIn ?? Layer.empty),
     Layer.provideMerge(
       storeLayer(
-        options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : PgliteClient.layer())
+        options.databaseClient ?? (options.database === "postgres" ? Postgres.layerClient : pgliteFromTemplate)
       )
     ),
     Layer.provide(NodeContext.layer),

@@ -14,16 +14,15 @@ import { expect } from "vitest"
 import { generateSigningKey } from "../../core/Signing.js"
 import type { Delivery } from "../../adapters/bus/Bus.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { commitDeliveries, type CommitOptions } from "../../streams/CommitDeliveries.js"
 import { gatewayEvent } from "../support/Events.js"
 import { verifyAgentRecord } from "../streams/PipelineChecks.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const options: CommitOptions = {
   key: generateSigningKey(),
@@ -45,10 +44,7 @@ const deliveryOf = (event: GatewayEvent, settled: { acked: number; naked: number
   deadLetter: () => Effect.void
 })
 
-const Pglite = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const Pglite = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 layer(Pglite, { timeout: "60 seconds" })("a zombie owner", (it) => {
   it.scoped("waking after a failover, cannot fork a chain: its stale batch conflicts, and is deduped or appended", () =>

@@ -10,19 +10,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import { expect } from "vitest"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { defaultActorsOptions, makeAgentActors, sessionKey } from "../../streams/AgentActors.js"
 import { CONTEXT_TTL_MS } from "../../streams/AgentContext.js"
 import { fresh, makeInputs } from "../adapters/store/Fixtures.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
-const Pglite = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const Pglite = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 /** The store, counting the reads the actors make by kind. */
 const counting = Effect.map(Store, (store) => {

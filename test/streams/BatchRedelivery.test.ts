@@ -14,10 +14,8 @@ import { generateSigningKey } from "../../core/Signing.js"
 import { Bus, type Delivery } from "../../adapters/bus/Bus.js"
 import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { eventSubject, streamNames } from "../../adapters/bus/Subjects.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { commitDeliveries, type CommitOptions } from "../../streams/CommitDeliveries.js"
@@ -25,13 +23,11 @@ import { agentIn } from "../adapters/bus/BusConformance.js"
 import { NatsTest, natsForPrefix, uniquePrefix, waitUntil } from "../adapters/bus/NatsSupport.js"
 import { gatewayEvent } from "../support/Events.js"
 import { describeIntegration } from "../support/Integration.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const P = 4
 
-const Pglite = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const Pglite = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 describeIntegration("nats", "a redelivered batch message", () => {
   it.live(

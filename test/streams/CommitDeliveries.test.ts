@@ -15,14 +15,13 @@ import { expect } from "vitest"
 import { generateSigningKey } from "../../core/Signing.js"
 import type { Delivery } from "../../adapters/bus/Bus.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store, StoreError } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { defaultActorsOptions, makeAgentActors } from "../../streams/AgentActors.js"
 import { commitDeliveries, type CommitOptions } from "../../streams/CommitDeliveries.js"
 import { gatewayEvent } from "../support/Events.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const options: CommitOptions = {
   key: generateSigningKey(),
@@ -77,10 +76,7 @@ const runOnTestClock = <A>(fiber: Fiber.RuntimeFiber<A>) =>
     return yield* Fiber.join(fiber)
   })
 
-const Pglite = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const Pglite = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
   it.scoped("commits first deliveries and catches a duplicate among them", () =>

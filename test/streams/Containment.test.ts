@@ -12,10 +12,8 @@ import { AgentState } from "../../adapters/bus/AgentState.js"
 import { Bus } from "../../adapters/bus/Bus.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { type OutboxItem, Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { autoContainment, violationStreakOf } from "../../core/Containment.js"
 import { agentGovernanceLog } from "../../core/Governance.js"
 import { generateSigningKey } from "../../core/Signing.js"
@@ -24,11 +22,12 @@ import { applyDecision, decision, DECISION_OUTBOX } from "../../streams/Decision
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import { eventId } from "../../core/Events.js"
 import { outboxEvents } from "../support/EventOutbox.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const World = GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
-      SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer()))),
+      SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite)),
       SigningKeys.fromKey(generateSigningKey()),
       AgentState.layerMemory,
       Bus.layerMemory

@@ -16,9 +16,7 @@ import fc from "fast-check"
 import { GatewayEvent } from "../../core/schema/Event.js"
 import { deadLetters } from "../../adapters/metrics/PipelineMetrics.js"
 import * as DeadLetterRepo from "../../adapters/store/DeadLetterRepo.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import {
   deadLetterCause,
@@ -30,6 +28,7 @@ import {
 import { outboxEvents } from "../support/EventOutbox.js"
 import { gatewayEvent } from "../support/Events.js"
 import { fuzzParameters } from "../support/Fuzz.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const decode = Schema.decodeUnknownEither(GatewayEvent)
 
@@ -125,7 +124,7 @@ describe("a notice's record", () => {
 
 const Pglite = Layer.mergeAll(SqlStore.layer, DeadLetterRepo.layer).pipe(
   Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
+  Layer.provideMerge(migratedPglite)
 )
 
 layer(Pglite, { timeout: "60 seconds" })("recording a dead letter", (it) => {

@@ -15,16 +15,12 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { expect } from "vitest"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { decodePayload, FinalFailure, relayDefaults, relayRound, RetryIn, runRelay } from "../../streams/OutboxRelay.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
-const StoreLayer = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const StoreLayer = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 const Greeting = Schema.Struct({ to: Schema.String, times: Schema.Number })
 

@@ -11,19 +11,18 @@ import * as TestClock from "effect/TestClock"
 import { expect } from "vitest"
 import { computeReputation, NO_COHERENCE } from "../../core/Reputation.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { type CommitInput, Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { recomputeReputation } from "../../streams/ReputationRecompute.js"
 import { seed } from "../api/AgentData.js"
 import { uniqueId } from "../adapters/store/Fixtures.js"
 import { outboxEvents, referenceTally, spreadOptions, varied } from "./ReputationChecks.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const Pglite = Layer.merge(SqlStore.layer, ReputationRepo.layer).pipe(
   Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
+  Layer.provideMerge(migratedPglite)
 )
 
 /** 115 days after the first checkpoint of `spreadOptions`: the first sessions' violations are out of the window. */

@@ -18,16 +18,15 @@ import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { runWorkers } from "../../streams/PartitionWorkers.js"
 import { makeReputationWorker } from "../../streams/ReputationWorker.js"
 import { seed } from "../api/AgentData.js"
 import { uniqueId } from "../adapters/store/Fixtures.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted } from "./PipelineChecks.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const key = generateSigningKey()
 const logOrigin = "candor.test"
@@ -40,7 +39,7 @@ const Infra = Layer.mergeAll(
   PartitionOwnership.layerAll(PARTITIONS),
   Layer.merge(SqlStore.layer, ReputationRepo.layer).pipe(
     Layer.provide(SecretKeys.layerEphemeral),
-    Layer.provideMerge(migrated(PgliteClient.layer()))
+    Layer.provideMerge(migratedPglite)
   )
 ).pipe(
   (infra) => GovernanceLog.layer({ logOrigin }).pipe(Layer.provideMerge(infra)),

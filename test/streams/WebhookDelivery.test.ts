@@ -19,11 +19,9 @@ import { Bus } from "../../adapters/bus/Bus.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { orgEndpointOwner, WebhookRepo } from "../../adapters/store/WebhookRepo.js"
 import { WebhookNetwork } from "../../adapters/webhooks/WebhookUrlGuard.js"
 import { newEnvelope } from "../../core/Events.js"
@@ -36,6 +34,7 @@ import { gatewayEvent, violation } from "../support/Events.js"
 import { awaitCommitted } from "./PipelineChecks.js"
 import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const key = generateSigningKey()
 const PARTITIONS = 4
@@ -46,7 +45,7 @@ const Infra = Layer.mergeAll(
   AgentState.layerMemory,
   SigningKeys.fromKey(key),
   PartitionOwnership.layerAll(PARTITIONS),
-  SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migrated(PgliteClient.layer())))
+  SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 ).pipe(
   (infra) => GovernanceLog.layer({ logOrigin: "candor.test" }).pipe(Layer.provideMerge(infra)),
   // The feed the event relay publishes to and the webhook fan-out consumes.

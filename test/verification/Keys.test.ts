@@ -18,11 +18,10 @@ import { rotateEmbeddedKey } from "../../adapters/keys/Rotation.js"
 import * as SigningKeys from "../../adapters/keys/SigningKeys.js"
 import { publicKeyInfo } from "../../adapters/keys/Trust.js"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
-import { migrated } from "../../adapters/store/StoreDatabase.js"
 import { attest, emptyLogState } from "../../core/Attestation.js"
 import { keyResolverFromKeys, verifyCertificate } from "../../core/Certificate.js"
 import { formatSigningKey, generateSigningKey, type SigningKey } from "../../core/Signing.js"
+import { migratedPglite } from "../support/PgliteTemplate.js"
 
 /** A real certificate, signed by `key`. */
 const certificateBy = (key: SigningKey) => {
@@ -70,7 +69,7 @@ const startWorker = (dataDir: string, signingKey: Option.Option<Redacted.Redacte
 const listing = Effect.flatMap(KeyRepo.KeyRepo, (repo) => repo.list).pipe(Effect.map((keys) => keys.map(publicKeyInfo)))
 
 const Env = Layer.mergeAll(KeyRepo.layer).pipe(
-  Layer.provideMerge(migrated(PgliteClient.layer())),
+  Layer.provideMerge(migratedPglite),
   Layer.provideMerge(NodeContext.layer),
   Layer.orDie
 )

@@ -10,12 +10,11 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import * as EventFeedStore from "../../../adapters/bus/EventFeedStore.js"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
-import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import { feedConformance, testEvent } from "./EventFeedConformance.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
-const database = () => migrated(PgliteClient.layer()).pipe(Layer.orDie)
+const database = () => migratedPglite.pipe(Layer.orDie)
 
 feedConformance("store", (options) => EventFeedStore.layer(options).pipe(Layer.provide(database())))
 

@@ -16,10 +16,9 @@ import { join } from "node:path"
 import { formatSecretKey, generateSecretKey, open, type SecretKey, seal } from "../../../core/SecretBox.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 import { rotateSecretKey } from "../../../adapters/keys/SecretRotation.js"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
-import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { previousSecretAad, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-kek-"))),
@@ -93,7 +92,7 @@ describe("rotate-secret-key", () => {
         Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
       )
       expect(yield* restarted.secrets(stored[1]!.endpointId, at)).toEqual([stored[1]!.secret])
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+    }).pipe(Effect.provide(migratedPglite), Effect.provide(NodeFileSystem.layer))
   )
 
   it.scoped("CANDOR_SECRET_KEY: announces the new key before re-sealing, and writes no key file", () =>
@@ -122,7 +121,7 @@ describe("rotate-secret-key", () => {
       expect(yield* opensUnder([old], stored)).toBe(false)
       expect(yield* opensUnder(announced, stored)).toBe(true)
       expect(existsSync(join(dataDir, SecretKeys.SECRET_KEY_FILE))).toBe(false)
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+    }).pipe(Effect.provide(migratedPglite), Effect.provide(NodeFileSystem.layer))
   )
 
   it.scoped("re-seals an endpoint's previous secret (a rotation in progress) with its current one", () =>
@@ -150,7 +149,7 @@ describe("rotate-secret-key", () => {
       expect(open([old], row!.previous_secret_sealed, previousSecretAad(endpoint.endpoint_id))).toBeUndefined()
       const after = yield* repoUnder(announced[0]!)
       expect(yield* after.secrets(endpoint.endpoint_id, at)).toEqual(["whsec_second", "whsec_first"])
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+    }).pipe(Effect.provide(migratedPglite), Effect.provide(NodeFileSystem.layer))
   )
 
   it.scoped("a secret the current keys cannot open fails the whole re-seal; nothing moves", () =>
@@ -174,6 +173,6 @@ describe("rotate-secret-key", () => {
       )
       expect(failure).toBeInstanceOf(WebhookSecretUnreadable)
       expect(yield* opensUnder([old], stored)).toBe(true)
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())), Effect.provide(NodeFileSystem.layer))
+    }).pipe(Effect.provide(migratedPglite), Effect.provide(NodeFileSystem.layer))
   )
 })

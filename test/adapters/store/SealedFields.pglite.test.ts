@@ -20,7 +20,6 @@ import { generateSecretKey, type SecretKey } from "../../../core/SecretBox.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 import * as AgentQueries from "../../../adapters/store/AgentQueries.js"
 import * as ExportRepo from "../../../adapters/store/ExportRepo.js"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import { resealFields, SealedFieldUnreadable, sealLegacyFields } from "../../../adapters/store/SealedFields.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
 import type { CommitInput } from "../../../adapters/store/Store.js"
@@ -28,6 +27,7 @@ import { Store } from "../../../adapters/store/Store.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { fresh, makeInputs, resolveKey, uniqueId } from "./Fixtures.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-sealed-"))),
@@ -97,10 +97,7 @@ const storedText = (sql: SqlClient.SqlClient, agentId: string) =>
   )
 
 const onPglite = (key: SecretKey) =>
-  SqlStore.layer.pipe(
-    Layer.provideMerge(SecretKeys.SecretKeys.fromKeys(key)),
-    Layer.provideMerge(StoreDatabase.migrated(PgliteClient.layer()))
-  )
+  SqlStore.layer.pipe(Layer.provideMerge(SecretKeys.SecretKeys.fromKeys(key)), Layer.provideMerge(migratedPglite))
 
 describe("reasoning-derived fields at rest (PGlite)", () => {
   it.scoped("no spelling of evidence or summary is found in any file of the data dir; every read opens them", () =>

@@ -4,16 +4,12 @@
  */
 import { layer } from "@effect/vitest"
 import * as Layer from "effect/Layer"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
-import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import { storeConformance } from "./Conformance.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
-const StoreOnPglite = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const StoreOnPglite = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 layer(StoreOnPglite, { timeout: "60 seconds" })("SqlStore on PGlite", (it) => {
   storeConformance(it)

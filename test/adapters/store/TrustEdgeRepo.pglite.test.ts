@@ -2,13 +2,12 @@
 import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
-import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import * as TrustEdgeRepo from "../../../adapters/store/TrustEdgeRepo.js"
 import * as Cases from "./TrustEdgeRepoCases.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
 const onFresh = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.provide(TrustEdgeRepo.layer.pipe(Layer.provideMerge(migrated(PgliteClient.layer())))))
+  effect.pipe(Effect.provide(TrustEdgeRepo.layer.pipe(Layer.provideMerge(migratedPglite))))
 
 describe("TrustEdgeRepo (PGlite)", () => {
   it.effect("one active edge per pair, soft deletes, listing by direction", () => onFresh(Cases.lifecycle))

@@ -3,15 +3,11 @@ import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as SqlStore from "../../../adapters/store/SqlStore.js"
-import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import { endpointsAndDeliveries, legacyEventNamesFolded } from "./WebhookRepoCases.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
-const Db = SqlStore.layer.pipe(
-  Layer.provide(SecretKeys.layerEphemeral),
-  Layer.provideMerge(migrated(PgliteClient.layer()))
-)
+const Db = SqlStore.layer.pipe(Layer.provide(SecretKeys.layerEphemeral), Layer.provideMerge(migratedPglite))
 
 describe("WebhookRepo (PGlite)", () => {
   it.effect("endpoints, candidates, deliveries, redelivery, disabling", () =>

@@ -16,11 +16,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { generateSecretKey, open, type SecretKey } from "../../../core/SecretBox.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { sealLegacySecrets, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
+import { migratedPglite } from "../../support/PgliteTemplate.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-secrets-"))),
@@ -98,7 +98,7 @@ describe("webhook secrets at rest (PGlite)", () => {
       expect(row!.legacy_secret).toBeNull()
       expect(open([key], row!.secret_sealed, webhookSecretAad(legacy.id))).toBe(legacy.secret)
       expect(yield* repo.secrets(legacy.id, at)).toEqual([legacy.secret])
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())))
+    }).pipe(Effect.provide(migratedPglite))
   )
 
   it.scoped("a sealed secret copied into another row, or sealed under a key not held, does not open", () =>
@@ -131,6 +131,6 @@ describe("webhook secrets at rest (PGlite)", () => {
         a.endpoint_id,
         b.endpoint_id
       ])
-    }).pipe(Effect.provide(StoreDatabase.migrated(PgliteClient.layer())))
+    }).pipe(Effect.provide(migratedPglite))
   )
 })
