@@ -37,6 +37,11 @@ export default defineConfig({
     // No servers, whatever the shell says: the integration tests that remain skip themselves.
     env: { CI: "", TEST_DATABASE_URL: "", TEST_NATS_URL: "" },
     testTimeout: 30_000,
+    // One module graph per worker for all its files: importing Effect and the product once, not per
+    // file, is most of the lane's time saved. What a file leaves in shared modules is reset by the
+    // setup file (@effect/vitest's \`it\`); the metrics registry is shared, so tests read their own series.
+    isolate: false,
+    setupFiles: ["./test/support/EffectVitestReset.ts"],
     reporters: ["default", "./test/SummaryReporter.ts"]
   }
 })

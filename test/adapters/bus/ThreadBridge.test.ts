@@ -140,7 +140,8 @@ describe("thread bridge", () => {
       const { backend } = yield* bridged
       exchangesUnanalysed.unsafeUpdate(0, [])
       const families = yield* Context.get(backend, ThreadBridgeBackend.GatewayThreadMetrics)
-      expect(families.map((f) => f.name)).toEqual(["candor_gateway_exchanges_unanalysed_total"])
+      // Contains, not equals: in the fast lane other files' metrics share this thread's registry.
+      expect(families.map((f) => f.name)).toContain("candor_gateway_exchanges_unanalysed_total")
     })
   )
 
