@@ -5,7 +5,12 @@
  * import error, a throw while collecting), a suite whose hook failed (its tests are then reported
  * as skipped), an unhandled error. Before it, when integration tests were skipped for want of a
  * server, one line says so and how to run them.
+ *
+ * `npm test` is two runs (the fast lane, then the server lane): with `CANDOR_TEST_LANES` naming a
+ * file, each run adds its counts to the file's and prints the sum, so the closing line of
+ * `npm test` counts every test of both lanes (the script empties the file first).
  */
+import { readFileSync, writeFileSync } from "node:fs"
 import type { Reporter, TestModule } from "vitest/node"
 import { skipNotice } from "./support/IntegrationServers.js"
 
@@ -46,13 +51,32 @@ export const summarize = (
 export const summaryLine = ({ failed, passed, skipped }: Summary): string =>
   `tests: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`
 
+const addSummaries = (a: Summary, b: Summary): Summary => ({
+  passed: a.passed + b.passed,
+  failed: a.failed + b.failed,
+  skipped: a.skipped + b.skipped
+})
+
+/** The counts of the earlier runs of this `npm test` (none: an empty or missing file). */
+const earlierRuns = (file: string): Summary => {
+  try {
+    const earlier = JSON.parse(readFileSync(file, "utf8")) as Partial<Summary>
+    return { passed: earlier.passed ?? 0, failed: earlier.failed ?? 0, skipped: earlier.skipped ?? 0 }
+  } catch {
+    return { passed: 0, failed: 0, skipped: 0 }
+  }
+}
+
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(
     testModules: ReadonlyArray<TestModule>,
     unhandledErrors: ReadonlyArray<unknown>,
     reason: RunEndReason
   ): void {
-    const summary = summarize(testModules, unhandledErrors, reason)
+    const lanes = process.env["CANDOR_TEST_LANES"]
+    const thisRun = summarize(testModules, unhandledErrors, reason)
+    const summary = lanes ? addSummaries(earlierRuns(lanes), thisRun) : thisRun
+    if (lanes) writeFileSync(lanes, JSON.stringify(summary))
     const notice = summary.skipped > 0 ? skipNotice() : undefined
     const lines = `${notice === undefined ? "" : `${notice}\n`}${summaryLine(summary)}\n`
     // After vitest's own summary, so that it really is the closing line (writes to pipes and files are synchronous).
