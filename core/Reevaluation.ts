@@ -23,6 +23,7 @@ import type { AutonomyEnvelope } from "./schema/Card.js"
 import type { ConscienceContext } from "./schema/Checkpoint.js"
 import type { Concern, ConcernCause } from "./schema/Concern.js"
 import type { ConscienceValue } from "./schema/Conscience.js"
+import type { AipReevaluationState } from "./schema/Reevaluation.js"
 import type { Verdict } from "./schema/Verdict.js"
 import { deriveVerdict, type VerdictConcern } from "./Verdict.js"
 
@@ -112,3 +113,36 @@ export const verdictWithout = (
     boundaryValues
   )
 }
+
+/** What the check reads of a certificate (already verified by the caller). */
+export interface ReevaluatedCertificate {
+  readonly claims: { readonly concerns: ReadonlyArray<VerdictConcern> }
+}
+
+/**
+ * An `aip.reevaluation` entry checked against the certificates of the checkpoints it changed, by
+ * checkpoint id: for each, `candor-verdict/1` over the certified concerns less `dropped_concerns`,
+ * with the entry's `boundary_values`, must give `to`. The errors; none when the entry holds.
+ */
+export const checkReevaluation = (
+  state: AipReevaluationState,
+  certificates: ReadonlyMap<string, ReevaluatedCertificate>
+): ReadonlyArray<string> =>
+  state.changed.flatMap(({ checkpoint_id, dropped_concerns, to }) => {
+    const certificate = certificates.get(checkpoint_id)
+    if (certificate === undefined) return [`${checkpoint_id}: its certificate was not given`]
+    const { concerns } = certificate.claims
+    if (
+      dropped_concerns.some((index) => index >= concerns.length) ||
+      new Set(dropped_concerns).size !== dropped_concerns.length
+    )
+      return [
+        `${checkpoint_id}: dropped_concerns names concerns the certificate does not hold (${concerns.length} concerns)`
+      ]
+    const derived = verdictWithout(concerns, dropped_concerns, state.boundary_values)
+    return derived === to
+      ? []
+      : [
+          `${checkpoint_id}: ${state.rules_version} over the certified concerns less [${dropped_concerns.join(", ")}] gives ${derived}, the entry says ${to}`
+        ]
+  })

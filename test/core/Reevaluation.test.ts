@@ -4,6 +4,7 @@ import { CONCERN_CATEGORIES, type Concern, type ConcernCause, SEVERITIES } from 
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import {
   causeAcceptable,
+  checkReevaluation,
   type JudgedBasis,
   reevaluateConcerns,
   type ReevaluationBasis,
@@ -250,5 +251,41 @@ describe("reevaluateConcerns", () => {
         expect(rank[verdict]).toBeLessThanOrEqual(rank[deriveVerdict(concerns, boundary)])
       })
     )
+  })
+})
+
+describe("checkReevaluation", () => {
+  const certified = (severities: ReadonlyArray<Concern["severity"]>) => ({
+    claims: {
+      concerns: severities.map((severity) => ({
+        category: "value_misalignment" as const,
+        severity,
+        description: "d",
+        relevant_conscience_value: WIRE.name
+      }))
+    }
+  })
+  const state = (to: "clear" | "review_needed" | "boundary_violation", dropped: ReadonlyArray<number>) => ({
+    rules_version: "candor-verdict/1" as const,
+    card_id: "card-now",
+    boundary_values: [WIRE.name],
+    offset: 0,
+    limit: 40,
+    changed: [{ checkpoint_id: "ic-1", from: "boundary_violation" as const, to, dropped_concerns: dropped }]
+  })
+  const certificates = new Map([["ic-1", certified(["high", "medium"])]])
+
+  it("holds when the rule over the certified concerns less the dropped ones gives `to`", () => {
+    expect(checkReevaluation(state("review_needed", [0]), certificates)).toEqual([])
+    expect(checkReevaluation(state("clear", [0, 1]), certificates)).toEqual([])
+  })
+
+  it("fails on a `to` the rule does not give, a dropped index out of range or repeated, a missing certificate", () => {
+    expect(checkReevaluation(state("clear", [0]), certificates)).toEqual([
+      "ic-1: candor-verdict/1 over the certified concerns less [0] gives review_needed, the entry says clear"
+    ])
+    expect(checkReevaluation(state("clear", [0, 2]), certificates)[0]).toContain("does not hold (2 concerns)")
+    expect(checkReevaluation(state("clear", [0, 0]), certificates)[0]).toContain("does not hold")
+    expect(checkReevaluation(state("clear", [0, 1]), new Map())).toEqual(["ic-1: its certificate was not given"])
   })
 })
