@@ -23,7 +23,9 @@ import type { AutonomyEnvelope } from "./schema/Card.js"
 import type { ConscienceContext } from "./schema/Checkpoint.js"
 import type { Concern, ConcernCause } from "./schema/Concern.js"
 import type { ConscienceValue } from "./schema/Conscience.js"
-import type { AipReevaluationState } from "./schema/Reevaluation.js"
+import { withSessionViolations } from "./Reclassification.js"
+import type { ReputationTally } from "./Reputation.js"
+import type { AipReevaluationState, ReevaluatedVerdict } from "./schema/Reevaluation.js"
 import type { Verdict } from "./schema/Verdict.js"
 import { deriveVerdict, type VerdictConcern } from "./Verdict.js"
 
@@ -146,3 +148,37 @@ export const checkReevaluation = (
           `${checkpoint_id}: ${state.rules_version} over the certified concerns less [${dropped_concerns.join(", ")}] gives ${derived}, the entry says ${to}`
         ]
   })
+
+/** What the store knows of a checkpoint of the tally's prefix whose stored verdict a re-evaluation changed. */
+export interface ReevaluatedInPrefix extends ReevaluatedVerdict {
+  readonly certified: Verdict
+  /** A judge read its reasoning (the integrity ratio counts it). */
+  readonly analysed: boolean
+}
+
+/**
+ * The workers' tally with the re-evaluated verdicts counted instead of the certified ones, as
+ * `tallyCertificates` counts them for a verifier: the clear ones among the analysed, and the
+ * violation sessions. `sessions` are those holding a re-evaluated checkpoint, each with its newest
+ * violation by the verdicts counted, card gaps left out (apply after `excludeCardGaps`). Drift stays
+ * as certified: alerts already raised stay.
+ */
+export const countReevaluations = (
+  tally: ReputationTally,
+  reevaluated: ReadonlyArray<ReevaluatedInPrefix>,
+  sessions: ReadonlyArray<{ readonly session_id: string; readonly last_violation_at: string | null }>,
+  since: string
+): ReputationTally => {
+  if (reevaluated.length === 0) return tally
+  const clearDelta = reevaluated
+    .filter((r) => r.analysed)
+    .reduce((sum, r) => sum + (r.verdict === "clear" ? 1 : 0) - (r.certified === "clear" ? 1 : 0), 0)
+  return {
+    ...tally,
+    analysed_clear: tally.analysed_clear + clearDelta,
+    violation_sessions: withSessionViolations(tally.violation_sessions, sessions, since),
+    reevaluated_checkpoints: reevaluated
+      .map(({ checkpoint_id, governance_index, verdict }) => ({ checkpoint_id, verdict, governance_index }))
+      .sort((a, b) => (a.checkpoint_id < b.checkpoint_id ? -1 : a.checkpoint_id > b.checkpoint_id ? 1 : 0))
+  }
+}

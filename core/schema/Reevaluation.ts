@@ -43,3 +43,14 @@ export const AipReevaluationState = Schema.Struct({
   description: "The new_state of an aip.reevaluation governance entry"
 })
 export type AipReevaluationState = typeof AipReevaluationState.Type
+
+/**
+ * A checkpoint's verdict as re-evaluated, counted by the reputation (its integrity ratio's published
+ * `reevaluated_checkpoints`), and the `aip.reevaluation` entry of the agent's governance log that set it.
+ */
+export const ReevaluatedVerdict = Schema.Struct({
+  checkpoint_id: CheckpointId,
+  verdict: Verdict,
+  governance_index: Schema.NonNegativeInt
+}).annotations({ identifier: "ReevaluatedVerdict", description: "A re-evaluated verdict the reputation counts" })
+export type ReevaluatedVerdict = typeof ReevaluatedVerdict.Type

@@ -12,6 +12,7 @@ import { resolvedConscienceOf } from "../../adapters/store/OrgConscienceRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import { cardHash, valuesHash } from "../../core/Commitments.js"
 import { agentGovernanceLog } from "../../core/Governance.js"
+import { verifyReputation } from "../../core/ReputationVerification.js"
 import type { Concern } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
@@ -163,7 +164,8 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         const agent = yield* api.claimAgent({ userId: userA.userId })
         // Judged under card-1 (bounding `reply` only) with WIRE a BOUNDARY value in force.
         yield* store.putCard(agent, cardFor(agent, "card-1"))
-        const onWire = caused("value_misalignment", "high", {
+        // Deceptive at high: a boundary violation whatever values are in force, so the certificate agrees.
+        const onWire = caused("deceptive_reasoning", "high", {
           relevant_card_field: "conscience_values",
           value: WIRE.name
         })
@@ -194,6 +196,8 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
             }
           }),
           {
+            // One session each: drift (replayed by a verifier, stored by the workers) is not this test's.
+            sessionId: (position) => `${agent}-session-${position}`,
             concerns: (position) =>
               JUDGED[position]!.concerns.map((c) => ({
                 category: c.category,
@@ -293,8 +297,36 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
         const refused = verifyGovernanceProof(tampered, [governanceKey], undefined, certificates)
         expect(refused.valid).toBe(false)
         expect(refused.lines).toContain(
-          `  - re-evaluation: ${id(0)}: candor-verdict/1 over the certified concerns less [] gives review_needed, the entry says clear`
+          `  - re-evaluation: ${id(0)}: candor-verdict/1 over the certified concerns less [] gives boundary_violation, the entry says clear`
         )
+
+        // The reputation counts the re-evaluated verdicts, citing the entry; a third party recomputes it
+        // from the certificates and the published list (the fixtures sign with an unlisted key of their own).
+        const reputation = (yield* api.call("GET", `/v1/reputation/${agent}`, { token: userA.token })).body
+        const integrity = reputation.components.find((c: any) => c.key === "integrity_ratio")
+        expect(integrity.inputs).toEqual({
+          analysed: 3,
+          analysed_clear: 2,
+          reevaluated_checkpoints: [
+            { checkpoint_id: id(0), verdict: "clear", governance_index: entry.index },
+            { checkpoint_id: id(1), verdict: "clear", governance_index: entry.index }
+          ].sort((a, b) => (a.checkpoint_id < b.checkpoint_id ? -1 : 1))
+        })
+        expect(reputation.components.find((c: any) => c.key === "compliance").inputs.violation_sessions).toBe(0)
+        const keys = (yield* api.call("GET", "/v1/keys")).body.keys
+        const log = (yield* api.call("GET", `/v1/agents/${agent}/certificates`, { token: userA.token })).body
+          .certificates
+        const report = verifyReputation(reputation, log, reputation.computed_over.checkpoint, keys)
+        expect([report.checks.prefix, report.checks.chain, report.checks.merkle, report.checks.scores]).toEqual(
+          Array(4).fill({ ok: true, errors: [] })
+        )
+        const stripped = {
+          ...reputation,
+          components: reputation.components.map((c: any) =>
+            c.key === "integrity_ratio" ? { ...c, inputs: { ...c.inputs, reevaluated_checkpoints: undefined } } : c
+          )
+        }
+        expect(verifyReputation(stripped, log, reputation.computed_over.checkpoint, keys).checks.scores.ok).toBe(false)
 
         // A call that changes nothing is on record too.
         const again = yield* api.call("POST", `/v1/agents/${agent}/reverify/aip`, { token: userA.token })

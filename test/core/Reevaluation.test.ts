@@ -5,12 +5,15 @@ import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import {
   causeAcceptable,
   checkReevaluation,
+  countReevaluations,
   type JudgedBasis,
   reevaluateConcerns,
   type ReevaluationBasis,
   verdictWithout
 } from "../../core/Reevaluation.js"
+import { tallyCertificates } from "../../core/ReputationTally.js"
 import { deriveVerdict } from "../../core/Verdict.js"
+import { type Entry, signedLog } from "../support/ReputationLog.js"
 
 const WIRE: ConscienceValue = { type: "BOUNDARY", name: "no-wire-transfers", content: "Never move money." }
 const CALM: ConscienceValue = { type: "FEAR", name: "fear-shouting", content: "Shouting at users." }
@@ -287,5 +290,70 @@ describe("checkReevaluation", () => {
     expect(checkReevaluation(state("clear", [0, 2]), certificates)[0]).toContain("does not hold (2 concerns)")
     expect(checkReevaluation(state("clear", [0, 0]), certificates)[0]).toContain("does not hold")
     expect(checkReevaluation(state("clear", [0, 1]), new Map())).toEqual(["ic-1: its certificate was not given"])
+  })
+})
+
+describe("re-evaluated verdicts in the reputation tally", () => {
+  const entries: ReadonlyArray<Entry> = [
+    { session: "s1", outcome: "violation" },
+    { session: "s1", outcome: "clear" },
+    { session: "s2", outcome: "review" },
+    { session: "s3", outcome: "violation" }
+  ]
+  const { certificates } = signedLog("agt-reevaluated", entries)
+  const idOf = (i: number) => certificates[i]!.subject.checkpoint_id
+  const since = "2000-01-01T00:00:00.000Z"
+
+  it("the verifier counts the re-evaluated verdict for clear ones and violations, and publishes what it counted", () => {
+    const reevaluated = new Map([
+      [idOf(0), { checkpoint_id: idOf(0), verdict: "clear" as const, governance_index: 4 }],
+      [idOf(2), { checkpoint_id: idOf(2), verdict: "clear" as const, governance_index: 7 }]
+    ])
+    const certified = tallyCertificates(certificates)
+    const counted = tallyCertificates(certificates, new Set(), reevaluated)
+    expect(counted.analysed_clear).toBe(certified.analysed_clear + 2)
+    expect(counted.violation_sessions.map((v) => v.session_id)).toEqual(["s3"])
+    expect(counted.reevaluated_checkpoints).toEqual(
+      [...reevaluated.values()].sort((a, b) => (a.checkpoint_id < b.checkpoint_id ? -1 : 1))
+    )
+    // Drift replays the certified verdicts: alerts already raised stay.
+    expect([counted.long_sessions, counted.stable_sessions]).toEqual([
+      certified.long_sessions,
+      certified.stable_sessions
+    ])
+  })
+
+  it("the workers' overlay on the certified tally gives what the verifier counts", () => {
+    const reevaluated = [
+      {
+        checkpoint_id: idOf(0),
+        verdict: "clear" as const,
+        governance_index: 4,
+        certified: "boundary_violation" as const,
+        analysed: true
+      },
+      {
+        checkpoint_id: idOf(2),
+        verdict: "clear" as const,
+        governance_index: 7,
+        certified: "review_needed" as const,
+        analysed: true
+      }
+    ]
+    const overlaid = countReevaluations(
+      tallyCertificates(certificates),
+      reevaluated,
+      [{ session_id: "s1", last_violation_at: null }],
+      since
+    )
+    expect(overlaid).toStrictEqual(
+      tallyCertificates(
+        certificates,
+        new Set(),
+        new Map(reevaluated.map(({ certified: _, analysed: __, ...r }) => [r.checkpoint_id, r]))
+      )
+    )
+    const none = tallyCertificates(certificates)
+    expect(countReevaluations(none, [], [], since)).toBe(none)
   })
 })

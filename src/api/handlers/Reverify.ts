@@ -35,6 +35,7 @@ import type { APTrace } from "../../../core/schema/Trace.js"
 import type { Verdict } from "../../../core/schema/Verdict.js"
 import { verifyTrace } from "../../../core/TraceVerification.js"
 import { RULES_VERSION } from "../../../core/Verdict.js"
+import { recomputeWithTrust } from "../../../streams/ReputationRecompute.js"
 import { CandorApi } from "../Api.js"
 import { writeAgent } from "./AgentAccess.js"
 import { internal } from "./Access.js"
@@ -134,7 +135,7 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
         const evaluated = outcomes.filter((outcome): outcome is CheckpointOutcome => typeof outcome !== "string")
         const actor = actorOf(yield* CurrentPrincipal)
         const governance = yield* GovernanceLog
-        const entry = yield* transaction(
+        const recorded = yield* transaction(
           yield* SqlClient.SqlClient,
           Effect.gen(function* () {
             const stored = new Set(
@@ -153,7 +154,7 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
                   ]
                 : []
             )
-            return yield* governance.append(agentGovernanceLog(path.agent_id), {
+            const entry = yield* governance.append(agentGovernanceLog(path.agent_id), {
               action: "aip.reevaluation",
               actor,
               previous_state: null,
@@ -167,8 +168,11 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
               }),
               hashes: { card_hash: cardHash(card), values_hash: valuesHash(values) }
             })
+            return { index: entry.index, changed: changed.length }
           })
         ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "reverifyAip", cause }))))
+        // The reputation counts the re-evaluated verdicts (core/Reevaluation.ts): recomputed now, not at the next commit.
+        if (recorded.changed > 0) yield* recomputeWithTrust(path.agent_id)
         const resolved = evaluated.filter((outcome) => outcome.verdict === "clear").length
         return {
           agent_id: path.agent_id,
@@ -181,7 +185,7 @@ export const ReverifyLive = HttpApiBuilder.group(CandorApi, "reverify", (handler
           kept_non_clear: evaluated.length - resolved,
           results: evaluated.map(({ reevaluated: _, ...result }) => result),
           errors: outcomes.filter((outcome): outcome is string => typeof outcome === "string"),
-          governance_index: entry.index,
+          governance_index: recorded.index,
           disclaimer: PROTOCOL_DISCLAIMER
         }
       }).pipe(Effect.catchTag("StoreError", internal))
