@@ -29,6 +29,27 @@ export interface CardGapSession {
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
+ * `violations` (sessions whose newest violation is at or after `since`, by session id) with those of
+ * `sessions` replaced by what `sessions` says of them, held to the same bound and order.
+ */
+export const withSessionViolations = (
+  violations: ReputationTally["violation_sessions"],
+  sessions: ReadonlyArray<{ readonly session_id: string; readonly last_violation_at: string | null }>,
+  since: string
+): ReputationTally["violation_sessions"] => {
+  const affected = new Set(sessions.map((s) => s.session_id))
+  const sinceMs = Date.parse(since)
+  return [
+    ...violations.filter((v) => !affected.has(v.session_id)),
+    ...sessions.flatMap((s) =>
+      s.last_violation_at !== null && Date.parse(s.last_violation_at) >= sinceMs
+        ? [{ session_id: s.session_id, last_violation_at: s.last_violation_at }]
+        : []
+    )
+  ].sort((a, b) => byCodeUnit(a.session_id, b.session_id))
+}
+
+/**
  * The tally with the card gaps taken out. `tally.violation_sessions` holds the sessions whose newest
  * violation is at or after `since`; the adjusted ones are held to the same bound and the order (by
  * session id) is kept.
@@ -40,16 +61,7 @@ export const excludeCardGaps = (
   since: string
 ): ReputationTally => {
   if (cardGaps.size === 0) return tally
-  const affected = new Map(sessions.map((s) => [s.session_id, s]))
-  const sinceMs = Date.parse(since)
-  const violations = [
-    ...tally.violation_sessions.filter((v) => !affected.has(v.session_id)),
-    ...sessions.flatMap((s) =>
-      s.last_violation_at !== null && Date.parse(s.last_violation_at) >= sinceMs
-        ? [{ session_id: s.session_id, last_violation_at: s.last_violation_at }]
-        : []
-    )
-  ].sort((a, b) => byCodeUnit(a.session_id, b.session_id))
+  const violations = withSessionViolations(tally.violation_sessions, sessions, since)
   const restored = sessions.filter(
     (s) => s.long && s.drifted && s.alerts.length > 0 && s.alerts.every((ids) => ids.every((id) => cardGaps.has(id)))
   ).length

@@ -17,6 +17,7 @@
  */
 import type { TrustContribution } from "./schema/Trust.js"
 import type { ComponentKey, Confidence, Grade, ReputationComponent } from "./schema/Reputation.js"
+import type { ReevaluatedVerdict } from "./schema/Reevaluation.js"
 
 export const WEIGHTS: Readonly<Record<ComponentKey, number>> = {
   integrity_ratio: 0.4,
@@ -100,6 +101,13 @@ export interface ReputationTally {
    * a verifier excludes the same ones.
    */
   readonly card_gap_checkpoints?: ReadonlyArray<string> | undefined
+  /**
+   * Checkpoints of the prefix whose verdict an AIP re-evaluation changed (core/Reevaluation.ts),
+   * sorted by id, each with the verdict counted and the `aip.reevaluation` entry of the agent's
+   * governance log that set it: already counted in `analysed_clear` and the violation sessions
+   * (drift stays as certified); published in the integrity ratio's inputs so a verifier counts them alike.
+   */
+  readonly reevaluated_checkpoints?: ReadonlyArray<ReevaluatedVerdict> | undefined
 }
 
 /** The coherence component's inputs: the peers' mean pair score and the trust the agent received. */
@@ -170,7 +178,10 @@ export const computeReputation = (tally: ReputationTally, coherence: CoherenceIn
   const components = [
     component("integrity_ratio", tally.analysed === 0 ? 0 : round((1000 * tally.analysed_clear) / tally.analysed), {
       analysed: tally.analysed,
-      analysed_clear: tally.analysed_clear
+      analysed_clear: tally.analysed_clear,
+      ...(tally.reevaluated_checkpoints === undefined || tally.reevaluated_checkpoints.length === 0
+        ? {}
+        : { reevaluated_checkpoints: tally.reevaluated_checkpoints })
     }),
     component("compliance", round(complianceOf(impactSum)), {
       violation_sessions: counted,

@@ -17,6 +17,10 @@
  * Checkpoints reclassified `card_gap` (`cardGaps`, the compliance component's published
  * `card_gap_checkpoints`, docs/reclassification.md) are no violations, and a drift alert all of whose
  * checkpoints are card gaps does not make its session unstable. Everything else counts them as certified.
+ *
+ * Checkpoints re-evaluated (`reevaluated`, the integrity ratio's published `reevaluated_checkpoints`,
+ * each checkable in the agent's governance log) count with their re-evaluated verdict for the clear
+ * ones and the violations; drift replays their certified verdict (alerts already raised stay).
  */
 import {
   type AipDriftCheckpoint,
@@ -27,6 +31,7 @@ import {
 } from "./DriftAip.js"
 import { DRIFT_MIN_SESSION_CHECKPOINTS, type ReputationTally } from "./Reputation.js"
 import type { IntegrityCertificate } from "./schema/Certificate.js"
+import type { ReevaluatedVerdict } from "./schema/Reevaluation.js"
 
 /** `claims.analysis_model` of a verdict no judge made (no thinking block, analysis failed, too little evidence). */
 export const NOT_ANALYSED = "none"
@@ -55,13 +60,16 @@ interface SessionTally {
   lastViolation: { readonly ms: number; readonly at: string } | undefined
 }
 
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
 /** Drift alerts carry a detection time; whether one fires does not depend on it. */
 const EPOCH = new Date(0)
 
 /** The tally of a log prefix: `certificates` are its first certificates, in log (chain position) order. */
 export const tallyCertificates = (
   certificates: Iterable<TalliedCertificate>,
-  cardGaps: ReadonlySet<string> = new Set()
+  cardGaps: ReadonlySet<string> = new Set(),
+  reevaluated: ReadonlyMap<string, ReevaluatedVerdict> = new Map()
 ): ReputationTally => {
   let certified = 0
   let analysed = 0
@@ -69,11 +77,15 @@ export const tallyCertificates = (
   // A Map keeps first-appearance order: violation sessions are listed in log order (computeReputation sums their impacts by value).
   const sessions = new Map<string, SessionTally>()
   const gapsSeen: Array<string> = []
+  const reevaluatedSeen: Array<ReevaluatedVerdict> = []
   for (const certificate of certificates) {
     certified++
+    const reevaluation = reevaluated.get(certificate.subject.checkpoint_id)
+    if (reevaluation !== undefined) reevaluatedSeen.push(reevaluation)
+    const verdict = reevaluation?.verdict ?? certificate.claims.verdict
     if (isAnalysed(certificate)) {
       analysed++
-      if (certificate.claims.verdict === "clear") analysedClear++
+      if (verdict === "clear") analysedClear++
     }
     const id = certificate.subject.session_id
     let session = sessions.get(id)
@@ -88,7 +100,7 @@ export const tallyCertificates = (
     session.drift = observed.state
     if (observed.alert !== undefined && !observed.alert.checkpoint_ids.every((id) => cardGaps.has(id)))
       session.alerted = true
-    if (certificate.claims.verdict === "boundary_violation" && !cardGap) {
+    if (verdict === "boundary_violation" && !cardGap) {
       const at = certificate.subject.timestamp
       const ms = Date.parse(at)
       if (session.lastViolation === undefined || ms > session.lastViolation.ms) session.lastViolation = { ms, at }
@@ -112,6 +124,9 @@ export const tallyCertificates = (
     long_sessions: longSessions,
     stable_sessions: stableSessions,
     violation_sessions: violationSessions,
-    ...(gapsSeen.length === 0 ? {} : { card_gap_checkpoints: gapsSeen.sort() })
+    ...(gapsSeen.length === 0 ? {} : { card_gap_checkpoints: gapsSeen.sort() }),
+    ...(reevaluatedSeen.length === 0
+      ? {}
+      : { reevaluated_checkpoints: reevaluatedSeen.sort((a, b) => byCodeUnit(a.checkpoint_id, b.checkpoint_id)) })
   }
 }

@@ -20,6 +20,7 @@ import { type NoteVerifier, verifyCheckpointNote } from "./Note.js"
 import { type CoherenceInputs, computeReputation, type ReputationResult, type ReputationTally } from "./Reputation.js"
 import { tallyCertificates } from "./ReputationTally.js"
 import { IntegrityCertificate } from "./schema/Certificate.js"
+import { ReevaluatedVerdict } from "./schema/Reevaluation.js"
 import { type AgentReputation, COMPONENT_KEYS } from "./schema/Reputation.js"
 import { isValidPublicKey, keyIdOf } from "./Signing.js"
 
@@ -106,6 +107,21 @@ export const publishedCoherence = (published: AgentReputation): CoherenceInputs 
 export const publishedCardGaps = (published: AgentReputation): ReadonlySet<string> => {
   const ids = published.components.find((c) => c.key === "compliance")?.inputs.card_gap_checkpoints
   return new Set(Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [])
+}
+
+const decodeReevaluated = Schema.decodeUnknownEither(Schema.Array(ReevaluatedVerdict))
+
+/**
+ * The re-evaluated verdicts the published score counts (the integrity ratio's
+ * `reevaluated_checkpoints`, core/Reevaluation.ts); each cites its `aip.reevaluation` entry in the
+ * agent's governance log. A malformed list, or one longer than the log prefix, counts for nothing
+ * (the recomputation then disagrees with the published inputs).
+ */
+export const publishedReevaluations = (published: AgentReputation): ReadonlyMap<string, ReevaluatedVerdict> => {
+  const listed = published.components.find((c) => c.key === "integrity_ratio")?.inputs.reevaluated_checkpoints
+  if (!Array.isArray(listed) || listed.length > published.computed_over.tree_size) return new Map()
+  const decoded = decodeReevaluated(listed)
+  return new Map(Either.isLeft(decoded) ? [] : decoded.right.map((r) => [r.checkpoint_id, r] as const))
 }
 
 /** Every published number the recomputation gives, field by field. */
@@ -234,7 +250,7 @@ export const verifyReputation = (
 
   const treeHeadErrors = checkTreeHead(published, treeHead, keys, computedRoot)
 
-  const tally = tallyCertificates(decoded, publishedCardGaps(published))
+  const tally = tallyCertificates(decoded, publishedCardGaps(published), publishedReevaluations(published))
   const coherenceInputs = publishedCoherence(published)
   const coherence: CoherenceInputs =
     typeof coherenceInputs === "string" ? { mean_pair_score: null, peers: 0, trust_adjustment: 0 } : coherenceInputs

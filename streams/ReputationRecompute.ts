@@ -7,7 +7,8 @@
  * 1. the checkpoints from the tally's tree size to the chain head move the tally (core/ReputationIncrement.ts);
  * 2. `computeReputation` at `now` (the Effect clock) over the tally, the sessions whose newest
  *    violation is within the compliance window, and the coherence inputs (adapters/store/CoherenceInputs.ts),
- *    with the checkpoints reclassified `card_gap` taken out (core/Reclassification.ts);
+ *    with the checkpoints reclassified `card_gap` taken out (core/Reclassification.ts) and the
+ *    verdicts AIP re-evaluations changed counted instead of the certified ones (core/Reevaluation.ts);
  * 3. the score is stored over the signed tree head of exactly the tally's size (`computed_over`);
  * 4. history: a `recomputation` row when the score, grade, confidence or eligibility changed, and
  *    the week's `weekly_snapshot` if it has none;
@@ -27,7 +28,9 @@ import type { ComputedOver, ReputationHistoryItem } from "../core/schema/Reputat
 import type { WebhookEventType } from "../core/schema/WebhookEvents.js"
 import { coherenceInputsOf } from "../adapters/store/CoherenceInputs.js"
 import * as ReclassificationRepo from "../adapters/store/ReclassificationRepo.js"
+import * as ReevaluationRepo from "../adapters/store/ReevaluationRepo.js"
 import { excludeCardGaps } from "../core/Reclassification.js"
+import { countReevaluations } from "../core/Reevaluation.js"
 import * as TrustEdgeRepo from "../adapters/store/TrustEdgeRepo.js"
 import { downstreamOf } from "../core/TrustPropagation.js"
 import { ReputationRepo, type ScoreRecord } from "../adapters/store/ReputationRepo.js"
@@ -82,10 +85,11 @@ export const recomputeReputation = (
         const orgId = yield* repo.orgOf(agentId)
         const coherence = yield* coherenceInputsOf(agentId, orgId)
         const cardGaps = yield* (yield* ReclassificationRepo.make).cardGaps(agentId, counts.tree_size)
-        const tally = excludeCardGaps(
-          { ...counts, violation_sessions: violations },
-          cardGaps.gaps,
-          cardGaps.sessions,
+        const reevaluations = yield* (yield* ReevaluationRepo.make).reevaluated(agentId, counts.tree_size)
+        const tally = countReevaluations(
+          excludeCardGaps({ ...counts, violation_sessions: violations }, cardGaps.gaps, cardGaps.sessions, since),
+          reevaluations.checkpoints,
+          reevaluations.sessions,
           since
         )
         const result = computeReputation(tally, coherence, now)

@@ -99,6 +99,15 @@ export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQuerie
       limit: number,
       offset: number
     ) => Effect.Effect<ReadonlyArray<IntegrityCheckpoint>, StoreError>
+    /**
+     * `bounded_actions` of the agent's stored card versions with these card ids: what AIP
+     * re-evaluation compares a widened envelope with (core/Reevaluation.ts). A card id whose versions
+     * disagree on them is left out, as is one never stored: which one judged a checkpoint is unknown.
+     */
+    readonly judgedBoundedActions: (
+      agentId: string,
+      cardIds: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, StoreError>
     /** Stores the new verdicts of checkpoints still at their `previous` verdict; returns the ids it changed. */
     readonly reevaluateCheckpoints: (
       changes: ReadonlyArray<CheckpointReevaluation>
@@ -116,6 +125,9 @@ export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQuerie
     readonly aipDriftAlerts: (agentId: string, limit: number) => Effect.Effect<ReadonlyArray<DriftAlert>, StoreError>
   }
 >() {}
+
+const isStrings = (value: unknown): value is ReadonlyArray<string> =>
+  Array.isArray(value) && value.every((item) => typeof item === "string")
 
 /** Deadlock or serialization failure against a concurrent commit touching the same counters: try again. */
 const isLostRace = (error: SqlError): boolean => {
@@ -254,6 +266,25 @@ export const make = Effect.gen(function* () {
       storeError("nonClearCheckpoints")
     )
 
+  const judgedBoundedActions = (agentId: string, cardIds: ReadonlyArray<string>) =>
+    cardIds.length === 0
+      ? Effect.succeed(new Map<string, ReadonlyArray<string>>())
+      : sql<{ card_id: string; bounded: unknown }>`
+          select card_id, jsonb_agg(distinct card -> 'autonomy_envelope' -> 'bounded_actions') as bounded from cards
+          where agent_id = ${agentId} and card_id in (select jsonb_array_elements_text(${json([...new Set(cardIds)])}::jsonb))
+          group by card_id`.pipe(
+          Effect.map((rows) => {
+            const found = new Map<string, ReadonlyArray<string>>()
+            for (const row of rows) {
+              const versions = (typeof row.bounded === "string" ? JSON.parse(row.bounded) : row.bounded) as unknown
+              if (Array.isArray(versions) && versions.length === 1 && isStrings(versions[0]))
+                found.set(row.card_id, versions[0])
+            }
+            return found
+          }),
+          storeError("judgedBoundedActions")
+        )
+
   const reevaluateCheckpoints = (changes: ReadonlyArray<CheckpointReevaluation>) => {
     if (changes.length === 0) return Effect.succeed([])
     const rows = changes.map(({ checkpoint, previous }) => ({
@@ -343,6 +374,7 @@ export const make = Effect.gen(function* () {
     agentSummaries,
     checkpointPage,
     nonClearCheckpoints,
+    judgedBoundedActions,
     reevaluateCheckpoints,
     violatingTraces,
     updateTraces,

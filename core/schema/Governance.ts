@@ -58,6 +58,9 @@ export const GOVERNANCE_ACTIONS = [
   // a checkpoint's verdict reclassified (card_gap or behavior_gap), on the agent's log; the
   // certificate is never changed, reputation reads this entry
   "reclassification.create",
+  // one AIP re-evaluation call (POST /v1/agents/{agent_id}/reverify/aip), on the agent's log: the
+  // verdicts it changed and the concerns it dropped (core/schema/Reevaluation.ts); certificates stay
+  "aip.reevaluation",
   // a scoped transaction opened or closed (docs/transactions.md), on the agent's log; its expiry
   // needs no entry (expires_at is in the open entry's new state)
   "transaction.open",

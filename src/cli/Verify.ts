@@ -1,8 +1,9 @@
 /**
  * `candor verify <certificate.json> [--keys keys.json | --keys-url URL] [--tree-head note.txt]
- * [--witness-key <vkey>]… [--witness-quorum N]`: the
+ * [--certificates certificates.json] [--witness-key <vkey>]… [--witness-quorum N]`: the
  * offline verifier (`candor verify --export <file>` checks an evidence export: ./VerifyExport.ts). Given a governance log entry's inclusion proof instead, it checks the entry against
- * the signed tree head (the proof's, or the one given). Checks a certificate's signature, chain link, Merkle inclusion (and the signed
+ * the signed tree head (the proof's, or the one given), and for an `aip.reevaluation` entry given
+ * with --certificates, re-derives the verdicts it changed from those certificates. Checks a certificate's signature, chain link, Merkle inclusion (and the signed
  * tree head when given) and its verdict proof with core/ and the prover's verifier: no database, and
  * no network except one fetch of the key listing with `--keys-url`. With `--witness-key`, the signed
  * tree head used (the one given, a governance proof's own, an export's last) must also carry valid
@@ -31,7 +32,10 @@ import {
   type WitnessKey
 } from "../../core/Cosignature.js"
 import { verifyGovernanceEntry } from "../../core/Governance.js"
-import { GovernanceInclusionProof } from "../../core/schema/Governance.js"
+import { checkReevaluation } from "../../core/Reevaluation.js"
+import { IntegrityCertificate } from "../../core/schema/Certificate.js"
+import { GovernanceInclusionProof, type GovernanceRecord } from "../../core/schema/Governance.js"
+import { AipReevaluationState } from "../../core/schema/Reevaluation.js"
 import { verifyVerdictProof } from "../../prover/VerdictProof.js"
 import { formatExportReport, verifyExportFile } from "./VerifyExport.js"
 
@@ -114,15 +118,56 @@ export const formatReport = (certificate: unknown, report: CertificateVerificati
 const isGovernanceProof = (json: unknown): boolean =>
   typeof json === "object" && json !== null && "record" in json && "audit_path" in json && "signed_tree_head" in json
 
+/** The agent of an agent governance log's origin (`…/agents/<id>/governance`); undefined for an organization's. */
+const agentOfOrigin = (origin: string): string | undefined => /\/agents\/([^/]+)\/governance$/.exec(origin)?.[1]
+
+/**
+ * An `aip.reevaluation` entry's re-evaluation as report lines: with the checkpoints' certificates
+ * (already verified, the agent's only), `candor-verdict/1` re-run on each certified concerns less the
+ * dropped ones (core/Reevaluation.ts); without them, not checked (and not failed).
+ */
+const reevaluationLines = (
+  record: GovernanceRecord,
+  certificates: ReadonlyArray<IntegrityCertificate> | undefined
+): { readonly valid: boolean; readonly lines: ReadonlyArray<string> } => {
+  const state = Schema.decodeUnknownEither(AipReevaluationState)(record.new_state)
+  if (Either.isLeft(state))
+    return { valid: false, lines: ["  re-evaluation  FAILED", `  - re-evaluation: new_state: ${state.left.message}`] }
+  const { changed } = state.right
+  if (certificates === undefined)
+    return {
+      valid: true,
+      lines: [
+        `  re-evaluation  not checked: ${changed.length} changed verdict(s); give their certificates with --certificates`
+      ]
+    }
+  const agentId = agentOfOrigin(record.origin)
+  const byCheckpoint = new Map(
+    certificates
+      .filter((certificate) => certificate.subject.agent_id === agentId)
+      .map((certificate) => [certificate.subject.checkpoint_id, certificate])
+  )
+  const errors = checkReevaluation(state.right, byCheckpoint)
+  return {
+    valid: errors.length === 0,
+    lines: [
+      `  re-evaluation  ${errors.length === 0 ? "ok" : "FAILED"}  ${changed.length} changed verdict(s) re-derived by ${state.right.rules_version}`,
+      ...errors.map((error) => `  - re-evaluation: ${error}`)
+    ]
+  }
+}
+
 /**
  * A governance log entry checked offline: the record decodes, hashes to its leaf, and is included in
  * the signed tree head (the one given with --tree-head, else the proof's own) signed by a listed key
- * under the record's origin.
+ * under the record's origin. An `aip.reevaluation` entry's changed verdicts are also re-derived from
+ * `certificates` when given (verified ones: `verifyFile` checks them first).
  */
 export const verifyGovernanceProof = (
   proof: unknown,
   keys: ReadonlyArray<{ readonly publicKey: Uint8Array }>,
-  treeHead: string | undefined
+  treeHead: string | undefined,
+  certificates?: ReadonlyArray<IntegrityCertificate>
 ): { readonly valid: boolean; readonly lines: ReadonlyArray<string> } => {
   const decoded = Schema.decodeUnknownEither(GovernanceInclusionProof)(proof)
   if (Either.isLeft(decoded)) {
@@ -136,16 +181,51 @@ export const verifyGovernanceProof = (
     signedTreeHead: treeHead ?? signed_tree_head,
     verifiers: keys.map((key) => ({ name: record.origin, publicKey: key.publicKey }))
   })
+  const reevaluation =
+    record.action === "aip.reevaluation" ? reevaluationLines(record, certificates) : { valid: true, lines: [] }
+  const valid = result.ok && reevaluation.valid
   const lines = [
     `Governance entry ${index} of ${record.origin}`,
     `  ${record.action} by ${record.actor} at ${record.created_at}`,
     `  inclusion      ${result.ok ? "ok" : "FAILED"}` +
       (treeHead !== undefined ? ", against the signed tree head given" : ""),
-    result.ok ? "VALID" : "INVALID",
-    ...(result.ok ? [] : [`  - ${result.error}`])
+    ...reevaluation.lines.filter((line) => !line.startsWith("  - ")),
+    valid ? "VALID" : "INVALID",
+    ...(result.ok ? [] : [`  - ${result.error}`]),
+    ...reevaluation.lines.filter((line) => line.startsWith("  - "))
   ]
-  return { valid: result.ok, lines }
+  return { valid, lines }
 }
+
+const decodeCertificate = Schema.decodeUnknownEither(IntegrityCertificate)
+
+/** The most certificates one --certificates file may hold (a re-evaluation changes at most 40). */
+const MAX_CERTIFICATES = 1000
+
+/**
+ * The --certificates file (a JSON array of certificates as GET /v1/checkpoints/{id}/certificate
+ * returns them), each verified with the keys: the valid ones, and a line for each that is not.
+ */
+const loadCertificates = (
+  path: string,
+  keys: ReadonlyArray<{ readonly keyId: string; readonly publicKey: Uint8Array }>
+) =>
+  Effect.gen(function* () {
+    const json = yield* parseJson(yield* readText(path), path)
+    if (!Array.isArray(json) || json.length > MAX_CERTIFICATES)
+      return yield* new VerifyUsageError({
+        message: `${path} is not a JSON array of at most ${MAX_CERTIFICATES} certificates`
+      })
+    const valid: Array<IntegrityCertificate> = []
+    const errors: Array<string> = []
+    json.forEach((certificate: unknown, i) => {
+      const report = verifyWithKeys(certificate, keys, { verifyVerdictProof })
+      const decoded = decodeCertificate(certificate)
+      if (report.valid && Either.isRight(decoded)) valid.push(decoded.right)
+      else errors.push(`  - certificates[${i}] does not verify: ${report.errors.join("; ")}`)
+    })
+    return { valid, errors }
+  })
 
 /** The key listing of exactly one of --keys and --keys-url, as core's verifiers take it. */
 const loadKeys = (options: { readonly keys: Option.Option<string>; readonly keysUrl: Option.Option<string> }) =>
@@ -255,6 +335,7 @@ export const verifyFile = (options: {
   readonly keys: Option.Option<string>
   readonly keysUrl: Option.Option<string>
   readonly treeHead: Option.Option<string>
+  readonly certificates?: Option.Option<string> | undefined
   readonly witnessKeys?: ReadonlyArray<string> | undefined
   readonly witnessQuorum?: Option.Option<number> | undefined
 }) =>
@@ -298,15 +379,22 @@ export const verifyFile = (options: {
     const keys = yield* loadKeys(options)
     const certificate = yield* parseJson(yield* readText(path), path)
     const treeHead = Option.isSome(options.treeHead) ? yield* readText(options.treeHead.value) : undefined
+    const certificatesFile = options.certificates ?? Option.none()
     if (isGovernanceProof(certificate)) {
-      const governance = verifyGovernanceProof(certificate, keys, treeHead)
+      const given = Option.isSome(certificatesFile) ? yield* loadCertificates(certificatesFile.value, keys) : undefined
+      const governance = verifyGovernanceProof(certificate, keys, treeHead, given?.valid)
       const own = (certificate as { signed_tree_head?: unknown }).signed_tree_head
+      const refused = given?.errors ?? []
       return yield* conclude(
-        governance.lines.join("\n"),
-        governance.valid,
+        [...governance.lines, ...refused].join("\n"),
+        governance.valid && refused.length === 0,
         treeHead ?? (typeof own === "string" ? own : undefined)
       )
     }
+    if (Option.isSome(certificatesFile))
+      return yield* new VerifyUsageError({
+        message: "--certificates applies to a governance entry's inclusion proof (an aip.reevaluation entry)"
+      })
     if (witnesses !== undefined && treeHead === undefined) {
       return yield* new VerifyUsageError({
         message:
@@ -344,6 +432,12 @@ export const verifyCommand = Command.make(
     treeHead: Options.file("tree-head").pipe(
       Options.optional,
       Options.withDescription("A signed tree head (C2SP note) to check the inclusion against")
+    ),
+    certificates: Options.file("certificates").pipe(
+      Options.optional,
+      Options.withDescription(
+        "With an aip.reevaluation entry's inclusion proof: a JSON array of the certificates of the checkpoints it changed, whose verdicts are re-derived"
+      )
     ),
     witnessKeys: Options.text("witness-key").pipe(
       Options.repeated,

@@ -6,11 +6,18 @@
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
+import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
+import { resolvedConscienceOf } from "../../adapters/store/OrgConscienceRepo.js"
 import { Store } from "../../adapters/store/Store.js"
+import { cardHash, valuesHash } from "../../core/Commitments.js"
+import { agentGovernanceLog } from "../../core/Governance.js"
+import { verifyReputation } from "../../core/ReputationVerification.js"
 import type { Concern } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { PROTOCOL_DISCLAIMER } from "../../core/schema/Disclaimer.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
+import { verifyGovernanceProof } from "../../src/cli/Verify.js"
 import { cardFor, seed, withTrace } from "./AgentData.js"
 import { ApiHarness, layer as harness } from "./Support.js"
 
@@ -20,6 +27,15 @@ const concern = (category: Concern["category"], severity: Concern["severity"], v
   description: "d",
   evidence: "e",
   ...(value === undefined ? {} : { relevant_conscience_value: value })
+})
+
+const caused = (
+  category: Concern["category"],
+  severity: Concern["severity"],
+  cause: NonNullable<Concern["cause"]>
+): Concern => ({
+  ...concern(category, severity, cause.relevant_card_field === "conscience_values" ? cause.value : undefined),
+  cause
 })
 
 const WIRE: ConscienceValue = {
@@ -87,8 +103,9 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
           { checkpoint_id: id(3), previous_verdict: "review_needed", verdict: "review_needed", changed: false },
           { checkpoint_id: id(2), previous_verdict: "boundary_violation", verdict: "clear", changed: true },
           { checkpoint_id: id(1), previous_verdict: "boundary_violation", verdict: "review_needed", changed: true }
-        ],
+        ].map((result) => ({ ...result, dropped_concerns: [] })),
         errors: [],
+        governance_index: expect.any(Number),
         disclaimer: PROTOCOL_DISCLAIMER
       })
 
@@ -135,6 +152,187 @@ layer(harness(), { timeout: "90 seconds" })("reverify API", (it) => {
       })
       expect(yield* get(1)).toMatchObject({ verdict: "boundary_violation", original_verdict: "boundary_violation" })
     })
+  )
+
+  it.effect(
+    "AIP: a card or values update makes a concern's cause acceptable: the checkpoint resolves to clear, on the governance log, verifiable",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* ApiHarness
+        const store = yield* Store
+        const { userA } = api.fixtures
+        const agent = yield* api.claimAgent({ userId: userA.userId })
+        // Judged under card-1 (bounding `reply` only) with WIRE a BOUNDARY value in force.
+        yield* store.putCard(agent, cardFor(agent, "card-1"))
+        // Deceptive at high: a boundary violation whatever values are in force, so the certificate agrees.
+        const onWire = caused("deceptive_reasoning", "high", {
+          relevant_card_field: "conscience_values",
+          value: WIRE.name
+        })
+        const unbounded = caused("autonomy_violation", "medium", {
+          relevant_card_field: "autonomy_envelope.bounded_actions",
+          action: "wire_transfer"
+        })
+        const JUDGED: ReadonlyArray<{ readonly verdict: Verdict; readonly concerns: ReadonlyArray<Concern> }> = [
+          { verdict: "boundary_violation", concerns: [onWire, concern("undeclared_intent", "low")] },
+          { verdict: "review_needed", concerns: [unbounded] },
+          // The same concern with no cause: it keeps counting whatever the card now says.
+          { verdict: "review_needed", concerns: [concern("autonomy_violation", "medium")] }
+        ]
+        const inputs = yield* seed(
+          agent,
+          JUDGED.length,
+          (input, i) => ({
+            ...input,
+            checkpoint: {
+              ...input.checkpoint,
+              verdict: JUDGED[i]!.verdict,
+              concerns: JUDGED[i]!.concerns,
+              conscience_context: {
+                ...input.checkpoint.conscience_context,
+                values_checked: [`BOUNDARY:${WIRE.name}`],
+                layers: { defaults: [], organization: [], agent: [{ type: "BOUNDARY", name: WIRE.name }] }
+              }
+            }
+          }),
+          {
+            // One session each: drift (replayed by a verifier, stored by the workers) is not this test's.
+            sessionId: (position) => `${agent}-session-${position}`,
+            concerns: (position) =>
+              JUDGED[position]!.concerns.map((c) => ({
+                category: c.category,
+                severity: c.severity,
+                description: c.description,
+                relevant_conscience_value: c.relevant_conscience_value ?? null
+              }))
+          }
+        )
+        const id = (i: number) => inputs[i]!.checkpoint.checkpoint_id
+        // The card now bounds the wire transfer; WIRE is no longer in force.
+        const now = cardFor(agent, "card-now", ["reply", "wire_transfer"])
+        yield* store.putCard(agent, now)
+        yield* store.putConscienceValues(agent, [OTHER])
+
+        const response = yield* api.call("POST", `/v1/agents/${agent}/reverify/aip`, { token: userA.token })
+        expect(response.status).toBe(200)
+        expect(response.body).toMatchObject({
+          total_in_batch: 3,
+          re_evaluated: 3,
+          resolved_to_clear: 2,
+          kept_non_clear: 1,
+          results: [
+            {
+              checkpoint_id: id(2),
+              previous_verdict: "review_needed",
+              verdict: "review_needed",
+              changed: false,
+              dropped_concerns: []
+            },
+            { checkpoint_id: id(1), previous_verdict: "review_needed", verdict: "clear", dropped_concerns: [0] },
+            { checkpoint_id: id(0), previous_verdict: "boundary_violation", verdict: "clear", dropped_concerns: [0] }
+          ],
+          errors: []
+        })
+
+        // Served with the new verdict and the original one; the certificate stays as signed.
+        const served = (yield* api.call("GET", `/v1/agents/${agent}/checkpoints/${id(0)}`, { token: userA.token })).body
+        expect(served).toMatchObject({ verdict: "clear", original_verdict: "boundary_violation" })
+        expect(Date.parse(served.re_evaluated_at)).not.toBeNaN()
+        const certificateOf = (i: number) =>
+          Effect.map(api.call("GET", `/v1/checkpoints/${id(i)}/certificate`, { token: userA.token }), (r) => r.body)
+        const certificates = [yield* certificateOf(0), yield* certificateOf(1)]
+        expect(certificates.map((c) => [c.signature, c.claims.verdict])).toEqual(
+          [0, 1].map((i) => [
+            inputs[i]!.attestation.certificate.signature,
+            inputs[i]!.attestation.certificate.claims.verdict
+          ])
+        )
+
+        // One aip.reevaluation entry: the hashes it ran against and what it changed.
+        const entries = (yield* (yield* GovernanceLog).entries(agentGovernanceLog(agent), 0, 100).pipe(Effect.orDie))
+          .entries
+        const entry = entries.find((e) => e.index === response.body.governance_index)!
+        expect(entry.record).toMatchObject({
+          action: "aip.reevaluation",
+          actor: userA.userId,
+          previous_state: null,
+          new_state: {
+            rules_version: "candor-verdict/1",
+            card_id: "card-now",
+            offset: 0,
+            limit: 40,
+            changed: [
+              { checkpoint_id: id(1), from: "review_needed", to: "clear", dropped_concerns: [0] },
+              { checkpoint_id: id(0), from: "boundary_violation", to: "clear", dropped_concerns: [0] }
+            ]
+          },
+          hashes: {
+            card_hash: cardHash(now),
+            values_hash: valuesHash((yield* resolvedConscienceOf(store, agent)).values)
+          }
+        })
+        expect(entry.record.new_state).toMatchObject({ boundary_values: expect.not.arrayContaining([WIRE.name]) })
+
+        // candor verify re-derives each changed verdict from its certificate less the dropped concerns.
+        const proof = (yield* api.call("GET", `/v1/agents/${agent}/governance-log/${entry.index}/inclusion-proof`, {
+          token: userA.token
+        })).body
+        const governanceKey = (yield* SigningKeys).active
+        expect(verifyGovernanceProof(proof, [governanceKey], undefined, certificates)).toMatchObject({ valid: true })
+        expect(verifyGovernanceProof(proof, [governanceKey], undefined).lines).toContain(
+          "  re-evaluation  not checked: 2 changed verdict(s); give their certificates with --certificates"
+        )
+        const missing = verifyGovernanceProof(proof, [governanceKey], undefined, certificates.slice(1))
+        expect(missing.valid).toBe(false)
+        expect(missing.lines).toContain(`  - re-evaluation: ${id(0)}: its certificate was not given`)
+        // A tampered entry: no concern dropped, yet still clear. The rule says otherwise (and the leaf no longer matches).
+        const state = proof.record.new_state
+        const tampered = {
+          ...proof,
+          record: {
+            ...proof.record,
+            new_state: { ...state, changed: [state.changed[0], { ...state.changed[1], dropped_concerns: [] }] }
+          }
+        }
+        const refused = verifyGovernanceProof(tampered, [governanceKey], undefined, certificates)
+        expect(refused.valid).toBe(false)
+        expect(refused.lines).toContain(
+          `  - re-evaluation: ${id(0)}: candor-verdict/1 over the certified concerns less [] gives boundary_violation, the entry says clear`
+        )
+
+        // The reputation counts the re-evaluated verdicts, citing the entry; a third party recomputes it
+        // from the certificates and the published list (the fixtures sign with an unlisted key of their own).
+        const reputation = (yield* api.call("GET", `/v1/reputation/${agent}`, { token: userA.token })).body
+        const integrity = reputation.components.find((c: any) => c.key === "integrity_ratio")
+        expect(integrity.inputs).toEqual({
+          analysed: 3,
+          analysed_clear: 2,
+          reevaluated_checkpoints: [
+            { checkpoint_id: id(0), verdict: "clear", governance_index: entry.index },
+            { checkpoint_id: id(1), verdict: "clear", governance_index: entry.index }
+          ].sort((a, b) => (a.checkpoint_id < b.checkpoint_id ? -1 : 1))
+        })
+        expect(reputation.components.find((c: any) => c.key === "compliance").inputs.violation_sessions).toBe(0)
+        const keys = (yield* api.call("GET", "/v1/keys")).body.keys
+        const log = (yield* api.call("GET", `/v1/agents/${agent}/certificates`, { token: userA.token })).body
+          .certificates
+        const report = verifyReputation(reputation, log, reputation.computed_over.checkpoint, keys)
+        expect([report.checks.prefix, report.checks.chain, report.checks.merkle, report.checks.scores]).toEqual(
+          Array(4).fill({ ok: true, errors: [] })
+        )
+        const stripped = {
+          ...reputation,
+          components: reputation.components.map((c: any) =>
+            c.key === "integrity_ratio" ? { ...c, inputs: { ...c.inputs, reevaluated_checkpoints: undefined } } : c
+          )
+        }
+        expect(verifyReputation(stripped, log, reputation.computed_over.checkpoint, keys).checks.scores.ok).toBe(false)
+
+        // A call that changes nothing is on record too.
+        const again = yield* api.call("POST", `/v1/agents/${agent}/reverify/aip`, { token: userA.token })
+        expect(again.body).toMatchObject({ total_in_batch: 1, resolved_to_clear: 0, kept_non_clear: 1 })
+        expect(again.body.governance_index).toBe(entry.index + 1)
+      })
   )
 
   it.effect("AIP: a checkpoint whose concerns cannot be read is an error, not a failed batch", () =>

@@ -1,8 +1,10 @@
 /**
  * Re-verification against the agent's current card (docs/api.md, "Agent data"):
  *
- * - AIP: the verdicts of non-clear checkpoints re-derived (core/Verdict.ts) from their stored
- *   concerns and the conscience values in force; a changed one keeps its `original_verdict`.
+ * - AIP: non-clear checkpoints re-evaluated (core/Reevaluation.ts): the concerns whose cause the
+ *   card or values in force now declare acceptable dropped, the verdict derived again (core/Verdict.ts);
+ *   a changed one keeps its `original_verdict`. Each call appends an `aip.reevaluation` entry to the
+ *   agent's governance log.
  * - AAP: traces with violations re-verified (core/TraceVerification.ts) against the current card.
  *
  * Batches of `limit` (1..40, default 40) from `offset` (default 0), newest first.
@@ -34,7 +36,10 @@ export const AipReverifyResult = Schema.Struct({
   checkpoint_id: CheckpointId,
   previous_verdict: Verdict.annotations({ description: "The stored verdict before this re-evaluation" }),
   verdict: Verdict.annotations({ description: "The verdict now" }),
-  changed: Schema.Boolean
+  changed: Schema.Boolean,
+  dropped_concerns: Schema.Array(Schema.NonNegativeInt).annotations({
+    description: "Indexes (from 0) of the concerns whose cause is now acceptable: they no longer count"
+  })
 }).annotations({ identifier: "AipReverifyResult" })
 
 export const AipReverification = Schema.Struct({
@@ -48,6 +53,9 @@ export const AipReverification = Schema.Struct({
   kept_non_clear: Count,
   results: Schema.Array(AipReverifyResult),
   errors: Schema.Array(Schema.String),
+  governance_index: Count.annotations({
+    description: "The index of this call's aip.reevaluation entry in the agent's governance log"
+  }),
   disclaimer: Disclaimer
 }).annotations({ identifier: "AipReverification" })
 

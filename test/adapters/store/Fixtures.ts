@@ -42,6 +42,8 @@ export interface InputOptions {
   readonly alerts?: boolean
   /** Every entry clear (no concerns) instead of the verdict cycle. */
   readonly allClear?: boolean
+  /** The certified concerns of the entry at `position`, instead of the verdict cycle's. */
+  readonly concerns?: (position: number) => ReadonlyArray<CertificateConcern>
   /** Overrides the checkpoint id of the entry at `position`. */
   readonly checkpointId?: (position: number) => string | undefined
   /**
@@ -65,7 +67,8 @@ export const makeInput = (agentId: string, before: AgentLogState, options: Input
   const id = options.checkpointId?.(position) ?? checkpointId()
   const sessionId = options.sessionId?.(position) ?? `${agentId}-session`
   const timestamp = (options.timestamp ?? defaultTime)(position)
-  const concerns = options.allClear === true ? [] : CONCERNS[position % CONCERNS.length]!
+  const concerns =
+    options.concerns?.(position) ?? (options.allClear === true ? [] : CONCERNS[position % CONCERNS.length]!)
   const reasoning = options.reasoning?.(position)
   const summary = reasoning?.summary ?? `summary ${position}`
   const attestation = attest(
