@@ -1,7 +1,8 @@
 /**
  * What the gateway must know about an agent before forwarding: its enforcement mode, what to do when
  * analysis fails, whether it is contained, its tool policy, the card and conscience values its
- * reasoning is judged against, and a nudge waiting for its next request; and about a provider key,
+ * reasoning is judged against, a nudge waiting for its next request, and when each of its tools was
+ * first seen (the policy's grace period, ToolSightings.ts); and about a provider key,
  * whether it is contained (every agent of the key, `KeySettings`). The actors own this state
  * and publish it (KV `candor-agent-state`); the gateway reads a local copy. `layerMemory` is that
  * copy for the embedded default and for tests.
@@ -24,6 +25,7 @@ import { Policy } from "../../core/schema/Policy.js"
 import { GatewayTransaction } from "../../core/schema/ScopedTransaction.js"
 import { EnforcementMode, FailurePolicy } from "../../core/schema/Verdict.js"
 import type { BusError } from "./BusError.js"
+import { ToolSightingsCopy } from "./ToolSightings.js"
 
 export const AgentSettings = Schema.Struct({
   mode: EnforcementMode,
@@ -111,6 +113,18 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
      * Optional: a state whose copy is the store (in memory) leaves it out, and `get` is asked.
      */
     readonly refresh?: (agentId: string) => Effect.Effect<AgentSettings>
+    /**
+     * When each of the agent's tools was first seen, from the local copy: the lookup the policy's
+     * grace period takes (core/Policy.ts). Undefined for a tool not seen yet; `LONG_AGO` (no grace)
+     * for one that cannot be recorded (ToolSightings.ts).
+     */
+    readonly toolsFirstSeen: (agentId: string) => (tool: string) => Date | undefined
+    /**
+     * Records `nowMs` as the first sighting of each tool not seen yet, in the local copy at once
+     * (so the next lookup has it) and in the shared state without waiting (the request does not
+     * wait for the write). Only a map lookup per tool when none is new.
+     */
+    readonly noteTools: (agentId: string, tools: ReadonlyArray<{ readonly name: string }>, nowMs: number) => void
     /** Fails when the shared state cannot be written (NATS unreachable past the retries). */
     readonly update: (agentId: string, patch: Partial<AgentSettings>) => Effect.Effect<void, BusError>
     /** The pending nudge, removed as it is read: each nudge is injected once. */
@@ -132,6 +146,8 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
       const settings = new Map<string, AgentSettings>()
       const keys = new Map<string, KeySettings>()
       const nudges = new Map<string, string>()
+      // Nothing to share: what is noted is the record.
+      const tools = new ToolSightingsCopy()
       return {
         get: (agentId) => Effect.sync(() => settings.get(agentId) ?? defaultSettings),
         peek: (agentId) => settings.get(agentId) ?? defaultSettings,
@@ -139,6 +155,8 @@ export class AgentState extends Context.Tag("candor/adapters/bus/AgentState")<
         updateKey: (keyHash, patch) =>
           Effect.sync(() => void keys.set(keyHash, { ...(keys.get(keyHash) ?? defaultKeySettings), ...patch })),
         nudgePending: (agentId) => nudges.has(agentId),
+        toolsFirstSeen: (agentId) => tools.lookup(agentId),
+        noteTools: (agentId, seen, nowMs) => void tools.note(agentId, seen, nowMs),
         update: (agentId, patch) =>
           Effect.sync(
             () => void settings.set(agentId, { ...(settings.get(agentId) ?? defaultSettings), ...patch })

@@ -10,6 +10,13 @@
  *   same (it need not understand them), so a patch that replaces the bad member makes it readable again.
  * - `key.<key_hash>`: a provider key's settings (`KeySettings`: its containment with scope `key`), as
  *   JSON, read, merged and decoded like an agent's settings.
+ * - `tools.<agent_id>`: when each of the agent's tools was first seen (ToolSightings.ts: at most 1,000
+ *   pairs of tool and unix ms), the clock of the policy's grace period. `noteTools` notes a new tool in
+ *   the copy at once and writes it without the request waiting: read, merge (a tool already stored
+ *   keeps the earlier time, so gateways racing agree on the first), compare-and-set, retried; one
+ *   write per agent at a time, which takes whatever was noted meanwhile. A value that does not decode
+ *   is logged and read as no sightings (its tools are new again), and the next write replaces it. A
+ *   write that fails past its retries is logged; its tools stay noted here and go with the next one.
  * - `nudge.<agent_id>`: the pending nudge, as text. `takeNudge` deletes it with compare-and-set on the
  *   revision it read, so when several gateways race for it exactly one injects it.
  *
@@ -22,6 +29,7 @@ import type { KvEntry } from "@nats-io/kv"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as PubSub from "effect/PubSub"
@@ -34,6 +42,13 @@ import { BusError } from "./BusError.js"
 import { atStart, isWrongLastSequence, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { agentStateBucket, DEFAULT_PREFIX } from "./Subjects.js"
+import {
+  mergeToolSightings,
+  parseToolSightings,
+  stringifyToolSightings,
+  type ToolSightings,
+  ToolSightingsCopy
+} from "./ToolSightings.js"
 
 export interface KvAgentStateOptions {
   /** CANDOR_NATS_PREFIX. */
@@ -68,6 +83,9 @@ const KEY = "key."
 /** A key's settings in a log line: a prefix of its hash, enough to find it, not the whole identity. */
 const keyLogName = (keyHash: string): string => `key ${keyHash.slice(0, 8)}…`
 const NUDGE = "nudge."
+const TOOLS = "tools."
+
+const NO_SIGHTINGS: ToolSightings = new Map()
 
 /** A key's latest known revision; `value` undefined once deleted (a tombstone keeps stale puts out). */
 interface Known<A> {
@@ -94,6 +112,7 @@ export const make = (
     const settings = new Map<string, Known<AgentSettings>>()
     const keys = new Map<string, Known<KeySettings>>()
     const nudges = new Map<string, Known<string>>()
+    const tools = new ToolSightingsCopy()
     // Every settings entry the watch brings (or this instance writes) names an agent that changed.
     const changed = yield* PubSub.unbounded<string>()
 
@@ -116,6 +135,17 @@ export const make = (
         )
       )
 
+    /** A stored value's sightings; one that does not decode is logged and read as none. */
+    const sightingsOf = (agentId: string, json: string): ToolSightings =>
+      Either.getOrElse(parseToolSightings(json), (error) => {
+        Runtime.runSync(runtime)(
+          Effect.logWarning("tool sightings that do not decode read as none; the next write replaces them").pipe(
+            Effect.annotateLogs({ agent_id: agentId, paths: failedPaths(error) })
+          )
+        )
+        return NO_SIGHTINGS
+      })
+
     const apply = (entry: KvEntry): void => {
       const put = entry.operation === "PUT"
       if (entry.key.startsWith(SETTINGS)) {
@@ -133,6 +163,9 @@ export const make = (
           onLeft: (error) => skipped(keyLogName(keyHash), error),
           onRight: (value) => learn(keys, keyHash, entry.revision, value)
         })
+      } else if (entry.key.startsWith(TOOLS)) {
+        const agentId = entry.key.slice(TOOLS.length)
+        tools.learn(agentId, entry.revision, put ? sightingsOf(agentId, entry.string()) : undefined)
       } else if (entry.key.startsWith(NUDGE)) {
         learn(nudges, entry.key.slice(NUDGE.length), entry.revision, put ? entry.string() : undefined)
       }
@@ -217,6 +250,53 @@ export const make = (
         })
       })
 
+    /**
+     * One read-merge-write of what is noted for the agent (all of it, as it is when read), learned
+     * into the copy; retried on a concurrent write.
+     */
+    const writeSightings = (agentId: string) =>
+      Effect.gen(function* () {
+        const key = TOOLS + agentId
+        const noted = new Map(tools.notedOf(agentId))
+        const entry = yield* tryNats("read tool sightings", () => kv.get(key))
+        const stored = entry?.operation === "PUT" ? sightingsOf(agentId, entry.string()) : NO_SIGHTINGS
+        const { changed, merged } = mergeToolSightings(stored, noted)
+        // Already stored, as early or earlier: nothing to write.
+        if (!changed) {
+          if (entry !== null) tools.learn(agentId, entry.revision, entry.operation === "PUT" ? stored : undefined)
+          return
+        }
+        const json = stringifyToolSightings(merged)
+        const revision = yield* tryNats("write tool sightings", () =>
+          entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision)
+        )
+        tools.learn(agentId, revision, merged)
+      }).pipe(Effect.retry(writeRetry))
+
+    /** Agents whose sightings are being written; a write goes on while anything is noted. */
+    const writing = new Set<string>()
+    const runWrite = yield* FiberSet.makeRuntime<never, void, never>()
+    const writeNoted = (agentId: string): Effect.Effect<void, BusError> =>
+      Effect.suspend(() => {
+        if (tools.notedOf(agentId).size === 0) return Effect.sync(() => void writing.delete(agentId))
+        return Effect.zipRight(writeSightings(agentId), writeNoted(agentId))
+      })
+
+    const noteTools: AgentState["Type"]["noteTools"] = (agentId, seen, nowMs) => {
+      if (!tools.note(agentId, seen, nowMs) || writing.has(agentId)) return
+      writing.add(agentId)
+      runWrite(
+        writeNoted(agentId).pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning("tool sightings not written; they stay noted here and go with the next write").pipe(
+              Effect.annotateLogs({ agent_id: agentId, error: error.message })
+            )
+          ),
+          Effect.ensuring(Effect.sync(() => void writing.delete(agentId)))
+        )
+      )
+    }
+
     const takeNudge: AgentState["Type"]["takeNudge"] = (agentId) =>
       Effect.suspend(() => {
         const known = nudges.get(agentId)
@@ -278,6 +358,8 @@ export const make = (
       peekKey: (keyHash) => keys.get(keyHash)?.value ?? defaultKeySettings,
       updateKey,
       nudgePending: (agentId) => nudges.get(agentId)?.value !== undefined,
+      toolsFirstSeen: (agentId) => tools.lookup(agentId),
+      noteTools,
       update,
       takeNudge,
       setNudge,

@@ -9,7 +9,9 @@
  * - `AgentState` is a local copy (agents' and keys' settings), kept current by the backend: `get` is a map lookup, and the
  *   backend's `update` resolves only once this copy has applied it, so a change the API has answered
  *   is in force for the gateway's next request. Nudges are the gateway's own (it leaves them and
- *   takes them), kept here; the backend may leave one too.
+ *   takes them), kept here; the backend may leave one too. So are the tools' first sightings (the
+ *   policy's grace period): this gateway is the process's only one, and the embedded default keeps
+ *   nothing past its process, so they are new again after a restart (NATS keeps them: KvAgentState.ts).
  * - `EventFeed.publish` forwards to the backend's feed (blocked requests, policy violations).
  *
  * When the backend thread is gone, publishes fail as a bus outage would (transient).
@@ -28,6 +30,7 @@ import type { BusService } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import { EventFeed } from "./EventFeed.js"
 import { isGatewayFamily, type ToBackend, type ToGateway } from "./ThreadBridgeProtocol.js"
+import { ToolSightingsCopy } from "./ToolSightings.js"
 
 /** Events per message at most: a burst is sent in slices rather than one huge string. */
 const MAX_BATCH = 512
@@ -49,6 +52,7 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
     const settings = new Map<string, AgentSettings>()
     const keys = new Map<string, KeySettings>()
     const nudges = new Map<string, string>()
+    const tools = new ToolSightingsCopy()
     const changed = yield* PubSub.unbounded<string>()
     /** Publishes (bus and feed) sent and not yet answered, by id. */
     const waiting = new Map<number, Resume>()
@@ -181,6 +185,8 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
       peek: (agentId) => settings.get(agentId) ?? defaultSettings,
       peekKey: (keyHash) => keys.get(keyHash) ?? defaultKeySettings,
       nudgePending: (agentId) => nudges.has(agentId),
+      toolsFirstSeen: (agentId) => tools.lookup(agentId),
+      noteTools: (agentId, seen, nowMs) => void tools.note(agentId, seen, nowMs),
       update: () => Effect.dieMessage("agent settings are changed on the backend thread"),
       updateKey: () => Effect.dieMessage("key settings are changed on the backend thread"),
       takeNudge: (agentId) =>

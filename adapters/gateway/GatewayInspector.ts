@@ -24,7 +24,7 @@
  * within one (an LLM judge answers in about a second; one call at a time would analyse one response
  * per round trip), each within ANALYSIS_TIMEOUT_MS (`Judging.ts`). Each agent's exchanges take their
  * place in response order when they finish and leave their tenant's queue in that order (the
- * policy's tool memory is updated then), and each waits for the agent's previous event to be
+ * tools' first sightings are noted then), and each waits for the agent's previous event to be
  * published before publishing its own, so an agent's events reach the bus in response order
  * whichever judge call finishes first. A held response (enforce, non-streaming) is decoded as the
  * observed copy is, queued and judged the same way, and answers as soon as its verdict is known.
@@ -98,7 +98,6 @@ import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
-import { ToolFirstSeen } from "./ToolFirstSeen.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -217,8 +216,6 @@ export interface GatewayInspectorOptions {
   readonly publisherCapacity: number
   /** Subject prefix (CANDOR_NATS_PREFIX). */
   readonly subjectPrefix: string
-  /** (agent, tool) first-seen times kept for the policy's grace period. */
-  readonly toolMemoryCapacity: number
   /** The per-client limit on requests with keys the gateway does not know (`UnknownKeys.ts`). */
   readonly unknownKeys: UnknownKeyLimits
   /** Tools and tool-name length a request may have when its tools are read (413 above: ToolCaps.ts). */
@@ -248,7 +245,6 @@ const defaults: GatewayInspectorOptions = {
   analysisTimeoutMs: DEFAULT_ANALYSIS_TIMEOUT_MS,
   publisherCapacity: UNSETTLED,
   subjectPrefix: DEFAULT_PREFIX,
-  toolMemoryCapacity: 100_000,
   toolCaps: DEFAULT_TOOL_CAPS,
   unknownKeys: defaultUnknownKeyLimits,
   trustedProxies: noTrustedProxies,
@@ -297,7 +293,6 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       queueCapacity,
       subjectPrefix,
       toolCaps,
-      toolMemoryCapacity,
       trustedProxies,
       unknownKeys
     } = { ...defaults, ...options }
@@ -309,7 +304,6 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judge = yield* AnalysisModel
     const judging = makeJudging(judge, analysisTimeoutMs, evidenceRedaction)
     const clock = yield* Effect.clock
-    const toolsSeen = new ToolFirstSeen(toolMemoryCapacity)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
     const slices = new PolicySlices()
     const publisher = yield* makeEventPublisher(subjectPrefix, { capacity: publisherCapacity })
@@ -344,10 +338,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         policy,
         exchange.settings.card,
         calls,
-        toolsSeen.lookup(exchange.agentId),
+        state.toolsFirstSeen(exchange.agentId),
         new Date(now)
       )
-      toolsSeen.note(exchange.agentId, calls, now)
+      state.noteTools(exchange.agentId, calls, now)
       return { mode: policy.defaults.enforcement_mode, requestVerdict, requestUnreadable, response }
     }
 
@@ -558,7 +552,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
      * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
      * no containment, no pending nudge, no policy finding to announce. Anything else returns
      * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
-     * for the same state). The tool memory is noted only once the request is known to pass.
+     * for the same state). The tools' first sightings are noted only once the request is known to pass.
      */
     const beforeRequestSync = (request: InspectedRequest): RequestDecision | undefined => {
       const { nudgePending, peek } = state
@@ -590,12 +584,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
         if (overCap !== undefined) return { respond: overCap }
         const { budget, evaluator } = evaluatorFor(request, policy, () =>
-          policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+          policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
         )
         const evaluation = evaluator.run(budget)
         // Not done within the request path's budget: the effectful path goes on in slices.
         if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
-        toolsSeen.note(agentId, tools, now)
+        state.noteTools(agentId, tools, now)
         headers = POLICY_PASSED
       }
       const exchange: Exchange = {
@@ -692,11 +686,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
             if (overCap !== undefined) return { respond: overCap }
             const { budget, evaluator } = evaluatorFor(request, policy, () =>
-              policyEvaluator(policy, settings.card, tools, toolsSeen.lookup(agentId), new Date(now))
+              policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
             )
             const evaluation =
               evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
-            toolsSeen.note(agentId, tools, now)
+            state.noteTools(agentId, tools, now)
             const mode = policy.defaults.enforcement_mode
             requestVerdict = appliedVerdict(evaluation.verdict, mode)
             // A passing request (the usual case) builds no event: no id, no date on the request path.
