@@ -86,7 +86,10 @@ export class ToolSightingsCopy {
     const stored = this.stored.get(agentId) ?? NONE
     const noted = this.noted.get(agentId)
     return (tool) => {
-      const ms = stored.get(tool) ?? noted?.get(tool)
+      const first = stored.get(tool)
+      const mine = noted?.get(tool)
+      // Noted here earlier than stored (another gateway wrote first): ours is the first, until written.
+      const ms = first === undefined || (mine !== undefined && mine < first) ? mine : first
       if (ms !== undefined) return new Date(ms)
       return recordable(tool, stored, noted) ? undefined : LONG_AGO
     }
@@ -128,12 +131,17 @@ export class ToolSightingsCopy {
       if (sightings === undefined) this.stored.delete(agentId)
       else this.stored.set(agentId, sightings)
     }
-    // Pruned even by an older value: a tool once stored stays stored (the record only grows).
+    // Pruned even by an older value: a tool once stored stays stored (the record only grows). A tool
+    // stored with a later time than noted here stays noted: the write lowers it to the first sighting.
+    // One not stored when the record is full is not written, and gets no grace.
     const noted = this.noted.get(agentId)
     if (noted === undefined) return
-    for (const tool of noted.keys()) if (sightings?.has(tool)) noted.delete(tool)
-    // A full record leaves no room for what is still noted: it is not written, and gets no grace.
-    if (noted.size === 0 || (sightings?.size ?? 0) >= MAX_TOOLS_PER_AGENT) this.noted.delete(agentId)
+    const full = (sightings?.size ?? 0) >= MAX_TOOLS_PER_AGENT
+    for (const [tool, ms] of noted) {
+      const first = sightings?.get(tool)
+      if (first === undefined ? full : first <= ms) noted.delete(tool)
+    }
+    if (noted.size === 0) this.noted.delete(agentId)
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Agent state on the real NATS KV: two gateways (two layer instances, each with its own connection)
  * on one bucket see each other's writes through their watched copies, merge patches, and race for
- * a nudge that exactly one of them gets.
+ * a nudge that exactly one of them gets. Tools' first sightings (the policy's grace period) outlive
+ * an instance and are shared by all, the earliest time kept when two note a tool at once.
  */
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -13,6 +14,7 @@ import { AgentState, defaultKeySettings, defaultSettings } from "../../../adapte
 import * as KvAgentState from "../../../adapters/bus/KvAgentState.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
 import { agentStateBucket } from "../../../adapters/bus/Subjects.js"
+import { LONG_AGO, MAX_TOOLS_PER_AGENT } from "../../../adapters/bus/ToolSightings.js"
 import { NatsTest, removeNatsResources, testNatsUrl, uniquePrefix, waitUntil } from "./NatsSupport.js"
 import { describeIntegration } from "../../support/Integration.js"
 import { tcpProxy } from "../../integration/TcpProxy.js"
@@ -22,6 +24,21 @@ const putRaw = (prefix: string, key: string, value: string) =>
   Effect.flatMap(NatsConnection, (nc) =>
     Effect.promise(async () => (await new Kvm(nc).create(agentStateBucket(prefix), { history: 1 })).put(key, value))
   ).pipe(Effect.provide(NatsTest))
+
+/** The raw value stored at `key`, or null. */
+const getRaw = (prefix: string, key: string) =>
+  Effect.flatMap(NatsConnection, (nc) =>
+    Effect.promise(async () => {
+      const entry = await (await new Kvm(nc).open(agentStateBucket(prefix))).get(key)
+      return entry?.operation === "PUT" ? entry.string() : null
+    })
+  ).pipe(Effect.provide(NatsTest))
+
+const named = (...names: ReadonlyArray<string>) => names.map((name) => ({ name }))
+
+/** `tool`'s first sighting for the agent in `state`'s copy, unix ms. */
+const firstSeen = (state: AgentState["Type"], agentId: string, tool: string) =>
+  state.toolsFirstSeen(agentId)(tool)?.getTime()
 
 /** A fresh AgentState instance on the prefix's bucket, with a connection of its own. */
 const gateway = (prefix: string) =>
@@ -302,6 +319,117 @@ describeIntegration("nats", "KvAgentState", () => {
           contained_at: since,
           contained_by: "system"
         })
+      })
+    )
+  )
+  it.live(
+    "a tool's first sighting noted by one instance is seen by another, and by one started after (a restart)",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          const a = yield* gateway(prefix)
+          const b = yield* gateway(prefix)
+          a.noteTools("agt-t", named("search", "__proto__"), 1_000)
+          expect(firstSeen(a, "agt-t", "search")).toBe(1_000) // the noting instance has it at once
+          yield* waitUntil(
+            "b to see a's sightings",
+            Effect.sync(() => firstSeen(b, "agt-t", "search") === 1_000 && firstSeen(b, "agt-t", "__proto__") === 1_000)
+          )
+          const late = yield* gateway(prefix)
+          expect(firstSeen(late, "agt-t", "search")).toBe(1_000)
+          expect(firstSeen(late, "agt-t", "__proto__")).toBe(1_000)
+          // Seen again later, by any instance: the first time stands.
+          late.noteTools("agt-t", named("search"), 9_000)
+          expect(firstSeen(late, "agt-t", "search")).toBe(1_000)
+          expect(firstSeen(late, "agt-t", "fetch")).toBeUndefined()
+        })
+      )
+  )
+
+  it.live("two instances noting the same tool at once agree on the earlier time", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        // In one turn: neither write (nor the other's watch) can have happened in between.
+        yield* Effect.sync(() => {
+          a.noteTools("agt-r", named("later-first"), 2_000)
+          b.noteTools("agt-r", named("later-first"), 1_000)
+          a.noteTools("agt-r", named("earlier-first"), 1_000)
+          b.noteTools("agt-r", named("earlier-first"), 2_000)
+        })
+        for (const state of [a, b])
+          yield* waitUntil(
+            "both to agree on the earlier times",
+            Effect.sync(
+              () =>
+                firstSeen(state, "agt-r", "later-first") === 1_000 &&
+                firstSeen(state, "agt-r", "earlier-first") === 1_000
+            )
+          )
+        const stored = JSON.parse((yield* getRaw(prefix, "tools.agt-r"))!) as Array<[string, number]>
+        expect(new Map(stored)).toEqual(
+          new Map([
+            ["later-first", 1_000],
+            ["earlier-first", 1_000]
+          ])
+        )
+      })
+    )
+  )
+
+  it.live("an agent's 1,000 tools fill only its own record; its 1,001st gets no grace on any instance", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const a = yield* gateway(prefix)
+        const b = yield* gateway(prefix)
+        const tools = Array.from({ length: MAX_TOOLS_PER_AGENT }, (_, i) => ({ name: `tool_${i}` }))
+        a.noteTools("agt-full", tools, 1_000)
+        a.noteTools("agt-other", named("tool_0"), 2_000)
+        yield* waitUntil(
+          "b to see both agents' sightings",
+          Effect.sync(
+            () =>
+              firstSeen(b, "agt-full", `tool_${MAX_TOOLS_PER_AGENT - 1}`) === 1_000 &&
+              firstSeen(b, "agt-other", "tool_0") === 2_000
+          )
+        )
+        expect(b.toolsFirstSeen("agt-full")("one_more")).toBe(LONG_AGO)
+        b.noteTools("agt-full", named("one_more"), 3_000)
+        expect(b.toolsFirstSeen("agt-full")("one_more")).toBe(LONG_AGO)
+        // Another agent's new tool is new, and recorded.
+        expect(b.toolsFirstSeen("agt-other")("one_more")).toBeUndefined()
+        b.noteTools("agt-other", named("one_more"), 3_000)
+        yield* waitUntil(
+          "a to see agt-other's new tool",
+          Effect.sync(() => firstSeen(a, "agt-other", "one_more") === 3_000)
+        )
+        const late = yield* gateway(prefix)
+        expect(late.toolsFirstSeen("agt-full")("one_more")).toBe(LONG_AGO)
+        expect(JSON.parse((yield* getRaw(prefix, "tools.agt-full"))!)).toHaveLength(MAX_TOOLS_PER_AGENT)
+      })
+    )
+  )
+
+  it.live("stored sightings that do not decode are read as none, and the next sighting replaces them", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const a = yield* gateway(prefix)
+        yield* putRaw(prefix, "tools.agt-bad", "not json")
+        yield* putRaw(prefix, "tools.agt-object", JSON.stringify({ search: 1 }))
+        // Started after the bad values: it has loaded them (and a's watch has brought them) without failing.
+        const late = yield* gateway(prefix)
+        expect(late.toolsFirstSeen("agt-bad")("search")).toBeUndefined()
+        expect(late.toolsFirstSeen("agt-object")("search")).toBeUndefined()
+        late.noteTools("agt-bad", named("search"), 3_000)
+        late.noteTools("agt-object", named("search"), 4_000)
+        yield* waitUntil(
+          "a's watch to bring the replacements",
+          Effect.sync(
+            () => firstSeen(a, "agt-bad", "search") === 3_000 && firstSeen(a, "agt-object", "search") === 4_000
+          )
+        )
+        expect(JSON.parse((yield* getRaw(prefix, "tools.agt-bad"))!)).toEqual([["search", 3_000]])
       })
     )
   )

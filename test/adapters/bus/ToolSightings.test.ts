@@ -60,6 +60,16 @@ describe("ToolSightingsCopy", () => {
     expect(copy.lookup("agt-a")("search")).toEqual(new Date(1_000))
   })
 
+  it("a tool stored later than noted here (another gateway wrote first) stays noted, and the earlier time is answered", () => {
+    const copy = new ToolSightingsCopy()
+    copy.note("agt-a", named("search"), 1_000)
+    copy.learn("agt-a", 1, new Map([["search", 2_000]]))
+    expect(copy.lookup("agt-a")("search")).toEqual(new Date(1_000))
+    expect(copy.notedOf("agt-a")).toEqual(new Map([["search", 1_000]]))
+    copy.learn("agt-a", 2, new Map([["search", 1_000]]))
+    expect(copy.notedOf("agt-a").size).toBe(0)
+  })
+
   it("a full stored record leaves no room for what was noted: it gets no grace", () => {
     const copy = new ToolSightingsCopy()
     copy.note("agt-a", named("late"), 2_000)
