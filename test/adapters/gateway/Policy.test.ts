@@ -16,6 +16,7 @@ import * as TestContext from "effect/TestContext"
 import type { ServerResponse } from "node:http"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
+import { MAX_TOOLS_PER_AGENT } from "../../../adapters/bus/ToolSightings.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
@@ -241,6 +242,40 @@ describe("tool policy at the gateway", () => {
     // The other tool is new now: it starts its own grace period.
     expect(verdict.warnings).toMatchObject([{ tool: "another_new_tool", type: "unmapped_denied" }])
     expect(upstream.requests.length).toBe(before)
+  })
+
+  it("the grace period runs from the first sighting in the shared agent state: one noted before (a restart, another gateway) is not restarted", async () => {
+    const agent = await newAgent({
+      defaults: {
+        enforcement_mode: "enforce",
+        unmapped_tool_action: "deny",
+        unmapped_severity: "high",
+        grace_period_hours: 24
+      }
+    })
+    const now = await run(clock.currentTimeMillis)
+    state.noteTools(agent.agentId, [{ name: "known_tool" }], now - 25 * 3_600_000)
+    const before = upstream.requests.length
+    const res = await agent.anthropic(["known_tool"])
+    expect(res.status).toBe(403)
+    expect(JSON.parse(res.body.toString()).policy_verdict.violations).toMatchObject([{ tool: "known_tool" }])
+    expect(upstream.requests.length).toBe(before)
+  })
+
+  it("a new tool the agent's full record cannot take gets no grace", async () => {
+    const agent = await newAgent({
+      defaults: {
+        enforcement_mode: "enforce",
+        unmapped_tool_action: "deny",
+        unmapped_severity: "high",
+        grace_period_hours: 24
+      }
+    })
+    const tools = Array.from({ length: MAX_TOOLS_PER_AGENT }, (_, i) => ({ name: `filler_${i}` }))
+    state.noteTools(agent.agentId, tools, await run(clock.currentTimeMillis))
+    const res = await agent.anthropic(["one_too_many"])
+    expect(res.status).toBe(403)
+    expect(JSON.parse(res.body.toString()).policy_verdict.violations).toMatchObject([{ tool: "one_too_many" }])
   })
 
   it("enforce blocks on critical and high findings only: low and medium ones are forwarded as warn", async () => {
