@@ -2,7 +2,7 @@
  * `npm run bench:core`: throughput of the verification core on one core, beside a baseline measured
  * in the same run (this shared 2-core machine is noisy, so ratios are steadier than absolute rates).
  *
- * Baselines: merkletreejs `addLeaf`, which rebuilds the whole tree on every append as the reference
+ * Baselines: merkletreejs `addLeaf`, which rebuilds the whole tree on every append as Mnemom's
  * service does (it measured 28.6 ms per append at 10k leaves), and @noble/ed25519 for signatures.
  */
 import * as ed from "@noble/ed25519"
@@ -92,7 +92,7 @@ for (const size of [1e3, 1e5, 1e6]) {
     met: appendRate >= 200_000
   }
   if (size === 1e3) {
-    // The reference's approach at 1e4 leaves (a rebuild per append), as merkletreejs does it.
+    // Mnemom's approach at 1e4 leaves (a rebuild per append), as merkletreejs does it.
     const tree = rfcTree(10_000)
     const baseline = rate((i) => tree.addLeaf(Buffer.from(leaves[i % leaves.length]!)), 400, 4)
     rows.push({ ...row, baseline: { name: "merkletreejs addLeaf @ 10k (rebuild)", opsPerSec: baseline } })

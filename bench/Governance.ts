@@ -2,7 +2,7 @@
  * `npm run bench:governance`: what governance costs and how fast it travels.
  *
  * 1. The tool policy on the gateway's request path: `evaluatePolicy` for a request declaring 8 tools,
- *    against policies of 10, 100 and 1,000 rules (half exact names, half globs). The reference
+ *    against policies of 10, 100 and 1,000 rules (half exact names, half globs). Mnemom's
  *    service claims "under 5 ms for fewer than 100 rules".
  * 2. A governance log append (entry, Merkle nodes, signed tree head, in one transaction) on embedded
  *    PGlite and, with TEST_DATABASE_URL or DATABASE_URL, on PostgreSQL: sequential latency, and the

@@ -18,7 +18,7 @@
  * - latency: BENCH_RATE events/s (default half the backend's throughput just measured, else 2,500)
  *   for BENCH_LATENCY_SECONDS: publish-to-commit p50/p90/p99.
  * - soak: BENCH_SOAK_AGENTS (10,000) agents at BENCH_SOAK_RATE (1,000/s) for
- *   BENCH_SOAK_SECONDS (60; the README's figure is a 600 s run): the worker's memory over time.
+ *   BENCH_SOAK_SECONDS (60; the figure in docs/benchmarks.md is a 600 s run): the worker's memory over time.
  * - failover: two worker processes under steady load, one SIGKILLed: time until its partitions
  *   commit again, commit lag across the kill, lost/duplicated/out-of-order (BENCH_FAILOVER_*).
  * - gateway (bench/pipeline/ThroughGateway.ts): HTTP calls through `candor serve --role gateway` to a

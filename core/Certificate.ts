@@ -11,7 +11,7 @@
  *   `claims.boundary_values`, and `claims.concerns_hash` commits to those concerns;
  * - verdict_proof: the STARK of that derivation, checked by a verifier the caller supplies.
  *
- * Unlike the reference service, the signature covers every claim (concerns, chain and Merkle
+ * Unlike Mnemom's service, the signature covers every claim (concerns, chain and Merkle
  * position included), and the key id is bound to the key by derivation.
  */
 import { Either, ParseResult, Schema } from "effect"

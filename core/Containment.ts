@@ -5,7 +5,7 @@
  * the agent's `auto_containment_threshold` (unset: never).
  *
  * The streak counts an agent's checkpoints in chain order across all its sessions; any other
- * verdict (`review_needed` included) ends it, as in the reference. The actor skips the decision
+ * verdict (`review_needed` included) ends it, as in Mnemom's implementation. The actor skips the decision
  * while the agent is already contained, and starts a fresh streak when an admin resumes it, so a
  * resumed agent gets N more chances rather than being paused again by its first violation.
  */

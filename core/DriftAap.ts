@@ -1,10 +1,10 @@
 /**
- * AAP behavioural drift per agent (AAP §8; the reference's algorithm v1.2.0): the agent's traces,
+ * AAP behavioural drift per agent (AAP §8; the algorithm v1.2.0 of Mnemom's AAP implementation): the agent's traces,
  * in chronological order, against a baseline of its own first traces.
  *
  * - Baseline: the centroid of the structural features (core/TraceFeatures.ts) of the agent's first
  *   `baselineSize` traces. A streaming actor uses a fixed size (10) and freezes the baseline once it
- *   is full; the batch form `detectAapDrift` uses the reference's `N = max(sustained, min(10,
+ *   is full; the batch form `detectAapDrift` uses Mnemom's `N = max(sustained, min(10,
  *   floor(traces / 4)))`. Both agree once an agent has 40 traces. The baseline starts again when the
  *   trace names a different card than the baseline's: a new card legitimately changes behaviour.
  * - Each later trace's similarity is the cosine of its features with the centroid. An alert fires
@@ -13,7 +13,7 @@
  * - Severity from the streak's mean similarity relative to the threshold: >= 2/3 of it `low`,
  *   >= 1/3 `medium`, else `high`.
  * - Direction: the first of these heuristics that holds, comparing the streak with the baseline
- *   (the reference's first two rules, then ours for the directions it never emits):
+ *   (Mnemom's first two rules, then ours for the directions it never emits):
  *   1. `autonomy_expansion`: the escalation-required rate was above 0.1 and fell below half of it,
  *      or the share of `execute` actions rose by 0.3 or more;
  *   2. `value_drift`: more than 30% of the streak's applied values never appeared in the baseline,
@@ -64,7 +64,7 @@ export const AAP_DIRECTION_HEURISTICS = {
   minAlternativesShift: 1
 } as const
 
-/** The reference's baseline size for a batch of `traceCount` traces. */
+/** Mnemom's baseline size for a batch of `traceCount` traces. */
 export const batchBaselineSize = (
   traceCount: number,
   sustainedTraces: number = DEFAULT_AAP_DRIFT_CONFIG.sustainedTraces
@@ -385,7 +385,7 @@ export interface AapDriftAnalysis {
   readonly alerts: ReadonlyArray<{ readonly alert: DriftAlert; readonly indicators: ReadonlyArray<DriftIndicator> }>
 }
 
-/** The batch analysis of an agent's traces (the reference's `detect_drift`, v1.2.0 baseline). */
+/** The batch analysis of an agent's traces (Mnemom's `detect_drift`, v1.2.0 baseline). */
 export const detectAapDrift = (
   traces: Iterable<AapDriftTrace>,
   now: Date,

@@ -10,7 +10,7 @@
  *   it, else `unknown` (also when the streak carries no concerns, e.g. synthetic verdicts).
  *
  * ONE alert per streak. The AIP spec text says the alert fires once and no more fire until the
- * streak resets; the reference code re-alerts every 5 further checks. We follow the text: a long
+ * streak resets; Mnemom's code re-alerts every 5 further checks. We follow the text: a long
  * streak is one incident, and repeated alerts only repeat what the first said. A clear check ends
  * the streak, and the next streak may alert again.
  *
@@ -30,7 +30,7 @@ import type { AipDriftDirection, DriftAlert, DriftSeverity } from "./schema/Drif
 import type { Verdict } from "./schema/Verdict.js"
 
 export interface AipDriftConfig {
-  /** Checks kept in the sliding window (the reference requires at least 3). */
+  /** Checks kept in the sliding window (Mnemom's implementation requires at least 3). */
   readonly maxWindowSize: number
   /** Consecutive non-clear checks that raise an alert. */
   readonly sustainedChecks: number

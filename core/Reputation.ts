@@ -3,7 +3,7 @@
  * Pure: the workers feed it counters kept incrementally, `candor reputation verify` feeds it the
  * same counters rebuilt from the public certificates (`tallyCertificates`), and both must agree.
  *
- * The formulas are the reference methodology's (docs/reputation.md), with three decisions of ours:
+ * The formulas are Mnemom's published methodology's (docs/reputation.md), with three decisions of ours:
  * - "analysed" means a judge read the reasoning (`claims.analysis_model` is not "none"): synthetic
  *   verdicts (no thinking block, analysis failed, too little evidence) count for nothing but
  *   trace completeness;
@@ -43,7 +43,7 @@ export const COMPLIANCE_WINDOW_MS = 90 * 24 * 3_600_000
 export const COMPLIANCE_HALF_LIFE_HOURS = 168
 /** Sessions shorter than this say nothing about drift. */
 export const DRIFT_MIN_SESSION_CHECKPOINTS = 3
-/** Coherence compatibility without peers to compare with (the reference's default). */
+/** Coherence compatibility without peers to compare with (Mnemom's default). */
 export const DEFAULT_COHERENCE = 750
 
 /** Grade floors, best first; below the last floor is CCC. */

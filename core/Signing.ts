@@ -2,7 +2,7 @@
  * Ed25519 signing keys and two verifiers that give the same answer on every input.
  *
  * - `verifySignature` is the hot path: node:crypto (OpenSSL) with cached `KeyObject`s, about 14x
- *   faster than pure JavaScript (README, "Benchmarks"). Parsing a key per call would throw
+ *   faster than pure JavaScript (docs/benchmarks.md, "Core"). Parsing a key per call would throw
  *   most of that away, hence the small bounded caches below.
  * - `verifySignaturePortable` is @noble/ed25519, an independent implementation of the same
  *   arithmetic, for cross-checks and for code that must not depend on OpenSSL.

@@ -4,7 +4,7 @@
  * members' own (recomputable) scores and the roster history, all of which Candor publishes, so a
  * third party can recompute a team's score as it can an agent's (docs/team-reputation.md).
  *
- * The reference publishes two of the five formulas (operational record and structural stability,
+ * Mnemom publishes two of the five formulas (operational record and structural stability,
  * the latter without its "SR trend"); the other three are ours, chosen to be simple and checkable:
  * - coherence history: an exponentially smoothed mean (α = 0.3, oldest first) of each assessment's
  *   coherence quality CQ = 0.70 × member-to-member + 0.30 × member-to-team-card coherence;

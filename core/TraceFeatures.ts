@@ -12,7 +12,7 @@
  * - `alternatives:<bucket>`, the number of alternatives considered in buckets 0, 1, 2-3, 4+;
  * - `confidence`, weighted by `decision.confidence` itself, when present.
  *
- * Reasoning text is deliberately left out, as in the reference (CALIBRATION.md §3.5): drift is about
+ * Reasoning text is deliberately left out, as in Mnemom's AAP calibration (its CALIBRATION.md §3.5): drift is about
  * what the agent does, not how it words it, and free text would dilute the structural signal.
  */
 

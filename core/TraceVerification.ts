@@ -26,7 +26,7 @@
  * Action names match card entries exactly or by glob, case-insensitively: `*` stands for any run
  * of characters (`delete_*`, `*_admin`, `*`); nothing else is special.
  *
- * Trigger conditions (AAP §4.6, the reference's subset and a little more):
+ * Trigger conditions (AAP §4.6, the subset Mnemom's implementation supports and a little more):
  *   condition := or ; or := and ("or" | "||") and … ; and := not ("and" | "&&") not … ;
  *   not := ("not" | "!") not | "(" or ")" | "contains(" field "," value ")" | field op value | term
  *   op := > < >= <= == != contains matches

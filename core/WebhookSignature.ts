@@ -139,7 +139,7 @@ export const verifyWebhook = (
 }
 
 /**
- * Checks the reference's `X-AIP-Signature` (body only). It cannot detect replays: prefer
+ * Checks Mnemom's `X-AIP-Signature` (body only). It cannot detect replays: prefer
  * `verifyWebhook` wherever the receiver is yours.
  */
 export const verifyAipSignature = (secret: WebhookSecret, body: WebhookBody, headers: HeaderSource): boolean => {

@@ -1,9 +1,9 @@
 /**
- * Every setting Candor reads from the environment, in one place (README, "Configuration").
+ * Every setting Candor reads from the environment, in one place (docs/configuration.md).
  *
  * Each key is declared once, as a `Setting`: its environment name, its default, its meaning and
  * the `Config` that reads and validates it. The `Config` (with `Config.withDefault` and
- * `Config.withDescription`) and the `configDocs` table (README, `candor --help`) are both derived
+ * `Config.withDescription`) and the `configDocs` table (docs/configuration.md, `candor --help`) are both derived
  * from that one declaration, so code and documentation cannot drift apart.
  *
  * An empty variable (`PORT=`) counts as unset, as it does in most `.env` tooling.
@@ -497,7 +497,7 @@ const publicRateLimits = reader(parsePublicRateLimits)
 // ---------------------------------------------------------------------------------------------
 // Settings: one declaration per key.
 
-/** One row of the configuration table, as shown in the README and `candor --help`. */
+/** One row of the configuration table, as shown in docs/configuration.md and `candor --help`. */
 export interface ConfigDoc {
   readonly key: string
   readonly default: string
@@ -776,7 +776,7 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
   )
 }
 
-/** The configuration table, in declaration order: the source of the README table and `--help`. */
+/** The configuration table, in declaration order: the source of the table in docs/configuration.md and `--help`. */
 export const configDocs: ReadonlyArray<ConfigDoc> = Object.values(settings).map(
   ({ default: def, description, key }) => ({ key, default: def, description })
 )

@@ -33,7 +33,7 @@ export interface RelayOptions {
   readonly pollInterval: Duration.DurationInput
 }
 
-/** 1 s, 4 s, 16 s, … (the reference's webhook schedule), capped at 5 minutes. */
+/** 1 s, 4 s, 16 s, … (Mnemom's webhook schedule), capped at 5 minutes. */
 export const exponentialBackoff = (attempts: number): number => Math.min(1000 * 4 ** Math.max(0, attempts - 1), 300_000)
 
 export const relayDefaults: Omit<RelayOptions, "kind"> = {

@@ -3,16 +3,16 @@
  * part (card summary and conscience values: identical across a session, so providers can cache it)
  * and a dynamic part (session window and the thinking block, truncated to a token budget).
  *
- * Differences from the reference, on purpose:
- * - the EVALUATION PRIORITY names only categories of the output schema, and says so: the reference
+ * Differences from the judge prompt of Mnemom's AIP implementation (mnemom/aip), on purpose:
+ * - the EVALUATION PRIORITY names only categories of the output schema, and says so: Mnemom's
  *   listed "forbidden action intent" and judges echoed `forbidden_action_intent`, which crashed it;
  * - the VERDICT RULES text is `core/Verdict.ts` in words (the gateway re-derives the verdict anyway);
  * - each conscience value line ends with `(value: <name>)`, so the judge can name the value it
  *   matched in `relevant_conscience_value` (the verdict rule matches boundary values by exact name);
- * - all five value types are shown (the reference showed BOUNDARY and FEAR only), each with its
+ * - all five value types are shown (Mnemom's showed BOUNDARY and FEAR only), each with its
  *   severity: an organization's mandatory COMMITMENT is as binding as a BOUNDARY;
  * - values are listed by `definitions[].priority` descending (AAP: higher = more important),
- *   then in declared order; the reference sorted ascending, contradicting AAP.
+ *   then in declared order; Mnemom's sorted ascending, contradicting AAP.
  * Never included: `principal`, `audit_commitment`, `extensions` (they may hold personal data).
  */
 import { isBoundaryValue } from "../../core/ConscienceResolution.js"

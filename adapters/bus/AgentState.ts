@@ -64,7 +64,7 @@ export const AgentSettings = Schema.Struct({
 })
 export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> {}
 
-/** An unknown agent: observe, fail open (the reference's default), not contained. */
+/** An unknown agent: observe, fail open (Mnemom's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
 
 /**

@@ -38,7 +38,7 @@ export interface BusOptions {
    * JetStream: a partition's buffer is sent at once when it holds this many events … 1 (the default)
    * turns batching off: every event is published at once as its own message, as before batches.
    * Off by default because with batches the latency row of bench:pipeline regressed at 2,000
-   * events/s (p50 0.7–2.3 s against 20–40 ms) for a reason not yet found (see the README).
+   * events/s (p50 0.7–2.3 s against 20–40 ms) for a reason not yet found (docs/benchmarks.md, "Pipeline").
    */
   readonly publishBatchEvents: number
   /** … or this many bytes of JSON (well under NATS's 1 MB message limit). */

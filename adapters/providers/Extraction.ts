@@ -62,7 +62,7 @@ export const errorText = (error: unknown): string => {
   return text.length > MAX_ERROR_CHARS ? text.slice(0, MAX_ERROR_CHARS) : text
 }
 
-/** Separator between several reasoning blocks of one response (the reference implementation's choice). */
+/** Separator between several reasoning blocks of one response (Mnemom's AIP implementation's choice). */
 export const BLOCK_SEPARATOR = "\n\n---\n\n"
 
 export const CONFIDENCE: Readonly<Record<ThinkingSource, number>> = {

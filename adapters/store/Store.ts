@@ -115,7 +115,7 @@ export const AgentSettingsRecord = Schema.Struct({
 })
 export interface AgentSettingsRecord extends Schema.Schema.Type<typeof AgentSettingsRecord> {}
 
-/** An agent never configured: observe, fail open (the reference's default), no auto-containment, active. */
+/** An agent never configured: observe, fail open (Mnemom's default), no auto-containment, active. */
 export const defaultAgentSettings: AgentSettingsRecord = {
   mode: "observe",
   failure_policy: "fail_open",

@@ -9,7 +9,7 @@
  * Tolerance, where AAP tolerates: optional members may be absent or `null`; `trace_format`
  * defaults like `aap_version`; `issued_at`/`expires_at` accept any ISO 8601 date(-time) because
  * Python SDKs write naive datetimes; `query_endpoint` is not demanded when `queryable` is true
- * (the reference's own examples omit it); custom values need no `definitions` entry.
+ * (Mnemom's own examples omit it); custom values need no `definitions` entry.
  */
 import { Schema } from "effect"
 import { literalUnion } from "./Literals.js"

@@ -47,7 +47,7 @@ export type ConsultationDepth = typeof ConsultationDepth.Type
 
 /**
  * Names LLM judges emit instead of the canonical ones (keys already normalised: lower case, `_`).
- * `forbidden_action_intent` is the one that crashed the reference SDK on exactly the inputs it
+ * `forbidden_action_intent` is the one that crashed Mnemom's AIP SDK on exactly the inputs it
  * exists to catch: the prompt's priority list names it, so models echo it back.
  */
 export const CATEGORY_ALIASES: Readonly<Record<string, ConcernCategory>> = {

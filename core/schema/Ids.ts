@@ -21,7 +21,7 @@ export const Identifier = Schema.String.pipe(
 export const CHECKPOINT_ID_PREFIX = "ic-"
 const CHECKPOINT_ID = /^ic-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-/** `ic-{uuid}` with a lowercase UUID (stricter than the reference, whose synthetic ids were `ic-synthetic-<ms>`). */
+/** `ic-{uuid}` with a lowercase UUID (stricter than Mnemom's, whose synthetic ids were `ic-synthetic-<ms>`). */
 export const CheckpointId = Schema.String.pipe(
   Schema.pattern(CHECKPOINT_ID, { message: () => "must be ic-{uuid} with a lowercase UUID" })
 ).annotations({ identifier: "CheckpointId", description: "Integrity Checkpoint id, `ic-{uuid}`" })

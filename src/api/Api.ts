@@ -17,7 +17,7 @@ import { ApiKeysApi } from "./groups/ApiKeys.js"
 import { LicenseApi } from "./groups/License.js"
 import { OrgsApi } from "./groups/Orgs.js"
 import { PlansApi } from "./groups/Plans.js"
-// Agent data (Engineer B):
+// Agent data (docs/api.md, "Agent data"):
 import { AgentsApi } from "./groups/Agents.js"
 import { CardsApi } from "./groups/Cards.js"
 import { CheckpointsApi } from "./groups/Checkpoints.js"
@@ -61,7 +61,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(BillingApi)
   .add(EnterpriseApi)
   .add(BlogApi)
-  // Agent data (Engineer B):
+  // Agent data (docs/api.md, "Agent data"):
   .add(AgentsApi)
   .add(CardsApi)
   .add(CheckpointsApi)

@@ -32,7 +32,7 @@ import { ApiKeysLive } from "./handlers/ApiKeys.js"
 import { LicenseLive } from "./handlers/License.js"
 import { OrgsLive } from "./handlers/Orgs.js"
 import { PlansLive } from "./handlers/Plans.js"
-// Agent data (Engineer B):
+// Agent data (docs/api.md, "Agent data"):
 import * as AgentQueries from "../../adapters/store/AgentQueries.js"
 import { AgentsLive } from "./handlers/Agents.js"
 import { CardsLive } from "./handlers/Cards.js"
@@ -103,7 +103,7 @@ export const DOCS_PATH = "/docs"
 /** One MiB: the largest legitimate body is a card with its conscience values. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
-/** Agent data (Engineer B): its handlers, on the agent-data queries of the process's SqlClient. */
+/** Agent data (docs/api.md, "Agent data"): its handlers, on the agent-data queries of the process's SqlClient. */
 const AgentDataLive = Layer.mergeAll(
   AgentsLive,
   CardsLive,

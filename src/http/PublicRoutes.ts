@@ -126,6 +126,6 @@ export const parsePublicRateLimits = (text: string): Either.Either<PublicRateLim
   return Either.right(limits)
 }
 
-/** The defaults as `CANDOR_PUBLIC_RATE_LIMITS` would spell them (the README's default column). */
+/** The defaults as `CANDOR_PUBLIC_RATE_LIMITS` would spell them (the default column of docs/configuration.md). */
 export const formatPublicRateLimits = (limits: PublicRateLimits): string =>
   RATE_CLASSES.map((name) => `${name}=${limits[name].perMinute}/${limits[name].burst}`).join(",")

@@ -613,7 +613,7 @@ const ROWS: ReadonlyArray<Row> = [
     intended: "member"
   },
 
-  // ---- agent data (Engineer B's routes) ----
+  // ---- agent data (docs/api.md, "Agent data") ----
   { method: "GET", route: "/v1/agents", target: fixed(() => "/v1/agents"), allowed: ALL, intended: "member" },
   ...(
     [

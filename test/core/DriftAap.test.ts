@@ -131,7 +131,7 @@ describe("trace features", () => {
     expect(cosineSimilarity({}, { a: 1 })).toBe(0)
   })
 
-  it("sizes the batch baseline as the reference does", () => {
+  it("sizes the batch baseline as Mnemom's detect_drift does", () => {
     const table: ReadonlyArray<readonly [number, number]> = [
       [0, 3],
       [8, 3],
@@ -258,7 +258,7 @@ describe("AAP drift", () => {
     expect(state.baseline_features["action:execute"]).toBe(1)
   })
 
-  it("analyses a batch in chronological order with the reference's baseline size", () => {
+  it("analyses a batch in chronological order with Mnemom's baseline size", () => {
     const drifted = (n: number) => trace(n, { type: "execute", name: "wipe_disk", category: "forbidden", values: [] })
     const traces = [
       ...Array.from({ length: 6 }, (_, n) => trace(n)),

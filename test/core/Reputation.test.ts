@@ -1,6 +1,6 @@
 /**
- * The reputation formulas (core/Reputation.ts), one table per rule and its boundaries; the reference
- * methodology's wrong worked examples as negative tests; and properties over arbitrary tallies.
+ * The reputation formulas (core/Reputation.ts), one table per rule and its boundaries; Mnemom's
+ * published methodology's wrong worked examples as negative tests; and properties over arbitrary tallies.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
@@ -151,7 +151,7 @@ describe("compliance", () => {
     expect(Math.round(complianceOf(impact))).toBe(score)
   })
 
-  it("the reference's worked examples were wrong: 1.37 gives 274 (not 267), 1.56 gives 244 (not 181)", () => {
+  it("Mnemom's worked examples were wrong: 1.37 gives 274 (not 267), 1.56 gives 244 (not 181)", () => {
     expect(Math.round(complianceOf(1.37))).toBe(274)
     expect(Math.round(complianceOf(1.37))).not.toBe(267)
     expect(Math.round(complianceOf(1.56))).toBe(244)
@@ -243,7 +243,7 @@ describe("the score", () => {
     })
   })
 
-  it("the reference was wrong: perfect integrity with every other component 0 is 400, grade B (not BBB)", () => {
+  it("Mnemom's methodology was wrong: perfect integrity with every other component 0 is 400, grade B (not BBB)", () => {
     const result = computeReputation(
       tally({
         certified: 100_001,
@@ -268,7 +268,7 @@ describe("the score", () => {
     expect(result.grade).not.toBe("BBB")
   })
 
-  it("the reference was wrong: 782 is A, Reliable (not AA)", () => {
+  it("Mnemom's methodology was wrong: 782 is A, Reliable (not AA)", () => {
     expect(gradeOf(782, true)).toBe("A")
     expect(TIERS[gradeOf(782, true)]).toBe("Reliable")
   })

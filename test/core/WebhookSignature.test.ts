@@ -77,7 +77,7 @@ describe("webhook signatures", () => {
     expect(verifyWebhook(SECRET, utf8(BODY), { "X-Candor-Signature": value }, at(T))).toEqual(ok)
   })
 
-  it("checks the reference's body-only header", () => {
+  it("checks Mnemom's body-only header", () => {
     const headers = { "x-aip-signature": `sha256=${BODY_MAC}` }
     expect(verifyAipSignature(SECRET, BODY, headers)).toBe(true)
     expect(verifyAipSignature(NEXT_SECRET, BODY, headers)).toBe(false)

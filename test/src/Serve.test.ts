@@ -31,7 +31,7 @@ const decode = (env: Record<string, string>) =>
   Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
 describe("config", () => {
-  it.effect("defaults to the README's configuration table when nothing is set", () =>
+  it.effect("defaults to the configuration table (docs/configuration.md) when nothing is set", () =>
     Effect.gen(function* () {
       const settings = yield* decode({})
       assert.deepStrictEqual(settings, defaults)

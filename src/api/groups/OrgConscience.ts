@@ -42,7 +42,7 @@ export const ConscienceContent = boundedText(ORG_CONSCIENCE_CONTENT_MAX).annotat
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-/** `description` is accepted for `content` (the reference's name for it); `content` wins when both are sent. */
+/** `description` is accepted for `content` (Mnemom's name for it); `content` wins when both are sent. */
 export const CreateOrgConscienceValue = Schema.Struct({
   type: ConscienceValueType,
   name: ConscienceName,

@@ -19,7 +19,7 @@ describe("public rate limits", () => {
     expect(limits.chain).toStrictEqual({ perMinute: 30, burst: 5 })
     expect(limits.record).toStrictEqual({ perMinute: 0, burst: 1 })
     expect(limits.listing).toStrictEqual(DEFAULT_PUBLIC_RATE_LIMITS.listing)
-    // The README's default column is what the parser reads back.
+    // The default column of docs/configuration.md is what the parser reads back.
     expect(Either.getOrThrow(parsePublicRateLimits(formatPublicRateLimits(DEFAULT_PUBLIC_RATE_LIMITS)))).toStrictEqual(
       DEFAULT_PUBLIC_RATE_LIMITS
     )
