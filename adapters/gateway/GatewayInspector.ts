@@ -142,6 +142,8 @@ const errorKind = (error: unknown): string =>
 interface Exchange {
   readonly adapter: ProviderAdapter
   readonly agentId: string
+  /** `x-candor-agent`, validated, when sent. */
+  readonly agentName: string | undefined
   readonly sessionId: string
   /**
    * The provider credential's SHA-256: the provider's answer to it tells whether the key is known
@@ -414,6 +416,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const event = yield* Effect.sync(() =>
           buildResponseEvent({
             agentId,
+            agentName: exchange.agentName,
             cardId: settings.cardId ?? settings.card?.card_id,
             sessionId: exchange.sessionId,
             provider: exchange.adapter.name,
@@ -601,6 +604,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const exchange: Exchange = {
         adapter,
         agentId,
+        agentName: who.agentName,
         sessionId: who.sessionId,
         keyHash: who.keyHash,
         settings,
@@ -733,6 +737,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const exchange: Exchange = {
             adapter,
             agentId,
+            agentName: who.agentName,
             sessionId,
             keyHash: who.keyHash,
             settings,
