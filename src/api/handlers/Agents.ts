@@ -70,9 +70,7 @@ export const AgentsLive = HttpApiBuilder.group(CandorApi, "agents", (handlers) =
               new_state: { display_name: payload.display_name }
             })
           })
-        ).pipe(
-          Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "renameAgent", cause })))
-        )
+        ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "renameAgent", cause }))))
         return yield* agentItem(path.agent_id)
       }).pipe(Effect.catchTag("StoreError", internal))
     )
