@@ -234,7 +234,7 @@ export const AgentPage = ({ agentId }: { readonly agentId: string }) => {
           key={data.agent.agent_id}
           agent={data.agent}
           canWrite={permissions.may.write}
-          onRenamed={(agent) => (setData({ ...data, agent }), void refresh())}
+          onRenamed={(agent) => setData({ ...data, agent })}
         />
         <div class="row" role="group" aria-label="Containment">
           {ACTIONS.map(({ action, label, from, needs }) => {

@@ -109,7 +109,7 @@ export const FleetPage = () => {
               Search
               <input
                 type="search"
-                placeholder="agent or organization, name or id"
+                placeholder="agent or organization"
                 value={filter.query}
                 onInput={(e) => set({ query: e.currentTarget.value })}
               />
