@@ -1,8 +1,9 @@
 /**
  * An agent's display name (migrations/0029_agent_names.ts), set under the agent's row lock so that
  * the governance entry's `previous_state` is what the change replaced, never a concurrent change's
- * snapshot. The default name (the gateway's label) is written by the commit path (./SqlCommit.ts),
- * and both are read with the agents list (./AgentQueries.ts).
+ * snapshot. The default name (the `x-candor-agent` label) is written by the commit path
+ * (./SqlCommit.ts) with the agent's first checkpoint, or by a claim that names the label before any
+ * traffic; both are read with the agents list (./AgentQueries.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
@@ -20,6 +21,11 @@ export class AgentNameRepo extends Context.Tag("candor/adapters/store/AgentNameR
     readonly lock: (agentId: string) => Effect.Effect<string | null, StoreError>
     /** Sets the display name; null removes it (the default name shows again). */
     readonly set: (agentId: string, displayName: string | null) => Effect.Effect<void, StoreError>
+    /**
+     * The agent's default name, when it has none yet: the label is part of the agent id's derivation,
+     * so whoever names it (a claim, the commit path) names the same one.
+     */
+    readonly setDefault: (agentId: string, label: string) => Effect.Effect<void, StoreError>
   }
 >() {}
 
@@ -37,7 +43,12 @@ export const make = Effect.gen(function* () {
       sql`update agents set display_name = ${displayName} where agent_id = ${agentId}`.pipe(
         Effect.asVoid,
         storeError("setAgentName")
-      )
+      ),
+    setDefault: (agentId, label) =>
+      sql`
+        insert into agents (agent_id, default_name) values (${agentId}, ${label})
+        on conflict (agent_id) do update set default_name = excluded.default_name
+        where agents.default_name is null`.pipe(Effect.asVoid, storeError("setAgentDefaultName"))
   })
 })
 

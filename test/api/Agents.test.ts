@@ -283,6 +283,29 @@ layer(harness(), { timeout: "90 seconds" })("agents API", (it) => {
     })
   )
 
+  it.effect("a claim naming the agent_name gives the unseen agent that label as its default name", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const { userA } = api.fixtures
+      const providerKey = `sk-claim-${randomUUID()}`
+      const claim = (agentName?: string) =>
+        api.call("POST", "/v1/agents/claim", {
+          token: userA.token,
+          body: { provider_key: providerKey, ...(agentName === undefined ? {} : { agent_name: agentName }) }
+        })
+      const named = yield* claim("support bot #2")
+      expect(named.status, JSON.stringify(named.body)).toBe(200)
+      expect(named.body.agent_id).toBe(agentIdOf(sha256Hex(providerKey), "support bot #2"))
+      const read = yield* api.call("GET", `/v1/agents/${named.body.agent_id}`, { token: userA.token })
+      expect(read.body).toMatchObject({ display_name: "support bot #2", last_seen: null })
+      // The key's unnamed agent has no label: no name.
+      const unnamed = yield* claim()
+      expect(
+        (yield* api.call("GET", `/v1/agents/${unnamed.body.agent_id}`, { token: userA.token })).body
+      ).toMatchObject({ display_name: null })
+    })
+  )
+
   it.effect("no public route carries the name, not even of a public agent", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness

@@ -3,8 +3,8 @@
  * (null: none), and `default_name`, the `x-candor-agent` label the gateway saw with the agent's first
  * checkpoint. The label is part of what the agent id is derived from (adapters/gateway/AgentIdentity.ts),
  * so every later request of the agent carries the same one: first seen is last seen, and the commit
- * path writes it only when it inserts the agent's chain head, never per checkpoint. Existing agents
- * keep null until an Owner or Admin names them.
+ * path writes it only when it inserts the agent's chain head, never per checkpoint (a claim naming
+ * the label writes it too). Existing agents keep null until named.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
