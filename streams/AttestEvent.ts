@@ -175,7 +175,16 @@ export const attestEvent = (
   }
   return {
     // The tree head is signed once per agent and batch, by the caller (see `signedTreeHead`).
-    input: { checkpoint, trace, attestation, before: actor.log, treeHead: undefined, alerts, outbox },
+    input: {
+      checkpoint,
+      trace,
+      attestation,
+      before: actor.log,
+      treeHead: undefined,
+      alerts,
+      outbox,
+      agentName: event.agent_name
+    },
     actor: {
       ...actor,
       log: attestation.state,

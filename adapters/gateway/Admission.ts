@@ -31,6 +31,8 @@ export interface Admitted {
   /** SHA-256 of the credential: never leaves Candor. */
   readonly keyHash: string
   readonly agentId: string
+  /** `x-candor-agent`, validated, when sent: the agent's default name (carried on its events). */
+  readonly agentName: string | undefined
   readonly sessionId: string
   /** `x-transaction-id`, well formed, when sent. */
   readonly transactionId: string | undefined
@@ -140,6 +142,7 @@ export const makeAdmission = ({
       adapter,
       keyHash,
       agentId: ids.agentId,
+      agentName: candor.headers.agent,
       sessionId: candor.headers.session ?? ids.sessionId,
       transactionId: candor.headers.transaction,
       keyContainment: key.containment,

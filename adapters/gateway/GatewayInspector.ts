@@ -141,6 +141,8 @@ const errorKind = (error: unknown): string =>
 interface Exchange {
   readonly adapter: ProviderAdapter
   readonly agentId: string
+  /** `x-candor-agent`, validated, when sent. */
+  readonly agentName: string | undefined
   readonly sessionId: string
   /**
    * The provider credential's SHA-256: the provider's answer to it tells whether the key is known
@@ -408,6 +410,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const event = yield* Effect.sync(() =>
           buildResponseEvent({
             agentId,
+            agentName: exchange.agentName,
             cardId: settings.cardId ?? settings.card?.card_id,
             sessionId: exchange.sessionId,
             provider: exchange.adapter.name,
@@ -595,6 +598,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       const exchange: Exchange = {
         adapter,
         agentId,
+        agentName: who.agentName,
         sessionId: who.sessionId,
         keyHash: who.keyHash,
         settings,
@@ -727,6 +731,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           const exchange: Exchange = {
             adapter,
             agentId,
+            agentName: who.agentName,
             sessionId,
             keyHash: who.keyHash,
             settings,

@@ -46,6 +46,8 @@ export interface PolicyRecord {
 
 export interface EventInput {
   readonly agentId: string
+  /** `x-candor-agent`, validated, when sent: on the event only, never in the checkpoint or trace. */
+  readonly agentName?: string | undefined
   /** The agent's active card, when the gateway knows it; else the actor binds one. */
   readonly cardId: string | undefined
   readonly sessionId: string
@@ -132,6 +134,7 @@ export const buildResponseEvent = (input: EventInput): GatewayEvent => {
   return {
     type: "gateway.response",
     agent_id: agentId,
+    ...(input.agentName !== undefined ? { agent_name: input.agentName } : {}),
     session_id: sessionId,
     provider: input.provider,
     outcome: input.outcome,

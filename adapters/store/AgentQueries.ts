@@ -59,6 +59,10 @@ export interface AgentSummary {
   readonly visibility: Visibility
   /** The organization it is claimed into; null for a personal or unclaimed agent. */
   readonly org_id: string | null
+  /** That organization's name; null with `org_id`. */
+  readonly org_name: string | null
+  /** The name an Owner or Admin gave it, else its `x-candor-agent` label; null without either. */
+  readonly display_name: string | null
   /** Its current reputation (reputation_scores); null before the first computation. */
   readonly reputation: AgentReputationSummary | null
 }
@@ -145,6 +149,8 @@ interface SummaryRow {
   readonly claimed: unknown
   readonly visibility: Visibility | null
   readonly org_id: string | null
+  readonly org_name: string | null
+  readonly display_name: string | null
   readonly reputation: { readonly score: unknown; readonly grade: Grade; readonly is_eligible: unknown } | null
 }
 
@@ -165,6 +171,8 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
     claimed: row.claimed === true || row.claimed === 1 || row.claimed === "t",
     visibility: row.visibility ?? "unlisted",
     org_id: row.org_id ?? null,
+    org_name: row.org_name ?? null,
+    display_name: row.display_name ?? null,
     reputation:
       row.reputation === null || row.reputation === undefined
         ? null
@@ -241,6 +249,8 @@ export const make = Effect.gen(function* () {
             exists (select 1 from agent_claims l where l.agent_id = i.agent_id) as claimed,
             (select l.visibility from agent_claims l where l.agent_id = i.agent_id) as visibility,
             (select l.org_id from agent_claims l where l.agent_id = i.agent_id) as org_id,
+            (select o.name from agent_claims l join orgs o on o.org_id = l.org_id where l.agent_id = i.agent_id) as org_name,
+            coalesce(a.display_name, a.default_name) as display_name,
             (select json_build_object('score', r.score, 'grade', r.grade, 'is_eligible', r.is_eligible)
                from reputation_scores r where r.agent_id = i.agent_id) as reputation
           from ids i left join agents a on a.agent_id = i.agent_id`.pipe(

@@ -35,9 +35,14 @@ export interface CheckpointRow {
   readonly sealed_by: string
 }
 
+/** A head inserted for an agent's first checkpoint, with the label it was seen under (its default name). */
+export interface NewHead extends HeadMove {
+  readonly default_name?: string
+}
+
 export interface CommitPlan {
   /** Agents whose batch starts from the empty log: their head row is inserted, not updated. */
-  readonly newHeads: ReadonlyArray<HeadMove>
+  readonly newHeads: ReadonlyArray<NewHead>
   readonly movedHeads: ReadonlyArray<HeadMove>
   readonly checkpoints: ReadonlyArray<CheckpointRow>
   readonly certificates: ReadonlyArray<object>
@@ -86,7 +91,7 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>, key: SecretKey): 
     if (!extendsPrevious || !positioned || input.checkpoint.agent_id !== agentId) broken.add(agentId)
     lasts.set(agentId, input)
   }
-  const newHeads: Array<HeadMove> = []
+  const newHeads: Array<NewHead> = []
   const movedHeads: Array<HeadMove> = []
   for (const [agentId, first] of firsts) {
     const { before } = first
@@ -108,7 +113,8 @@ export const planCommit = (inputs: ReadonlyArray<CommitInput>, key: SecretKey): 
       hash: toHex(state.head.hash),
       frontier: state.frontier.hashes.map(toHex)
     }
-    ;(before.head.position === 0 ? newHeads : movedHeads).push(move)
+    if (before.head.position !== 0) movedHeads.push(move)
+    else newHeads.push(first.agentName === undefined ? move : { ...move, default_name: first.agentName })
   }
   if (broken.size > 0) return { _tag: "Broken", agentIds: [...broken] }
 

@@ -44,9 +44,13 @@ const writePlan = (sql: SqlClient, plan: CommitPlan, now: string) =>
   sql`
     with new_heads as (
       select * from json_to_recordset(${json(plan.newHeads)}::json)
-        as r(agent_id text, position bigint, hash text, frontier jsonb)
+        as r(agent_id text, position bigint, hash text, frontier jsonb, default_name text)
     ), new_agents as (
-      insert into agents (agent_id) select agent_id from new_heads on conflict do nothing
+      -- An agent named through the API or claimed before its first request already has a row: its
+      -- default name is filled in then, once (only a new head carries one).
+      insert into agents (agent_id, default_name) select agent_id, default_name from new_heads
+      on conflict (agent_id) do update set default_name = excluded.default_name
+      where agents.default_name is null and excluded.default_name is not null
     ), inserted_heads as (
       insert into chain_heads (agent_id, position, hash, frontier)
       select agent_id, position, decode(hash, 'hex'), frontier from new_heads

@@ -61,6 +61,11 @@ export interface CommitInput {
   readonly alerts: ReadonlyArray<DriftAlert>
   /** Sent after commit by the outbox relays: webhooks, prover jobs. */
   readonly outbox: ReadonlyArray<OutboxDraft>
+  /**
+   * The event's `x-candor-agent` label, when it had one: stored as the agent's `default_name` with its
+   * chain head's insert (the label is part of the agent id, so the first one is every one).
+   */
+  readonly agentName?: string | undefined
 }
 
 export type CommitResult =

@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { IntegrityCheckpoint } from "./Checkpoint.js"
-import { AgentId, SessionId } from "./Ids.js"
+import { AgentId, AgentName, SessionId } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 import { APTraceDraft } from "./Trace.js"
 
@@ -22,6 +22,11 @@ export const ExchangeOutcome = Schema.Struct({
 export const GatewayEvent = Schema.Struct({
   type: Schema.Literal("gateway.response"),
   agent_id: AgentId,
+  /**
+   * The request's `x-candor-agent`, as the gateway validated it; absent without one. The worker keeps
+   * it as the agent's default name (never in the checkpoint or trace, which are published).
+   */
+  agent_name: Schema.optionalWith(AgentName, { exact: true }),
   session_id: SessionId,
   provider: Schema.String,
   outcome: ExchangeOutcome,

@@ -29,6 +29,8 @@ export const GOVERNANCE_ACTIONS = [
   "policy.put",
   "policy.delete",
   "agent.visibility",
+  // the agent's display name (PATCH /v1/agents/{agent_id}); never on a public route
+  "agent.display_name",
   // organization conscience values, on the organization's log (policy.put/delete too, for its policy)
   "conscience.create",
   "conscience.update",

@@ -54,6 +54,7 @@ import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
 import * as EvidenceRedactionRepo from "../../adapters/store/EvidenceRedactionRepo.js"
+import * as AgentNameRepo from "../../adapters/store/AgentNameRepo.js"
 import { EvidenceRedactionLive } from "./handlers/EvidenceRedaction.js"
 import { ExportLive } from "./handlers/Export.js"
 import { type StreamOptions, StreamLive } from "./handlers/Stream.js"
@@ -161,6 +162,8 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(OrgConscienceRepo.layer),
   // Evidence redaction: its routes (the gateways get it pushed, never read it).
   Layer.provide(EvidenceRedactionRepo.layer),
+  // Agent names: the rename route (the commit path writes the default name itself).
+  Layer.provide(AgentNameRepo.layer),
   // Fleet coherence: its route (and its cache, one per process).
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.

@@ -623,7 +623,8 @@ const ROWS: ReadonlyArray<Row> = [
       "/v1/ssm/:agent_id",
       "/v1/agents/:agent_id/drift/aip",
       "/v1/agents/:agent_id/enforcement",
-      "/v1/agents/:agent_id/permissions"
+      "/v1/agents/:agent_id/permissions",
+      "/v1/agents/:agent_id"
     ] as const
   ).map((route): Row => ({
     method: "GET",
@@ -672,6 +673,16 @@ const ROWS: ReadonlyArray<Row> = [
     target: fixed(
       (f) => `/v1/agents/${f.orgAgent}/enforcement`,
       () => ({ mode: "observe" })
+    ),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "PATCH",
+    route: "/v1/agents/:agent_id",
+    target: fixed(
+      (f) => `/v1/agents/${f.orgAgent}`,
+      () => ({ display_name: "Security table" })
     ),
     allowed: ["service"],
     intended: "admin"
@@ -1546,6 +1557,7 @@ layer(
           ["PATCH", `/v1/agents/${orgAgent}/card`, { card_json: cardFor(orgAgent, "imp"), conscience_values: [] }],
           ["POST", `/v1/agents/${orgAgent}/reverify`, undefined],
           ["PUT", `/v1/agents/${orgAgent}/visibility`, { visibility: "private" }],
+          ["PATCH", `/v1/agents/${orgAgent}`, { display_name: "impersonated" }],
           ["DELETE", `/v1/orgs/${orgId}`, undefined],
           ["POST", "/v1/api-keys", { name: "imp" }],
           [

@@ -2,7 +2,9 @@
  * The console's agent page and its verify page in Chromium, against a real `candor serve` (embedded
  * default) fed by a fake Anthropic upstream on loopback, signed in as the agent's Owner:
  * - the agent page shows the charts (uPlot, loaded on demand), the timeline, reputation and the
- *   controls the Owner may use; pausing goes through an accessible confirmation dialog (focus
+ *   controls the Owner may use; the agent's name is the gateway's `x-candor-agent` label (through the
+ *   worker) until the Owner renames it in the page, shown as text in the page and the fleet, its id a
+ *   click away; pausing goes through an accessible confirmation dialog (focus
  *   trapped, Escape cancels), the status changes and the gateway refuses the next request (403);
  * - the policy editor (CodeMirror, on demand) shows the API's validation error on its line, then saves;
  * - a real certificate verifies in the page, every layer (the STARK verdict proof included), asking
@@ -68,14 +70,15 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
           )
           const asOwner = fetchAs(token)
           const { providerKey } = newAgent()
+          const agentName = "console-bot"
           const claim = yield* asOwner(`${serve.apiUrl}/v1/agents/claim`, {
             method: "POST",
-            body: JSON.stringify({ provider_key: providerKey })
+            body: JSON.stringify({ provider_key: providerKey, agent_name: agentName })
           })
           expect(claim.status, JSON.stringify(claim.body)).toBe(200)
           const agentId: string = claim.body.agent_id
           for (let i = 0; i < 3; i++)
-            expect((yield* sendThroughGateway(serve.gatewayUrl, providerKey)).status).toBe(200)
+            expect((yield* sendThroughGateway(serve.gatewayUrl, providerKey, { agentName })).status).toBe(200)
           const listed = yield* poll(
             asOwner(`${serve.apiUrl}/v1/agents/${agentId}/checkpoints?limit=10`),
             (res) => res.status === 200 && res.body.checkpoints.length === 3,
@@ -111,6 +114,9 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             await page.getByRole("button", { name: "Sign in" }).click()
             await expect.poll(() => page.getByTestId("agent-status").innerText(), { timeout: 20_000 }).toBe("active")
             await expect.poll(() => page.getByTestId("timeline-item").count(), { timeout: 20_000 }).toBe(3)
+            // Named by the gateway's label, committed by the worker with the agent's first checkpoint.
+            expect(await page.getByTestId("agent-title").innerText()).toBe(agentName)
+            expect(await page.getByTestId("agent-id").innerText()).toBe(agentId)
             // uPlot drew both charts (its canvas is there), from a chunk loaded on demand.
             await page.locator("[data-testid=verdict-chart] .uplot canvas").waitFor({ timeout: 15_000 })
             await page.locator("[data-testid=concern-chart] .uplot canvas").waitFor()
@@ -139,6 +145,20 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             expect(await page.getByTestId("action-reactivate").isDisabled()).toBe(true)
             await shot(page, "agent-page")
           })
+
+          // ---- renamed in the page: text, never markup (the fleet shows it too, at the end) ----
+          const renamed = `<i>Ops</i> & "bot" ${randomBytes(3).toString("hex")}`
+          yield* run(async () => {
+            await page.getByTestId("agent-name-input").fill(renamed)
+            await page.getByTestId("agent-name-save").click()
+            await expect.poll(() => page.getByTestId("agent-title").innerText(), { timeout: 20_000 }).toBe(renamed)
+            expect(await page.locator("[data-testid=agent-title] i").count()).toBe(0)
+            expect(await page.getByTestId("agent-id").innerText()).toBe(agentId)
+          })
+          const published = yield* fetchJson(`${serve.apiUrl}/v1/reputation/${agentId}`)
+          expect(published.status).toBe(200)
+          expect(JSON.stringify(published.body)).not.toContain("Ops")
+          expect(JSON.stringify(published.body)).not.toContain(agentName)
 
           // ---- pause through the dialog: keyboard first (Escape cancels, Tab stays inside) ----
           yield* run(async () => {
@@ -172,7 +192,7 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             await expect.poll(() => page.getByTestId("agent-status").innerText(), { timeout: 20_000 }).toBe("paused")
             expect(await page.getByTestId("action-resume").isEnabled()).toBe(true)
           })
-          const refused = yield* sendThroughGateway(serve.gatewayUrl, providerKey)
+          const refused = yield* sendThroughGateway(serve.gatewayUrl, providerKey, { agentName })
           expect(refused.status).toBe(403)
           expect(refused.body).toMatchObject({ type: "containment_error", reason: "agent_paused" })
 
@@ -292,6 +312,17 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("conso
             await page.goto(`${serve.apiUrl}/console/#/verify/${checkpointId}`)
             await page.getByTestId("verify-result").waitFor({ timeout: 60_000 })
             expect(await page.getByTestId("verify-result").getAttribute("data-valid")).toBe("true")
+          })
+
+          // ---- the fleet names the agent, its organization beside it, the id a click away ----
+          yield* run(async () => {
+            await page.goto(`${serve.apiUrl}/console/#/fleet`)
+            const link = page.locator(`tr[data-agent="${agentId}"] [data-testid=agent-link]`)
+            await link.waitFor({ timeout: 20_000 })
+            expect(await link.innerText()).toBe(renamed)
+            expect(await link.getAttribute("title")).toBe(agentId)
+            expect(await link.getAttribute("href")).toBe(`#/agents/${agentId}`)
+            await shot(page, "fleet-named")
           })
           expect(errors).toEqual([])
         }).pipe(printLogsOnFailure(serve))

@@ -93,15 +93,23 @@ export const newAgent = () => {
   return { providerKey, agentId: agentIdOf(keyHashOf(providerKey)!, undefined) }
 }
 
-/** One Anthropic Messages request through the gateway with `providerKey`, as an SDK sends it, offering `tools` if any. */
+/**
+ * One Anthropic Messages request through the gateway with `providerKey`, as an SDK sends it, offering
+ * `tools` if any, as the agent `agentName` of the key (`x-candor-agent`) if given.
+ */
 export const sendThroughGateway = (
   gatewayUrl: string,
   providerKey: string,
-  options: { readonly prompt?: string; readonly tools?: ReadonlyArray<string> } = {}
+  options: { readonly prompt?: string; readonly tools?: ReadonlyArray<string>; readonly agentName?: string } = {}
 ): Effect.Effect<JsonAnswer> =>
   fetchJson(`${gatewayUrl}/anthropic/v1/messages`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": providerKey, "anthropic-version": "2023-06-01" },
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": providerKey,
+      "anthropic-version": "2023-06-01",
+      ...(options.agentName === undefined ? {} : { "x-candor-agent": options.agentName })
+    },
     body: JSON.stringify({
       model: "claude-e2e",
       max_tokens: 64,

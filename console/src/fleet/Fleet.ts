@@ -2,12 +2,12 @@
 
 import type { AgentStatus } from "../../../core/schema/Agent.js"
 import type { EnforcementMode } from "../../../core/schema/Verdict.js"
+import type { NamedAgent } from "./Names.js"
 
 // The published literals, from their one source (type-only: nothing of core/schema is bundled).
 export type { AgentStatus, EnforcementMode }
 
-export interface FleetAgent {
-  readonly agent_id: string
+export interface FleetAgent extends NamedAgent {
   readonly status: AgentStatus
   readonly enforcement_mode: EnforcementMode
   readonly card_id: string | null
@@ -20,12 +20,11 @@ export interface FleetAgent {
   }
   readonly claimed: boolean
   readonly visibility: string
-  readonly org_id: string | null
   readonly reputation: { readonly score: number; readonly grade: string; readonly is_eligible: boolean } | null
 }
 
 export interface FleetFilter {
-  /** Matched, case-insensitively, against the agent id and its organization. */
+  /** Matched, case-insensitively, against the agent's id and name and its organization's id and name. */
   readonly query: string
   readonly status: AgentStatus | "all"
   readonly mode: EnforcementMode | "all"
@@ -43,8 +42,9 @@ export const filterFleet = (agents: ReadonlyArray<FleetAgent>, filter: FleetFilt
       (filter.mode === "all" || agent.enforcement_mode === filter.mode) &&
       (!filter.violationsOnly || agent.checkpoint_counts.boundary_violation > 0) &&
       (query === "" ||
-        agent.agent_id.toLowerCase().includes(query) ||
-        (agent.org_id ?? "").toLowerCase().includes(query))
+        [agent.agent_id, agent.display_name, agent.org_id, agent.org_name].some(
+          (text) => text !== null && text.toLowerCase().includes(query)
+        ))
   )
 }
 

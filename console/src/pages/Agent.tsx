@@ -1,5 +1,6 @@
 /**
- * An agent (`#/agents/<id>`): its containment and enforcement mode with the controls the caller may
+ * An agent (`#/agents/<id>`): its name beside its organization's (GET /v1/agents/{id}; renamed with
+ * PATCH by those who may write), its containment and enforcement mode with the controls the caller may
  * use (GET /v1/agents/{id}/permissions), verdicts and concern categories over time (uPlot, loaded on
  * demand), recent checkpoints linked to the verify page, drift alerts, reputation and badge, the
  * conscience values in force, the tool policy in a YAML editor (CodeMirror, loaded on demand) and the
@@ -8,6 +9,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { Chart } from "../agent/Chart.js"
 import { ConfirmDialog } from "../agent/Dialog.js"
+import { NameForm } from "../agent/NameForm.js"
 import { PolicyEditor } from "../agent/PolicyEditor.js"
 import { concernSeries, verdictSeries } from "../agent/Series.js"
 import type {
@@ -22,7 +24,9 @@ import type {
   Status
 } from "../agent/Types.js"
 import { api, ApiError } from "../Api.js"
+import { agentTitle, type NamedAgent } from "../fleet/Names.js"
 import { hrefOf } from "../Router.js"
+import { OrgLabel } from "../ui/AgentName.js"
 
 type Action = "pause" | "resume" | "kill" | "reactivate"
 
@@ -69,6 +73,7 @@ const optional = <T,>(promise: Promise<T>): Promise<T | null> =>
   promise.catch((error: unknown) => (error instanceof ApiError && error.status === 404 ? null : Promise.reject(error)))
 
 interface Data {
+  readonly agent: NamedAgent
   readonly permissions: Permissions
   readonly containment: Containment
   readonly mode: Mode
@@ -82,8 +87,9 @@ interface Data {
 
 const load = async (agentId: string): Promise<Data> => {
   const id = encodeURIComponent(agentId)
-  const [permissions, containment, enforcement, checkpoints, drift, values, reputation, governance] = await Promise.all(
-    [
+  const [agent, permissions, containment, enforcement, checkpoints, drift, values, reputation, governance] =
+    await Promise.all([
+      api<NamedAgent>(`/v1/agents/${id}`),
       api<Permissions>(`/v1/agents/${id}/permissions`),
       api<Containment>(`/v1/agents/${id}/containment`),
       api<{ enforcement_mode: Mode }>(`/v1/agents/${id}/enforcement`),
@@ -92,9 +98,9 @@ const load = async (agentId: string): Promise<Data> => {
       optional(api<Data["values"] & object>(`/v1/agents/${id}/conscience-values/effective`)),
       optional(api<Reputation>(`/v1/reputation/${id}`, { anonymous: true })),
       api<Data["governance"]>(`/v1/agents/${id}/governance-log?limit=1000`)
-    ]
-  )
+    ])
   return {
+    agent,
     permissions,
     containment,
     mode: enforcement.enforcement_mode,
@@ -188,14 +194,26 @@ export const AgentPage = ({ agentId }: { readonly agentId: string }) => {
   return (
     <div class="agent-page">
       <header class="agent-head">
-        <h1>
-          Agent <code>{agentId}</code>
+        <h1 data-testid="agent-title">
+          {data.agent.display_name === null ? (
+            <>
+              Agent <code>{agentId}</code>
+            </>
+          ) : (
+            agentTitle(data.agent)
+          )}
         </h1>
+        <OrgLabel agent={data.agent} />
         <span class={`status status-${status}`} data-testid="agent-status" role="status">
           {status}
         </span>
         <span class="muted">your role: {permissions.role}</span>
       </header>
+      {data.agent.display_name === null ? null : (
+        <p class="muted">
+          id <code data-testid="agent-id">{agentId}</code>
+        </p>
+      )}
       {containment.containment_reason === null ? null : (
         <p class="muted">
           {status} by {containment.contained_by} at{" "}
@@ -212,6 +230,12 @@ export const AgentPage = ({ agentId }: { readonly agentId: string }) => {
 
       <section class="panel controls" aria-labelledby="controls-title">
         <h2 id="controls-title">Containment and enforcement</h2>
+        <NameForm
+          key={data.agent.agent_id}
+          agent={data.agent}
+          canWrite={permissions.may.write}
+          onRenamed={(agent) => setData({ ...data, agent })}
+        />
         <div class="row" role="group" aria-label="Containment">
           {ACTIONS.map(({ action, label, from, needs }) => {
             const allowed = permissions.may[action]

@@ -4,10 +4,11 @@
  * agent. Built for 1,000 events per second: events are collected as they arrive and drawn once per
  * animation frame, the list is virtualised (only visible rows exist), the buffer keeps the newest
  * 5,000. The connection resumes after a loss from the last event id (FeedStream.ts), and its state is
- * shown; a refused credential stops it.
+ * shown; a refused credential stops it. Agents and organizations are named from GET /v1/agents, read
+ * when the page opens (an agent it does not list yet shows its id).
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
-import { ApiError, rawRequest } from "../Api.js"
+import { api, ApiError, rawRequest } from "../Api.js"
 import {
   categoryOf,
   FEED_CATEGORIES,
@@ -18,8 +19,11 @@ import {
 } from "../feed/FeedBuffer.js"
 import { type ConnectionState, type FeedStream, openFeedStream } from "../feed/FeedStream.js"
 import { useVirtualRows } from "../feed/UseVirtualRows.js"
+import { directoryOf, type NamedAgent } from "../fleet/Names.js"
 import { hrefOf } from "../Router.js"
+import { AgentLink } from "../ui/AgentName.js"
 import { clock, count } from "../ui/Format.js"
+import { useAsync } from "../ui/UseAsync.js"
 
 const CAPACITY = 5_000
 const ROW_HEIGHT = 36
@@ -37,6 +41,25 @@ const stateText = (state: ConnectionState): string => {
   }
 }
 
+/** An organization's event: the organization's name when known (its id as the title), else its id. */
+const OrgOf = ({
+  orgId,
+  orgs
+}: {
+  readonly orgId: string | null | undefined
+  readonly orgs: ReadonlyMap<string, string>
+}) => {
+  if (orgId === null || orgId === undefined) return <span class="mono muted" />
+  const name = orgs.get(orgId)
+  return name === undefined ? (
+    <span class="mono muted">{orgId}</span>
+  ) : (
+    <span class="muted" title={orgId}>
+      {name}
+    </span>
+  )
+}
+
 const ALL_CATEGORIES = new Set<FeedCategory>(FEED_CATEGORIES.map((c) => c.category))
 
 export const FeedPage = () => {
@@ -48,6 +71,8 @@ export const FeedPage = () => {
   const [paused, setPaused] = useState(false)
   const stream = useRef<FeedStream | undefined>(undefined)
   const scroller = useRef<HTMLDivElement>(null)
+  const [listed] = useAsync((signal) => api<{ agents: ReadonlyArray<NamedAgent> }>("/v1/agents", { signal }), [])
+  const directory = useMemo(() => directoryOf(listed._tag === "ready" ? listed.value.agents : []), [listed])
 
   useEffect(() => {
     let pending: Array<FeedEvent> = []
@@ -89,12 +114,16 @@ export const FeedPage = () => {
     if (!paused) setFrozen(version)
   }, [version, paused])
   const agent = agentFilter.trim()
+  const named = agent.toLowerCase()
+  const matches = (agentId: string | null | undefined): boolean =>
+    agent === "" ||
+    (agentId !== null &&
+      agentId !== undefined &&
+      (agentId.includes(agent) ||
+        (directory.agents.get(agentId)?.display_name?.toLowerCase().includes(named) ?? false)))
   const rows = useMemo(
-    () =>
-      buffer.newestFirst(
-        (event) => categories.has(categoryOf(event.type)) && (agent === "" || (event.agent_id ?? "").includes(agent))
-      ),
-    [frozen, categories, agent]
+    () => buffer.newestFirst((event) => categories.has(categoryOf(event.type)) && matches(event.agent_id)),
+    [frozen, categories, agent, directory]
   )
   const virtualizer = useVirtualRows(rows.length, ROW_HEIGHT, scroller)
 
@@ -134,7 +163,7 @@ export const FeedPage = () => {
           Agent
           <input
             type="search"
-            placeholder="agent id"
+            placeholder="agent id or name"
             value={agentFilter}
             onInput={(e) => setAgentFilter(e.currentTarget.value)}
           />
@@ -169,7 +198,9 @@ export const FeedPage = () => {
                 <time dateTime={event.created_at}>{clock(event.created_at)}</time>
                 <span class="type">{event.type}</span>
                 {event.agent_id === undefined || event.agent_id === null ? (
-                  <span class="mono muted">{event.org_id ?? ""}</span>
+                  <OrgOf orgId={event.org_id} orgs={directory.orgs} />
+                ) : directory.agents.has(event.agent_id) ? (
+                  <AgentLink agent={directory.agents.get(event.agent_id)!} />
                 ) : (
                   <a class="mono" href={hrefOf({ page: "agent", agentId: event.agent_id })}>
                     {event.agent_id}

@@ -7,7 +7,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { api } from "../Api.js"
 import { type FleetAgent, type FleetFilter, filterFleet, NO_FILTER, summarise } from "../fleet/Fleet.js"
-import { hrefOf } from "../Router.js"
+import { AgentLink, OrgLabel } from "../ui/AgentName.js"
 import { ago, count } from "../ui/Format.js"
 import { useAsync } from "../ui/UseAsync.js"
 
@@ -109,7 +109,7 @@ export const FleetPage = () => {
               Search
               <input
                 type="search"
-                placeholder="agent or organization id"
+                placeholder="agent or organization"
                 value={filter.query}
                 onInput={(e) => set({ query: e.currentTarget.value })}
               />
@@ -183,9 +183,7 @@ export const FleetPage = () => {
                   {shown.slice(0, MAX_ROWS).map((agent) => (
                     <tr key={agent.agent_id} data-agent={agent.agent_id}>
                       <th scope="row">
-                        <a class="mono" href={hrefOf({ page: "agent", agentId: agent.agent_id })}>
-                          {agent.agent_id}
-                        </a>
+                        <AgentLink agent={agent} />
                         {agent.claimed ? null : <span class="badge muted-badge">unclaimed</span>}
                       </th>
                       <td>
@@ -210,7 +208,9 @@ export const FleetPage = () => {
                       <td>
                         <time dateTime={agent.last_seen ?? undefined}>{ago(agent.last_seen)}</time>
                       </td>
-                      <td class="mono">{agent.org_id ?? <span class="muted">personal</span>}</td>
+                      <td>
+                        <OrgLabel agent={agent} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -3,7 +3,8 @@
  * functions (`keyHashOf`, `agentIdOf`), so the id is the one the gateway derives, and dropped.
  * A claim can bring the agent into an organization (or out of one), and so under its tool policy
  * and its conscience values: the resolved policy and values are pushed to the gateways (and the
- * workers) before answering.
+ * workers) before answering. A claim naming the `agent_name` gives an agent not seen yet its default
+ * name, the label the gateway would have kept from its first checkpoint.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
@@ -11,6 +12,7 @@ import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import { BadRequest, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { keyHashOf } from "../../../adapters/providers/Identity.js"
+import { AgentNameRepo } from "../../../adapters/store/AgentNameRepo.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
@@ -38,6 +40,7 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
       }
       const claim = yield* repo.claimOf(agentId)
       if (claim === undefined) return yield* Effect.fail(new NotFound({ error: `agent ${agentId} not found` }))
+      if (payload.agent_name !== undefined) yield* (yield* AgentNameRepo).setDefault(agentId, payload.agent_name)
       // Into, out of or between organizations: the policy and conscience values in force follow the claim.
       yield* pushAgentPolicy(agentId)
       yield* pushResolvedConscience([claim.agent_id])

@@ -104,7 +104,13 @@ describe("Candor headers are validated before the provider is called", () => {
     const name = `support bot #1 ~${"a".repeat(112)}`
     expect(name.length).toBe(128)
     expect((await anthropic({ "x-api-key": key, "x-candor-agent": name })).status).toBe(200)
-    expect((await nextEvent()).agent_id).toBe(agentIdOf(sha256Hex(key), name))
+    const event = await nextEvent()
+    expect(event.agent_id).toBe(agentIdOf(sha256Hex(key), name))
+    // The label rides on the event (the worker keeps it as the default name), never in what is published.
+    expect(event.agent_name).toBe(name)
+    expect(JSON.stringify([event.checkpoint, event.trace])).not.toContain(name)
+    expect((await anthropic({ "x-api-key": key })).status).toBe(200)
+    expect("agent_name" in (await nextEvent())).toBe(false)
   })
 
   it("x-transaction-id: anything but txn-<uuid> is 400 naming it (no lookup, no refresh)", async () => {

@@ -86,6 +86,8 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           claimed: false,
           visibility: "unlisted",
           org_id: null,
+          org_name: null,
+          display_name: null,
           reputation: null
         },
         {
@@ -98,10 +100,39 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
           claimed: false,
           visibility: "unlisted",
           org_id: null,
+          org_name: null,
+          display_name: null,
           reputation: null
         }
       ])
       expect(yield* queries.agentSummaries([])).toEqual([])
+    })
+  )
+
+  it.effect("names an agent by the label of its first committed batch, also over a row that came first", () =>
+    Effect.gen(function* () {
+      const queries = yield* AgentQueries.AgentQueries
+      const store = yield* Store
+      const commit = (agentId: string, label: string, count: number) =>
+        Effect.gen(function* () {
+          const { inputs } = makeInputs(agentId, yield* store.loadLogState(agentId), count)
+          const labelled = inputs.map((input) => ({ ...input, agentName: label }))
+          expect(yield* store.commitBatch(labelled)).toEqual({ _tag: "Committed" })
+        })
+      const seen = uniqueId("agent")
+      const settled = uniqueId("agent")
+      // Its settings row before any checkpoint (an enforcement mode set ahead of traffic).
+      yield* store.putAgentSettings(settled, { mode: "nudge" })
+      yield* commit(seen, "first", 2)
+      yield* commit(settled, "settled", 1)
+      yield* commit(seen, "later", 2)
+      const named = yield* queries.agentSummaries([seen, settled])
+      expect(named.map((agent) => [agent.agent_id, agent.display_name, agent.enforcement_mode]).sort()).toEqual(
+        [
+          [seen, "first", "observe"],
+          [settled, "settled", "nudge"]
+        ].sort()
+      )
     })
   )
 
