@@ -41,17 +41,44 @@ const errorText = async (response: Response): Promise<string> => {
   return text === "" ? `${response.status} ${response.statusText}` : text
 }
 
+/** Reads retried after a 429 at most this many times, each after the answer's Retry-After (capped). */
+const READ_RETRIES = 3
+const MAX_RETRY_WAIT_MS = 5_000
+
+/** The wait a 429 asks for: Retry-After in seconds, 1 s when absent or unreadable, at most the cap. */
+const retryWaitMs = (response: Response): number => {
+  const seconds = Number(response.headers.get("retry-after"))
+  return Math.min(MAX_RETRY_WAIT_MS, Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000)
+}
+
+const waitFor = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true })
+  })
+
 export const rawRequest = async (path: string, options: RequestOptions = {}): Promise<Response> => {
   const credential = options.anonymous === true ? undefined : (options.credential ?? currentCredential())
   const headers: Record<string, string> = { accept: "application/json" }
   if (credential !== undefined) Object.assign(headers, credentialHeaders(credential))
   if (options.body !== undefined) headers["content-type"] = "application/json"
-  const response = await fetch(path, {
-    method: options.method ?? "GET",
-    headers,
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-    ...(options.signal === undefined ? {} : { signal: options.signal })
-  })
+  const method = options.method ?? "GET"
+  const send = () =>
+    fetch(path, {
+      method,
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(options.signal === undefined ? {} : { signal: options.signal })
+    })
+  let response = await send()
+  // A page opens with several reads at once, and the Free plan's burst is ten requests: a read the
+  // rate limit refused is sent again once the limit says, so a busy page fills in instead of
+  // showing "rate limited". Writes are never repeated (the user sees the 429 and decides).
+  for (let retry = 0; response.status === 429 && method === "GET" && retry < READ_RETRIES; retry++) {
+    await waitFor(retryWaitMs(response), options.signal)
+    if (options.signal?.aborted === true) break
+    response = await send()
+  }
   // A stored credential refused: the tab signs out (a sign-in being checked has nothing to sign out of).
   if (response.status === 401 && credential !== undefined && options.credential === undefined) onUnauthorized()
   if (!response.ok) throw new ApiError(response.status, await errorText(response))
