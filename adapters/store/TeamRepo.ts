@@ -163,13 +163,15 @@ const teamOf = (row: TeamRow): Team => ({
 
 interface MemberRow {
   readonly agent_id: string
+  /** The agent's name (PATCH /v1/agents/{agent_id}, else its gateway label); null without one. */
+  readonly agent_name: string | null
   readonly added_at: unknown
   readonly removed_at: unknown
 }
 
 const memberOf = (row: MemberRow): TeamMember => ({
   agent_id: row.agent_id,
-  agent_name: null,
+  agent_name: row.agent_name,
   added_at: toIso(row.added_at),
   removed_at: row.removed_at === null ? null : toIso(row.removed_at)
 })
@@ -204,8 +206,9 @@ export const make = Effect.gen(function* () {
 
   const currentMembers = (teamId: string) =>
     sql<MemberRow>`
-      select agent_id, added_at, removed_at from team_members
-      where team_id = ${teamId} and removed_at is null order by added_at, membership_id`
+      select m.agent_id, coalesce(a.display_name, a.default_name) as agent_name, m.added_at, m.removed_at
+      from team_members m left join agents a on a.agent_id = m.agent_id
+      where m.team_id = ${teamId} and m.removed_at is null order by m.added_at, m.membership_id`
 
   const read = (teamId: string, forUpdate: boolean) =>
     Effect.gen(function* () {
@@ -303,7 +306,8 @@ export const make = Effect.gen(function* () {
         const [closed] = yield* sql<MemberRow>`
           update team_members set removed_at = ${at}::timestamptz, removed_by = ${actor}
           where team_id = ${teamId} and agent_id = ${agentId} and removed_at is null
-          returning agent_id, added_at, removed_at`
+          returning agent_id, (select coalesce(a.display_name, a.default_name) from agents a
+            where a.agent_id = team_members.agent_id) as agent_name, added_at, removed_at`
         if (closed === undefined) return undefined
         yield* sql`update teams set updated_at = ${at}::timestamptz where team_id = ${teamId}`
         const [change] = yield* recordChanges(teamId, "agent_removed", [agentId], actor, at)

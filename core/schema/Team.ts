@@ -45,7 +45,7 @@ export type Team = typeof Team.Type
 export const TeamMember = Schema.Struct({
   agent_id: AgentId,
   agent_name: Schema.NullOr(Schema.String).annotations({
-    description: "Null: Candor keeps no display name for agents (the name given at claim is hashed into the id)"
+    description: "The agent's name (its display name, else its gateway label); null without one"
   }),
   added_at: DateTimeString,
   removed_at: Schema.NullOr(DateTimeString).annotations({ description: "Null while the agent is in the team" })

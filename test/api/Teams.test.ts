@@ -285,6 +285,14 @@ layer(harness(), { timeout: "120 seconds" })("teams", (it) => {
         expect(added.body.added[0]).toMatchObject({ agent_name: null, removed_at: null })
         expect(added.body.already_members).toEqual([a])
         expect(added.body.members.map((m: any) => m.agent_id)).toEqual([a, b, c, d])
+        // A name given to an agent is its member's name, in the lists and when it leaves.
+        const named = yield* api.call("PATCH", `/v1/agents/${c}`, {
+          token: owner.token,
+          body: { display_name: "Billing Bot" }
+        })
+        expect(named.status).toBe(200)
+        const listed = yield* api.call("GET", root, { token: owner.token })
+        expect(listed.body.members.find((m: any) => m.agent_id === c)).toMatchObject({ agent_name: "Billing Bot" })
         const dup = yield* api.call("POST", `${root}/members`, { token: owner.token, body: { agent_ids: [e, e] } })
         expect(dup).toMatchObject({ status: 400, body: { error: `agent_ids: duplicated ids: ${e}` } })
         const none = yield* api.call("POST", `${root}/members`, { token: owner.token, body: { agent_ids: [] } })
@@ -298,6 +306,7 @@ layer(harness(), { timeout: "120 seconds" })("teams", (it) => {
 
         const removed = yield* api.call("DELETE", `${root}/members/${c}`, { token: owner.token })
         expect(removed.status).toBe(200)
+        expect(removed.body.removed).toMatchObject({ agent_id: c, agent_name: "Billing Bot" })
         expect(removed.body.removed).toMatchObject({ agent_id: c, removed_at: expect.any(String) })
         expect(removed.body.members.map((m: any) => m.agent_id)).toEqual([a, b, d])
         const again = yield* api.call("DELETE", `${root}/members/${c}`, { token: owner.token })
