@@ -32,6 +32,7 @@ import keyContainment from "./migrations/0024_key_containment.js"
 import agentSessions from "./migrations/0025_agent_sessions.js"
 import deadLetters from "./migrations/0026_dead_letters.js"
 import evidenceRedaction from "./migrations/0027_evidence_redaction.js"
+import enforcementRecordsKinds from "./migrations/0028_enforcement_records_kinds.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -63,7 +64,8 @@ export const migrationNames = [
   "0024_key_containment",
   "0025_agent_sessions",
   "0026_dead_letters",
-  "0027_evidence_redaction"
+  "0027_evidence_redaction",
+  "0028_enforcement_records_kinds"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -92,7 +94,8 @@ export const migrations = Migrator.fromRecord({
   "0024_key_containment": keyContainment,
   "0025_agent_sessions": agentSessions,
   "0026_dead_letters": deadLetters,
-  "0027_evidence_redaction": evidenceRedaction
+  "0027_evidence_redaction": evidenceRedaction,
+  "0028_enforcement_records_kinds": enforcementRecordsKinds
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**
