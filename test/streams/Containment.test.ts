@@ -164,9 +164,9 @@ layer(World, { timeout: "60 seconds" })("auto-containment through the containmen
         expect(yield* store.agentSettings(agentId)).toEqual(before)
         expect((yield* store.containmentLog(agentId, 10)).map((e) => e.action)).toEqual([action])
         // Only the person's own change is an enforcement record.
-        expect((yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).items.map((r) => r.kind)).toEqual(
-          [action === "kill" ? "killed" : "paused"]
-        )
+        expect(
+          (yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).items.map((r) => r.kind)
+        ).toEqual([action === "kill" ? "killed" : "paused"])
         // Nothing published before this marker.
         yield* bus.publish(`candor.containment.${agentId}`, { marker: true })
         expect((yield* published.take).payload).toEqual({ marker: true })

@@ -14,7 +14,14 @@ export const EnforcementRecordsLive = HttpApiBuilder.group(CandorApi, "enforceme
       const { from, kind, limit, offset, to } = urlParams
       if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to))
         return yield* new BadRequest({ error: "from: must be before to" })
-      const page = yield* (yield* Store).enforcementRecordPage({ agentId: path.agent_id, kind, from, to, limit, offset })
+      const page = yield* (yield* Store).enforcementRecordPage({
+        agentId: path.agent_id,
+        kind,
+        from,
+        to,
+        limit,
+        offset
+      })
       return { records: page.items, total: page.total, limit, offset }
     }).pipe(Effect.catchTag("StoreError", internal))
   )
