@@ -4,7 +4,8 @@
  */
 import type { Certificate } from "./Certificate.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
-import type { ExportCheckpointLine, ExportTreeHeadLine } from "./schema/Export.js"
+import type { EnforcementRecord } from "./schema/EnforcementRecord.js"
+import type { ExportCheckpointLine, ExportEnforcementRecordLine, ExportTreeHeadLine } from "./schema/Export.js"
 import type { APTrace } from "./schema/Trace.js"
 
 /** One stored checkpoint with what the store keeps beside it. */
@@ -32,6 +33,9 @@ export const checkpointLine = (entry: ExportEntry, head: ExportHead, auditPath: 
     verdict_proof: entry.certificate.verdict_proof ?? entry.proof ?? null,
     inclusion: { leaf_index: entry.certificate.merkle.leaf_index, tree_size: head.tree_size, audit_path: auditPath }
   }) satisfies ExportCheckpointLine
+
+export const enforcementRecordLine = (record: EnforcementRecord) =>
+  ({ type: "enforcement_record", record }) satisfies ExportEnforcementRecordLine
 
 export const treeHeadLine = (head: ExportHead) =>
   ({

@@ -4,6 +4,10 @@
  * commit all in one transaction, and only then ack. Nothing is acked that is not committed, and
  * nothing committed is committed twice.
  *
+ * The gateway's enforcement records (`GatewayEnforcement`: a 403, a nudge injected) travel among the
+ * events: each attempt stores them first (once per record id: a redelivery stores nothing), so they
+ * too are acked only once stored, and held or handed back with the batch.
+ *
  * When the commit does not go through:
  * - a conflict (another worker moved an agent's chain head) forgets those actors and tries again
  *   from the store, up to `conflictRetries` times, then hands the batch back (nak);
@@ -19,10 +23,10 @@ import * as Either from "effect/Either"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { frontierRoot } from "../core/Merkle.js"
-import { GatewayEvent } from "../core/schema/Event.js"
+import { GatewayEnforcement, GatewayEvent } from "../core/schema/Event.js"
 import type { SigningKey } from "../core/Signing.js"
 import type { Delivery } from "../adapters/bus/Bus.js"
-import { type CommitInput, Store, type StoreError } from "../adapters/store/Store.js"
+import { type CommitInput, type EnforcementDraft, Store, type StoreError } from "../adapters/store/Store.js"
 import { type AgentActors, sessionKey } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./AttestEvent.js"
 import { undecodableReason } from "./DeadLetters.js"
@@ -49,6 +53,13 @@ const redeliveryDelay = (delivery: Delivery, options: CommitOptions): number =>
   Math.min(options.retryDelayMs * 4 ** Math.max(0, delivery.deliveryCount - 1), MAX_REDELIVERY_DELAY_MS)
 
 const decodeEvent = Schema.decodeUnknownEither(GatewayEvent)
+const decodeEnforcement = Schema.decodeUnknownEither(GatewayEnforcement)
+
+/** Whether a payload says it is an enforcement record (then decoded as one; anything else as an event). */
+const isEnforcement = (payload: unknown): boolean =>
+  typeof payload === "object" &&
+  payload !== null &&
+  (payload as { readonly type?: unknown }).type === "gateway.enforcement"
 
 /** Signs the tree head of each agent's last input: one signature per agent and batch. */
 const withTreeHeads = (inputs: Array<CommitInput>, env: Pick<CommitOptions, "key" | "logOrigin">): void => {
@@ -95,11 +106,17 @@ export const commitDeliveries = (
   Effect.gen(function* () {
     const store = yield* Store
     const events: Array<{ readonly delivery: Delivery; readonly event: GatewayEvent }> = []
+    const records: Array<{ readonly delivery: Delivery; readonly draft: EnforcementDraft }> = []
     let invalid = 0
     for (const delivery of deliveries) {
-      const decoded = decodeEvent(delivery.payload)
-      if (decoded._tag === "Right") events.push({ delivery, event: decoded.right })
-      else {
+      const decoded = isEnforcement(delivery.payload)
+        ? Either.map(decodeEnforcement(delivery.payload), (enforcement) => {
+            records.push({ delivery, draft: { record: enforcement.record, mode: enforcement.mode } })
+          })
+        : Either.map(decodeEvent(delivery.payload), (event) => {
+            events.push({ delivery, event })
+          })
+      if (Either.isLeft(decoded)) {
         invalid++
         // Dead-lettered, never retried: no delivery of these bytes will decode. The reason names the
         // fields, never their values (the payload); the workers record it as an alarm (DeadLetters.ts).
@@ -109,7 +126,7 @@ export const commitDeliveries = (
         )
       }
     }
-    if (events.length === 0)
+    if (events.length === 0 && records.length === 0)
       return { committed: 0, duplicates: 0, invalid, retried: 0, outboxKinds: NO_KINDS, agentIds: NO_AGENTS }
 
     // First deliveries skip the lookup of already stored ids: the gateway publishes each checkpoint
@@ -119,6 +136,8 @@ export const commitDeliveries = (
     const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
     const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> =>
       Effect.gen(function* () {
+        // Stored once per record id, whichever attempt or delivery stores them first.
+        if (records.length > 0) yield* store.recordEnforcements(records.map(({ draft }) => draft))
         const stored = lookUp
           ? yield* store.existingCheckpoints(events.map(({ event }) => event.checkpoint.checkpoint_id))
           : new Set()
@@ -165,7 +184,10 @@ export const commitDeliveries = (
 
     /** Settles every delivery at once: acks and naks are plain publishes, no fiber each. */
     const settleAll = (settle: (delivery: Delivery) => Effect.Effect<void, unknown>) =>
-      Effect.forEach(events, ({ delivery }) => Effect.ignore(settle(delivery)), { discard: true })
+      Effect.zipRight(
+        Effect.forEach(events, ({ delivery }) => Effect.ignore(settle(delivery)), { discard: true }),
+        Effect.forEach(records, ({ delivery }) => Effect.ignore(settle(delivery)), { discard: true })
+      )
 
     const handBack = (reason: string) =>
       Effect.gen(function* () {
@@ -181,7 +203,7 @@ export const commitDeliveries = (
           committed: 0,
           duplicates: 0,
           invalid,
-          retried: events.length,
+          retried: events.length + records.length,
           outboxKinds: NO_KINDS,
           agentIds: NO_AGENTS
         }

@@ -9,7 +9,7 @@
  * One SQL transaction locks the agent's row (and, for scope `key`, the key's), decides with
  * core/Containment.ts's `transition` on the state it read (compare-and-set: two admins acting at once are ordered, and the second is judged
  * on the first one's result), and writes together: the new settings, the containment log row, the
- * governance log entry and its catalogue event (`agent.paused`, `agent.resumed` or `agent.killed`,
+ * governance log entry, the enforcement record (core/schema/EnforcementRecord.ts) and its catalogue event (`agent.paused`, `agent.resumed` or `agent.killed`,
  * in the outbox). The caller then tells the gateways (`publishContainment`, `publishKeyContainment`) before it answers: the
  * store is the truth, the gateways' copy follows it, and pushing what the store holds is always safe
  * to repeat.
@@ -28,6 +28,7 @@ import { containmentStatus, sameContainment, transition } from "../core/Containm
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ContainmentAction, ContainmentScope, ContainmentState } from "../core/schema/Containment.js"
 import { containmentEvent } from "../core/EventData.js"
+import { ENFORCEMENT_RECORD_ID_PREFIX } from "../core/schema/EnforcementRecord.js"
 import { newEnvelope } from "../core/Events.js"
 import { eventDraft } from "./Events.js"
 
@@ -45,10 +46,44 @@ export interface ContainmentChange {
   /** Kept with the log row (an automatic pause: the checkpoint that reached the threshold). */
   readonly metadata?: Readonly<Record<string, unknown>>
   /**
-   * Auto-containment: the enforcement record that makes a decision apply at most once, so a decision
-   * handled twice does not pause again an agent an admin resumed in between.
+   * Auto-containment: what triggered it, kept with its enforcement record, which makes a decision
+   * apply at most once (one record per checkpoint and kind), so a decision handled twice does not
+   * pause again an agent an admin resumed in between.
    */
-  readonly enforcement?: Omit<EnforcementDraft, "agent_id">
+  readonly trigger?: {
+    readonly checkpoint_id: string | null
+    readonly session_id: string | null
+    readonly body: unknown
+  }
+}
+
+/** The enforcement record's kind of each containment action (core/schema/EnforcementRecord.ts). */
+const KIND_OF_ACTION: Readonly<Record<ContainmentAction, string>> = {
+  pause: "paused",
+  auto_pause: "paused",
+  resume: "resumed",
+  kill: "killed",
+  reactivate: "reactivated"
+}
+
+/** The change's enforcement record: every containment change is one (issue 26). */
+const enforcementOf = (change: ContainmentChange, scope: ContainmentScope, at: string): EnforcementDraft => {
+  const { checkpoint_id, session_id } = change.trigger ?? { checkpoint_id: null, session_id: null }
+  return {
+    record: {
+      record_id: `${ENFORCEMENT_RECORD_ID_PREFIX}${randomUUID()}`,
+      agent_id: change.agentId,
+      kind: KIND_OF_ACTION[change.action],
+      rule: change.action === "auto_pause" ? "auto_containment" : scope === "key" ? "key_containment" : "containment",
+      // A person may give no reason: the record still says what was done.
+      reason: change.reason === null || change.reason === "" ? `containment.${change.action}` : change.reason,
+      ...(checkpoint_id === null ? {} : { checkpoint_id }),
+      ...(session_id === null ? {} : { session_id }),
+      actor: change.actor,
+      created_at: at
+    },
+    body: change.trigger?.body ?? { scope }
+  }
 }
 
 export type ContainmentOutcome =
@@ -83,10 +118,9 @@ export const changeContainment = (
         if (Either.isLeft(next)) {
           return { _tag: "Refused", error: next.left, containment: previous } satisfies ContainmentOutcome
         }
-        if (change.enforcement !== undefined) {
-          const { recorded } = yield* store.recordEnforcement({ ...change.enforcement, agent_id: agentId })
-          if (!recorded) return { _tag: "Duplicate", containment: previous } satisfies ContainmentOutcome
-        }
+        // Recorded first: an automatic pause recorded before (its checkpoint and kind) changes nothing.
+        const { recorded } = yield* store.recordEnforcement(enforcementOf(change, scope, at))
+        if (!recorded) return { _tag: "Duplicate", containment: previous } satisfies ContainmentOutcome
         if (keyHash === undefined) yield* store.putAgentSettings(agentId, { containment: next.right })
         else yield* keys.put(keyHash, next.right, at)
         const entry: ContainmentLogEntry = {

@@ -19,9 +19,6 @@ import { decodePayload } from "./OutboxRelay.js"
 export const DECISION_OUTBOX = "decision"
 export const PROVER_OUTBOX = "prover"
 
-/** The enforcement record of an automatic pause. */
-export const PAUSE_ACTION = "pause"
-
 /** A containment decided by the actor, with what triggered it (for the enforcement record). */
 export interface ContainmentDecision {
   readonly containment: ContainmentState
@@ -89,10 +86,9 @@ export const applyDecision = (item: OutboxItem) =>
         actor: SYSTEM_ACTOR,
         reason: state.containment.reason,
         metadata: { checkpoint_id: checkpointId, violations: state.violations ?? null },
-        enforcement: {
+        trigger: {
           checkpoint_id: checkpointId,
           session_id: state.session_id ?? null,
-          action: PAUSE_ACTION,
           body: { trigger: "auto_containment", violations: state.violations ?? null }
         }
       })

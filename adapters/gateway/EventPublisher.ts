@@ -1,6 +1,7 @@
 /**
  * The gateway's publishing of response events to the bus, in the background: the response is never
- * held up by it.
+ * held up by it. Its enforcement records (a 403, a nudge injected: `GatewayEnforcement`) go the same
+ * way, on the agent's subject, with the same guarantees: held through an outage, never dropped.
  *
  * - Normally each event is published on its own fiber, without waiting for the JetStream
  *   acknowledgement of the ones before it: waiting a round trip per event would cap a gateway at a few
@@ -23,7 +24,7 @@ import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import { Bus, type BusError } from "../bus/Bus.js"
 import { eventSubject } from "../bus/Subjects.js"
-import { encodeGatewayEvent, type GatewayEvent } from "../../core/schema/Event.js"
+import { encodeGatewayEvent, type GatewayMessage } from "../../core/schema/Event.js"
 
 /** Events not yet stored, in flight or held: ~1.5–5 KB each, so at most some 40 MB through an outage. */
 export const UNSETTLED = 8_192
@@ -36,7 +37,7 @@ const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
   /** Returns once the event is on its way (waits only while `capacity` events are not yet stored). */
-  readonly publish: (agentId: string, event: GatewayEvent) => Effect.Effect<void>
+  readonly publish: (agentId: string, event: GatewayMessage) => Effect.Effect<void>
   /**
    * Whether `capacity` events are unsettled (in flight, held, or waiting to be): the bus is down past
    * the buffer. The gateway then refuses new requests (503) rather than answer what it cannot record.
@@ -64,7 +65,7 @@ export const makeEventPublisher = (
       withPermits: permits.withPermits
     }
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const held: Array<{ readonly agentId: string; readonly event: GatewayEvent }> = []
+    const held: Array<{ readonly agentId: string; readonly event: GatewayMessage }> = []
     let draining = false
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
@@ -93,8 +94,11 @@ export const makeEventPublisher = (
       return subject
     }
 
-    const publishOnce = (agentId: string, event: GatewayEvent) =>
-      bus.publish(subjectOf(agentId), encodeGatewayEvent(event), { msgId: event.checkpoint.checkpoint_id })
+    // The bus deduplicates a republish on the checkpoint id, or the record id; the workers do too.
+    const publishOnce = (agentId: string, event: GatewayMessage) =>
+      event.type === "gateway.response"
+        ? bus.publish(subjectOf(agentId), encodeGatewayEvent(event), { msgId: event.checkpoint.checkpoint_id })
+        : bus.publish(subjectOf(agentId), event, { msgId: event.record.record_id })
 
     const refused = (agentId: string, error: BusError) =>
       Effect.logError("gateway event not published").pipe(
@@ -128,7 +132,7 @@ export const makeEventPublisher = (
     })
 
     /** Joins the queue (keeping its permit), starting the drain if it is not running. */
-    const hold = (agentId: string, event: GatewayEvent, error?: BusError) =>
+    const hold = (agentId: string, event: GatewayMessage, error?: BusError) =>
       Effect.suspend(() => {
         held.push({ agentId, event })
         if (draining) return Effect.void
@@ -140,7 +144,7 @@ export const makeEventPublisher = (
         )
       })
 
-    const publishAlone = (agentId: string, event: GatewayEvent): Effect.Effect<void> =>
+    const publishAlone = (agentId: string, event: GatewayMessage): Effect.Effect<void> =>
       publishOnce(agentId, event).pipe(
         // Interrupted at shutdown: the permit goes back (the wait for it has given up by then).
         Effect.onInterrupt(() => unsettled.release(1)),

@@ -29,6 +29,11 @@
  * whichever judge call finishes first. A held response (enforce, non-streaming) is decoded as the
  * observed copy is, queued and judged the same way, and answers as soon as its verdict is known.
  *
+ * Every act of enforcement is an enforcement record (core/EnforcementRecords.ts): each 403 and each
+ * nudge injected is published with the agent's events (`GatewayEnforcement`, EventPublisher.ts), so
+ * it is stored at least once, held through a bus outage like a checkpoint. A contained agent's
+ * refusals past 10 a second are answered 429 and counted instead (ContainedRefusals.ts).
+ *
  * The gateway announces what it decides on its own: `enforcement.blocked` for every 403 it answers
  * (containment, tool policy, an enforce-mode boundary violation) and `policy.violation` when the
  * request's declared tools break the policy (warn or fail). Each is published to the `EventFeed`
@@ -54,6 +59,7 @@ import {
   policyViolationEvent,
   UNREADABLE_REQUEST_REASON
 } from "../../core/EventData.js"
+import { blockedRecord, nudgedRecord } from "../../core/EnforcementRecords.js"
 import { type EventOccurrence, newEnvelope } from "../../core/Events.js"
 import {
   appliedVerdict,
@@ -85,6 +91,8 @@ import { DEFAULT_ANALYSIS_TIMEOUT_MS, makeJudging } from "./Judging.js"
 import { countUnanalysed, isProviderRefusal, providerRefused, unrecordableRefusal } from "./Recording.js"
 import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
 import { unanalysedJudgement } from "./UnanalysedJudgement.js"
+import { countContainedThrottled } from "../metrics/GatewayMetrics.js"
+import { ContainedRefusals, type ContainedRefusalLimits, defaultContainedRefusalLimits } from "./ContainedRefusals.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
@@ -97,7 +105,7 @@ import { type InspectedRequest, Inspector, jsonResponse, type RequestDecision } 
 import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
-import { buildResponseEvent, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
+import { buildResponseEvent, nudgeCheckpoint, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -226,6 +234,8 @@ export interface GatewayInspectorOptions {
   readonly trustedProxies: TrustedProxies
   /** The deployment's evidence redaction (CANDOR_EVIDENCE_REDACTION); an organization may only tighten it. */
   readonly evidenceRedaction: EvidenceRedactionMode
+  /** A contained agent's refusals a second that are answered 403 and recorded; 429 beyond (ContainedRefusals.ts). */
+  readonly containedRefusals: ContainedRefusalLimits
 }
 
 /**
@@ -250,7 +260,8 @@ const defaults: GatewayInspectorOptions = {
   toolCaps: DEFAULT_TOOL_CAPS,
   unknownKeys: defaultUnknownKeyLimits,
   trustedProxies: noTrustedProxies,
-  evidenceRedaction: "none"
+  evidenceRedaction: "none",
+  containedRefusals: defaultContainedRefusalLimits
 }
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
@@ -290,6 +301,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const {
       analysisTimeoutMs,
       concurrency,
+      containedRefusals,
       evidenceRedaction,
       publisherCapacity,
       queueCapacity,
@@ -306,6 +318,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judge = yield* AnalysisModel
     const judging = makeJudging(judge, analysisTimeoutMs, evidenceRedaction)
     const clock = yield* Effect.clock
+    const refusalsRecorded = new ContainedRefusals(containedRefusals)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
     const slices = new PolicySlices()
     const publisher = yield* makeEventPublisher(subjectPrefix, { capacity: publisherCapacity })
@@ -380,8 +393,20 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             )
           ).pipe(Effect.asVoid)
 
+    /** A 403: its enforcement record, published with the agent's events (at least once), then announced. */
     const blocked = (settings: AgentSettings, block: GatewayBlock) =>
-      announce(blockedEvent(block, randomUUID(), settings.orgId ?? null, new Date(clock.unsafeCurrentTimeMillis())))
+      Effect.suspend(() => {
+        const uuid = randomUUID()
+        const at = new Date(clock.unsafeCurrentTimeMillis())
+        return Effect.zipRight(
+          publish(block.agentId, {
+            type: "gateway.enforcement",
+            mode: settings.mode,
+            record: blockedRecord(block, uuid, at)
+          }),
+          announce(blockedEvent(block, uuid, settings.orgId ?? null, at))
+        )
+      })
 
     /**
      * One job's analysis, on its own fiber: judged (its tenant holds a judge slot, given back once
@@ -656,6 +681,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               checkpointId: null
             })
           if (containment !== undefined) {
+            // Past its refusals recorded a second, a contained agent is answered 429, counted, not recorded.
+            const wait = refusalsRecorded.take(agentId, now)
+            if (wait !== undefined) {
+              countContainedThrottled()
+              const response = jsonResponse(429, {
+                error: `agent ${agentId} is contained and calling too often; retry later`
+              })
+              return { respond: { ...response, headers: { ...response.headers, "retry-after": String(wait) } } }
+            }
             const body = containmentErrorBody(agentId, containment.containment, containment.scope)
             yield* block("containment", body.reason)
             return { respond: jsonResponse(403, body) }
@@ -743,8 +777,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             const json = yield* body.json
             const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
             // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
-            if (injected !== undefined) forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
-            else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
+            if (injected !== undefined) {
+              forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
+              yield* publish(agentId, {
+                type: "gateway.enforcement",
+                mode: settings.mode,
+                record: nudgedRecord(
+                  { agentId, sessionId, mode: settings.mode, checkpointId: nudgeCheckpoint(nudge) },
+                  randomUUID(),
+                  new Date(clock.unsafeCurrentTimeMillis())
+                )
+              })
+            } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
           const hold = settings.mode === "enforce" && !adapter.requestInfo(yield* body.json, request.url).stream
           return { forward, context: exchange, hold, headers }

@@ -199,6 +199,10 @@ const syntheticSummary = (judgement: Judgement): string => {
 }
 
 /** The text injected into the agent's next request after a violation in `nudge` mode. */
+/** The checkpoint a nudge's text names (`nudgeText`), for its enforcement record; undefined when it names none. */
+export const nudgeCheckpoint = (text: string): string | undefined =>
+  /\(checkpoint (\S{1,256})\) was flagged/.exec(text)?.[1]
+
 export const nudgeText = (event: GatewayEvent): string => {
   const concern = event.checkpoint.concerns[0]
   return (

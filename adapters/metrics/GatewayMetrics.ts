@@ -56,3 +56,15 @@ const overCap = Object.fromEntries(
 
 /** Counts one refusal over `cap` (synchronously: the gateway's request path runs no effect for it). */
 export const countOverCap = (cap: GatewayCap): void => overCap[cap].unsafeUpdate(1, [])
+
+/**
+ * A contained agent's requests answered 429 rather than 403 (adapters/gateway/ContainedRefusals.ts):
+ * past 10 refusals a second, an agent's refusals are counted here, not recorded one by one.
+ */
+export const containedRequestsThrottled = Metric.counter("candor_gateway_contained_requests_throttled_total", {
+  description: "Requests of a contained agent answered 429 past its recorded refusals a second (not recorded)",
+  incremental: true
+})
+
+/** Counts one throttled refusal (synchronously, as `countOverCap`). */
+export const countContainedThrottled = (): void => containedRequestsThrottled.unsafeUpdate(1, [])

@@ -15,10 +15,11 @@ import * as Layer from "effect/Layer"
 import type { Certificate } from "../../core/Certificate.js"
 import type { ExportEntry } from "../../core/Export.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
+import type { EnforcementRecord } from "../../core/schema/EnforcementRecord.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { SecretKey } from "../../core/SecretBox.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
-import { toCount } from "./Rows.js"
+import { toCount, toIso } from "./Rows.js"
 import {
   certificateFields,
   checkpointFields,
@@ -42,6 +43,23 @@ export interface ExportPageQuery {
   readonly limit: number
 }
 
+export interface ExportRecordQuery {
+  readonly agentId: string
+  /** Records after this one in (created_at, id) order; undefined: from the first. */
+  readonly after: ExportRecordCursor | undefined
+  /** Records at or after this instant (RFC 3339). */
+  readonly from?: string | undefined
+  /** Records before this instant. */
+  readonly to?: string | undefined
+  readonly limit: number
+}
+
+export interface ExportRecordCursor {
+  /** The row's `created_at` as PostgreSQL writes it (exact). */
+  readonly createdAt: string
+  readonly id: string
+}
+
 export interface ExportRow extends ExportEntry {
   readonly position: number
 }
@@ -50,6 +68,13 @@ export class ExportRepo extends Context.Tag("candor/adapters/store/ExportRepo")<
   ExportRepo,
   {
     readonly page: (query: ExportPageQuery) => Effect.Effect<ReadonlyArray<ExportRow>, StoreError>
+    /** The agent's enforcement records, oldest first, a keyset page at a time, with the cursor of each. */
+    readonly enforcementRecords: (
+      query: ExportRecordQuery
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly record: EnforcementRecord; readonly cursor: ExportRecordCursor }>,
+      StoreError
+    >
     /** Audit paths (hex) of these leaves at `treeSize`, in order; undefined for a leaf not in the log. */
     readonly inclusionProofs: (
       agentId: string,
@@ -121,7 +146,49 @@ export const make = Effect.gen(function* () {
       Effect.mapError((cause) => new StoreError({ operation: "exportPage", cause }))
     )
 
-  return ExportRepo.of({ page, inclusionProofs: merkle.inclusions })
+  const enforcementRecords = (query: ExportRecordQuery) =>
+    sql<{
+      id: unknown
+      record_id: string
+      agent_id: string
+      kind: string
+      rule: string
+      reason: string
+      checkpoint_id: string | null
+      session_id: string | null
+      actor: string
+      created_at: unknown
+      cursor_at: string
+    }>`
+      -- The cursor's time as text: exact to the microsecond, where an ISO string keeps milliseconds.
+      select id, record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor, created_at,
+        created_at::text as cursor_at
+      from enforcement_records
+      where agent_id = ${query.agentId}
+        ${
+          query.after === undefined
+            ? sql``
+            : sql`and (created_at, id) > (${query.after.createdAt}::timestamptz, ${query.after.id}::bigint)`
+        }
+        ${query.from === undefined ? sql`` : sql`and created_at >= ${query.from}::timestamptz`}
+        ${query.to === undefined ? sql`` : sql`and created_at < ${query.to}::timestamptz`}
+      order by created_at, id
+      limit ${query.limit}`.pipe(
+      Effect.map((rows) =>
+        rows.map(({ checkpoint_id, created_at, cursor_at, id, session_id, ...row }) => ({
+          record: {
+            ...row,
+            ...(checkpoint_id === null ? {} : { checkpoint_id }),
+            ...(session_id === null ? {} : { session_id }),
+            created_at: toIso(created_at)
+          },
+          cursor: { createdAt: cursor_at, id: String(id) }
+        }))
+      ),
+      Effect.mapError((cause) => new StoreError({ operation: "exportEnforcementRecords", cause }))
+    )
+
+  return ExportRepo.of({ page, enforcementRecords, inclusionProofs: merkle.inclusions })
 })
 
 export const layer: Layer.Layer<ExportRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(ExportRepo, make)

@@ -32,6 +32,7 @@ import keyContainment from "./migrations/0024_key_containment.js"
 import agentSessions from "./migrations/0025_agent_sessions.js"
 import deadLetters from "./migrations/0026_dead_letters.js"
 import evidenceRedaction from "./migrations/0027_evidence_redaction.js"
+import enforcementRecordsKinds from "./migrations/0028_enforcement_records_kinds.js"
 import agentNames from "./migrations/0029_agent_names.js"
 import { transaction } from "./Transaction.js"
 
@@ -65,6 +66,7 @@ export const migrationNames = [
   "0025_agent_sessions",
   "0026_dead_letters",
   "0027_evidence_redaction",
+  "0028_enforcement_records_kinds",
   "0029_agent_names"
 ] as const
 
@@ -95,6 +97,7 @@ export const migrations = Migrator.fromRecord({
   "0025_agent_sessions": agentSessions,
   "0026_dead_letters": deadLetters,
   "0027_evidence_redaction": evidenceRedaction,
+  "0028_enforcement_records_kinds": enforcementRecordsKinds,
   "0029_agent_names": agentNames
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 

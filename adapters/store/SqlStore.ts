@@ -28,6 +28,7 @@ import { makeMerkleReads } from "./SqlMerkle.js"
 import {
   agentSettingsOf,
   type AgentSettingsRecord,
+  defaultAgentSettings,
   type ContainmentLogEntry,
   type EnforcementRecord,
   type OutboxItem,
@@ -191,19 +192,23 @@ export const make = Effect.gen(function* () {
       storeError("putAgentSettings")
     )
 
-  const recordEnforcement: Store["Type"]["recordEnforcement"] = (record, patch) =>
+  const recordEnforcement: Store["Type"]["recordEnforcement"] = (draft, patch) =>
     transaction(
       sql,
       Effect.gen(function* () {
+        const { record } = draft
         yield* sql`insert into agents (agent_id) values (${record.agent_id}) on conflict do nothing`
         // The agent row lock orders this against settings written by the API at the same moment.
         const [row] = yield* sql<{ settings: unknown }>`
         select settings from agents where agent_id = ${record.agent_id} for update`
         const current = yield* agentSettingsOf(row?.settings)
         const inserted = yield* sql<{ id: unknown }>`
-        insert into enforcement_records (agent_id, checkpoint_id, session_id, mode, action, body)
-        values (${record.agent_id}, ${record.checkpoint_id}, ${record.session_id}, ${record.mode ?? current.mode},
-                ${record.action}, ${json(record.body)}::jsonb)
+        insert into enforcement_records (record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor,
+                                         created_at, mode, action, body)
+        values (${record.record_id}, ${record.agent_id}, ${record.kind}, ${record.rule}, ${record.reason},
+                ${record.checkpoint_id ?? null}, ${record.session_id ?? null}, ${record.actor},
+                ${record.created_at}::timestamptz, ${draft.mode ?? current.mode}, ${record.kind},
+                ${json(draft.body ?? {})}::jsonb)
         on conflict do nothing
         returning id`
         if (inserted.length === 0 || patch === undefined) return { recorded: inserted.length > 0, settings: current }
@@ -214,6 +219,69 @@ export const make = Effect.gen(function* () {
         return { recorded: true, settings: yield* agentSettingsOf(updated?.settings) }
       })
     ).pipe(storeError("recordEnforcement"))
+
+  const recordEnforcements: Store["Type"]["recordEnforcements"] = (drafts) =>
+    drafts.length === 0
+      ? Effect.succeed(0)
+      : sql<{ id: unknown }>`
+      insert into enforcement_records (record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor,
+                                       created_at, mode, action, body)
+      select r.record_id, r.agent_id, r.kind, r.rule, r.reason, r.checkpoint_id, r.session_id, r.actor, r.created_at,
+             coalesce(r.mode, a.settings->>'mode', ${defaultAgentSettings.mode}), r.kind, coalesce(r.body, '{}'::jsonb)
+      from json_to_recordset(${json(
+        drafts.map(({ body, mode, record }) => ({
+          ...record,
+          checkpoint_id: record.checkpoint_id ?? null,
+          session_id: record.session_id ?? null,
+          mode: mode ?? null,
+          body: body ?? null
+        }))
+      )}::json) as r(record_id text, agent_id text, kind text, rule text, reason text, checkpoint_id text,
+                     session_id text, actor text, created_at timestamptz, mode text, body jsonb)
+      left join agents a on a.agent_id = r.agent_id
+      -- Without a target: a record id stored already, or the same act on the same checkpoint, stores nothing.
+      on conflict do nothing
+      returning id`.pipe(
+          Effect.map((rows) => rows.length),
+          storeError("recordEnforcements")
+        )
+
+  const enforcementRecordPage: Store["Type"]["enforcementRecordPage"] = (query) => {
+    const filters = sql.and([
+      sql`agent_id = ${query.agentId}`,
+      ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
+      ...(query.from === undefined ? [] : [sql`created_at >= ${query.from}::timestamptz`]),
+      ...(query.to === undefined ? [] : [sql`created_at < ${query.to}::timestamptz`])
+    ])
+    return Effect.all([
+      sql<{
+        record_id: string
+        agent_id: string
+        kind: string
+        rule: string
+        reason: string
+        checkpoint_id: string | null
+        session_id: string | null
+        actor: string
+        created_at: unknown
+      }>`
+        select record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor, created_at
+        from enforcement_records where ${filters}
+        order by created_at desc, id desc limit ${query.limit} offset ${query.offset}`,
+      sql<{ n: unknown }>`select count(*) as n from enforcement_records where ${filters}`
+    ]).pipe(
+      Effect.map(([rows, [count]]) => ({
+        items: rows.map(({ checkpoint_id, created_at, session_id, ...row }) => ({
+          ...row,
+          ...(checkpoint_id === null ? {} : { checkpoint_id }),
+          ...(session_id === null ? {} : { session_id }),
+          created_at: toIso(created_at)
+        })),
+        total: toCount(count?.n)
+      })),
+      storeError("enforcementRecordPage")
+    )
+  }
 
   const lockAgentSettings: Store["Type"]["lockAgentSettings"] = (agentId) =>
     Effect.gen(function* () {
@@ -394,6 +462,8 @@ export const make = Effect.gen(function* () {
       ),
     putAgentSettings,
     recordEnforcement,
+    recordEnforcements,
+    enforcementRecordPage,
     lockAgentSettings,
     appendContainmentLog,
     containmentLog,

@@ -21,6 +21,7 @@ import type { AlignmentCard } from "../../core/schema/Card.js"
 import type { IntegrityCheckpoint } from "../../core/schema/Checkpoint.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
+import type { EnforcementRecord as EnforcementRecordEntry } from "../../core/schema/EnforcementRecord.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { AgentStatus } from "../../core/schema/Agent.js"
 import { type ContainmentAction, type ContainmentScope, ContainmentState } from "../../core/schema/Containment.js"
@@ -139,17 +140,26 @@ const decodeStoredSettings = Schema.decodeUnknown(Schema.partialWith(AgentSettin
 export const agentSettingsOf = (stored: unknown): Effect.Effect<AgentSettingsRecord, ParseResult.ParseError> =>
   Effect.map(decodeStoredSettings(stored ?? {}), (set) => ({ ...defaultAgentSettings, ...set }))
 
-/** What the enforcement point did about an agent (a pause, a nudge, a block), for the audit trail. */
+/**
+ * An act of enforcement to store (core/schema/EnforcementRecord.ts), with what the store keeps beside
+ * the published record: the enforcement mode in force and details for the audit trail.
+ */
 export interface EnforcementDraft {
-  readonly agent_id: string
-  /** The checkpoint that triggered it: with `action`, the key that records it at most once. */
-  readonly checkpoint_id: string | null
-  readonly session_id: string | null
+  readonly record: EnforcementRecordEntry
   /** The enforcement mode in force; absent: the agent's stored mode. */
   readonly mode?: EnforcementMode
-  /** `pause`, `nudge`, `block`, … */
-  readonly action: string
-  readonly body: unknown
+  readonly body?: unknown
+}
+
+export interface EnforcementRecordQuery {
+  readonly agentId: string
+  readonly kind?: string | undefined
+  /** At or after (RFC 3339). */
+  readonly from?: string | undefined
+  /** Before (RFC 3339). */
+  readonly to?: string | undefined
+  readonly limit: number
+  readonly offset: number
 }
 
 export interface EnforcementRecord {
@@ -255,7 +265,7 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       patch: Partial<AgentSettingsRecord>
     ) => Effect.Effect<AgentSettingsRecord, StoreError>
     /**
-     * Records an enforcement once per (agent, checkpoint, action) and, only when it is new, merges
+     * Records an enforcement once per record id, and once per (agent, checkpoint, kind), and, only when it is new, merges
      * `settings` into the agent's settings, in one transaction: a decision handled twice applies once
      * (and does not undo an admin's resume in between). Returns whether it was new and the settings after.
      */
@@ -278,6 +288,15 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
       agentId: string,
       limit: number
     ) => Effect.Effect<ReadonlyArray<ContainmentLogEntry>, StoreError>
+    /**
+     * Stores each record unless its id (or its agent, checkpoint and kind) is stored already, in one
+     * statement: the workers store the gateway's records so, a redelivery storing nothing. The count stored.
+     */
+    readonly recordEnforcements: (drafts: ReadonlyArray<EnforcementDraft>) => Effect.Effect<number, StoreError>
+    /** A page of the agent's records, newest first, with the total of the filtered set. */
+    readonly enforcementRecordPage: (
+      query: EnforcementRecordQuery
+    ) => Effect.Effect<Page<EnforcementRecordEntry>, StoreError>
     /** Newest first. */
     readonly enforcementRecords: (
       agentId: string,

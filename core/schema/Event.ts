@@ -6,9 +6,11 @@
  */
 import { Schema } from "effect"
 import { IntegrityCheckpoint } from "./Checkpoint.js"
+import { EnforcementRecord } from "./EnforcementRecord.js"
 import { AgentId, AgentName, SessionId } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 import { APTraceDraft } from "./Trace.js"
+import { EnforcementMode } from "./Verdict.js"
 
 export const OUTCOME_KINDS = ["complete", "partial", "upstream_error", "timeout", "client_aborted"] as const
 
@@ -58,3 +60,18 @@ export type GatewayEventEncoded = typeof GatewayEvent.Encoded
  * events both ways, fails.
  */
 export const encodeGatewayEvent = (event: GatewayEvent): GatewayEventEncoded => event
+
+/**
+ * An act of enforcement by the gateway (a 403, a nudge injected), published on the agent's event
+ * subject like its responses, so the workers store it at least once (deduplicated by `record_id`).
+ * `mode` is the enforcement mode the gateway applied, kept beside the record.
+ */
+export const GatewayEnforcement = Schema.Struct({
+  type: Schema.Literal("gateway.enforcement"),
+  mode: EnforcementMode,
+  record: EnforcementRecord
+}).annotations({ identifier: "GatewayEnforcement", description: "One act of enforcement by the gateway" })
+export type GatewayEnforcement = typeof GatewayEnforcement.Type
+
+/** What a gateway publishes on an agent's event subject. */
+export type GatewayMessage = GatewayEvent | GatewayEnforcement

@@ -4,11 +4,16 @@
  * that every line's `inclusion` proves against, so the file verifies offline (`candor verify
  * --export`). A file without that last line was cut short and does not verify.
  *
+ * Enforcement record lines (issue 26) follow the checkpoints, oldest first: what the store records of
+ * the agent's 403s, nudges and containment changes. They are evidence to read: the log does not
+ * cover them, so the verifier decodes and skips them.
+ *
  * The stored objects (checkpoint, certificate, trace, verdict proof) are kept as unknown here: the
  * verifier checks the certificate with core's `verifyCertificate`, which reports what is wrong with
  * it, and the checkpoint and trace are evidence to read, not to check.
  */
 import { Schema } from "effect"
+import { EnforcementRecord } from "./EnforcementRecord.js"
 import { AgentId, Hex32 } from "./Ids.js"
 
 export const ExportInclusion = Schema.Struct({
@@ -39,7 +44,13 @@ export const ExportTreeHeadLine = Schema.Struct({
 }).annotations({ identifier: "ExportTreeHeadLine" })
 export type ExportTreeHeadLine = typeof ExportTreeHeadLine.Type
 
-export const ExportLine = Schema.Union(ExportCheckpointLine, ExportTreeHeadLine)
+export const ExportEnforcementRecordLine = Schema.Struct({
+  type: Schema.Literal("enforcement_record"),
+  record: EnforcementRecord
+}).annotations({ identifier: "ExportEnforcementRecordLine" })
+export type ExportEnforcementRecordLine = typeof ExportEnforcementRecordLine.Type
+
+export const ExportLine = Schema.Union(ExportCheckpointLine, ExportEnforcementRecordLine, ExportTreeHeadLine)
 export type ExportLine = typeof ExportLine.Type
 
 export const EXPORT_FORMATS = ["jsonl", "csv"] as const

@@ -23,6 +23,7 @@ import { CardsApi } from "./groups/Cards.js"
 import { CheckpointsApi } from "./groups/Checkpoints.js"
 import { DriftApi } from "./groups/Drift.js"
 import { EnforcementApi } from "./groups/Enforcement.js"
+import { EnforcementRecordsApi } from "./groups/EnforcementRecords.js"
 import { AgentPermissionsApi } from "./groups/AgentPermissions.js"
 import { IntegrityApi } from "./groups/Integrity.js"
 import { ReverifyApi } from "./groups/Reverify.js"
@@ -71,6 +72,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(DriftApi)
   .add(SsmApi)
   .add(EnforcementApi)
+  .add(EnforcementRecordsApi)
   .add(AgentPermissionsApi)
   .add(VerificationApi)
   .add(GovernanceLogsApi)

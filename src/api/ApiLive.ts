@@ -39,6 +39,7 @@ import { CardsLive } from "./handlers/Cards.js"
 import { CheckpointsLive } from "./handlers/Checkpoints.js"
 import { DriftLive } from "./handlers/Drift.js"
 import { EnforcementLive } from "./handlers/Enforcement.js"
+import { EnforcementRecordsLive } from "./handlers/EnforcementRecords.js"
 import { AgentPermissionsLive } from "./handlers/AgentPermissions.js"
 import { IntegrityLive } from "./handlers/Integrity.js"
 import { ReverifyLive } from "./handlers/Reverify.js"
@@ -115,6 +116,7 @@ const AgentDataLive = Layer.mergeAll(
   DriftLive,
   SsmLive,
   EnforcementLive,
+  EnforcementRecordsLive,
   AgentPermissionsLive
 ).pipe(Layer.provide(AgentQueries.layer))
 

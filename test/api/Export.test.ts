@@ -15,7 +15,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Agent, fetch } from "undici"
-import type { ExportRepo, ExportRow } from "../../adapters/store/ExportRepo.js"
+import { type ExportRepo, type ExportRow, make as makeExportRepo } from "../../adapters/store/ExportRepo.js"
+import { Store } from "../../adapters/store/Store.js"
 import { toBase64 } from "../../core/Bytes.js"
 import { frontierRoot } from "../../core/Merkle.js"
 import { formatCheckpoint, signNote } from "../../core/Note.js"
@@ -150,6 +151,72 @@ layer(Harness.layer(), { timeout: "180 seconds" })("evidence export", (it) => {
       const report = yield* verify(write(dir, "export.jsonl", res.body))
       expect(report).toMatchObject({ valid: true, certificates: 7, ok: 7, failures: [], errors: [] })
     })
+  )
+
+  it.scoped(
+    "JSONL: the agent's enforcement records after the checkpoints, oldest first, within from/to; it verifies",
+    () =>
+      Effect.gen(function* () {
+        const agentId = yield* orgAgent
+        yield* seed(agentId, 2)
+        const record = (kind: string, at: string, reason = "agent_paused") => ({
+          record: {
+            record_id: `enf-${crypto.randomUUID()}`,
+            agent_id: agentId,
+            kind,
+            rule: "containment",
+            // A reason may say anything, a tree head included: it is still one record line.
+            reason,
+            actor: "gateway",
+            created_at: at
+          }
+        })
+        const drafts = [
+          record("paused", "2026-11-01T00:02:00.000Z", "investigating"),
+          record("blocked", "2026-11-01T00:01:00.000Z", '{"type":"tree_head"}'),
+          record("blocked", "2026-11-01T00:03:00.000Z")
+        ]
+        const store = yield* Store
+        yield* store.recordEnforcements(drafts)
+        yield* store.recordEnforcements([
+          { record: { ...record("killed", "2026-11-01T00:04:00.000Z").record, agent_id: "agt-other" } }
+        ])
+        // Three records over pages of two (the export's keyset paging).
+        const repo = yield* makeExportRepo
+        const head = { agent_id: agentId, tree_size: 2, root: "00".repeat(32), note: "n" }
+        const paged = Chunk.toReadonlyArray(
+          yield* Stream.runCollect(exportStream(repo, head, { format: "jsonl", pageSize: 2 }))
+        )
+          .join("")
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+        expect(paged.filter((line) => line.type === "enforcement_record").map((line) => line.record)).toEqual([
+          drafts[1]!.record,
+          drafts[0]!.record,
+          drafts[2]!.record
+        ])
+
+        const res = yield* exportOf(agentId)
+        expect(res.status).toBe(200)
+        const all = lines(res.body)
+        expect(all.map((line) => line.type)).toEqual([
+          "checkpoint",
+          "checkpoint",
+          "enforcement_record",
+          "enforcement_record",
+          "enforcement_record",
+          "tree_head"
+        ])
+        expect(all[2]).toEqual({ type: "enforcement_record", record: drafts[1]!.record })
+        const report = yield* verify(write(yield* tempDir, "records.jsonl", res.body))
+        expect(report).toMatchObject({ valid: true, certificates: 2, ok: 2, failures: [], errors: [] })
+        // from and to select records by their time too.
+        const window = lines((yield* exportOf(agentId, "?from=2026-11-01T00:02:00Z&to=2026-11-01T00:03:00Z")).body)
+        expect(window.filter((line) => line.type === "enforcement_record")).toEqual([
+          { type: "enforcement_record", record: drafts[0]!.record }
+        ])
+      })
   )
 
   it.scoped("a tampered, reordered or truncated export does not verify; the command agrees", () =>
@@ -397,6 +464,7 @@ describe("exportStream", () => {
               row(start + i)
             )
           }),
+        enforcementRecords: () => Effect.succeed([]),
         inclusionProofs: (_agent, leaves) => Effect.succeed(leaves.map(() => []))
       }
       const head = { agent_id: "agt", tree_size: 10, root: "00".repeat(32), note: "n" }

@@ -623,6 +623,7 @@ const ROWS: ReadonlyArray<Row> = [
       "/v1/ssm/:agent_id",
       "/v1/agents/:agent_id/drift/aip",
       "/v1/agents/:agent_id/enforcement",
+      "/v1/agents/:agent_id/enforcement-records",
       "/v1/agents/:agent_id/permissions",
       "/v1/agents/:agent_id"
     ] as const

@@ -74,6 +74,14 @@ layerIntegration(["postgres", "nats"], Layer.empty, { timeout: "180 seconds", ex
               reason: "agent_killed",
               containment_error: { reason: "agent_killed", agent_id: agentId }
             })
+            // Each change the API answered is an enforcement record, by who made it.
+            const records = yield* asOperator(`${api.apiUrl}/v1/agents/${agentId}/enforcement-records`)
+            expect(records.status).toBe(200)
+            expect(records.body.records.map((r: { kind: string; actor: string }) => [r.kind, r.actor])).toEqual([
+              ["killed", "service"],
+              ["resumed", "service"],
+              ["paused", "service"]
+            ])
           }).pipe(printLogsOnFailure(api, gateway))
         }),
       { timeout: 180_000 }

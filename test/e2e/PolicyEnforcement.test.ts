@@ -6,7 +6,8 @@
  * `candor serve` runs as real processes with a fake Anthropic upstream on loopback: every role in
  * one on the embedded default (the gateway knows the policy as soon as the API has answered), and
  * the API and the gateway in processes of their own on PostgreSQL and NATS (the policy reaches the
- * other process through the KV watch within a second).
+ * other process through the KV watch within a second). On the embedded default each 403 is then an
+ * enforcement record, through the bus and the workers into the store, read back through the API.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -57,14 +58,15 @@ const putPolicy = (apiUrl: string, agentId: string) =>
 
 /**
  * Before the policy the tool goes through; after the PUT (answered 200), the forbidden tool is
- * refused once the gateway knows, which is waited for up to `withinMs` and returned as the delay.
+ * refused once the gateway knows, which is waited for up to `withinMs` and returned as the delay,
+ * with the agent.
  */
 const forbiddenToolIsRefused = (
   gateway: ServeProcess,
   api: ServeProcess,
   upstream: FakeUpstream,
   withinMs: number
-): Effect.Effect<number> =>
+): Effect.Effect<{ readonly delay: number; readonly agentId: string }> =>
   Effect.gen(function* () {
     const { providerKey, agentId } = newAgent()
     const before = yield* offer(gateway.gatewayUrl, providerKey, ["shell_exec"])
@@ -101,7 +103,7 @@ const forbiddenToolIsRefused = (
     const allowed = yield* offer(gateway.gatewayUrl, providerKey, ["get_weather"])
     expect(allowed).toMatchObject({ status: 200, verdict: "pass", body: { content: [{ text: "Done." }] } })
     expect(upstream.requests.length).toBe(seen + 1)
-    return delay
+    return { delay, agentId }
   })
 
 layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("tool policy end to end", (it) => {
@@ -112,7 +114,24 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("tool 
         const upstream = yield* anthropicUpstream()
         const serve = yield* startServe({ env: { ANTHROPIC_BASE_URL: upstream.url, SERVICE_ROLE_KEY } })
         // The first request after the answer is already refused: no retry (withinMs 0).
-        yield* forbiddenToolIsRefused(serve, serve, upstream, 0).pipe(printLogsOnFailure(serve))
+        yield* Effect.gen(function* () {
+          const { agentId } = yield* forbiddenToolIsRefused(serve, serve, upstream, 0)
+          // Both 403s are enforcement records, published with the agent's events and stored by the workers.
+          const records = yield* poll(
+            asOperator(`${serve.apiUrl}/v1/agents/${agentId}/enforcement-records?kind=blocked`),
+            (res) => res.status === 200 && res.body.total === 2,
+            "the 403s recorded",
+            10_000
+          ).pipe(Effect.orDie)
+          for (const record of records.body.records)
+            expect(record).toMatchObject({
+              agent_id: agentId,
+              kind: "blocked",
+              rule: "policy",
+              reason: "forbidden tools: shell_exec",
+              actor: "gateway"
+            })
+        }).pipe(printLogsOnFailure(serve))
       }),
     { timeout: 240_000 }
   )
@@ -123,7 +142,7 @@ layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("tool 
       Effect.gen(function* () {
         const upstream = yield* anthropicUpstream()
         const { api, gateway } = yield* startSplitDeployment(["api", "gateway"], { ANTHROPIC_BASE_URL: upstream.url })
-        const delay = yield* forbiddenToolIsRefused(gateway, api, upstream, PROPAGATION_MS).pipe(
+        const { delay } = yield* forbiddenToolIsRefused(gateway, api, upstream, PROPAGATION_MS).pipe(
           printLogsOnFailure(api, gateway)
         )
         expect(delay).toBeLessThan(PROPAGATION_MS)

@@ -4,13 +4,15 @@
  * committed twice); an outage of the store is waited out with the deliveries kept alive (nothing
  * handed back, nothing counted towards the dead-letter subject); a batch a reachable store keeps
  * refusing is handed back with a redelivery delay that grows with each delivery; an invalid event
- * is dead-lettered.
+ * is dead-lettered. The gateway's enforcement records among the events are stored before the acks,
+ * once per record id however often they are delivered, and held with the batch through an outage.
  */
 import { layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import { generateSigningKey } from "../../core/Signing.js"
 import type { Delivery } from "../../adapters/bus/Bus.js"
@@ -161,6 +163,90 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
       expect(settled.dead).toHaveLength(1)
       // The field that failed and how, never its value (issue 24: the reason is recorded and published).
       expect(settled.dead[0]).toBe("not a gateway event: session_id (Missing)")
+    })
+  )
+
+  it.scoped("stores the gateway's enforcement records before the acks, once however often delivered", () =>
+    Effect.gen(function* () {
+      const actors = yield* makeAgentActors(defaultActorsOptions)
+      const store = yield* Store
+      const agentId = "agt-cd-records"
+      const enforcement = (kind: string, minute: number) => ({
+        agent_id: agentId,
+        type: "gateway.enforcement",
+        mode: "enforce",
+        record: {
+          record_id: `enf-${randomUUID()}`,
+          agent_id: agentId,
+          kind,
+          rule: "containment",
+          reason: "agent_paused",
+          session_id: "ses-1",
+          actor: "gateway",
+          created_at: `2026-11-01T00:0${minute}:00.000Z`
+        }
+      })
+      const blocked = enforcement("blocked", 1)
+      const settled = settledNone()
+      const outcome = yield* commitDeliveries(
+        actors,
+        [deliveryOf(blocked, settled), deliveryOf(gatewayEvent(agentId), settled)],
+        options
+      )
+      expect(outcome).toMatchObject({ committed: 1, invalid: 0, retried: 0 })
+      expect(settled).toEqual({ ...settledNone(), acked: 2 })
+      // Redelivered alone (a crash before the ack), and again beside a new record: stored once.
+      const nudged = enforcement("nudged", 2)
+      yield* commitDeliveries(actors, [deliveryOf(blocked, settled, 2)], options)
+      yield* commitDeliveries(actors, [deliveryOf(blocked, settled, 3), deliveryOf(nudged, settled)], options)
+      expect(settled.acked).toBe(5)
+      const page = yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })
+      expect(page).toEqual({ items: [nudged.record, blocked.record], total: 2 })
+      // A record that does not decode (a reason past the bound) is dead-lettered, never stored.
+      const tooLong = enforcement("blocked", 3)
+      const invalid = { ...tooLong, record: { ...tooLong.record, reason: "x".repeat(2001) } }
+      const dead = settledNone()
+      expect(yield* commitDeliveries(actors, [deliveryOf(invalid, dead)], options)).toMatchObject({ invalid: 1 })
+      expect(dead.dead).toEqual(["not a gateway event: record.reason (Refinement)"])
+      expect((yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).total).toBe(2)
+    })
+  )
+
+  it.scoped("holds the enforcement records of a batch through a store outage, acking them only once stored", () =>
+    Effect.gen(function* () {
+      const down = { failing: true, unreachable: true }
+      const real = yield* Store
+      const store = Store.of({
+        ...flaky(real, down),
+        recordEnforcements: (drafts) =>
+          down.failing
+            ? Effect.fail(new StoreError({ operation: "recordEnforcements", cause: "connection refused" }))
+            : real.recordEnforcements(drafts)
+      })
+      const actors = yield* makeAgentActors(defaultActorsOptions).pipe(Effect.provideService(Store, store))
+      const agentId = "agt-cd-records-outage"
+      const record = {
+        record_id: `enf-${randomUUID()}`,
+        agent_id: agentId,
+        kind: "blocked",
+        rule: "policy",
+        reason: "forbidden tools: shell_exec",
+        actor: "gateway",
+        created_at: "2026-11-01T00:00:00.000Z"
+      }
+      const settled = settledNone()
+      const fiber = yield* commitDeliveries(
+        actors,
+        [deliveryOf({ agent_id: agentId, type: "gateway.enforcement", mode: "enforce", record }, settled)],
+        options
+      ).pipe(Effect.provideService(Store, store), Effect.fork)
+      yield* TestClock.adjust("1 minute")
+      expect(settled).toMatchObject({ acked: 0, naks: [], dead: [] })
+      down.failing = false
+      down.unreachable = false
+      yield* runOnTestClock(fiber)
+      expect(settled).toMatchObject({ acked: 1, naks: [], dead: [] })
+      expect((yield* real.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).items).toEqual([record])
     })
   )
 })

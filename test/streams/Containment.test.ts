@@ -116,6 +116,37 @@ layer(World, { timeout: "60 seconds" })("auto-containment through the containmen
       expect(governance.entries.map((e) => [e.record.action, e.record.actor])).toEqual([
         ["containment.auto_pause", "system"]
       ])
+      expect((yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).items).toEqual([
+        {
+          record_id: expect.stringMatching(/^enf-/),
+          agent_id: agentId,
+          kind: "paused",
+          rule: "auto_containment",
+          reason: "Auto-contained: 3 consecutive boundary violations",
+          checkpoint_id: last,
+          session_id: "sess-1",
+          actor: "system",
+          created_at: entry!.created_at
+        }
+      ])
+    })
+  )
+
+  it.effect("every containment change a person makes is an enforcement record, with its actor and reason", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const agentId = `agt-people-${randomUUID().slice(0, 8)}`
+      yield* changeContainment({ agentId, action: "pause", actor: "user-1", reason: "investigating" })
+      yield* manual(agentId, "resume")
+      yield* changeContainment({ agentId, action: "kill", actor: "service", reason: null, keyHash: "ab".repeat(32) })
+      yield* manual(agentId, "reactivate") // refused: the agent's own containment is active; nothing recorded
+      const page = yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })
+      expect(page.items.map((r) => [r.kind, r.rule, r.reason, r.actor])).toEqual([
+        ["killed", "key_containment", "containment.kill", "service"],
+        ["resumed", "containment", "containment.resume", "user-1"],
+        ["paused", "containment", "investigating", "user-1"]
+      ])
+      expect(page.items.every((r) => r.checkpoint_id === undefined && r.session_id === undefined)).toBe(true)
     })
   )
 
@@ -131,7 +162,10 @@ layer(World, { timeout: "60 seconds" })("auto-containment through the containmen
         yield* applyDecision(pauseDecision(agentId, checkpointId()))
         expect(yield* store.agentSettings(agentId)).toEqual(before)
         expect((yield* store.containmentLog(agentId, 10)).map((e) => e.action)).toEqual([action])
-        expect(yield* store.enforcementRecords(agentId, 10)).toEqual([])
+        // Only the person's own change is an enforcement record.
+        expect(
+          (yield* store.enforcementRecordPage({ agentId, limit: 10, offset: 0 })).items.map((r) => r.kind)
+        ).toEqual([action === "kill" ? "killed" : "paused"])
         // Nothing published before this marker.
         yield* bus.publish(`candor.containment.${agentId}`, { marker: true })
         expect((yield* published.take).payload).toEqual({ marker: true })

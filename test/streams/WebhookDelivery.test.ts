@@ -225,7 +225,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })(
           checkpoint_id: violations[2]!.checkpoint.checkpoint_id,
           session_id: violations[2]!.session_id,
           mode: "enforce",
-          action: "pause",
+          action: "paused",
           body: { trigger: "auto_containment", violations: 3 }
         })
         expect(settings.containment).toEqual({

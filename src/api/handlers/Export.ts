@@ -1,6 +1,6 @@
 /**
  * GET /v1/agents/{agent_id}/export: the agent's checkpoints with their certificates, traces,
- * verdict proofs and audit paths, then the signed tree head that covers them (docs/api.md
+ * verdict proofs and audit paths, its enforcement records (JSONL), then the signed tree head that covers them (docs/api.md
  * "Evidence export"). Streamed in constant memory: the stream pulls one keyset page of the log at a
  * time (with one read of the Merkle nodes for the page's audit paths) only when the client has
  * taken the one before, so a million-checkpoint export holds one page, never the whole export.
@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
 import * as ExportRepo from "../../../adapters/store/ExportRepo.js"
+import type { ExportRecordCursor } from "../../../adapters/store/ExportRepo.js"
 import * as WitnessRepo from "../../../adapters/store/WitnessRepo.js"
 import { Store, StoreError } from "../../../adapters/store/Store.js"
 import {
@@ -26,6 +27,7 @@ import {
   csvCheckpointRow,
   csvHeader,
   csvTreeHeadRow,
+  enforcementRecordLine,
   type ExportHead,
   jsonLine,
   treeHeadLine
@@ -82,9 +84,23 @@ export const exportStream = (
       ] as const
     }).pipe(Effect.catchAllDefect((cause) => Effect.fail(new StoreError({ operation: "exportPage", cause }))))
   )
+  // The enforcement records after the checkpoints, oldest first, a keyset page at a time (JSONL only).
+  const records = Stream.paginateChunkEffect(undefined as ExportRecordCursor | undefined, (after) =>
+    Effect.map(
+      repo.enforcementRecords({ agentId: head.agent_id, after, from: options.from, to: options.to, limit: pageSize }),
+      (rows) => {
+        const text = rows.map(({ record }) => jsonLine(enforcementRecordLine(record))).join("")
+        const last = rows.at(-1)
+        return [
+          text === "" ? Chunk.empty<string>() : Chunk.of(text),
+          rows.length < pageSize || last === undefined ? Option.none() : Option.some(last.cursor)
+        ] as const
+      }
+    )
+  )
   return options.format === "csv"
     ? Stream.make(csvHeader()).pipe(Stream.concat(pages), Stream.concat(Stream.make(csvTreeHeadRow(head))))
-    : pages.pipe(Stream.concat(Stream.make(jsonLine(treeHeadLine(head)))))
+    : pages.pipe(Stream.concat(records), Stream.concat(Stream.make(jsonLine(treeHeadLine(head)))))
 }
 
 const CONTENT_TYPES: Record<ExportFormat, string> = {

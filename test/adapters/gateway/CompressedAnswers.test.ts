@@ -26,7 +26,14 @@ import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
-import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  type FakeUpstream,
+  startGateway,
+  startUpstream,
+  type TestGateway,
+  nextResponsePayload
+} from "./Harness.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -77,7 +84,7 @@ const newAgent = async (settings: Partial<AgentSettings> = {}) => {
 
 const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
-    const event = Schema.decodeUnknownSync(GatewayEvent)((await run(events.take)).payload)
+    const event = Schema.decodeUnknownSync(GatewayEvent)(await nextResponsePayload(events.take))
     if (event.agent_id === agentId) return event
   }
 }

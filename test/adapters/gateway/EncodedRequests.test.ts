@@ -22,7 +22,14 @@ import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
 import { Policy, type PolicyEncoded } from "../../../core/schema/Policy.js"
-import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  type FakeUpstream,
+  startGateway,
+  startUpstream,
+  type TestGateway,
+  nextResponsePayload
+} from "./Harness.js"
 import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -76,7 +83,7 @@ const newAgent = async (policy: PolicyEncoded = ENFORCED) => {
 
 const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
-    const event = Schema.decodeUnknownSync(GatewayEvent)((await run(events.take)).payload)
+    const event = Schema.decodeUnknownSync(GatewayEvent)(await nextResponsePayload(events.take))
     if (event.agent_id === agentId) return event
   }
 }

@@ -15,7 +15,7 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { UNBOUND_CARD } from "../../../adapters/gateway/ResponseEvent.js"
-import { GatewayEvent } from "../../../core/schema/Event.js"
+import { GatewayEnforcement, GatewayEvent } from "../../../core/schema/Event.js"
 import { type ConscienceValue, DEFAULT_CONSCIENCE_VALUES } from "../../../core/schema/Conscience.js"
 import { card } from "../analysis/Fixtures.js"
 import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
@@ -93,9 +93,16 @@ const newAgent = () => {
 }
 
 const nextEvent = async () => {
-  const message = await run(events.take)
-  // Decoded as the workers decode it: every published event must pass.
-  return { subject: message.subject, event: Schema.decodeUnknownSync(GatewayEvent)(message.payload) }
+  for (;;) {
+    const message = await run(events.take)
+    // Decoded as the workers decode it: every published message must pass. Enforcement records (a
+    // 403, a nudge injected) travel on the same subjects: test/adapters/gateway/EnforcementRecords.test.ts.
+    if ((message.payload as { type?: unknown }).type === "gateway.enforcement") {
+      Schema.decodeUnknownSync(GatewayEnforcement)(message.payload)
+      continue
+    }
+    return { subject: message.subject, event: Schema.decodeUnknownSync(GatewayEvent)(message.payload) }
+  }
 }
 
 describe("GatewayInspector", () => {

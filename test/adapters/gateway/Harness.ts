@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { BusMessage } from "../../../adapters/bus/Bus.js"
 import type { Inspector } from "../../../adapters/gateway/Inspector.js"
 import type { ExchangeOutcome } from "../../../adapters/gateway/ExchangeOutcome.js"
 import {
@@ -178,4 +179,15 @@ export const deferred = <A = void>() => {
   let resolve!: (a: A) => void
   const promise = new Promise<A>((r) => (resolve = r))
   return { promise, resolve }
+}
+
+/**
+ * The payload of the next gateway response event `take` gives: the gateway's enforcement records (a
+ * 403, a nudge injected) travel on the same subjects and are skipped (EnforcementRecords.test.ts).
+ */
+export const nextResponsePayload = async <E>(take: Effect.Effect<BusMessage, E>): Promise<unknown> => {
+  for (;;) {
+    const { payload } = await Effect.runPromise(take)
+    if ((payload as { readonly type?: unknown }).type !== "gateway.enforcement") return payload
+  }
 }

@@ -25,7 +25,15 @@ import { toHex, utf8 } from "../../../core/Bytes.js"
 import { taggedHash } from "../../../core/Hash.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
 import { inspectorWithFakes } from "./Fakes.js"
-import { call, type FakeUpstream, type RawResponse, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  type FakeUpstream,
+  type RawResponse,
+  startGateway,
+  startUpstream,
+  type TestGateway,
+  nextResponsePayload
+} from "./Harness.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -83,7 +91,7 @@ const expectRefused = async (send: Promise<RawResponse>, header: string) => {
   expect(upstream.requests.length).toBe(before)
 }
 
-const nextEvent = async () => Schema.decodeUnknownSync(GatewayEvent)((await run(events.take)).payload)
+const nextEvent = async () => Schema.decodeUnknownSync(GatewayEvent)(await nextResponsePayload(events.take))
 
 describe("Candor headers are validated before the provider is called", () => {
   it("x-candor-session: whitespace or more than 256 characters is 400 naming it; a valid one is the event's", async () => {

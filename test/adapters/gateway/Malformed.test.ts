@@ -19,7 +19,15 @@ import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
-import { call, keyHeader, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  keyHeader,
+  type FakeUpstream,
+  startGateway,
+  startUpstream,
+  type TestGateway,
+  nextResponsePayload
+} from "./Harness.js"
 import { inspectorWithFakes } from "./Fakes.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -52,7 +60,7 @@ const newAgent = () => {
 
 const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
-    const event = Schema.decodeUnknownSync(GatewayEvent)((await run(events.take)).payload)
+    const event = Schema.decodeUnknownSync(GatewayEvent)(await nextResponsePayload(events.take))
     if (event.agent_id === agentId) return event
   }
 }

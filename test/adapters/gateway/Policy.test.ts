@@ -129,6 +129,8 @@ const anthropicBody = (tools: ReadonlyArray<string>, extra: Record<string, unkno
 const eventOf = async (agentId: string): Promise<GatewayEvent> => {
   for (;;) {
     const message = await run(events.take)
+    // Enforcement records travel on the same subjects (test/adapters/gateway/EnforcementRecords.test.ts).
+    if ((message.payload as { type?: unknown }).type === "gateway.enforcement") continue
     const event = Schema.decodeUnknownSync(GatewayEvent)(message.payload)
     if (event.agent_id === agentId) return event
   }

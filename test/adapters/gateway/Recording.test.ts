@@ -30,7 +30,14 @@ import { providerRefusals } from "../../../adapters/metrics/GatewayMetrics.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
 import { GatewayEvent } from "../../../core/schema/Event.js"
-import { call, type FakeUpstream, startGateway, startUpstream, type TestGateway } from "./Harness.js"
+import {
+  call,
+  type FakeUpstream,
+  startGateway,
+  startUpstream,
+  type TestGateway,
+  nextResponsePayload
+} from "./Harness.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -149,7 +156,7 @@ const send = (key: string, body: Record<string, unknown>, agentName?: string) =>
   })
 
 const nextEvent = async (): Promise<GatewayEvent> =>
-  Schema.decodeUnknownSync(GatewayEvent)((await run(events.take.pipe(Effect.timeout("30 seconds")))).payload)
+  Schema.decodeUnknownSync(GatewayEvent)(await nextResponsePayload(events.take.pipe(Effect.timeout("30 seconds"))))
 
 describe("nothing answered leaves the record", () => {
   it("a flooding tenant beside a victim, the judge never answering the flooder: the victim judged, the flooder unanalysed, none missing", async () => {

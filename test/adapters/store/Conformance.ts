@@ -508,44 +508,107 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
         contained_at: "2026-11-01T00:00:00.000Z",
         contained_by: "system"
       }
-      const record = {
-        agent_id: a,
-        checkpoint_id: checkpointId(),
+      const cp = checkpointId()
+      const entry = (agentId: string, kind: string, checkpoint: string = cp) => ({
+        record_id: `enf-${uniqueId("r")}`,
+        agent_id: agentId,
+        kind,
+        rule: "auto_containment",
+        reason: "auto-containment: 3",
+        checkpoint_id: checkpoint,
         session_id: "ses-1",
-        action: "pause",
-        body: { violations: 3 }
-      }
+        actor: "system",
+        created_at: "2026-11-01T00:00:00.000Z"
+      })
+      const record = { record: entry(a, "paused"), body: { violations: 3 } }
       const first = yield* store.recordEnforcement(record, { containment: paused })
       expect(first).toEqual({
         recorded: true,
         settings: { ...defaultAgentSettings, mode: "nudge", containment: paused }
       })
-      // An admin resumes; the same decision handled again records nothing and does not pause again.
+      // An admin resumes; the same decision handled again (a new record id, the same checkpoint and
+      // kind) records nothing and does not pause again.
       yield* store.putAgentSettings(a, { containment: null })
-      const again = yield* store.recordEnforcement(record, { containment: paused })
+      const again = yield* store.recordEnforcement({ ...record, record: entry(a, "paused") }, { containment: paused })
       expect(again).toEqual({
         recorded: false,
         settings: { ...defaultAgentSettings, mode: "nudge", containment: null }
       })
-      // Without a patch, for another checkpoint, with an explicit mode; an unknown agent gets a row.
+      // Without a patch, with an explicit mode; an unknown agent gets a row.
       const b = uniqueId("b")
-      expect(
-        (yield* store.recordEnforcement({ ...record, agent_id: b, mode: "enforce", action: "block" })).recorded
-      ).toBe(true)
+      expect((yield* store.recordEnforcement({ record: entry(b, "blocked"), mode: "enforce" })).recorded).toBe(true)
       expect(yield* store.agentSettings(b)).toEqual(defaultAgentSettings)
       const records = yield* store.enforcementRecords(a, 10)
       expect(records).toHaveLength(1)
       expect(records[0]).toMatchObject({
         agent_id: a,
-        checkpoint_id: record.checkpoint_id,
+        checkpoint_id: cp,
         session_id: "ses-1",
         mode: "nudge",
-        action: "pause",
+        action: "paused",
         body: { violations: 3 }
       })
-      expect(Number.isNaN(Date.parse(records[0]!.created_at))).toBe(false)
-      expect((yield* store.enforcementRecords(b, 10)).map((r) => [r.mode, r.action])).toEqual([["enforce", "block"]])
+      expect(records[0]!.created_at).toBe("2026-11-01T00:00:00.000Z")
+      expect((yield* store.enforcementRecords(b, 10)).map((r) => [r.mode, r.action])).toEqual([["enforce", "blocked"]])
       expect(yield* store.enforcementRecords(uniqueId("nobody"), 10)).toEqual([])
+      expect((yield* store.enforcementRecordPage({ agentId: a, limit: 10, offset: 0 })).items).toEqual([record.record])
+    })
+  )
+
+  it.effect("stores the gateway's enforcement records once per record id, and pages them by kind and time", () =>
+    Effect.gen(function* () {
+      const store = yield* Store
+      const a = uniqueId("a")
+      const b = uniqueId("b")
+      yield* store.putAgentSettings(a, { mode: "enforce" })
+      const at = (minute: number) => `2026-11-01T00:0${minute}:00.000Z`
+      const blocked = (agentId: string, minute: number) => ({
+        record: {
+          record_id: `enf-${uniqueId("r")}`,
+          agent_id: agentId,
+          kind: "blocked",
+          rule: "containment",
+          reason: "agent_paused",
+          session_id: "ses-1",
+          actor: "gateway",
+          created_at: at(minute)
+        }
+      })
+      const nudged = {
+        record: {
+          record_id: `enf-${uniqueId("r")}`,
+          agent_id: a,
+          kind: "nudged",
+          rule: "nudge",
+          reason: "boundary_violation",
+          checkpoint_id: checkpointId(),
+          actor: "gateway",
+          created_at: at(2)
+        },
+        mode: "nudge" as const
+      }
+      const drafts = [blocked(a, 1), nudged, blocked(a, 3), blocked(b, 4)]
+      expect(yield* store.recordEnforcements(drafts)).toBe(4)
+      // Delivered again, and twice in one batch: nothing more is stored.
+      expect(yield* store.recordEnforcements([...drafts, drafts[0]!])).toBe(0)
+      expect(yield* store.recordEnforcements([])).toBe(0)
+
+      const page = yield* store.enforcementRecordPage({ agentId: a, limit: 10, offset: 0 })
+      expect(page.total).toBe(3)
+      expect(page.items).toEqual([drafts[2]!.record, nudged.record, drafts[0]!.record])
+      // The mode the gateway saw, else the agent's stored one.
+      expect((yield* store.enforcementRecords(a, 10)).map((r) => r.mode)).toEqual(["enforce", "nudge", "enforce"])
+      const only = (query: Partial<Parameters<typeof store.enforcementRecordPage>[0]>) =>
+        store.enforcementRecordPage({ agentId: a, limit: 10, offset: 0, ...query })
+      expect((yield* only({ kind: "blocked" })).items.map((r) => r.created_at)).toEqual([at(3), at(1)])
+      expect((yield* only({ kind: "killed" })).total).toBe(0)
+      expect((yield* only({ from: at(2), to: at(3) })).items).toEqual([nudged.record])
+      const second = yield* only({ limit: 1, offset: 1 })
+      expect(second).toEqual({ items: [nudged.record], total: 3 })
+      // Another agent's records are never in this agent's pages.
+      expect((yield* store.enforcementRecordPage({ agentId: b, limit: 10, offset: 0 })).items).toEqual([
+        drafts[3]!.record
+      ])
     })
   )
 
