@@ -21,9 +21,6 @@ export default defineConfig({
     // file, is most of the lane's time saved. What a file leaves in shared modules is reset by the
     // setup file (@effect/vitest's `it`); the metrics registry is shared, so tests read their own series.
     isolate: false,
-    // Vitest's default is one worker fewer than the cores, one on this 2-core machine; many tests
-    // here wait on real sockets and timers, so four workers keep both cores busy (207 s → 151 s).
-    maxWorkers: 4,
     setupFiles: ["./test/support/EffectVitestReset.ts"],
     reporters: ["default", "./test/SummaryReporter.ts"]
   }
