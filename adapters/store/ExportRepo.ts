@@ -19,7 +19,8 @@ import type { EnforcementRecord } from "../../core/schema/EnforcementRecord.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import type { SecretKey } from "../../core/SecretBox.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
-import { toCount, toIso } from "./Rows.js"
+import { enforcementRecordOf, type EnforcementRecordRow } from "./EnforcementRecordRows.js"
+import { toCount } from "./Rows.js"
 import {
   certificateFields,
   checkpointFields,
@@ -147,19 +148,7 @@ export const make = Effect.gen(function* () {
     )
 
   const enforcementRecords = (query: ExportRecordQuery) =>
-    sql<{
-      id: unknown
-      record_id: string
-      agent_id: string
-      kind: string
-      rule: string
-      reason: string
-      checkpoint_id: string | null
-      session_id: string | null
-      actor: string
-      created_at: unknown
-      cursor_at: string
-    }>`
+    sql<EnforcementRecordRow & { id: unknown; cursor_at: string }>`
       -- The cursor's time as text: exact to the microsecond, where an ISO string keeps milliseconds.
       select id, record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor, created_at,
         created_at::text as cursor_at
@@ -175,13 +164,8 @@ export const make = Effect.gen(function* () {
       order by created_at, id
       limit ${query.limit}`.pipe(
       Effect.map((rows) =>
-        rows.map(({ checkpoint_id, created_at, cursor_at, id, session_id, ...row }) => ({
-          record: {
-            ...row,
-            ...(checkpoint_id === null ? {} : { checkpoint_id }),
-            ...(session_id === null ? {} : { session_id }),
-            created_at: toIso(created_at)
-          },
+        rows.map(({ cursor_at, id, ...row }) => ({
+          record: enforcementRecordOf(row),
           cursor: { createdAt: cursor_at, id: String(id) }
         }))
       ),

@@ -22,6 +22,7 @@ import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import { selectCheckpointPage } from "./AgentQueries.js"
 import { orgLayerOfAgent } from "./OrgConscienceRepo.js"
+import { enforcementRecordOf, type EnforcementRecordRow } from "./EnforcementRecordRows.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeCommitBatch } from "./SqlCommit.js"
 import { makeMerkleReads } from "./SqlMerkle.js"
@@ -254,29 +255,14 @@ export const make = Effect.gen(function* () {
       ...(query.to === undefined ? [] : [sql`created_at < ${query.to}::timestamptz`])
     ])
     return Effect.all([
-      sql<{
-        record_id: string
-        agent_id: string
-        kind: string
-        rule: string
-        reason: string
-        checkpoint_id: string | null
-        session_id: string | null
-        actor: string
-        created_at: unknown
-      }>`
+      sql<EnforcementRecordRow>`
         select record_id, agent_id, kind, rule, reason, checkpoint_id, session_id, actor, created_at
         from enforcement_records where ${filters}
         order by created_at desc, id desc limit ${query.limit} offset ${query.offset}`,
       sql<{ n: unknown }>`select count(*) as n from enforcement_records where ${filters}`
     ]).pipe(
       Effect.map(([rows, [count]]) => ({
-        items: rows.map(({ checkpoint_id, created_at, session_id, ...row }) => ({
-          ...row,
-          ...(checkpoint_id === null ? {} : { checkpoint_id }),
-          ...(session_id === null ? {} : { session_id }),
-          created_at: toIso(created_at)
-        })),
+        items: rows.map(enforcementRecordOf),
         total: toCount(count?.n)
       })),
       storeError("enforcementRecordPage")
