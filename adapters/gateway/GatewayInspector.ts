@@ -106,6 +106,15 @@ import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, nudgeCheckpoint, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
+import { makeToolResultJudging } from "./ToolResultJudging.js"
+import { defaultToolResultMemoryLimits, ToolResultMemory, type ToolResultMemoryLimits } from "./ToolResultMemory.js"
+import {
+  hashedResults,
+  judgePending,
+  MAX_JUDGED_PER_REQUEST,
+  type Screened,
+  screenResults
+} from "./ToolResultScreening.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -236,6 +245,8 @@ export interface GatewayInspectorOptions {
   readonly evidenceRedaction: EvidenceRedactionMode
   /** A contained agent's refusals a second that are answered 403 and recorded; 429 beyond (ContainedRefusals.ts). */
   readonly containedRefusals: ContainedRefusalLimits
+  /** The tool results remembered as judged, per agent and overall (ToolResultMemory.ts). */
+  readonly toolResultMemory: ToolResultMemoryLimits
 }
 
 /**
@@ -261,7 +272,8 @@ const defaults: GatewayInspectorOptions = {
   unknownKeys: defaultUnknownKeyLimits,
   trustedProxies: noTrustedProxies,
   evidenceRedaction: "none",
-  containedRefusals: defaultContainedRefusalLimits
+  containedRefusals: defaultContainedRefusalLimits,
+  toolResultMemory: defaultToolResultMemoryLimits
 }
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
@@ -296,6 +308,26 @@ const policyUnreadable = (() => {
   return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
 })()
 
+const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
+
+/** The enforcement record's reason for a request refused for one of its tool results. */
+const TOOL_RESULT_BLOCK_REASON = "tool_result_violation"
+
+/** The 403 of a request carrying a tool result judged a boundary violation, in `enforce`. */
+const toolResultBlocked = (checkpointId: string) =>
+  jsonResponse(403, {
+    error: "blocked by Candor: a tool result in the request was judged a boundary violation (prompt injection)",
+    checkpoint_id: checkpointId
+  })
+
+/** More tool results not yet judged than one request may have judged, in `enforce`: retried, the next ones are judged. */
+const toolResultsOverCap = (left: number) => {
+  const response = jsonResponse(429, {
+    error: `the request carries ${left} more tool results not yet judged than the ${MAX_JUDGED_PER_REQUEST} Candor judges per request; retry to have the next ones judged`
+  })
+  return { ...response, headers: { ...response.headers, "retry-after": "1" } }
+}
+
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
     const {
@@ -307,6 +339,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       queueCapacity,
       subjectPrefix,
       toolCaps,
+      toolResultMemory,
       trustedProxies,
       unknownKeys
     } = { ...defaults, ...options }
@@ -318,6 +351,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judge = yield* AnalysisModel
     const judging = makeJudging(judge, analysisTimeoutMs, evidenceRedaction)
     const clock = yield* Effect.clock
+    const judgeToolResult = makeToolResultJudging(
+      judge,
+      analysisTimeoutMs,
+      evidenceRedaction,
+      () => new Date(clock.unsafeCurrentTimeMillis())
+    )
+    /** The tool results each agent already had judged (ToolResultMemory.ts). */
+    const toolResults = new ToolResultMemory(toolResultMemory)
     const refusalsRecorded = new ContainedRefusals(containedRefusals)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
     const slices = new PolicySlices()
@@ -602,6 +643,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       // An encoded body (Content-Encoding) is decoded, off the thread, on the effectful path.
       if (request.headers["content-encoding"] !== undefined && isEncoded(request.headers)) return undefined
       const requestBody = lazyJson(request.body)
+      // Tool results not yet judged (or one judged a violation, in `enforce`) go the effectful way;
+      // a body whose bytes name none is not parsed for them.
+      const unjudged = () =>
+        adapter.mayCarryToolResults?.(request.body) === true &&
+        screenResults(toolResults, agentId, hashedResults(adapter, requestBody()), settings.mode === "enforce").kind !==
+          "pass"
       const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
@@ -616,10 +663,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         )
         const evaluation = evaluator.run(budget)
         // Not done within the request path's budget: the effectful path goes on in slices.
-        if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
+        if (evaluation === undefined || evaluation.verdict !== "pass" || unjudged()) return undefined
         state.noteTools(agentId, tools, now)
         headers = POLICY_PASSED
       }
+      if (policy === undefined && unjudged()) return undefined
       const exchange: Exchange = {
         adapter,
         agentId,
@@ -761,6 +809,52 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               )
             }
             headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
+          }
+          const plain = yield* body.plain
+          if (plain !== undefined && adapter.mayCarryToolResults?.(plain) === true) {
+            const json = yield* body.json
+            const enforce = settings.mode === "enforce"
+            const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), enforce)
+            const screened =
+              screen.kind === "judge"
+                ? yield* judgePending(
+                    toolResults,
+                    judgeToolResult,
+                    publish,
+                    {
+                      settings,
+                      agentId,
+                      agentName: who.agentName,
+                      sessionId,
+                      provider: adapter.name,
+                      model: adapter.requestInfo(json, request.url).model,
+                      tenant: settings.orgId ?? who.keyHash
+                    },
+                    screen
+                  )
+                : screen.kind === "refuse"
+                  ? screen
+                  : NOTHING_LEFT
+            if (screened.kind === "refuse") {
+              yield* blocked(settings, {
+                agentId,
+                sessionId,
+                provider: adapter.name,
+                rule: "enforce",
+                reason: TOOL_RESULT_BLOCK_REASON,
+                checkpointId: screened.checkpointId
+              })
+              return { respond: toolResultBlocked(screened.checkpointId) }
+            }
+            if (screened.kind === "pass" && screened.left > 0) {
+              // More results than one request may have judged: in `enforce` the client is asked to
+              // retry (those judged are remembered, so each retry judges the next ones); else the
+              // rest are judged when a later request carries them again.
+              if (enforce) return { respond: toolResultsOverCap(screened.left) }
+              yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
+                Effect.annotateLogs({ agent_id: agentId, left: screened.left })
+              )
+            }
           }
           const exchange: Exchange = {
             adapter,
