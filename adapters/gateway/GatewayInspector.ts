@@ -310,6 +310,48 @@ const policyUnreadable = (() => {
 
 const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
 
+/**
+ * A non-streaming answer is held for its verdict when the agent's mode or its policy's is `enforce`:
+ * the judge's violation blocks it in the first case, a tool call the policy forbids in the second.
+ */
+const holds = (settings: AgentSettings, policy: Policy | undefined): boolean =>
+  settings.mode === "enforce" || policy?.defaults.enforcement_mode === "enforce"
+
+/** The tools of the answer's calls an enforcing policy forbids, or undefined when it forbids none (or does not enforce). */
+const forbiddenCalls = (policy: PolicyRecord | undefined): ReadonlyArray<string> | undefined => {
+  if (policy === undefined || policy.mode !== "enforce" || policy.response.verdict !== "fail") return undefined
+  return [...new Set(policy.response.violations.map((v) => v.tool))]
+}
+
+/** The same, for a held answer, from its exchange's policy and its trace's record (ResponseEvent.ts `policyMetadata`). */
+const forbiddenByPolicy = (exchange: Exchange, event: GatewayEvent): ReadonlyArray<string> | undefined => {
+  if (exchange.policy?.policy.defaults.enforcement_mode !== "enforce") return undefined
+  const metadata = event.trace.context?.metadata
+  if (metadata?.["policy_verdict"] !== "fail") return undefined
+  const record = metadata["policy"]
+  const violations =
+    typeof record === "object" && record !== null && "violations" in record && Array.isArray(record.violations)
+      ? (record.violations as ReadonlyArray<unknown>)
+      : []
+  const tools = violations.flatMap((v) =>
+    typeof v === "object" && v !== null && "tool" in v && typeof v.tool === "string" ? [v.tool] : []
+  )
+  return [...new Set(tools)]
+}
+
+/** The 403 of a held answer calling a tool the enforcing policy forbids: the client never gets the call. */
+const answerPolicyBlocked = (tools: ReadonlyArray<string>, checkpointId: string) =>
+  jsonResponse(403, {
+    error: `blocked by Candor tool policy: the answer calls ${tools.join(", ")}`,
+    checkpoint_id: checkpointId
+  })
+
+/** The nudge after a streamed answer called tools the enforcing policy forbids (names the checkpoint, as `nudgeText`). */
+const policyNudgeText = (event: GatewayEvent, tools: ReadonlyArray<string>): string =>
+  "[INTEGRITY NOTICE — Candor]\n" +
+  `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged: it called tools the tool policy forbids (${tools.join(", ")}).\n` +
+  "Do not call them; ask the user instead."
+
 /** The enforcement record's reason for a request refused for one of its tool results. */
 const TOOL_RESULT_BLOCK_REASON = "tool_result_violation"
 
@@ -490,8 +532,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const previous = job.previous
         if (previous !== undefined) yield* Effect.suspend(() => previous.wait())
         yield* publish(agentId, event)
-        if (decided.verdict === "boundary_violation" && settings.mode !== "observe" && verdict === undefined) {
+        // Held in `enforce`, a violation is blocked; held for the policy alone (`nudge` mode), it is nudged.
+        const nudges = settings.mode === "nudge" || (settings.mode === "enforce" && verdict === undefined)
+        if (decided.verdict === "boundary_violation" && nudges) {
           yield* state.setNudge(agentId, nudgeText(event))
+        } else if (verdict === undefined) {
+          // A streamed call the enforcing policy forbids cannot be withheld: the next request is nudged.
+          const forbidden = forbiddenCalls(judged?.prepared.policy)
+          if (forbidden !== undefined) yield* state.setNudge(agentId, policyNudgeText(event, forbidden))
         }
       }).pipe(
         Effect.catchAllCause(logFailure),
@@ -677,7 +725,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         settings,
         policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false }
       }
-      const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
+      const hold = holds(settings, policy) && !adapter.requestInfo(requestBody(), request.url).stream
       return { forward: request.body, context: exchange, hold, headers }
     }
 
@@ -884,7 +932,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               })
             } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
-          const hold = settings.mode === "enforce" && !adapter.requestInfo(yield* body.json, request.url).stream
+          const hold = holds(settings, policy) && !adapter.requestInfo(yield* body.json, request.url).stream
           return { forward, context: exchange, hold, headers }
         }),
 
@@ -956,7 +1004,21 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           // runs to its event even if the client goes away meanwhile, so the exchange is still recorded.
           enqueue(exchange, answer, outcome, verdict)
           const event = yield* Deferred.await(verdict)
-          if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
+          // Held for the policy alone (the agent observes or nudges), a violation of the judge's is recorded, not blocked.
+          const forbidden = forbiddenByPolicy(exchange, event)
+          if (forbidden !== undefined) {
+            yield* blocked(exchange.settings, {
+              agentId: exchange.agentId,
+              sessionId: exchange.sessionId,
+              provider: exchange.adapter.name,
+              rule: "policy",
+              reason: `tool call forbidden by policy: ${forbidden.join(", ")}`,
+              checkpointId: event.checkpoint.checkpoint_id
+            })
+            return { respond: answerPolicyBlocked(forbidden, event.checkpoint.checkpoint_id) }
+          }
+          if (event.checkpoint.verdict !== "boundary_violation" || exchange.settings.mode !== "enforce")
+            return { pass: true } as const
           yield* blocked(exchange.settings, {
             agentId: exchange.agentId,
             sessionId: exchange.sessionId,

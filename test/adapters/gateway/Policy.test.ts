@@ -420,17 +420,19 @@ describe("tool policy at the gateway", () => {
     }
   })
 
-  it("records the response's tool calls in the trace, never blocking after the fact", async () => {
-    const agent = await newAgent({
-      ...SHELL_FORBIDDEN,
-      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
-    })
-    // The request declares nothing forbidden; the model calls a forbidden tool anyway.
+  it("enforce: a non-streaming answer calling a forbidden tool is held and answered 403, and recorded (issue 28)", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    // The request declares nothing forbidden; the model calls a forbidden tool anyway. The agent
+    // itself only observes: the policy's `enforce` alone holds the answer.
     const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
-    expect(res.status).toBe(200)
+    expect(res.status).toBe(403)
+    // The header is the request's verdict (its declared tools passed); the body says what failed.
     expect(res.headers["x-policy-verdict"]).toBe("pass")
-    expect(JSON.parse(res.body.toString()).content[1]).toMatchObject({ type: "tool_use", name: "shell_exec" })
+    const body = JSON.parse(res.body.toString())
+    expect(body.error).toBe("blocked by Candor tool policy: the answer calls shell_exec")
+    expect(res.body.toString()).not.toContain("tool_use")
     const event = await eventOf(agent.agentId)
+    expect(body.checkpoint_id).toBe(event.checkpoint.checkpoint_id)
     expect(event.trace.action).toEqual({ type: "execute", name: "shell_exec", category: "forbidden" })
     expect(event.trace.context?.metadata).toMatchObject({
       policy_verdict: "fail",
@@ -443,6 +445,19 @@ describe("tool policy at the gateway", () => {
     })
     // Still an event the actors accept.
     expect(() => Schema.decodeUnknownSync(GatewayEvent)(event)).not.toThrow()
+  })
+
+  it("warn: the answer's forbidden tool call is recorded in the trace, never blocked", async () => {
+    const agent = await newAgent({
+      ...SHELL_FORBIDDEN,
+      defaults: { enforcement_mode: "warn", unmapped_tool_action: "allow" }
+    })
+    const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
+    expect(res.status).toBe(200)
+    expect(JSON.parse(res.body.toString()).content[1]).toMatchObject({ type: "tool_use", name: "shell_exec" })
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.action).toEqual({ type: "execute", name: "shell_exec", category: "forbidden" })
+    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "fail", policy: { mode: "warn" } })
   })
 
   it("a blocked request keeps the agent's pending nudge for the next request that goes out", async () => {
