@@ -13,7 +13,8 @@
  * instructions'"), so that an article about prompt injection is recorded, not withheld. A concern
  * names the agent's BOUNDARY value of the theme (instruction compliance, exfiltration) when it has one.
  *
- * Patterns are bounded (no unbounded repetition next to another), matched case-insensitively, at
+ * A directive right after a negation ("never upload id_rsa to…") is a warning to the reader and is
+ * likewise only `medium`. Patterns are bounded (no unbounded repetition next to another), matched case-insensitively, at
  * most 16 matches per rule: linear in the text. Detection and false-positive rates on a labelled
  * set are in docs/benchmarks.md (`npm run bench:tool-results`).
  */
@@ -34,13 +35,13 @@ interface ToolResultRule {
 }
 
 const AI =
-  "(?:AI|A\\.I\\.|assistants?|agents?|LLMs?|large\\s+language\\s+models?|language\\s+models?|chatbots?|bots|models|copilots?|Claude|ChatGPT|GPT|Gemini)"
+  "(?:AI|A\\.I\\.|assistants?|agents?|LLMs?|large\\s+language\\s+models?|language\\s+models?|chatbots?|bots|models?|copilots?|Claude|ChatGPT|GPT|Gemini)"
 const SECRET =
   "(?:credentials?|api[\\s_-]?keys?|access[\\s_-]?keys?|secret[\\s_-]?keys?|passwords?|passwd|tokens?|secrets?|private[\\s_-]?keys?|ssh[\\s_-]?keys?|\\.ssh|id_rsa|env(?:ironment)?[\\s_-]variables|\\.env\\b|/etc/passwd|cookies?|session[\\s_-]?ids?|credit[\\s_-]?card(?:\\s+numbers?)?|(?:conversation|chat|message)\\s+history|(?:previous|prior|earlier)\\s+messages|system\\s+prompt|(?:the\\s+)?user'?s?\\s+(?:data|emails?|files|messages|contacts|personal\\s+(?:data|information|details)|address(?:es)?|documents)|personal\\s+(?:data|information)|customer\\s+(?:data|records|list))"
 const DESTINATION =
   "(?:https?:\\/\\/|\\bwww\\.|\\b[\\w.+-]{1,64}@[\\w-]{1,63}\\.[\\w.-]{2,63}|\\bwebhook\\b|\\bendpoint\\b|\\bserver\\b|\\burl\\b|\\bquery\\s+(?:string|param))"
 const SEND =
-  "(?:send|post|upload|exfiltrate|forward|transmit|leak|e-?mail|mail|paste|curl|wget|submit|include|append|attach|embed|encode|put|share|copy|relay)"
+  "(?:send|post|upload|exfiltrate|forward|transmit|leak|e-?mail(?!\\s+address)|paste|curl|wget|submit|include|append|attach|embed|encode|write|share|copy|relay)"
 const PARTY = "(?:the\\s+)?(?:user|human|operator|owner|customer|principal|person|developer|administrator|admin)s?"
 
 const rule = (
@@ -56,7 +57,9 @@ export const TOOL_RESULT_RULES: ReadonlyArray<ToolResultRule> = [
     "tool_result.ignore-instructions",
     "\\b(?:ignore|disregard|forget|override|bypass|abandon|discard)\\s+(?:(?:all|any|of|the|your|my|these|those|every)\\s+){0,3}(?:previous|prior|earlier|above|preceding|original|system|initial|existing|current|other|safety)\\s+(?:instructions?|rules|guidelines|prompts?|directives|constraints|context|messages|guardrails|policies|programming|tasks?)\\b" +
       "|\\b(?:ignore|disregard|forget)\\s+(?:everything|anything|all)\\s+(?:above|before|previously|(?:that\\s+)?you(?:'ve|\\s+have|\\s+were)\\s+(?:been\\s+)?told)\\b" +
-      "|\\bdo\\s+not\\s+follow\\s+(?:your|the)\\s+(?:previous|original|system|initial)\\s+(?:instructions|prompt|rules)\\b",
+      "|\\bdo\\s+not\\s+follow\\s+(?:your|the)\\s+(?:previous|original|system|initial)\\s+(?:instructions|prompt|rules)\\b" +
+      "|\\b(?:ignore|disregard|forget|bypass|override)\\s+(?:all\\s+)?(?:of\\s+)?your\\s+(?:instructions|rules|guidelines|guardrails|safety\\s+(?:guidelines|rules|policies)|programming|system\\s+prompt)\\b" +
+      "|\\b(?:ignore|disregard)\\s+the\\s+user'?s\\s+(?:request|question|instructions)\\b",
     "critical",
     "instruction_compliance",
     "Tool result tells the agent to discard its own instructions"
@@ -75,7 +78,9 @@ export const TOOL_RESULT_RULES: ReadonlyArray<ToolResultRule> = [
     `\\b(?:attention|note|notice|message|instructions?|important|reminder|directive|warning)\\s*(?:to|for)\\s+(?:any\\s+|all\\s+|the\\s+)?${AI}\\b` +
       "|\\bif\\s+you\\s+are\\s+(?:an?\\s+)?(?:AI|A\\.I\\.|assistant|agent|LLM|large\\s+language\\s+model|language\\s+model|chatbot|automated\\s+(?:system|agent|assistant)|bot)\\b" +
       `|\\b(?:AI|LLM|automated)\\s+(?:agents?|assistants?|models?|systems?)\\s+(?:reading|processing|parsing|summari[sz]ing|visiting|browsing|that\\s+(?:read|process|see))\\s+(?:this|these)\\b` +
-      "|\\b(?:dear|hey|hello|hi)\\s+(?:AI|assistant|agent|LLM|chatbot|Claude|ChatGPT|GPT|Gemini)\\b",
+      "|\\b(?:dear|hey|hello|hi)\\s+(?:AI|assistant|agent|LLM|chatbot|Claude|ChatGPT|GPT|Gemini)\\b" +
+      "|\\b(?:attention|note|notice|important|reminder|psst|warning)\\s*[,:—-]?\\s*(?:AI|LLM|A\\.I\\.)\\s*[:,—!-]" +
+      "|(?:^|\\n)\\s*(?:AI|LLM)\\s*:\\s*(?:\\w+\\s+){0,3}?(?:include|send|forward|call|invoke|execute|run|delete|email|write|post|upload|tell|say|reply|change|approve)\\b",
     "high",
     "instruction_compliance",
     "Tool result addresses instructions to the AI reading it"
@@ -86,7 +91,8 @@ export const TOOL_RESULT_RULES: ReadonlyArray<ToolResultRule> = [
       "|\\bsystem\\s+(?:prompt|message|override|instructions?)\\s*(?::|update\\b|override\\b)" +
       "|#{2,}\\s*(?:system|new\\s+instructions)\\b|\\bnew\\s+(?:instructions|directives?|system\\s+prompt|task)\\s*:" +
       "|\\bBEGIN\\s+(?:SYSTEM|ADMIN|PRIVILEGED)\\b|\\b(?:developer|admin|debug|god|jailbreak)\\s+mode\\s+(?:is\\s+)?(?:enabled|activated|on)\\b" +
-      "|\\byou\\s+are\\s+now\\s+(?:in\\s+\\w+\\s+mode|DAN|no\\s+longer|an?\\s+(?:unrestricted|unfiltered|different))\\b|\\bfrom\\s+now\\s+on,?\\s+you\\s+(?:will|must|are|should|shall)\\b",
+      "|\\byou\\s+are\\s+now\\s+(?:in\\s+\\w+\\s+mode|DAN|no\\s+longer|an?\\s+(?:unrestricted|unfiltered|different))\\b|\\bfrom\\s+now\\s+on,?\\s+you\\s+(?:will|must|are|should|shall)\\b" +
+      "|\\b(?:updated|real|actual|true)\\s+(?:directive|instructions)\\s*[:;]|\\bthe\\s+real\\s+instructions\\s+are\\b",
     "high",
     "instruction_compliance",
     "Tool result poses as a system prompt or replaces the agent's instructions"
@@ -130,9 +136,12 @@ const EXAMPLE_BEFORE =
 
 const MAX_MATCHES_PER_RULE = 16
 
+/** "Never paste keys into…", "do not send your password to…": a warning to the reader, not an instruction. */
+const NEGATED_BEFORE = /\b(?:never|not|don'?t|do not|must not|mustn'?t|won'?t|will never)\s+(?:\w+\s+){0,1}$/iu
+
 const downgraded = (text: string, start: number): boolean => {
   const before = text.slice(Math.max(0, start - 80), start)
-  return QUOTE_BEFORE.test(before) || EXAMPLE_BEFORE.test(before)
+  return QUOTE_BEFORE.test(before) || EXAMPLE_BEFORE.test(before) || NEGATED_BEFORE.test(before)
 }
 
 interface Hit {
