@@ -139,9 +139,17 @@ const MAX_MATCHES_PER_RULE = 16
 /** "Never paste keys into…", "do not send your password to…": a warning to the reader, not an instruction. */
 const NEGATED_BEFORE = /\b(?:never|not|don'?t|do not|must not|mustn'?t|won'?t|will never)\s+(?:\w+\s+){0,1}$/iu
 
-const downgraded = (text: string, start: number): boolean => {
+/** A JSON string's own opening quote (after `:`, `[`, `,` or `{`) is no quotation: a value may carry an injection. */
+const JSON_VALUE_QUOTE = /[:[,{]\s*"\s{0,2}$/u
+const QUOTE_AFTER = /^[.,!?;:]?["”’'`»]/u
+
+/** The match alone, in quotes ("…such as 'ignore previous instructions' in…"): a quotation, not an instruction. */
+const quoted = (text: string, before: string, end: number): boolean =>
+  QUOTE_BEFORE.test(before) && !JSON_VALUE_QUOTE.test(before) && QUOTE_AFTER.test(text.slice(end, end + 3))
+
+const downgraded = (text: string, start: number, end: number): boolean => {
   const before = text.slice(Math.max(0, start - 80), start)
-  return QUOTE_BEFORE.test(before) || EXAMPLE_BEFORE.test(before) || NEGATED_BEFORE.test(before)
+  return quoted(text, before, end) || EXAMPLE_BEFORE.test(before) || NEGATED_BEFORE.test(before)
 }
 
 interface Hit {
@@ -163,7 +171,7 @@ const scan = (rule: ToolResultRule, text: string): Hit | undefined => {
       continue
     }
     const severity: Concern["severity"] =
-      rule.severity !== "medium" && downgraded(text, m.index) ? "medium" : rule.severity
+      rule.severity !== "medium" && downgraded(text, m.index, m.index + m[0].length) ? "medium" : rule.severity
     if (best === undefined || severityRank(severity) > severityRank(best.severity)) {
       best = { rule, severity, start: m.index, end: m.index + m[0].length }
       if (severity === rule.severity) break

@@ -40,11 +40,6 @@ export class ToolResultMemory {
     return remembered
   }
 
-  /** Whether this agent has results remembered (cheap: the request path asks before hashing anything). */
-  knows(agentId: string): boolean {
-    return this.agents.has(agentId)
-  }
-
   remember(agentId: string, hash: string, remembered: Remembered): void {
     let results = this.agents.get(agentId)
     if (results === undefined) results = new Map()

@@ -19,6 +19,7 @@ import { Bus, type Subscription } from "../../../adapters/bus/Bus.js"
 import { agentIdOf } from "../../../adapters/gateway/AgentIdentity.js"
 import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
+import { MAX_JUDGED_PER_REQUEST } from "../../../adapters/gateway/ToolResultScreening.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
@@ -218,6 +219,34 @@ describe.each(PROVIDERS)("tool results: $name", ({ body, name, path }) => {
     expect((await agent.send(path, body(BENIGN))).status).toBe(200)
     // The second request's only event is its answer's.
     expect((await eventOf(agent.agentId)).checkpoint.analysis_metadata.analysis_scope).toBeUndefined()
+  })
+})
+
+describe("tool results: bounds", () => {
+  it("enforce: more results not yet judged than one request may have judged is a 429; retried, the next ones are judged", async () => {
+    const agent = await newAgent("enforce")
+    const results = Array.from({ length: MAX_JUDGED_PER_REQUEST + 3 }, (_, i) => ({
+      type: "tool_result",
+      tool_use_id: `tu_${i}`,
+      content: `${BENIGN} (station ${i})`
+    }))
+    const body = {
+      model: "claude-test",
+      max_tokens: 10,
+      messages: [
+        { role: "user", content: "weather?" },
+        { role: "user", content: results }
+      ]
+    }
+    const before = upstream.requests.length
+    const first = await agent.send("/anthropic/v1/messages", body)
+    expect(first.status).toBe(429)
+    expect(first.headers["retry-after"]).toBe("1")
+    expect(JSON.parse(first.body.toString()).error).toMatch(/not yet judged/)
+    expect(upstream.requests.length).toBe(before)
+    const second = await agent.send("/anthropic/v1/messages", body)
+    expect(second.status).toBe(200)
+    expect(upstream.requests.length).toBe(before + 1)
   })
 })
 
