@@ -666,6 +666,21 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       publisher.saturated() ? { respond: unrecordableRefusal() } : undefined
 
     /**
+     * Whether a plain request carries tool results not yet judged for the agent (or one judged a
+     * violation, in `enforce`): then the effectful path judges them. A body whose bytes name no
+     * tool result is not parsed for them (a few byte searches).
+     */
+    const unjudged = (
+      adapter: ProviderAdapter,
+      bytes: Uint8Array,
+      json: () => unknown,
+      agentId: string,
+      settings: AgentSettings
+    ): boolean =>
+      adapter.mayCarryToolResults?.(bytes) === true &&
+      screenResults(toolResults, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
+
+    /**
      * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
      * no containment, no pending nudge, no policy finding to announce. Anything else returns
      * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
@@ -691,12 +706,6 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       // An encoded body (Content-Encoding) is decoded, off the thread, on the effectful path.
       if (request.headers["content-encoding"] !== undefined && isEncoded(request.headers)) return undefined
       const requestBody = lazyJson(request.body)
-      // Tool results not yet judged (or one judged a violation, in `enforce`) go the effectful way;
-      // a body whose bytes name none is not parsed for them.
-      const unjudged = () =>
-        adapter.mayCarryToolResults?.(request.body) === true &&
-        screenResults(toolResults, agentId, hashedResults(adapter, requestBody()), settings.mode === "enforce").kind !==
-          "pass"
       const policy = policyFor(settings, transaction)
       let headers: Readonly<Record<string, string>> | undefined
       if (policy !== undefined) {
@@ -711,11 +720,12 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         )
         const evaluation = evaluator.run(budget)
         // Not done within the request path's budget: the effectful path goes on in slices.
-        if (evaluation === undefined || evaluation.verdict !== "pass" || unjudged()) return undefined
+        if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
+        if (unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
         state.noteTools(agentId, tools, now)
         headers = POLICY_PASSED
       }
-      if (policy === undefined && unjudged()) return undefined
+      if (policy === undefined && unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
       const exchange: Exchange = {
         adapter,
         agentId,
