@@ -50,6 +50,22 @@ const speak = (r: Recorded, res: ServerResponse) => {
   } catch {
     // not JSON (the fail_open test): answer all the same
   }
+  if (r.url.startsWith("/v1/messages") && (body as { stream?: boolean }).stream === true) {
+    // A streamed answer calling `call`: it reaches the client before any verdict.
+    const events = [
+      { type: "message_start", message: { model: "claude-test", content: [] } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "tu_1", name: body.call ?? "none", input: {} }
+      },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "tool_use" } },
+      { type: "message_stop" }
+    ]
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    return res.end(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
+  }
   if (r.url.startsWith("/v1/messages")) {
     return json(res, {
       model: "claude-test",
@@ -445,6 +461,20 @@ describe("tool policy at the gateway", () => {
     })
     // Still an event the actors accept.
     expect(() => Schema.decodeUnknownSync(GatewayEvent)(event)).not.toThrow()
+  })
+
+  it("enforce: a streamed answer calling a forbidden tool cannot be withheld: the next request is nudged", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec", stream: true })
+    expect(res.status).toBe(200)
+    expect(res.body.toString()).toContain("shell_exec")
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "fail" })
+    const before = upstream.requests.length
+    expect((await agent.anthropic(["mcp__browser__navigate"])).status).toBe(200)
+    const next = JSON.parse(upstream.requests[before]!.body.toString())
+    expect(next.system).toContain(`(checkpoint ${event.checkpoint.checkpoint_id}) was flagged`)
+    expect(next.system).toContain("shell_exec")
   })
 
   it("warn: the answer's forbidden tool call is recorded in the trace, never blocked", async () => {
