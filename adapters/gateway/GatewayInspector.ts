@@ -12,8 +12,11 @@
  * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
  * request names) against the tools the request declares (403 in `enforce` on a violation, else
  * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
- * to hold the response (enforce, non-streaming). The request body is read (`RequestBody.ts`: decoded,
- * parsed) only when one of these needs it. Everything else (reading the response copy, extraction,
+ * to hold the response (non-streaming, with the agent's or the policy's mode `enforce`), and judge
+ * the tool results the request hands the model that the agent has not had judged (issue 28:
+ * `ToolResultScreening.ts`; each recorded as a `tool_result` checkpoint, a violation refused with 403
+ * in `enforce`). The request body is read (`RequestBody.ts`: decoded, parsed) only when one of these
+ * needs it; a body whose bytes name no tool result is not parsed for them. Everything else (reading the response copy, extraction,
  * judging against the agent's card and conscience values, the policy on the response's tool calls,
  * publishing) runs off a bounded queue shared fairly by tenant (`FairQueue.ts`), so analysis never
  * delays a byte to the client and nothing answered leaves the record: a full queue makes its longest
