@@ -94,7 +94,7 @@ import { DEFAULT_ANALYSIS_TIMEOUT_MS, makeJudging } from "./Judging.js"
 import { countUnanalysed, isProviderRefusal, providerRefused, unrecordableRefusal } from "./Recording.js"
 import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
 import { unanalysedJudgement } from "./UnanalysedJudgement.js"
-import { countContainedThrottled } from "../metrics/GatewayMetrics.js"
+import { countContainedThrottled, countOverCap } from "../metrics/GatewayMetrics.js"
 import { ContainedRefusals, type ContainedRefusalLimits, defaultContainedRefusalLimits } from "./ContainedRefusals.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
@@ -911,7 +911,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               // More results than one request may have judged: in `enforce` the client is asked to
               // retry (those judged are remembered, so each retry judges the next ones); else the
               // rest are judged when a later request carries them again.
-              if (enforce) return { respond: toolResultsOverCap(screened.left) }
+              if (enforce) {
+                countOverCap("tool_results")
+                return { respond: toolResultsOverCap(screened.left) }
+              }
               yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
                 Effect.annotateLogs({ agent_id: agentId, left: screened.left })
               )

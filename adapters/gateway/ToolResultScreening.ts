@@ -16,6 +16,7 @@
 import * as Effect from "effect/Effect"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { AgentSettings } from "../bus/AgentState.js"
+import { countToolResultJudged } from "../metrics/GatewayMetrics.js"
 import { sha256Hex } from "../providers/Identity.js"
 import type { ProviderAdapter, ToolResult } from "../providers/Provider.js"
 import type { JudgedToolResult, ToolResultJudgingInput } from "./ToolResultJudging.js"
@@ -125,6 +126,7 @@ export const judgePending = (
     let violation: string | undefined
     for (const { event, hash } of judged) {
       const checkpoint = event.checkpoint
+      countToolResultJudged(checkpoint.verdict)
       const violates = checkpoint.verdict === "boundary_violation"
       memory.remember(context.agentId, hash, violates ? checkpoint.checkpoint_id : null)
       if (violates) violation ??= checkpoint.checkpoint_id
