@@ -32,6 +32,7 @@ import { jetstreamManager } from "@nats-io/jetstream"
 import { connect } from "@nats-io/transport-node"
 import { Pool } from "undici"
 import { embeddedCommand, settleEmbedded } from "./gateway/Embedded.js"
+import { toolResultRequestBody } from "./gateway/ToolResultRequest.js"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const peerDir = join(root, "bench", ".peer")
@@ -122,15 +123,17 @@ const cpuTicks = (pid: number | undefined): number => {
   return Number(fields[11]) + Number(fields[12]) // utime + stime, in clock ticks (1/100 s)
 }
 
-const requestBody = (format: Format, stream: boolean): string =>
-  format === "anthropic"
-    ? JSON.stringify({
-        model: "claude-bench",
-        max_tokens: 256,
-        messages: [{ role: "user", content: "Summarise the report." }],
-        stream
-      })
-    : JSON.stringify({ model: "gpt-bench", messages: [{ role: "user", content: "Summarise the report." }], stream })
+const requestBody = (format: Format, stream: boolean, toolResults = false): string =>
+  toolResults
+    ? toolResultRequestBody(stream)
+    : format === "anthropic"
+      ? JSON.stringify({
+          model: "claude-bench",
+          max_tokens: 256,
+          messages: [{ role: "user", content: "Summarise the report." }],
+          stream
+        })
+      : JSON.stringify({ model: "gpt-bench", messages: [{ role: "user", content: "Summarise the report." }], stream })
 
 interface Sample {
   readonly total: number
@@ -287,10 +290,12 @@ const main = async () => {
   const scenarios = [
     ...(["anthropic", "openai"] as const).flatMap((format) =>
       ([false, true] as const).flatMap((stream) =>
-        ([1, 64] as const).map((concurrency) => ({ format, stream, concurrency, crlf: false }))
+        ([1, 64] as const).map((concurrency) => ({ format, stream, concurrency, crlf: false, toolResults: false }))
       )
     ),
-    { format: "anthropic" as const, stream: true, concurrency: 1 as const, crlf: true }
+    { format: "anthropic" as const, stream: true, concurrency: 1 as const, crlf: true, toolResults: false },
+    // A conversation resending three tool results (bench/gateway/ToolResultRequest.ts): issue 28's row.
+    { format: "anthropic" as const, stream: false, concurrency: 1 as const, crlf: false, toolResults: true }
   ]
 
   console.log(
@@ -302,7 +307,7 @@ const main = async () => {
   )
   console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
   for (const scenario of scenarios) {
-    const body = requestBody(scenario.format, scenario.stream)
+    const body = requestBody(scenario.format, scenario.stream, scenario.toolResults)
     const extra: Record<string, string> = scenario.crlf ? { "x-bench-eol": "crlf" } : {}
     const tallies = new Map<TargetName, Tally>(
       targets.map((t) => [
@@ -357,7 +362,7 @@ const main = async () => {
     }
     await Promise.all([...pools.values()].map((pool) => pool.close()))
     const direct = tallies.get("direct")!
-    const name = `${scenario.format} ${scenario.stream ? (scenario.crlf ? "SSE (CRLF)" : "SSE") : "JSON"} c=${scenario.concurrency}`
+    const name = `${scenario.format} ${scenario.stream ? (scenario.crlf ? "SSE (CRLF)" : "SSE") : "JSON"}${scenario.toolResults ? " tool_result ×3" : ""} c=${scenario.concurrency}`
     for (const target of targets) {
       const t = tallies.get(target.name)!
       const p50 = percentile(t.totals, 50)

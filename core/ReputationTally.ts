@@ -32,6 +32,7 @@ import {
 import { DRIFT_MIN_SESSION_CHECKPOINTS, type ReputationTally } from "./Reputation.js"
 import type { IntegrityCertificate } from "./schema/Certificate.js"
 import type { ReevaluatedVerdict } from "./schema/Reevaluation.js"
+import { isToolResultCertificate } from "./ToolResultScope.js"
 
 /** `claims.analysis_model` of a verdict no judge made (no thinking block, analysis failed, too little evidence). */
 export const NOT_ANALYSED = "none"
@@ -79,6 +80,8 @@ export const tallyCertificates = (
   const gapsSeen: Array<string> = []
   const reevaluatedSeen: Array<ReevaluatedVerdict> = []
   for (const certificate of certificates) {
+    // A tool result's verdict is on what the agent read: it counts for nothing here (core/ToolResultScope.ts).
+    if (isToolResultCertificate(certificate)) continue
     certified++
     const reevaluation = reevaluated.get(certificate.subject.checkpoint_id)
     if (reevaluation !== undefined) reevaluatedSeen.push(reevaluation)

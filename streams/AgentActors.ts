@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import * as Chunk from "effect/Chunk"
 import { violationStreakOf } from "../core/Containment.js"
+import { isToolResultCheckpoint, isToolResultTrace } from "../core/ToolResultScope.js"
 import { chronological, replayAapDrift } from "../core/DriftAap.js"
 import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/DriftAip.js"
 import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
@@ -170,13 +171,13 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
                 ],
                 { concurrency: "unbounded" }
               )
-        const streak = violationStreakOf(chronological(checkpoints))
+        const streak = violationStreakOf(chronological(checkpoints.filter((c) => !isToolResultCheckpoint(c))))
         // An actor rebuilt mid-streak does not contain again for the streak it finds.
         return {
           agentId,
           log,
           context,
-          aap: replayAapDrift(traces),
+          aap: replayAapDrift(traces.filter((t) => !isToolResultTrace(t))),
           streak,
           contained: streak.count > 0
         } satisfies AgentActorState
@@ -208,7 +209,7 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       const entry = sessions.get(key, now)
       if (entry !== undefined) return Effect.succeed(entry.state)
       return Effect.map(limited(store.sessionCheckpoints(agentId, sessionId, SESSION_REPLAY)), (newestFirst) => {
-        const state = replayAipDrift(chronological(newestFirst))
+        const state = replayAipDrift(chronological(newestFirst.filter((c) => !isToolResultCheckpoint(c))))
         sessions.set(key, state, now)
         sessions.evict(now, options)
         return state

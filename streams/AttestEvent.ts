@@ -14,7 +14,8 @@ import type { APTrace } from "../core/schema/Trace.js"
 import type { SigningKey } from "../core/Signing.js"
 import type { CommitInput, OutboxDraft } from "../adapters/store/Store.js"
 import { type AapDriftState, DEFAULT_AAP_DRIFT_CONFIG, observeAapDrift } from "../core/DriftAap.js"
-import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, observeAipDrift } from "../core/DriftAip.js"
+import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, observeAipDrift, windowPosition } from "../core/DriftAip.js"
+import { isToolResultCheckpoint, TOOL_RESULT_SCOPE } from "../core/ToolResultScope.js"
 import { advanceViolationStreak, autoContainment, shouldContain, type ViolationStreak } from "../core/Containment.js"
 import { shouldProve } from "../core/ProofSampling.js"
 import { verifyTrace } from "../core/TraceVerification.js"
@@ -83,6 +84,9 @@ export const attestEvent = (
     conscience_context: withResolution(event.checkpoint.conscience_context, actor.context.conscience)
   }
   const cardId = boundCardId(actor.context, event)
+  // A tool result's checkpoint is chained and certified, and moves no drift window nor violation
+  // streak (core/ToolResultScope.ts): what an agent reads must not get it paused.
+  const toolResult = isToolResultCheckpoint(draft)
   const timestamp = draft.timestamp
   const attestation = attest(
     actor.log,
@@ -101,7 +105,8 @@ export const attestEvent = (
         boundary_values: actor.context.boundaryValues,
         reasoning_summary: draft.reasoning_summary,
         analysis_model: draft.analysis_metadata.analysis_model,
-        extraction_confidence: draft.analysis_metadata.extraction_confidence
+        extraction_confidence: draft.analysis_metadata.extraction_confidence,
+        ...(toolResult ? { analysis_scope: TOOL_RESULT_SCOPE } : {})
       },
       input_commitments: {
         thinking_block_hash: draft.thinking_block_hash,
@@ -114,7 +119,9 @@ export const attestEvent = (
     env.key
   )
   const verdict = attestation.certificate.claims.verdict
-  const aip = observeAipDrift(session, { ...draft, verdict }, DEFAULT_AIP_DRIFT_CONFIG, env.now)
+  const aip = toolResult
+    ? { state: session, alert: undefined, position: windowPosition(session) }
+    : observeAipDrift(session, { ...draft, verdict }, DEFAULT_AIP_DRIFT_CONFIG, env.now)
   // The gateway derived without the agent's BOUNDARY values; the certified verdict is the one kept.
   const checkpoint: IntegrityCheckpoint = { ...draft, card_id: cardId, verdict, window_position: aip.position }
   const traceDraft = {
@@ -125,7 +132,9 @@ export const attestEvent = (
       metadata: { ...event.trace.context?.metadata, integrity_checkpoint_id: draft.checkpoint_id }
     }
   }
-  const aap = observeAapDrift(actor.aap, traceDraft, DEFAULT_AAP_DRIFT_CONFIG, env.now)
+  const aap = toolResult
+    ? { state: actor.aap, alert: undefined, similarity: undefined, indicators: [] }
+    : observeAapDrift(actor.aap, traceDraft, DEFAULT_AAP_DRIFT_CONFIG, env.now)
   const card = actor.context.card
   const trace: APTrace = {
     ...traceDraft,
@@ -137,7 +146,7 @@ export const attestEvent = (
     created_at: env.now.toISOString()
   }
   const alerts = [aip.alert, aap.alert].filter((alert) => alert !== undefined)
-  const streak = advanceViolationStreak(actor.streak, checkpoint)
+  const streak = toolResult ? actor.streak : advanceViolationStreak(actor.streak, checkpoint)
   const contain =
     !actor.contained && !actor.context.contained && shouldContain(streak, actor.context.autoContainThreshold)
   const containment = contain ? autoContainment(streak, env.now) : undefined

@@ -26,6 +26,11 @@ export interface AnalysisRequest {
    * failing or hanging calls never open the circuit for the others. Absent: one shared tenant.
    */
   readonly tenant?: string | undefined
+  /**
+   * What `thinking` holds: the agent's reasoning (absent, the usual), or the text of a tool's result
+   * the agent is about to read (`tool_result`, issue 28), judged for injected instructions, not intent.
+   */
+  readonly scope?: "tool_result" | undefined
 }
 
 export interface AnalysisResult {

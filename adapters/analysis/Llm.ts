@@ -196,7 +196,8 @@ export const makeLlmJudge = (options: LlmJudgeOptions) =>
       Effect.gen(function* () {
         const started = yield* Clock.currentTimeMillis
         const tokens = estimateTokens(request.thinking)
-        if (tokens < minTokens) return belowThreshold(name, tokens, minTokens)
+        // A tool result's injection is often one sentence: no evidence threshold for it.
+        if (tokens < minTokens && request.scope !== "tool_result") return belowThreshold(name, tokens, minTokens)
         const prompt = buildConsciencePrompt(request, {
           ...(options.thinkingTokenBudget === undefined ? {} : { thinkingTokenBudget: options.thinkingTokenBudget })
         })

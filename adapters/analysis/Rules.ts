@@ -33,6 +33,7 @@ import type { AlignmentCard } from "../../core/schema/Card.js"
 import { type Concern, type ConcernCause, MAX_CAUSE_LENGTH, severityRank } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
+import { analyzeToolResultWithRules } from "./ToolResultRules.js"
 import {
   DEFAULT_MIN_EVIDENCE_TOKENS,
   estimateTokens,
@@ -326,8 +327,9 @@ const toConcern = (
 
 /** The rules judge as a pure function (plus a duration measurement). Never throws on any text. */
 export const analyzeWithRules = (request: AnalysisRequest, options: RulesJudgeOptions = {}): AnalysisResult => {
-  const started = performance.now()
   const redaction = options.evidenceRedaction ?? "none"
+  if (request.scope === "tool_result") return analyzeToolResultWithRules(request, redaction, RULES_JUDGE_NAME)
+  const started = performance.now()
   const maxConcerns = options.maxConcerns ?? 20
   const text = request.thinking
   const compiled = compiledFor(request.card, request.conscienceValues)

@@ -12,8 +12,11 @@
  * open, evaluate the tool policy (the agent's, or the agent's narrowed by the open transaction the
  * request names) against the tools the request declares (403 in `enforce` on a violation, else
  * `X-Policy-Verdict` on the response), inject a pending nudge, decide whether
- * to hold the response (enforce, non-streaming). The request body is read (`RequestBody.ts`: decoded,
- * parsed) only when one of these needs it. Everything else (reading the response copy, extraction,
+ * to hold the response (non-streaming, with the agent's or the policy's mode `enforce`), and judge
+ * the tool results the request hands the model that the agent has not had judged (issue 28:
+ * `ToolResultScreening.ts`; each recorded as a `tool_result` checkpoint, a violation refused with 403
+ * in `enforce`). The request body is read (`RequestBody.ts`: decoded, parsed) only when one of these
+ * needs it; a body whose bytes name no tool result is not parsed for them. Everything else (reading the response copy, extraction,
  * judging against the agent's card and conscience values, the policy on the response's tool calls,
  * publishing) runs off a bounded queue shared fairly by tenant (`FairQueue.ts`), so analysis never
  * delays a byte to the client and nothing answered leaves the record: a full queue makes its longest
@@ -91,7 +94,7 @@ import { DEFAULT_ANALYSIS_TIMEOUT_MS, makeJudging } from "./Judging.js"
 import { countUnanalysed, isProviderRefusal, providerRefused, unrecordableRefusal } from "./Recording.js"
 import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
 import { unanalysedJudgement } from "./UnanalysedJudgement.js"
-import { countContainedThrottled } from "../metrics/GatewayMetrics.js"
+import { countContainedThrottled, countOverCap } from "../metrics/GatewayMetrics.js"
 import { ContainedRefusals, type ContainedRefusalLimits, defaultContainedRefusalLimits } from "./ContainedRefusals.js"
 import { type AgentSettings, AgentState } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
@@ -106,6 +109,15 @@ import { PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
 import { ProviderAdapters } from "./ProviderAdapters.js"
 import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, nudgeCheckpoint, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
+import { makeToolResultJudging } from "./ToolResultJudging.js"
+import { defaultToolResultMemoryLimits, ToolResultMemory, type ToolResultMemoryLimits } from "./ToolResultMemory.js"
+import {
+  hashedResults,
+  judgePending,
+  MAX_JUDGED_PER_REQUEST,
+  type Screened,
+  screenResults
+} from "./ToolResultScreening.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
@@ -236,6 +248,8 @@ export interface GatewayInspectorOptions {
   readonly evidenceRedaction: EvidenceRedactionMode
   /** A contained agent's refusals a second that are answered 403 and recorded; 429 beyond (ContainedRefusals.ts). */
   readonly containedRefusals: ContainedRefusalLimits
+  /** The tool results remembered as judged, per agent and overall (ToolResultMemory.ts). */
+  readonly toolResultMemory: ToolResultMemoryLimits
 }
 
 /**
@@ -261,7 +275,8 @@ const defaults: GatewayInspectorOptions = {
   unknownKeys: defaultUnknownKeyLimits,
   trustedProxies: noTrustedProxies,
   evidenceRedaction: "none",
-  containedRefusals: defaultContainedRefusalLimits
+  containedRefusals: defaultContainedRefusalLimits,
+  toolResultMemory: defaultToolResultMemoryLimits
 }
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
@@ -296,6 +311,68 @@ const policyUnreadable = (() => {
   return { ...response, headers: { ...response.headers, [POLICY_VERDICT_HEADER]: "fail" } }
 })()
 
+const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
+
+/**
+ * A non-streaming answer is held for its verdict when the agent's mode or its policy's is `enforce`:
+ * the judge's violation blocks it in the first case, a tool call the policy forbids in the second.
+ */
+const holds = (settings: AgentSettings, policy: Policy | undefined): boolean =>
+  settings.mode === "enforce" || policy?.defaults.enforcement_mode === "enforce"
+
+/** The tools of the answer's calls an enforcing policy forbids, or undefined when it forbids none (or does not enforce). */
+const forbiddenCalls = (policy: PolicyRecord | undefined): ReadonlyArray<string> | undefined => {
+  if (policy === undefined || policy.mode !== "enforce" || policy.response.verdict !== "fail") return undefined
+  return [...new Set(policy.response.violations.map((v) => v.tool))]
+}
+
+/** The same, for a held answer, from its exchange's policy and its trace's record (ResponseEvent.ts `policyMetadata`). */
+const forbiddenByPolicy = (exchange: Exchange, event: GatewayEvent): ReadonlyArray<string> | undefined => {
+  if (exchange.policy?.policy.defaults.enforcement_mode !== "enforce") return undefined
+  const metadata = event.trace.context?.metadata
+  if (metadata?.["policy_verdict"] !== "fail") return undefined
+  const record = metadata["policy"]
+  const violations =
+    typeof record === "object" && record !== null && "violations" in record && Array.isArray(record.violations)
+      ? (record.violations as ReadonlyArray<unknown>)
+      : []
+  const tools = violations.flatMap((v) =>
+    typeof v === "object" && v !== null && "tool" in v && typeof v.tool === "string" ? [v.tool] : []
+  )
+  return [...new Set(tools)]
+}
+
+/** The 403 of a held answer calling a tool the enforcing policy forbids: the client never gets the call. */
+const answerPolicyBlocked = (tools: ReadonlyArray<string>, checkpointId: string) =>
+  jsonResponse(403, {
+    error: `blocked by Candor tool policy: the answer calls ${tools.join(", ")}`,
+    checkpoint_id: checkpointId
+  })
+
+/** The nudge after a streamed answer called tools the enforcing policy forbids (names the checkpoint, as `nudgeText`). */
+const policyNudgeText = (event: GatewayEvent, tools: ReadonlyArray<string>): string =>
+  "[INTEGRITY NOTICE — Candor]\n" +
+  `Your previous response (checkpoint ${event.checkpoint.checkpoint_id}) was flagged: it called tools the tool policy forbids (${tools.join(", ")}).\n` +
+  "Do not call them; ask the user instead."
+
+/** The enforcement record's reason for a request refused for one of its tool results. */
+const TOOL_RESULT_BLOCK_REASON = "tool_result_violation"
+
+/** The 403 of a request carrying a tool result judged a boundary violation, in `enforce`. */
+const toolResultBlocked = (checkpointId: string) =>
+  jsonResponse(403, {
+    error: "blocked by Candor: a tool result in the request was judged a boundary violation (prompt injection)",
+    checkpoint_id: checkpointId
+  })
+
+/** More tool results not yet judged than one request may have judged, in `enforce`: retried, the next ones are judged. */
+const toolResultsOverCap = (left: number) => {
+  const response = jsonResponse(429, {
+    error: `the request carries ${left} more tool results not yet judged than the ${MAX_JUDGED_PER_REQUEST} Candor judges per request; retry to have the next ones judged`
+  })
+  return { ...response, headers: { ...response.headers, "retry-after": "1" } }
+}
+
 export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
   Effect.gen(function* () {
     const {
@@ -307,6 +384,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       queueCapacity,
       subjectPrefix,
       toolCaps,
+      toolResultMemory,
       trustedProxies,
       unknownKeys
     } = { ...defaults, ...options }
@@ -318,6 +396,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     const judge = yield* AnalysisModel
     const judging = makeJudging(judge, analysisTimeoutMs, evidenceRedaction)
     const clock = yield* Effect.clock
+    const judgeToolResult = makeToolResultJudging(
+      judge,
+      analysisTimeoutMs,
+      evidenceRedaction,
+      () => new Date(clock.unsafeCurrentTimeMillis())
+    )
+    /** The tool results each agent already had judged (ToolResultMemory.ts). */
+    const toolResults = new ToolResultMemory(toolResultMemory)
     const refusalsRecorded = new ContainedRefusals(containedRefusals)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
     const slices = new PolicySlices()
@@ -449,8 +535,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const previous = job.previous
         if (previous !== undefined) yield* Effect.suspend(() => previous.wait())
         yield* publish(agentId, event)
-        if (decided.verdict === "boundary_violation" && settings.mode !== "observe" && verdict === undefined) {
+        // Held in `enforce`, a violation is blocked; held for the policy alone (`nudge` mode), it is nudged.
+        const nudges = settings.mode === "nudge" || (settings.mode === "enforce" && verdict === undefined)
+        if (decided.verdict === "boundary_violation" && nudges) {
           yield* state.setNudge(agentId, nudgeText(event))
+        } else if (verdict === undefined) {
+          // A streamed call the enforcing policy forbids cannot be withheld: the next request is nudged.
+          const forbidden = forbiddenCalls(judged?.prepared.policy)
+          if (forbidden !== undefined) yield* state.setNudge(agentId, policyNudgeText(event, forbidden))
         }
       }).pipe(
         Effect.catchAllCause(logFailure),
@@ -577,6 +669,21 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
       publisher.saturated() ? { respond: unrecordableRefusal() } : undefined
 
     /**
+     * Whether a plain request carries tool results not yet judged for the agent (or one judged a
+     * violation, in `enforce`): then the effectful path judges them. A body whose bytes name no
+     * tool result is not parsed for them (a few byte searches).
+     */
+    const unjudged = (
+      adapter: ProviderAdapter,
+      bytes: Uint8Array,
+      json: () => unknown,
+      agentId: string,
+      settings: AgentSettings
+    ): boolean =>
+      adapter.mayCarryToolResults?.(bytes) === true &&
+      screenResults(toolResults, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
+
+    /**
      * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
      * no containment, no pending nudge, no policy finding to announce. Anything else returns
      * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
@@ -617,9 +724,11 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         const evaluation = evaluator.run(budget)
         // Not done within the request path's budget: the effectful path goes on in slices.
         if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
+        if (unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
         state.noteTools(agentId, tools, now)
         headers = POLICY_PASSED
       }
+      if (policy === undefined && unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
       const exchange: Exchange = {
         adapter,
         agentId,
@@ -629,7 +738,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         settings,
         policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false }
       }
-      const hold = settings.mode === "enforce" && !adapter.requestInfo(requestBody(), request.url).stream
+      const hold = holds(settings, policy) && !adapter.requestInfo(requestBody(), request.url).stream
       return { forward: request.body, context: exchange, hold, headers }
     }
 
@@ -762,6 +871,55 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             }
             headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
           }
+          const plain = yield* body.plain
+          if (plain !== undefined && adapter.mayCarryToolResults?.(plain) === true) {
+            const json = yield* body.json
+            const enforce = settings.mode === "enforce"
+            const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), enforce)
+            const screened =
+              screen.kind === "judge"
+                ? yield* judgePending(
+                    toolResults,
+                    judgeToolResult,
+                    publish,
+                    {
+                      settings,
+                      agentId,
+                      agentName: who.agentName,
+                      sessionId,
+                      provider: adapter.name,
+                      model: adapter.requestInfo(json, request.url).model,
+                      tenant: settings.orgId ?? who.keyHash
+                    },
+                    screen
+                  )
+                : screen.kind === "refuse"
+                  ? screen
+                  : NOTHING_LEFT
+            if (screened.kind === "refuse") {
+              yield* blocked(settings, {
+                agentId,
+                sessionId,
+                provider: adapter.name,
+                rule: "enforce",
+                reason: TOOL_RESULT_BLOCK_REASON,
+                checkpointId: screened.checkpointId
+              })
+              return { respond: toolResultBlocked(screened.checkpointId) }
+            }
+            if (screened.kind === "pass" && screened.left > 0) {
+              // More results than one request may have judged: in `enforce` the client is asked to
+              // retry (those judged are remembered, so each retry judges the next ones); else the
+              // rest are judged when a later request carries them again.
+              if (enforce) {
+                countOverCap("tool_results")
+                return { respond: toolResultsOverCap(screened.left) }
+              }
+              yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
+                Effect.annotateLogs({ agent_id: agentId, left: screened.left })
+              )
+            }
+          }
           const exchange: Exchange = {
             adapter,
             agentId,
@@ -790,7 +948,7 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               })
             } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
-          const hold = settings.mode === "enforce" && !adapter.requestInfo(yield* body.json, request.url).stream
+          const hold = holds(settings, policy) && !adapter.requestInfo(yield* body.json, request.url).stream
           return { forward, context: exchange, hold, headers }
         }),
 
@@ -862,7 +1020,21 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           // runs to its event even if the client goes away meanwhile, so the exchange is still recorded.
           enqueue(exchange, answer, outcome, verdict)
           const event = yield* Deferred.await(verdict)
-          if (event.checkpoint.verdict !== "boundary_violation") return { pass: true } as const
+          // Held for the policy alone (the agent observes or nudges), a violation of the judge's is recorded, not blocked.
+          const forbidden = forbiddenByPolicy(exchange, event)
+          if (forbidden !== undefined) {
+            yield* blocked(exchange.settings, {
+              agentId: exchange.agentId,
+              sessionId: exchange.sessionId,
+              provider: exchange.adapter.name,
+              rule: "policy",
+              reason: `tool call forbidden by policy: ${forbidden.join(", ")}`,
+              checkpointId: event.checkpoint.checkpoint_id
+            })
+            return { respond: answerPolicyBlocked(forbidden, event.checkpoint.checkpoint_id) }
+          }
+          if (event.checkpoint.verdict !== "boundary_violation" || exchange.settings.mode !== "enforce")
+            return { pass: true } as const
           yield* blocked(exchange.settings, {
             agentId: exchange.agentId,
             sessionId: exchange.sessionId,

@@ -39,29 +39,40 @@ const NO_THINKING: Judgement = {
   synthetic: "no_thinking_block"
 }
 
-export const makeJudging =
+/** One text for the judge: an answer's reasoning, or a tool's result (`scope`). */
+export interface TextJudgingInput {
+  readonly settings: AgentSettings
+  readonly provider: string
+  readonly model: string | undefined
+  readonly tenant: string
+  readonly text: string
+  /** The text's SHA-256 (hex), the checkpoint's `thinking_block_hash`. */
+  readonly hash: string
+  readonly scope?: "tool_result" | undefined
+  /** Part of the answer went unread: a clear never stands (`judgedOrUnanalysed`). */
+  readonly unread?: ReadAnswer["unanalysed"]
+}
+
+/**
+ * The judge on one text, within its deadline, its verdict derived (`core/Verdict.ts`), its evidence
+ * redacted; a judge past its deadline or failed gives the failure policy's verdict.
+ */
+export const makeTextJudging =
   (judge: AnalysisModel["Type"], timeoutMs: number, deploymentRedaction: EvidenceRedactionMode = "none") =>
-  ({ provider, read, settings, tenant }: JudgingInput): Effect.Effect<Judgement> => {
-    const extraction = read.extraction
-    const thinking = extraction?.thinking
+  ({ hash, model, provider, scope, settings, tenant, text, unread }: TextJudgingInput): Effect.Effect<Judgement> => {
     const policy = settings.failurePolicy
-    if (thinking === undefined) {
-      return Effect.succeed(
-        read.unanalysed === undefined ? NO_THINKING : unanalysedJudgement(policy, read.unanalysed, "none")
-      )
-    }
-    const thinkingHash = sha256Hex(thinking.text)
     const values = settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
     const redaction = stricterRedaction(deploymentRedaction, settings.evidenceRedaction ?? "none")
     return judge
       .analyze({
-        thinking: thinking.text,
+        thinking: text,
         card: settings.card,
         conscienceValues: values,
         window: [], // the session window is the session actor's
         provider,
-        model: extraction?.model,
-        tenant
+        model,
+        tenant,
+        ...(scope === undefined ? {} : { scope })
       })
       .pipe(
         Effect.timeoutFail({
@@ -73,11 +84,11 @@ export const makeJudging =
           return judgedOrUnanalysed(
             {
               verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)),
-              thinkingHash,
+              thinkingHash: hash,
               analysis,
               synthetic: analysis.synthetic_reason
             },
-            read.unanalysed,
+            unread,
             policy
           )
         }),
@@ -85,9 +96,35 @@ export const makeJudging =
           const failure = cause._tag === "Fail" ? cause.error : undefined
           const timedOut =
             failure?._tag === "Deadline" || (failure?._tag === "AnalysisFailed" && failure.cause === "timeout")
-          return Effect.succeed(
-            unanalysedJudgement(policy, timedOut ? "judge_timeout" : "analysis_failed", thinkingHash)
-          )
+          return Effect.succeed(unanalysedJudgement(policy, timedOut ? "judge_timeout" : "analysis_failed", hash))
         })
       )
   }
+
+export const makeJudging = (
+  judge: AnalysisModel["Type"],
+  timeoutMs: number,
+  deploymentRedaction: EvidenceRedactionMode = "none"
+) => {
+  const judgeText = makeTextJudging(judge, timeoutMs, deploymentRedaction)
+  return ({ provider, read, settings, tenant }: JudgingInput): Effect.Effect<Judgement> => {
+    const extraction = read.extraction
+    const thinking = extraction?.thinking
+    if (thinking === undefined) {
+      return Effect.succeed(
+        read.unanalysed === undefined
+          ? NO_THINKING
+          : unanalysedJudgement(settings.failurePolicy, read.unanalysed, "none")
+      )
+    }
+    return judgeText({
+      settings,
+      provider,
+      model: extraction?.model,
+      tenant,
+      text: thinking.text,
+      hash: sha256Hex(thinking.text),
+      unread: read.unanalysed
+    })
+  }
+}

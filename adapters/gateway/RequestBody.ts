@@ -69,6 +69,9 @@ export class RequestBody {
     })
   })
 
+  /** The body's plain bytes (after its content coding); `undefined` when undecodable. */
+  readonly plain: Effect.Effect<Uint8Array | undefined> = Effect.map(this.decoded, (read) => read.bytes)
+
   /** The body's JSON; `undefined` when it is empty, undecodable or not JSON. */
   readonly json: Effect.Effect<unknown> = Effect.map(this.decoded, (read) => read.json)
 

@@ -35,23 +35,24 @@ export const policyEvaluationsSliced = Metric.gauge("candor_gateway_policy_evalu
 })
 
 /** What a refusal over one of the gateway's caps names (issue 24). */
-export type GatewayCap = "tools" | "tool_name" | "inflight_credential" | "inflight_org" | "inflight_process"
+export type GatewayCap =
+  "tools" | "tool_name" | "inflight_credential" | "inflight_org" | "inflight_process" | "tool_results"
 
 /**
  * Requests the gateway refused over a cap, by cap: 413 over the tool caps (GATEWAY_MAX_TOOLS,
- * GATEWAY_MAX_TOOL_NAME), 429 / 503 over the bytes in flight. A tenant flooding the gateway shows here.
+ * GATEWAY_MAX_TOOL_NAME), 429 / 503 over the bytes in flight, 429 over the tool results one request
+ * may have judged (`tool_results`, issue 28). A tenant flooding the gateway shows here.
  */
 export const requestsOverCap = Metric.counter("candor_gateway_requests_over_cap_total", {
   description:
-    "Gateway requests refused over a cap (tools, tool_name, inflight_credential, inflight_org, inflight_process)",
+    "Gateway requests refused over a cap (tools, tool_name, inflight_credential, inflight_org, inflight_process, tool_results)",
   incremental: true
 })
 
 const overCap = Object.fromEntries(
-  (["tools", "tool_name", "inflight_credential", "inflight_org", "inflight_process"] as const).map((cap) => [
-    cap,
-    requestsOverCap.pipe(Metric.tagged("cap", cap))
-  ])
+  (["tools", "tool_name", "inflight_credential", "inflight_org", "inflight_process", "tool_results"] as const).map(
+    (cap) => [cap, requestsOverCap.pipe(Metric.tagged("cap", cap))]
+  )
 ) as Record<GatewayCap, typeof requestsOverCap>
 
 /** Counts one refusal over `cap` (synchronously: the gateway's request path runs no effect for it). */
@@ -68,3 +69,23 @@ export const containedRequestsThrottled = Metric.counter("candor_gateway_contain
 
 /** Counts one throttled refusal (synchronously, as `countOverCap`). */
 export const countContainedThrottled = (): void => containedRequestsThrottled.unsafeUpdate(1, [])
+
+/**
+ * Tool results the gateway judged before forwarding their request (issue 28,
+ * adapters/gateway/ToolResultScreening.ts), by verdict: each is also a `tool_result` checkpoint.
+ */
+export const toolResultsJudged = Metric.counter("candor_gateway_tool_results_judged_total", {
+  description: "Tool results in requests judged by the gateway before forwarding, by verdict",
+  incremental: true
+})
+
+const judgedBy = Object.fromEntries(
+  (["clear", "review_needed", "boundary_violation"] as const).map((verdict) => [
+    verdict,
+    toolResultsJudged.pipe(Metric.tagged("verdict", verdict))
+  ])
+) as Record<"clear" | "review_needed" | "boundary_violation", typeof toolResultsJudged>
+
+/** Counts one judged tool result (synchronously, as `countOverCap`). */
+export const countToolResultJudged = (verdict: "clear" | "review_needed" | "boundary_violation"): void =>
+  judgedBy[verdict].unsafeUpdate(1, [])

@@ -27,6 +27,7 @@ import type {
   ProviderAdapter,
   StreamExtractor
 } from "./Provider.js"
+import { anthropicMayCarry, anthropicToolResults } from "./ToolResults.js"
 
 interface Block {
   type: string
@@ -205,5 +206,7 @@ export const anthropicAdapter: ProviderAdapter = {
   declaredTools,
   extractJson,
   streamExtractor,
-  injectNudge
+  injectNudge,
+  toolResults: anthropicToolResults,
+  mayCarryToolResults: anthropicMayCarry
 }

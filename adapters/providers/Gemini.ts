@@ -30,6 +30,7 @@ import type {
   ProviderAdapter,
   StreamExtractor
 } from "./Provider.js"
+import { geminiMayCarry, geminiToolResults } from "./ToolResults.js"
 
 /** Accumulates GenerateContentResponse objects: one for a JSON body, one per chunk for a stream. */
 class GeminiState {
@@ -203,5 +204,7 @@ export const geminiAdapter: ProviderAdapter = {
   declaredTools,
   extractJson,
   streamExtractor,
-  injectNudge
+  injectNudge,
+  toolResults: geminiToolResults,
+  mayCarryToolResults: geminiMayCarry
 }

@@ -10,6 +10,7 @@ import { keyHashFrom } from "./Identity.js"
 import { ChatStreamState, chatFromJson } from "./OpenAiChat.js"
 import { ResponsesStreamState, responsesFromJson } from "./OpenAiResponses.js"
 import type { CredentialCarrier, DeclaredTool, Extraction, ProviderAdapter, StreamExtractor } from "./Provider.js"
+import { openaiMayCarry, openaiToolResults } from "./ToolResults.js"
 
 const isResponsesBody = (body: unknown): boolean =>
   stringAt(body, "object") === "response" || (isRecord(body) && Array.isArray(body["output"]))
@@ -129,5 +130,7 @@ export const openaiAdapter: ProviderAdapter = {
   declaredTools,
   extractJson,
   streamExtractor,
-  injectNudge
+  injectNudge,
+  toolResults: openaiToolResults,
+  mayCarryToolResults: openaiMayCarry
 }

@@ -65,6 +65,14 @@ export interface StreamExtractor {
   readonly finish: () => StreamExtraction
 }
 
+/** One tool result a request hands the model (read by `ToolResults.ts`). */
+export interface ToolResult {
+  /** The result's text: judged (its first 64 KiB), hashed, then dropped; never stored or logged. */
+  readonly text: string
+  /** The tool it answers, when the request names it; else `undefined`. */
+  readonly toolName: string | undefined
+}
+
 /** A tool the request offers the model, by the name the model would call it. */
 export interface DeclaredTool {
   readonly name: string
@@ -114,4 +122,12 @@ export interface ProviderAdapter {
    * object; the input is not changed). `undefined` when the body is not a request this adapter knows.
    */
   readonly injectNudge: (body: unknown, nudge: string) => unknown | undefined
+  /**
+   * The tool results the request body hands the model (`ToolResults.ts`), in order; `[]` when none.
+   * Optional so that adapters written against the first version of this contract (tests' fakes)
+   * still type-check: one without it has its requests' tool results read by nobody. Ours all set it.
+   */
+  readonly toolResults?: (body: unknown) => ReadonlyArray<ToolResult>
+  /** The cheap check on a plain body: false when it certainly carries no tool result (no parse then). */
+  readonly mayCarryToolResults?: (bytes: Uint8Array) => boolean
 }

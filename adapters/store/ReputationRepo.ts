@@ -213,6 +213,8 @@ export const make = Effect.gen(function* () {
             coalesce(body -> 'analysis_metadata' ->> 'analysis_model', 'none') <> 'none' as analysed
           from checkpoints
           where agent_id = ${agentId} and position >= ${from} and position < (select position from head)
+            -- A tool result's checkpoint counts for nothing (core/ToolResultScope.ts).
+            and coalesce(body -> 'analysis_metadata' ->> 'analysis_scope', '') <> 'tool_result'
         ), per_session as (
           select session_id, count(*) as checkpoints,
             count(*) filter (where analysed) as analysed,

@@ -78,7 +78,13 @@ export const IntegrityCertificate = Schema.Struct({
     boundary_values: Schema.Array(Schema.String),
     reasoning_summary: Schema.String,
     analysis_model: Schema.String,
-    extraction_confidence: Schema.NullOr(Schema.Number.pipe(Schema.between(0, 1)))
+    extraction_confidence: Schema.NullOr(Schema.Number.pipe(Schema.between(0, 1))),
+    /**
+     * Added (issue 28), present only on a tool result's checkpoint: the verdict is on text a tool
+     * returned to the agent, and counts toward neither reputation, drift nor auto-containment
+     * (core/ToolResultScope.ts). Absent on every other certificate, so their signed bytes are unchanged.
+     */
+    analysis_scope: Schema.optionalWith(Schema.Literal("tool_result"), { exact: true })
   }),
   input_commitments: Schema.Struct({
     thinking_block_hash: ThinkingBlockHash,

@@ -73,7 +73,12 @@ export type WindowPosition = typeof WindowPosition.Type
 
 const TokenCount = Schema.NonNegativeInt
 
-export const ANALYSIS_SCOPES = ["thinking", "output", "thinking_and_output"] as const
+/**
+ * What the judge read. `tool_result`: the text of a tool's result the agent was about to read (issue
+ * 28): its checkpoint is in the agent's chain and log but never counts toward its reputation, AIP
+ * drift or auto-containment (a web page an agent reads must not get the agent paused).
+ */
+export const ANALYSIS_SCOPES = ["thinking", "output", "thinking_and_output", "tool_result"] as const
 export const AnalysisScope = literalUnion(ANALYSIS_SCOPES, { identifier: "AnalysisScope" })
 
 export const AnalysisMetadata = Schema.Struct({

@@ -63,6 +63,32 @@ layer(harness(), { timeout: "120 seconds" })("reputation API", (it) => {
     })
   )
 
+  it.effect("a tool result's checkpoints are in the log but not in the score's counts (issue 28)", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const agentId = yield* api.claimAgent({ userId: api.fixtures.userA.userId })
+      // 60 checkpoints of which the first 20 judge tool results the agent read.
+      yield* Effect.orDie(
+        seed(agentId, 60, (input, i) =>
+          i < 20
+            ? {
+                ...input,
+                checkpoint: {
+                  ...input.checkpoint,
+                  analysis_metadata: { ...input.checkpoint.analysis_metadata, analysis_scope: "tool_result" }
+                }
+              }
+            : input
+        )
+      )
+      const read = yield* api.call("GET", `/v1/reputation/${agentId}`)
+      expect(read.status).toBe(200)
+      // Counted, they would make 60.
+      expect(read.body).toMatchObject({ checkpoint_count: 40 })
+      expect(read.body.computed_over.tree_size).toBe(60)
+    })
+  )
+
   it.effect("private and unknown agents are 404 alike on every public route", () =>
     Effect.gen(function* () {
       const api = yield* ApiHarness

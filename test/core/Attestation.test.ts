@@ -60,6 +60,20 @@ const CONCERNS: ReadonlyArray<ReadonlyArray<CertificateConcern>> = [
 const EXPECTED = ["clear", "review_needed", "boundary_violation", "boundary_violation"]
 
 describe("attestation", () => {
+  it("a tool result's certificate carries claims.analysis_scope under the signature (issue 28)", () => {
+    const base = input(0, CONCERNS[3]!)
+    const { certificate } = attest(
+      emptyLogState("agent-7"),
+      { ...base, claims: { ...base.claims, analysis_scope: "tool_result" } },
+      key
+    )
+    expect(certificate.claims.analysis_scope).toBe("tool_result")
+    expect(verifyCertificate(certificate, { resolveKey })).toMatchObject({ valid: true, errors: [] })
+    // Stripped so that its violation would count toward the reputation: the signature no longer verifies.
+    const { analysis_scope: _, ...claims } = certificate.claims
+    expect(verifyCertificate({ ...certificate, claims }, { resolveKey }).valid).toBe(false)
+  })
+
   it("issues certificates that verify, with the verdict derived by the rule", () => {
     let state = emptyLogState("agent-7")
     const log = new MemoryMerkleLog()

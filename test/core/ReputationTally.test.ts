@@ -62,6 +62,21 @@ describe("tallyCertificates", () => {
     expect(t.stable_sessions).toBe(stable)
   })
 
+  it("a tool result's checkpoints count for nothing: not certified, no violation session, no drift (issue 28)", () => {
+    const read = (outcome: Outcome): Entry => ({ session: "s", outcome, toolResult: true })
+    const t = tallyOf([
+      { session: "s", outcome: "clear" },
+      read("violation"),
+      read("violation"),
+      read("violation"),
+      { session: "s", outcome: "clear" },
+      { session: "s", outcome: "clear" }
+    ])
+    // Counted, the three violations would make a violation session, an AIP drift alert and 6 certified.
+    expect(t).toMatchObject({ certified: 3, analysed: 3, analysed_clear: 3, long_sessions: 1, stable_sessions: 1 })
+    expect(t.violation_sessions).toEqual([])
+  })
+
   it("long sessions count synthetic checkpoints too", () => {
     const t = tallyOf([
       { session: "s", outcome: "clear", analysed: false },

@@ -99,6 +99,25 @@ describe("catalogue events of the actor's step", () => {
     )
   })
 
+  it("a tool result's violations move neither the violation streak, AIP drift nor auto-containment (issue 28)", () => {
+    const read = () => {
+      const event = gatewayEvent(agentId, { concerns: [violation] })
+      return {
+        ...event,
+        checkpoint: {
+          ...event.checkpoint,
+          analysis_metadata: { ...event.checkpoint.analysis_metadata, analysis_scope: "tool_result" as const }
+        }
+      }
+    }
+    const steps = run(actorWith({ autoContainThreshold: 2 }), [read(), read(), read(), read()])
+    const all = steps.flatMap(({ outbox }) => eventsOf(outbox)).map((e) => e.type)
+    // Recorded: each is a certified boundary violation.
+    expect(all).toEqual(Array.from({ length: 4 }, () => "verdict.boundary_violation"))
+    // Counted, two in a row would pause the agent and four would raise a drift alert.
+    expect(steps.flatMap(({ outbox }) => outbox.filter((draft) => draft.kind === DECISION_OUTBOX))).toEqual([])
+  })
+
   it("a verdict's data is the certificate's view: no evidence, no reasoning summary; its id is the checkpoint's", () => {
     const base = gatewayEvent(agentId, { concerns: [violation] })
     const event = { ...base, checkpoint: { ...base.checkpoint, reasoning_summary: "SUMMARY-NOT-PUBLISHED" } }

@@ -22,6 +22,8 @@ export interface Entry {
   readonly outcome: Outcome
   /** Default true; false is a synthetic verdict (`analysis_model: "none"`). */
   readonly analysed?: boolean
+  /** A tool result's checkpoint (`claims.analysis_scope: "tool_result"`, issue 28): counted for nothing. */
+  readonly toolResult?: boolean
   /** Default: one minute after the previous entry, from 2026-03-01T00:00:00Z. */
   readonly timestamp?: string
 }
@@ -90,7 +92,8 @@ export const signedLog = (agentId: string, entries: ReadonlyArray<Entry>, key = 
           boundary_values: [],
           reasoning_summary: entry.outcome,
           analysis_model: analysed ? "claude-haiku-4-5" : "none",
-          extraction_confidence: analysed ? 1 : null
+          extraction_confidence: analysed ? 1 : null,
+          ...(entry.toolResult === true ? { analysis_scope: "tool_result" as const } : {})
         },
         input_commitments: {
           thinking_block_hash: analysed ? HEX("1") : "none",

@@ -50,6 +50,22 @@ const speak = (r: Recorded, res: ServerResponse) => {
   } catch {
     // not JSON (the fail_open test): answer all the same
   }
+  if (r.url.startsWith("/v1/messages") && (body as { stream?: boolean }).stream === true) {
+    // A streamed answer calling `call`: it reaches the client before any verdict.
+    const events = [
+      { type: "message_start", message: { model: "claude-test", content: [] } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "tu_1", name: body.call ?? "none", input: {} }
+      },
+      { type: "content_block_stop", index: 0 },
+      { type: "message_delta", delta: { stop_reason: "tool_use" } },
+      { type: "message_stop" }
+    ]
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    return res.end(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
+  }
   if (r.url.startsWith("/v1/messages")) {
     return json(res, {
       model: "claude-test",
@@ -420,17 +436,19 @@ describe("tool policy at the gateway", () => {
     }
   })
 
-  it("records the response's tool calls in the trace, never blocking after the fact", async () => {
-    const agent = await newAgent({
-      ...SHELL_FORBIDDEN,
-      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
-    })
-    // The request declares nothing forbidden; the model calls a forbidden tool anyway.
+  it("enforce: a non-streaming answer calling a forbidden tool is held and answered 403, and recorded (issue 28)", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    // The request declares nothing forbidden; the model calls a forbidden tool anyway. The agent
+    // itself only observes: the policy's `enforce` alone holds the answer.
     const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
-    expect(res.status).toBe(200)
+    expect(res.status).toBe(403)
+    // The header is the request's verdict (its declared tools passed); the body says what failed.
     expect(res.headers["x-policy-verdict"]).toBe("pass")
-    expect(JSON.parse(res.body.toString()).content[1]).toMatchObject({ type: "tool_use", name: "shell_exec" })
+    const body = JSON.parse(res.body.toString())
+    expect(body.error).toBe("blocked by Candor tool policy: the answer calls shell_exec")
+    expect(res.body.toString()).not.toContain("tool_use")
     const event = await eventOf(agent.agentId)
+    expect(body.checkpoint_id).toBe(event.checkpoint.checkpoint_id)
     expect(event.trace.action).toEqual({ type: "execute", name: "shell_exec", category: "forbidden" })
     expect(event.trace.context?.metadata).toMatchObject({
       policy_verdict: "fail",
@@ -443,6 +461,33 @@ describe("tool policy at the gateway", () => {
     })
     // Still an event the actors accept.
     expect(() => Schema.decodeUnknownSync(GatewayEvent)(event)).not.toThrow()
+  })
+
+  it("enforce: a streamed answer calling a forbidden tool cannot be withheld: the next request is nudged", async () => {
+    const agent = await newAgent(SHELL_FORBIDDEN)
+    const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec", stream: true })
+    expect(res.status).toBe(200)
+    expect(res.body.toString()).toContain("shell_exec")
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "fail" })
+    const before = upstream.requests.length
+    expect((await agent.anthropic(["mcp__browser__navigate"])).status).toBe(200)
+    const next = JSON.parse(upstream.requests[before]!.body.toString())
+    expect(next.system).toContain(`(checkpoint ${event.checkpoint.checkpoint_id}) was flagged`)
+    expect(next.system).toContain("shell_exec")
+  })
+
+  it("warn: the answer's forbidden tool call is recorded in the trace, never blocked", async () => {
+    const agent = await newAgent({
+      ...SHELL_FORBIDDEN,
+      defaults: { enforcement_mode: "warn", unmapped_tool_action: "allow" }
+    })
+    const res = await agent.anthropic(["mcp__browser__navigate"], { call: "shell_exec" })
+    expect(res.status).toBe(200)
+    expect(JSON.parse(res.body.toString()).content[1]).toMatchObject({ type: "tool_use", name: "shell_exec" })
+    const event = await eventOf(agent.agentId)
+    expect(event.trace.action).toEqual({ type: "execute", name: "shell_exec", category: "forbidden" })
+    expect(event.trace.context?.metadata).toMatchObject({ policy_verdict: "fail", policy: { mode: "warn" } })
   })
 
   it("a blocked request keeps the agent's pending nudge for the next request that goes out", async () => {
