@@ -17,12 +17,14 @@
  * (`gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.usage.*`), the rest are `candor.*`.
  */
 import type * as Tracer from "effect/Tracer"
+import type { IncomingHttpHeaders } from "node:http"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import type { ProviderAdapter, ProviderName } from "../providers/Provider.js"
 import type { SpanRecorder } from "../tracing/Tracing.js"
 import type { ReadAnswer } from "./AnswerReading.js"
 import type { ExchangeOutcome } from "./ExchangeOutcome.js"
 import { parseJsonBodyOnce } from "./RequestBody.js"
+import { parseTraceParent } from "../tracing/TraceParent.js"
 
 /** What the Inspector notes of an exchange while tracing (`process.hrtime.bigint()` readings; 0n: never happened). */
 export interface ExchangeTrace {
@@ -174,4 +176,69 @@ const requestModelOf = (adapter: ProviderAdapter, trace: ExchangeTrace): string 
   } catch {
     return undefined
   }
+}
+
+/**
+ * A request the gateway answered itself, before the provider (malformed Candor headers, a contained
+ * agent, the tool policy, limits): its request span and the decision that refused it.
+ */
+export const recordRefusalSpans = (
+  tracing: SpanRecorder,
+  request: { readonly headers: IncomingHttpHeaders; readonly startedAt?: bigint | undefined },
+  status: number
+): void => {
+  const at = tracing.epochNs
+  const now = process.hrtime.bigint()
+  const startNs = at(request.startedAt ?? now)
+  const attributes = { "candor.decision": "refused", "http.response.status_code": status }
+  const root = tracing.start("candor.gateway.request", {
+    parent: parseTraceParent(request.headers.traceparent),
+    kind: "server",
+    startNs,
+    attributes
+  })
+  tracing.record("candor.gateway.decision", { parent: root, startNs, endNs: at(now), attributes })
+  tracing.end(root, at(now))
+}
+
+/**
+ * An exchange the provider refused (401 or 403: it refused the key, so no answer and no record): its
+ * request, decision and upstream spans, without analysis.
+ */
+export const recordProviderRefusalSpans = (
+  tracing: SpanRecorder,
+  trace: ExchangeTrace,
+  adapter: ProviderAdapter,
+  status: number
+): void => {
+  const at = tracing.epochNs
+  const now = process.hrtime.bigint()
+  const genAi = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": GEN_AI_PROVIDER[adapter.name],
+    "gen_ai.request.model": requestModelOf(adapter, trace),
+    "http.response.status_code": status,
+    "candor.provider_refused": true
+  }
+  const root = tracing.start("candor.gateway.request", {
+    parent: trace.parent,
+    kind: "server",
+    startNs: at(trace.receivedAt),
+    attributes: genAi
+  })
+  tracing.record("candor.gateway.decision", {
+    parent: root,
+    startNs: at(trace.receivedAt),
+    endNs: at(trace.decidedAt),
+    attributes: { "candor.decision": "forward" }
+  })
+  tracing.record("candor.gateway.upstream", {
+    parent: root,
+    kind: "client",
+    startNs: at(trace.decidedAt),
+    endNs: at(now),
+    failure: "provider_refused",
+    attributes: { ...genAi, "server.address": trace.url.hostname }
+  })
+  tracing.end(root, at(now))
 }

@@ -107,7 +107,13 @@ import { ProviderAdapters } from "./ProviderAdapters.js"
 import { DEFAULT_TOOL_CAPS, screenTools, type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import { buildResponseEvent, nudgeCheckpoint, nudgeText, type PolicyRecord } from "./ResponseEvent.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
-import { type ExchangeTrace, newExchangeTrace, recordExchangeSpans } from "./ExchangeSpans.js"
+import {
+  type ExchangeTrace,
+  newExchangeTrace,
+  recordExchangeSpans,
+  recordProviderRefusalSpans,
+  recordRefusalSpans
+} from "./ExchangeSpans.js"
 import { tracingOption } from "../tracing/Tracing.js"
 import { formatTraceParent, parseTraceParent } from "../tracing/TraceParent.js"
 
@@ -862,9 +868,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         admission.noteAnswer((context as Exchange).keyHash, head.status)
         // The provider refused the key (401) or the request's access (403): no model answered, so no
         // checkpoint and no agent, only a metric.
-        if (isProviderRefusal(head.status)) return providerRefused(head.status)
-        const chunks: Array<Uint8Array> = []
         const trace = (context as Exchange).trace
+        if (isProviderRefusal(head.status)) {
+          if (trace !== undefined && tracing !== undefined)
+            recordProviderRefusalSpans(tracing, trace, (context as Exchange).adapter, head.status)
+          return providerRefused(head.status)
+        }
+        const chunks: Array<Uint8Array> = []
         if (trace !== undefined) trace.respondedAt = process.hrtime.bigint()
         return {
           chunk: (bytes) => void chunks.push(bytes),
@@ -950,7 +960,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           }
         })
     }
-    return service
+    if (tracing === undefined) return service
+    // Tracing: a request answered by the gateway itself gets its spans here, where every such answer passes.
+    const refused = (request: InspectedRequest, decision: RequestDecision | undefined) => {
+      if (decision !== undefined && "respond" in decision) recordRefusalSpans(tracing, request, decision.respond.status)
+      return decision
+    }
+    return {
+      ...service,
+      beforeRequestSync: (request) => refused(request, beforeRequestSync(request)),
+      beforeRequest: (request) =>
+        Effect.map(service.beforeRequest(request), (decision) => refused(request, decision) ?? decision)
+    } satisfies Inspector["Type"]
   })
 
 /**

@@ -146,6 +146,42 @@ layer(Layer.empty, { timeout: "180 seconds", excludeTestServices: true })("trace
             expect(named("candor.gateway.decision").endNs).toBeLessThanOrEqual(named("candor.gateway.upstream").startNs)
             expect(consume.startNs).toBeGreaterThanOrEqual(named("candor.gateway.publish").startNs)
 
+            // A request the gateway refuses itself (a paused agent) is a trace too: its request and decision.
+            expect(
+              (yield* asOperator(`${serve.apiUrl}/v1/agents/${agentId}/pause`, {
+                method: "POST",
+                body: JSON.stringify({ reason: "traced" })
+              })).status
+            ).toBe(200)
+            const refusedTrace = randomBytes(16).toString("hex")
+            const refusedAnswer = yield* fetchJson(`${serve.gatewayUrl}/anthropic/v1/messages`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                "x-api-key": providerKey,
+                "anthropic-version": "2023-06-01",
+                traceparent: `00-${refusedTrace}-${AGENT_SPAN}-01`
+              },
+              body: JSON.stringify({
+                model: "claude-e2e",
+                max_tokens: 64,
+                messages: [{ role: "user", content: prompt }]
+              })
+            })
+            expect(refusedAnswer.status).toBe(403)
+            const refused = yield* poll(
+              Effect.sync(() => otlp.spans().filter((s) => s.traceId === refusedTrace)),
+              (spans) => spans.length >= 2,
+              "the refused request's spans exported",
+              30_000
+            )
+            const refusedRequest = refused.find((s) => s.name === "candor.gateway.request")!
+            expect(refusedRequest).toMatchObject({
+              parentSpanId: AGENT_SPAN,
+              attributes: { "candor.decision": "refused", "http.response.status_code": 403 }
+            })
+            expect(refused.find((s) => s.name === "candor.gateway.decision")?.parentSpanId).toBe(refusedRequest.spanId)
+
             // Never the prompt, the thinking or the key, in any encoding.
             const exported = Buffer.concat(otlp.exports.map((e) => e.body))
             for (const secret of [prompt, INJECTED_THINKING.slice(0, 40), providerKey])
