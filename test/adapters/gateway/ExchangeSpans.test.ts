@@ -7,11 +7,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Tracer from "effect/Tracer"
 import { createHash } from "node:crypto"
 import { createServer } from "node:net"
 import { AgentState } from "../../../adapters/bus/AgentState.js"
@@ -21,65 +18,10 @@ import * as GatewayInspector from "../../../adapters/gateway/GatewayInspector.js
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { ProviderAdapters } from "../../../adapters/gateway/ProviderAdapters.js"
 import { providerAdapters } from "../../../adapters/providers/Registry.js"
-import { makeRecorder, Tracing } from "../../../adapters/tracing/Tracing.js"
+import type { Tracing } from "../../../adapters/tracing/Tracing.js"
+import { type Kept, memoryTracer } from "../../support/MemoryTracer.js"
 import { FakeJudge } from "./Fakes.js"
 import { call, startGateway, startUpstream } from "./Harness.js"
-
-interface Kept {
-  readonly name: string
-  readonly spanId: string
-  readonly traceId: string
-  readonly parentId: string | undefined
-  readonly kind: Tracer.SpanKind
-  readonly attributes: Map<string, unknown>
-  failed: boolean
-  ended: boolean
-}
-
-/** A tracer keeping every span it made, in memory. */
-const memoryTracer = () => {
-  const spans: Array<Kept> = []
-  let ids = 0
-  const tracer = Tracer.make({
-    span: (name, parent, _context, _links, startTime, kind) => {
-      const parentSpan = Option.getOrUndefined(parent)
-      const kept: Kept = {
-        name,
-        spanId: String(++ids).padStart(16, "0"),
-        traceId: parentSpan?.traceId ?? String(ids).padStart(32, "0"),
-        parentId: parentSpan?.spanId,
-        kind,
-        attributes: new Map(),
-        failed: false,
-        ended: false
-      }
-      spans.push(kept)
-      const status = { _tag: "Started", startTime } as const
-      return {
-        _tag: "Span",
-        name,
-        spanId: kept.spanId,
-        traceId: kept.traceId,
-        parent,
-        context: Context.empty(),
-        status,
-        attributes: kept.attributes,
-        links: [],
-        sampled: true,
-        kind,
-        end: (_end, exit) => {
-          kept.ended = true
-          kept.failed = Exit.isFailure(exit)
-        },
-        attribute: (key, value) => void kept.attributes.set(key, value),
-        event: () => {},
-        addLinks: () => {}
-      }
-    },
-    context: (f) => f()
-  })
-  return { spans, tracing: Layer.succeed(Tracing, makeRecorder(tracer)) }
-}
 
 const inspectorLayer = (tracing: Layer.Layer<never> | Layer.Layer<Tracing>) =>
   GatewayInspector.layer().pipe(
