@@ -30,6 +30,7 @@ import {
 } from "./http/PublicRoutes.js"
 import { DEFAULT_POLICY_MAX_RULES } from "../core/Policy.js"
 import { EVIDENCE_REDACTION_MODES, type EvidenceRedactionMode } from "../core/schema/EvidenceRedaction.js"
+import type { OtlpProtocol } from "../adapters/tracing/Tracing.js"
 
 export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
   CandorConfig,
@@ -146,6 +147,18 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly trustedProxies: TrustedProxies
     /** Per-client limits of the routes that answer without credentials, by class (src/http/PublicRoutes.ts). */
     readonly publicRateLimits: PublicRateLimits
+    /** OTLP base URL: traces go to `{endpoint}/v1/traces`; with the traces endpoint unset too, no tracing. */
+    readonly otlpEndpoint: Option.Option<string>
+    /** OTLP traces URL, used as is (over `otlpEndpoint`). */
+    readonly otlpTracesEndpoint: Option.Option<string>
+    /** The OTLP encoding: `http/protobuf` or `http/json`. */
+    readonly otlpProtocol: OtlpProtocol
+    /** Headers of every OTLP export (a collector's credentials): secret values. */
+    readonly otlpHeaders: Readonly<Record<string, Redacted.Redacted>>
+    /** The traces' `service.name`. */
+    readonly otelServiceName: string
+    /** Milliseconds between two exports of buffered spans. */
+    readonly otelScheduleDelayMs: number
   }
 >() {}
 
@@ -206,7 +219,13 @@ export const defaults: Settings = {
   apiKeysPerUser: 25,
   apiKeysPerOrg: 100,
   trustedProxies: noTrustedProxies,
-  publicRateLimits: DEFAULT_PUBLIC_RATE_LIMITS
+  publicRateLimits: DEFAULT_PUBLIC_RATE_LIMITS,
+  otlpEndpoint: Option.none(),
+  otlpTracesEndpoint: Option.none(),
+  otlpProtocol: "http/protobuf",
+  otlpHeaders: {},
+  otelServiceName: "candor",
+  otelScheduleDelayMs: 5_000
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -333,6 +352,42 @@ const inflightBytes = reader((text) => {
     ? Either.right(n)
     : Either.left(`must be a number of bytes (optionally with KiB, MiB or GiB) of at least 32MiB, got "${text}"`)
 })
+
+/** The OTLP encodings offered: gRPC is not (the exporter is an HTTP client). */
+const otlpProtocol = reader((text) =>
+  text === "http/protobuf" || text === "http/json"
+    ? Either.right(text as OtlpProtocol)
+    : Either.left(`must be http/protobuf or http/json (grpc is not supported), got "${text.slice(0, 40)}"`)
+)
+
+/**
+ * `name=value` pairs, comma-separated, values URL-encoded (the OpenTelemetry specification's
+ * format), kept `Redacted`: they are a collector's credentials. An error names the pair's position,
+ * never its text.
+ */
+const otlpHeaders = (key: string): Config.Config<Readonly<Record<string, Redacted.Redacted>>> =>
+  Config.redacted(text(key)).pipe(
+    Config.mapOrFail((raw) => {
+      const headers: Record<string, Redacted.Redacted> = {}
+      const pairs = Redacted.value(raw).split(",")
+      for (const [i, pair] of pairs.entries()) {
+        const at = pair.indexOf("=")
+        const name = at < 0 ? "" : pair.slice(0, at).trim().toLowerCase()
+        let value: string | undefined
+        try {
+          value = at < 0 ? undefined : decodeURIComponent(pair.slice(at + 1).trim())
+        } catch {
+          value = undefined
+        }
+        if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) || value === undefined)
+          return Either.left(
+            ConfigError.InvalidData([key], `${key} pair ${i + 1} must be name=value (URL-encoded; value not shown)`)
+          )
+        headers[name] = Redacted.make(value)
+      }
+      return Either.right(headers)
+    })
+  )
 
 const natsUrl = reader((text) =>
   // The NATS client also accepts a comma-separated list of servers.
@@ -773,6 +828,43 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     defaults.publicRateLimits,
     "Per-client limits of the routes answering without credentials, <class>=<per minute>/<burst> (0/…: off), over the defaults; classes in SECURITY.md",
     formatPublicRateLimits(DEFAULT_PUBLIC_RATE_LIMITS)
+  ),
+  otlpEndpoint: optional(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    httpUrl,
+    "no traces",
+    "OTLP/HTTP base URL of a collector: every hop of a request is a span, sent to <endpoint>/v1/traces (docs/tracing.md)"
+  ),
+  otlpTracesEndpoint: optional(
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    httpUrl,
+    "<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces",
+    "OTLP/HTTP URL traces are sent to, as is (set alone, it turns tracing on too)"
+  ),
+  otlpProtocol: withDefault(
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    otlpProtocol,
+    defaults.otlpProtocol,
+    "Encoding of exported spans: http/protobuf or http/json"
+  ),
+  otlpHeaders: withDefault(
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    otlpHeaders,
+    defaults.otlpHeaders,
+    "Headers of every OTLP export, name=value pairs, comma-separated, URL-encoded (secret: a collector's credentials)",
+    "none"
+  ),
+  otelServiceName: withDefault(
+    "OTEL_SERVICE_NAME",
+    text,
+    defaults.otelServiceName,
+    "The service.name of exported spans (the roles of each process or thread are the resource attribute candor.roles)"
+  ),
+  otelScheduleDelayMs: withDefault(
+    "OTEL_BSP_SCHEDULE_DELAY",
+    wholeNumber(1, 3_600_000, "milliseconds"),
+    defaults.otelScheduleDelayMs,
+    "Milliseconds between two exports of the spans buffered (at most 1,000 spans wait: a full buffer is sent at once)"
   )
 }
 
@@ -815,6 +907,17 @@ export const tlsFiles = (s: Pick<Settings, "tlsCertFile" | "tlsKeyFile">) =>
 
 /** Only LOG_LEVEL: the logger is set up before (and even without) the rest of the configuration. */
 export const logLevelConfig: Config.Config<LogLevel.LogLevel> = settings.logLevel.config
+
+/**
+ * Where traces go, or `undefined` without tracing: the traces endpoint as is, else the endpoint's
+ * `/v1/traces` (the OTLP specification's signal path under a base URL).
+ */
+export const otlpTracesUrl = (s: Pick<Settings, "otlpEndpoint" | "otlpTracesEndpoint">): string | undefined =>
+  Option.isSome(s.otlpTracesEndpoint)
+    ? s.otlpTracesEndpoint.value
+    : Option.isSome(s.otlpEndpoint)
+      ? `${s.otlpEndpoint.value}/v1/traces`
+      : undefined
 
 /** Fixed settings over the defaults: for tests and embedding. */
 export const layer = (options?: Partial<Settings>): Layer.Layer<CandorConfig> =>

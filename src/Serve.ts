@@ -70,6 +70,7 @@ import { CandorConfig, tlsFiles } from "./Config.js"
 import { ListenFailed, listenErrorCode } from "../adapters/http/ListenFailed.js"
 import { loadTls, reloadOnSighup, serverTlsOptions } from "../adapters/http/Tls.js"
 import { warnIfPlainHttp } from "./http/PlainHttpWarning.js"
+import { TracingLive } from "./Tracing.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
@@ -527,7 +528,8 @@ const rolesLive = (
         CandorConfig
       >
     ),
-    Layer.provide(DataDirLive)
+    Layer.provide(DataDirLive),
+    Layer.provide(TracingLive(selected))
   )
 }
 
@@ -591,7 +593,9 @@ const EmbeddedLive = Layer.unwrapScoped(
     const gatewayAfterBackend = Layer.provide(GatewayLive, Layer.effectDiscard(Effect.ignore(backend.ready)))
     return announceWith(roles, backend.ready).pipe(
       Layer.provide(gatewayAfterBackend),
-      Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions: config.partitions }))
+      Layer.provide(ThreadBridgeGateway.layer({ port: backend.port, partitions: config.partitions })),
+      // This thread's spans (the gateway's); the backend thread exports its own (BackendLive).
+      Layer.provide(TracingLive(["gateway"]))
     )
   })
 )

@@ -30,6 +30,8 @@ import { type CommitInput, type EnforcementDraft, Store, type StoreError } from 
 import { type AgentActors, sessionKey } from "./AgentActors.js"
 import { attestEvent, signedTreeHead } from "./AttestEvent.js"
 import { undecodableReason } from "./DeadLetters.js"
+import type { WorkerTracing } from "./CheckpointTraces.js"
+import { parseTraceParent } from "../adapters/tracing/TraceParent.js"
 
 export interface CommitOptions {
   readonly key: SigningKey
@@ -44,6 +46,16 @@ export interface CommitOptions {
   readonly retryDelayMs: number
   /** How often the deliveries of a batch still in hand are kept alive: well within the bus's ack wait (30 s). */
   readonly keepAliveMs: number
+  /** When the process exports traces: each event's consume, attest and commit spans (docs/tracing.md). */
+  readonly tracing?: WorkerTracing | undefined
+}
+
+/** One event's attestation, as its span shows it. */
+interface Attested {
+  readonly start: bigint
+  readonly end: bigint
+  readonly verdict: string
+  readonly position: number
 }
 
 const MAX_RETRY_WAIT_MS = 5_000
@@ -134,6 +146,11 @@ export const commitDeliveries = (
     // not deduplicate when it travels in a batch) is caught by the commit (a taken checkpoint id is a
     // conflict), after which the retry looks it up.
     const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
+    // Tracing: when the batch arrived, each event's last attestation, the last commit's start and end.
+    const tracing = options.tracing
+    const receivedNs = tracing === undefined ? 0n : tracing.recorder.nowNs()
+    const attested = tracing === undefined ? undefined : new Map<string, Attested>()
+    let committed: readonly [bigint, bigint] | undefined
     const attempt = (lookUp: boolean): Effect.Effect<Committed | undefined, StoreError> =>
       Effect.gen(function* () {
         // Stored once per record id, whichever attempt or delivery stores them first.
@@ -159,13 +176,23 @@ export const commitDeliveries = (
           if (stored.has(id) || seen.has(id)) continue
           seen.add(id)
           const session = sessionKey(event.agent_id, event.session_id)
+          const start = attested === undefined ? 0n : tracing!.recorder.nowNs()
           const step = attestEvent(states.get(event.agent_id)!, sessions.get(session)!, event, env)
+          if (attested !== undefined)
+            attested.set(id, {
+              start,
+              end: tracing!.recorder.nowNs(),
+              verdict: step.input.checkpoint.verdict,
+              position: step.input.attestation.link.entry.position
+            })
           states.set(event.agent_id, step.actor)
           sessions.set(session, step.session)
           inputs.push(step.input)
         }
         withTreeHeads(inputs, env)
+        const commitStart = tracing === undefined ? 0n : tracing.recorder.nowNs()
         const result = yield* actors.commit(inputs)
+        if (tracing !== undefined) committed = [commitStart, tracing.recorder.nowNs()]
         if (result._tag === "Conflict") {
           for (const agentId of result.agentIds) actors.forget(agentId)
           for (const { event } of events)
@@ -179,6 +206,52 @@ export const commitDeliveries = (
           duplicates: events.length - inputs.length,
           outboxKinds: outboxKindsOf(inputs),
           agentIds: new Set(inputs.map((input) => input.checkpoint.agent_id))
+        }
+      })
+
+    /**
+     * Each event's spans, once its batch is settled: consume (from the batch's arrival to its ack,
+     * a child of the gateway's publish through the delivery's `traceparent`), attest and commit
+     * (the transaction that stored it, shared with the batch). Handed back: consume only, failed.
+     */
+    const recordSpans = (failure: string | undefined) =>
+      Effect.sync(() => {
+        if (tracing === undefined) return
+        const { checkpoints, recorder } = tracing
+        const endNs = recorder.nowNs()
+        for (const { delivery, event } of events) {
+          const id = event.checkpoint.checkpoint_id
+          const consume = recorder.start("candor.worker.consume", {
+            parent: parseTraceParent(delivery.traceparent),
+            kind: "consumer",
+            startNs: receivedNs,
+            attributes: {
+              "candor.agent_id": event.agent_id,
+              "candor.checkpoint_id": id,
+              "messaging.operation.type": "process",
+              "messaging.destination.name": delivery.subject,
+              "messaging.batch.message_count": deliveries.length,
+              "candor.delivery_count": delivery.deliveryCount
+            }
+          })
+          const attest = attested?.get(id)
+          if (attest !== undefined)
+            recorder.record("candor.worker.attest", {
+              parent: consume,
+              startNs: attest.start,
+              endNs: attest.end,
+              attributes: { "candor.verdict": attest.verdict, "candor.chain_position": attest.position }
+            })
+          if (failure === undefined && committed !== undefined)
+            recorder.record("candor.worker.commit", {
+              parent: consume,
+              kind: "client",
+              startNs: committed[0],
+              endNs: committed[1],
+              attributes: { "candor.batch.events": events.length, "db.operation.name": "commit" }
+            })
+          recorder.end(consume, endNs, failure)
+          if (failure === undefined) checkpoints.note(id, consume)
         }
       })
 
@@ -199,6 +272,7 @@ export const commitDeliveries = (
           Effect.annotateLogs({ reason, events: events.length })
         )
         yield* settleAll((delivery) => delivery.nak(redeliveryDelay(delivery, options)))
+        yield* recordSpans("handed_back")
         return {
           committed: 0,
           duplicates: 0,
@@ -249,7 +323,10 @@ export const commitDeliveries = (
         ? Effect.succeed(outcome)
         : // Acks after commit: a crash between the two only means a redelivery, which is a duplicate.
           Effect.as(
-            settleAll((delivery) => delivery.ack),
+            Effect.zipRight(
+              settleAll((delivery) => delivery.ack),
+              recordSpans(undefined)
+            ),
             { ...outcome, invalid, retried: 0 }
           )
 

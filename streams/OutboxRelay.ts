@@ -20,7 +20,9 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Exit from "effect/Exit"
 import { type OutboxItem, Store, type StoreError } from "../adapters/store/Store.js"
+import type { WorkerTracing } from "./CheckpointTraces.js"
 
 export interface RelayOptions {
   readonly kind: string
@@ -77,6 +79,32 @@ const scheduledIn = (cause: Cause.Cause<unknown>): Option.Option<RetryIn | Final
     Cause.failureOption(cause),
     (error): error is RetryIn | FinalFailure => error instanceof RetryIn || error instanceof FinalFailure
   )
+
+/**
+ * `handle` with a `candor.worker.relay` span around each item when the process exports traces: a
+ * child of its checkpoint's consume span when this worker committed it (CheckpointTraces.ts). The
+ * span says the item's kind and attempt, and only that a send failed, never why (a remote answer).
+ */
+export const tracedHandler = <R>(
+  tracing: WorkerTracing | undefined,
+  kind: string,
+  handle: (item: OutboxItem) => Effect.Effect<void, unknown, R>
+): ((item: OutboxItem) => Effect.Effect<void, unknown, R>) => {
+  if (tracing === undefined) return handle
+  const { checkpoints, recorder } = tracing
+  return (item) =>
+    Effect.suspend(() => {
+      const span = recorder.start("candor.worker.relay", {
+        parent: checkpoints.parentOf(item.payload),
+        kind: "producer",
+        startNs: recorder.nowNs(),
+        attributes: { "candor.outbox.kind": kind, "candor.outbox.attempt": item.attempts + 1 }
+      })
+      return Effect.onExit(handle(item), (exit) =>
+        Effect.sync(() => recorder.end(span, recorder.nowNs(), Exit.isFailure(exit) ? "send_failed" : undefined))
+      )
+    })
+}
 
 /** Attempts are counted by the handler: the relay never marks a `RetryIn` item dead. */
 const UNLIMITED_ATTEMPTS = 2 ** 31 - 1

@@ -37,7 +37,16 @@ import { commitDeliveries } from "./CommitDeliveries.js"
 import { runDeadLetterRecorder } from "./DeadLetters.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
 import { EVENT_OUTBOX, publishEvent } from "./Events.js"
-import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
+import {
+  exponentialBackoff,
+  makeSignal,
+  relayDefaults,
+  type RelayOptions,
+  runRelay,
+  tracedHandler
+} from "./OutboxRelay.js"
+import { CheckpointTraces } from "./CheckpointTraces.js"
+import { tracingOption } from "../adapters/tracing/Tracing.js"
 import { fanOutEvent, fanOutEvents } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
 import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
@@ -112,7 +121,10 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const wakeDecisions = yield* makeSignal
     const wakeWebhooks = yield* makeSignal
     const wakeEvents = yield* makeSignal
-    const commitOptions = { ...settings, key }
+    // Read once: without it, no batch or relay builds a span.
+    const recorder = yield* tracingOption
+    const tracing = recorder === undefined ? undefined : { recorder, checkpoints: new CheckpointTraces() }
+    const commitOptions = { ...settings, key, tracing }
     // The agents of the partitions this worker owns now: the sweep recomputes only those.
     const owns = (agentId: string) =>
       Effect.map(ownership.owned.get, (owned) => owned.has(partitionOf(agentId, bus.partitions)))
@@ -165,13 +177,15 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     // Decisions: publish to the alert/containment subjects; containment into the stored settings and to the gateways.
     yield* runRelay(
       { ...relayDefaults, kind: DECISION_OUTBOX } satisfies RelayOptions,
-      applyDecision,
+      tracedHandler(tracing, DECISION_OUTBOX, applyDecision),
       wakeDecisions
     ).pipe(Effect.forkScoped)
     // Webhooks: signed POSTs to the registered endpoints.
     yield* runRelay(
       { ...settings.webhookRelay, kind: WEBHOOK_OUTBOX } satisfies RelayOptions,
-      (item) => Effect.provideService(deliverWebhook(item), WebhookSender, sender),
+      tracedHandler(tracing, WEBHOOK_OUTBOX, (item) =>
+        Effect.provideService(deliverWebhook(item), WebhookSender, sender)
+      ),
       wakeWebhooks
     ).pipe(Effect.forkScoped)
 
@@ -183,9 +197,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     }).pipe(Effect.provide(DeadLetterRepo.layer), Effect.forkScoped)
 
     // Catalogue events: from the outbox to the feed.
-    yield* runRelay({ ...relayDefaults, kind: EVENT_OUTBOX } satisfies RelayOptions, publishEvent, wakeEvents).pipe(
-      Effect.forkScoped
-    )
+    yield* runRelay(
+      { ...relayDefaults, kind: EVENT_OUTBOX } satisfies RelayOptions,
+      tracedHandler(tracing, EVENT_OUTBOX, publishEvent),
+      wakeEvents
+    ).pipe(Effect.forkScoped)
     // The webhook fan-out: each feed event becomes its webhook deliveries; acked once they are stored.
     // What arrives together is fanned out in one transaction; a batch that fails is fanned out event
     // by event, so one event the database refuses delays only itself.

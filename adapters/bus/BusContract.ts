@@ -28,6 +28,8 @@ export interface Subscription {
 export interface Delivery extends BusMessage {
   /** 1 on the first delivery, 2 on the first redelivery, … */
   readonly deliveryCount: number
+  /** The W3C trace context it was published with (`PublishOptions.traceparent`), if any. */
+  readonly traceparent?: string | undefined
   readonly ack: Effect.Effect<void, BusError>
   /** Deliver again, after `delayMs` when given. */
   readonly nak: (delayMs?: number) => Effect.Effect<void, BusError>
@@ -63,6 +65,12 @@ export interface PublishOptions {
    * that must be exact drop duplicates by an id of their own too (the workers: checkpoint ids).
    */
   readonly msgId?: string
+  /**
+   * The W3C `traceparent` of the publishing span (adapters/tracing/TraceParent.ts): it travels beside
+   * the payload (a NATS header, a field of the batch entry or of the in-process entry), never in it,
+   * and comes out as `Delivery.traceparent`, so the consumer's spans join the publisher's trace.
+   */
+  readonly traceparent?: string | undefined
 }
 
 export interface BusService {

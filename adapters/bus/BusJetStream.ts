@@ -49,6 +49,7 @@ import {
   tryNats
 } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
+import { TRACEPARENT } from "../tracing/TraceParent.js"
 import {
   consumerName,
   DEAD_LETTER_CONSUMER,
@@ -102,7 +103,16 @@ interface Pending {
   readonly subject: string
   readonly json: string
   readonly msgId: string | undefined
+  readonly traceparent: string | undefined
   readonly done: (result: Effect.Effect<void, BusError>) => void
+}
+
+/** A lone message's headers: its `traceparent` when it has one (batch entries carry theirs in the body). */
+const traceHeaders = (traceparent: string | undefined): ReturnType<typeof headers> | undefined => {
+  if (traceparent === undefined) return undefined
+  const h = headers()
+  h.set(TRACEPARENT, traceparent)
+  return h
 }
 
 interface PartitionBuffer {
@@ -204,11 +214,16 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       const first = batch[0]!
       let message: Effect.Effect<unknown, BusError>
       if (batch.length === 1) {
-        message = send(first.subject, encoder.encode(first.json), first.msgId ?? randomUUID())
+        message = send(
+          first.subject,
+          encoder.encode(first.json),
+          first.msgId ?? randomUUID(),
+          traceHeaders(first.traceparent)
+        )
       } else {
         const h = headers()
         h.set(BATCH_HEADER, BATCH_VERSION)
-        const body = batchBody(batch.map((p) => batchPart(p.subject, p.json)))
+        const body = batchBody(batch.map((p) => batchPart(p.subject, p.json, p.traceparent)))
         message = send(first.subject, encoder.encode(body), randomUUID(), h)
       }
       Runtime.runFork(runtime)(message).addObserver((exit) => {
@@ -243,9 +258,15 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
     )
 
-    const publishEvent = (buffer: PartitionBuffer, subject: string, json: string, msgId: string | undefined) =>
+    const publishEvent = (
+      buffer: PartitionBuffer,
+      subject: string,
+      json: string,
+      msgId: string | undefined,
+      traceparent: string | undefined
+    ) =>
       Effect.async<void, BusError>((resume) => {
-        buffer.pending.push({ subject, json, msgId, done: resume })
+        buffer.pending.push({ subject, json, msgId, traceparent, done: resume })
         buffer.bytes += json.length
         if (buffer.sending) return
         if (buffer.pending.length >= options.publishBatchEvents || buffer.bytes >= options.publishBatchBytes)
@@ -270,8 +291,15 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       }
       // Events are batched; decisions (few, and read one by one by security tooling) go alone.
       if (partition !== undefined && options.publishBatchEvents > 1)
-        return publishEvent(buffers[partition]!, subject, json, publishOptions?.msgId)
-      return Effect.asVoid(send(subject, encoder.encode(json), publishOptions?.msgId ?? randomUUID()))
+        return publishEvent(buffers[partition]!, subject, json, publishOptions?.msgId, publishOptions?.traceparent)
+      return Effect.asVoid(
+        send(
+          subject,
+          encoder.encode(json),
+          publishOptions?.msgId ?? randomUUID(),
+          traceHeaders(publishOptions?.traceparent)
+        )
+      )
     }
 
     const consumePartition: BusService["consumePartition"] = (partition) =>
@@ -424,6 +452,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
       subject: m.subject,
       payload,
       deliveryCount: m.info.deliveryCount,
+      traceparent: m.headers?.get(TRACEPARENT) || undefined,
       ack: settleWith("ack", () => m.ack()),
       nak: (delayMs) => settleWith("nak", () => m.nak(delayMs)),
       working: settleWith("working", () => m.working()),
@@ -455,6 +484,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, BusError, N
           subject: event.subject,
           payload: event.payload,
           deliveryCount,
+          traceparent: typeof event.traceparent === "string" ? event.traceparent : undefined,
           ack: settleWith("ack", settleOne),
           nak: (delayMs) =>
             settleWith("nak", () => {

@@ -27,6 +27,8 @@ interface Entry {
   readonly seq: number
   readonly subject: string
   readonly payload: unknown
+  /** The publisher's trace context, handed to every delivery. */
+  readonly traceparent: string | undefined
   /** Deliveries so far; a delivery may settle the entry only while it is the latest one. */
   deliveries: number
   state: "ready" | "pending" | "delayed" | "done"
@@ -151,6 +153,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
         subject: entry.subject,
         payload: entry.payload,
         deliveryCount: count,
+        traceparent: entry.traceparent,
         ack: Effect.suspend(() => {
           if (!settle(queue, entry, count)) return Effect.void
           entry.state = "done"
@@ -242,6 +245,7 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
             seq: ++seq,
             subject,
             payload: stored,
+            traceparent: publishOptions?.traceparent,
             deliveries: 0,
             state: "ready",
             timer: undefined

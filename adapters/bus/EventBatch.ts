@@ -5,7 +5,8 @@
  *
  * A batch message carries the header `Candor-Batch: 1` (the envelope's version) and, as its body, a
  * JSON array of the events in publish order, each `{"subject": <its own event subject>, "payload":
- * <the event as published>}`. Its subject is its first event's. A message without the header is a
+ * <the event as published>}` (and `"traceparent"`, the publisher's trace context, when it has one:
+ * beside the event, never in it). Its subject is its first event's. A message without the header is a
  * single event, its body the payload as published: what a batch of one is sent as, and what every
  * message was before batches (a stream may still hold such messages after an upgrade).
  *
@@ -18,6 +19,8 @@ export const BATCH_VERSION = "1"
 export interface BatchedEvent {
   readonly subject: string
   readonly payload: unknown
+  /** The publisher's W3C trace context (what a lone event carries as its `traceparent` header), if any. */
+  readonly traceparent?: string | undefined
 }
 
 /**
@@ -26,8 +29,10 @@ export interface BatchedEvent {
  * Built by hand rather than with one `JSON.stringify` of the whole array so that no payload is
  * parsed back or serialized twice.
  */
-export const batchPart = (subject: string, json: string): string =>
-  `{"subject":${JSON.stringify(subject)},"payload":${json}}`
+export const batchPart = (subject: string, json: string, traceparent?: string | undefined): string =>
+  traceparent === undefined
+    ? `{"subject":${JSON.stringify(subject)},"payload":${json}}`
+    : `{"subject":${JSON.stringify(subject)},"traceparent":${JSON.stringify(traceparent)},"payload":${json}}`
 
 export const batchBody = (parts: ReadonlyArray<string>): string => `[${parts.join(",")}]`
 

@@ -166,11 +166,17 @@ export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | E
 
       const handle = (message: Extract<ToBackend, { _tag: "Publish" | "Feed" }>) => {
         if (message._tag === "Feed") return store([message.id], [feed.publish(message.envelope as WebhookEnvelope)])
-        const entries = JSON.parse(message.json) as ReadonlyArray<readonly [string, unknown, string | null]>
+        const entries = JSON.parse(message.json) as ReadonlyArray<
+          readonly [string, unknown, string | null, (string | undefined)?]
+        >
         return store(
           message.ids,
-          entries.map(([subject, payload, msgId]) =>
-            bus.publish(subject, payload, msgId === null ? undefined : { msgId })
+          entries.map(([subject, payload, msgId, traceparent]) =>
+            bus.publish(
+              subject,
+              payload,
+              msgId === null ? undefined : traceparent === undefined ? { msgId } : { msgId, traceparent }
+            )
           )
         )
       }

@@ -59,7 +59,8 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
     let nextId = 0
     let closed = false
     let ids: Array<number> = []
-    let entries: Array<readonly [string, unknown, string | null]> = []
+    let entries: Array<readonly [string, unknown, string | null] | readonly [string, unknown, string | null, string]> =
+      []
     let scheduled = false
 
     const post = (message: ToBackend) => port.postMessage(message)
@@ -169,7 +170,12 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
         send(
           (id) => {
             ids.push(id)
-            entries.push([subject, payload, options?.msgId ?? null])
+            const traceparent = options?.traceparent
+            entries.push(
+              traceparent === undefined
+                ? [subject, payload, options?.msgId ?? null]
+                : [subject, payload, options?.msgId ?? null, traceparent]
+            )
           },
           false,
           "publish"

@@ -16,7 +16,7 @@ import type { AgentSettings, KeySettings } from "./AgentState.js"
 
 /** Gateway → backend. */
 export type ToBackend =
-  /** Bus publishes `ids[i]` ↔ `JSON.parse(json)[i]`, each `[subject, payload, msgId | null]`. */
+  /** Bus publishes `ids[i]` ↔ `JSON.parse(json)[i]`, each `[subject, payload, msgId | null]`, plus its `traceparent` when it has one. */
   | { readonly _tag: "Publish"; readonly ids: ReadonlyArray<number>; readonly json: string }
   /** A catalogue event for the feed (rare: blocked requests and policy violations), structured-cloned. */
   | { readonly _tag: "Feed"; readonly id: number; readonly envelope: unknown }

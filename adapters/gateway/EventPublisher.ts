@@ -36,8 +36,11 @@ const SUBJECTS_KEPT = 10_000
 const transient = (error: BusError): boolean => error.permanent !== true
 
 export interface EventPublisher {
-  /** Returns once the event is on its way (waits only while `capacity` events are not yet stored). */
-  readonly publish: (agentId: string, event: GatewayMessage) => Effect.Effect<void>
+  /**
+   * Returns once the event is on its way (waits only while `capacity` events are not yet stored).
+   * `traceparent`: the publishing span's context, carried beside the event (never in it).
+   */
+  readonly publish: (agentId: string, event: GatewayMessage, traceparent?: string) => Effect.Effect<void>
   /**
    * Whether `capacity` events are unsettled (in flight, held, or waiting to be): the bus is down past
    * the buffer. The gateway then refuses new requests (503) rather than answer what it cannot record.
@@ -65,7 +68,11 @@ export const makeEventPublisher = (
       withPermits: permits.withPermits
     }
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const held: Array<{ readonly agentId: string; readonly event: GatewayMessage }> = []
+    const held: Array<{
+      readonly agentId: string
+      readonly event: GatewayMessage
+      readonly traceparent: string | undefined
+    }> = []
     let draining = false
 
     // Added after `scope` was forked, so it runs before that scope closes the publishing fibers.
@@ -95,9 +102,15 @@ export const makeEventPublisher = (
     }
 
     // The bus deduplicates a republish on the checkpoint id, or the record id; the workers do too.
-    const publishOnce = (agentId: string, event: GatewayMessage) =>
+    const publishOnce = (agentId: string, event: GatewayMessage, traceparent: string | undefined) =>
       event.type === "gateway.response"
-        ? bus.publish(subjectOf(agentId), encodeGatewayEvent(event), { msgId: event.checkpoint.checkpoint_id })
+        ? bus.publish(
+            subjectOf(agentId),
+            encodeGatewayEvent(event),
+            traceparent === undefined
+              ? { msgId: event.checkpoint.checkpoint_id }
+              : { msgId: event.checkpoint.checkpoint_id, traceparent }
+          )
         : bus.publish(subjectOf(agentId), event, { msgId: event.record.record_id })
 
     const refused = (agentId: string, error: BusError) =>
@@ -117,13 +130,18 @@ export const makeEventPublisher = (
         const oldest = held.shift()
         if (oldest === undefined) break
         const stored = yield* Effect.either(
-          Effect.retry(publishOnce(oldest.agentId, oldest.event), { schedule: retrySchedule, while: transient })
+          Effect.retry(publishOnce(oldest.agentId, oldest.event, oldest.traceparent), {
+            schedule: retrySchedule,
+            while: transient
+          })
         )
         if (Either.isLeft(stored)) yield* refused(oldest.agentId, stored.left)
         yield* unsettled.release(1)
-        yield* Effect.forEach(held.splice(0), (h) => Effect.forkIn(publishAlone(h.agentId, h.event), scope), {
-          discard: true
-        })
+        yield* Effect.forEach(
+          held.splice(0),
+          (h) => Effect.forkIn(publishAlone(h.agentId, h.event, h.traceparent), scope),
+          { discard: true }
+        )
         // Let them send before anything held meanwhile is tried.
         yield* Effect.yieldNow()
       }
@@ -132,9 +150,9 @@ export const makeEventPublisher = (
     })
 
     /** Joins the queue (keeping its permit), starting the drain if it is not running. */
-    const hold = (agentId: string, event: GatewayMessage, error?: BusError) =>
+    const hold = (agentId: string, event: GatewayMessage, traceparent: string | undefined, error?: BusError) =>
       Effect.suspend(() => {
-        held.push({ agentId, event })
+        held.push({ agentId, event, traceparent })
         if (draining) return Effect.void
         draining = true
         return Effect.logWarning("bus unavailable: gateway events held until it is back").pipe(
@@ -144,27 +162,33 @@ export const makeEventPublisher = (
         )
       })
 
-    const publishAlone = (agentId: string, event: GatewayMessage): Effect.Effect<void> =>
-      publishOnce(agentId, event).pipe(
+    const publishAlone = (
+      agentId: string,
+      event: GatewayMessage,
+      traceparent: string | undefined
+    ): Effect.Effect<void> =>
+      publishOnce(agentId, event, traceparent).pipe(
         // Interrupted at shutdown: the permit goes back (the wait for it has given up by then).
         Effect.onInterrupt(() => unsettled.release(1)),
         Effect.matchEffect({
           onSuccess: () => unsettled.release(1),
           onFailure: (error) =>
             transient(error)
-              ? hold(agentId, event, error)
+              ? hold(agentId, event, traceparent, error)
               : Effect.zipRight(refused(agentId, error), unsettled.release(1))
         })
       )
 
     return {
-      publish: (agentId, event) =>
+      publish: (agentId, event, traceparent) =>
         Effect.suspend(() => {
           pending++
           return Effect.zipRight(
             unsettled.take(1).pipe(Effect.onInterrupt(() => Effect.sync(() => void pending--))),
             Effect.suspend(() =>
-              draining ? hold(agentId, event) : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event), scope))
+              draining
+                ? hold(agentId, event, traceparent)
+                : Effect.asVoid(Effect.forkIn(publishAlone(agentId, event, traceparent), scope))
             )
           )
         }),

@@ -119,6 +119,15 @@ import {
   screenResults
 } from "./ToolResultScreening.js"
 import { defaultUnknownKeyLimits, type UnknownKeyLimits } from "./UnknownKeys.js"
+import {
+  type ExchangeTrace,
+  newExchangeTrace,
+  recordExchangeSpans,
+  recordProviderRefusalSpans,
+  recordRefusalSpans
+} from "./ExchangeSpans.js"
+import { tracingOption } from "../tracing/Tracing.js"
+import { formatTraceParent, parseTraceParent } from "../tracing/TraceParent.js"
 
 /** The response header carrying the tool policy's verdict for the request. */
 export const POLICY_VERDICT_HEADER = "x-policy-verdict"
@@ -179,6 +188,8 @@ interface Exchange {
         readonly requestUnreadable: boolean
       }
     | undefined
+  /** What tracing notes of the exchange (ExchangeSpans.ts); undefined when the process exports no traces. */
+  readonly trace: ExchangeTrace | undefined
 }
 
 /**
@@ -404,6 +415,16 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     )
     /** The tool results each agent already had judged (ToolResultMemory.ts). */
     const toolResults = new ToolResultMemory(toolResultMemory)
+    /** Read once: without it no exchange notes a timestamp or builds a span. */
+    const tracing = yield* tracingOption
+    /** The exchange's trace notes, continuing the agent's `traceparent` (its body kept for the model, unless encoded). */
+    const traceOf = (request: InspectedRequest): ExchangeTrace =>
+      newExchangeTrace(
+        parseTraceParent(request.headers.traceparent),
+        request.url,
+        request.headers["content-encoding"] === undefined ? request.body : undefined,
+        request.startedAt
+      )
     const refusalsRecorded = new ContainedRefusals(containedRefusals)
     /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
     const slices = new PolicySlices()
@@ -448,7 +469,10 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
 
     /** Read and decided in response order, before the judge: the answer, the outcome's kind, the policy on the tool calls. */
     const prepare = (job: Job): Prepared => {
+      const trace = job.exchange.trace
+      if (trace !== undefined) trace.extractStart = process.hrtime.bigint()
       const read = readAnswer(job.exchange.adapter, job.answer)
+      if (trace !== undefined) trace.extractEnd = process.hrtime.bigint()
       return {
         read,
         outcome: recordedOutcome(job.outcome, read),
@@ -509,7 +533,14 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         judged === undefined
           ? Effect.succeed(unanalysedJudgement(settings.failurePolicy, "over_share", "none"))
           : Effect.ensuring(
-              judging({ settings, provider: exchange.adapter.name, tenant: judged.tenant, read: judged.prepared.read }),
+              exchange.trace === undefined
+                ? judging({
+                    settings,
+                    provider: exchange.adapter.name,
+                    tenant: judged.tenant,
+                    read: judged.prepared.read
+                  })
+                : timedJudging(exchange.trace, judged.prepared.read, exchange, judged.tenant),
               Effect.sync(() => {
                 queue.release(judged.tenant)
                 schedule(false)
@@ -534,7 +565,28 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         ).pipe(Effect.onExit((exit) => (verdict === undefined ? Effect.void : Deferred.done(verdict, exit))))
         const previous = job.previous
         if (previous !== undefined) yield* Effect.suspend(() => previous.wait())
-        yield* publish(agentId, event)
+        if (exchange.trace === undefined || tracing === undefined) yield* publish(agentId, event)
+        else {
+          // The exchange's spans, then `publish` around the hand-off: its context travels with the event.
+          const root = recordExchangeSpans(tracing, {
+            trace: exchange.trace,
+            adapter: exchange.adapter,
+            agentId,
+            outcome: judged?.prepared.outcome ?? job.outcome,
+            read: judged?.prepared.read,
+            event,
+            policyVerdict: exchange.policy?.requestVerdict,
+            held: verdict !== undefined
+          })
+          const span = tracing.start("candor.gateway.publish", {
+            parent: root,
+            kind: "producer",
+            startNs: tracing.nowNs(),
+            attributes: { "candor.checkpoint_id": event.checkpoint.checkpoint_id, "messaging.operation.type": "send" }
+          })
+          yield* publish(agentId, event, formatTraceParent(span))
+          tracing.end(span, tracing.nowNs())
+        }
         // Held in `enforce`, a violation is blocked; held for the policy alone (`nudge` mode), it is nudged.
         const nudges = settings.mode === "nudge" || (settings.mode === "enforce" && verdict === undefined)
         if (decided.verdict === "boundary_violation" && nudges) {
@@ -560,6 +612,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         )
       )
     }
+
+    /** The judge call with its start and end noted (tracing only). */
+    const timedJudging = (trace: ExchangeTrace, read: ReadAnswer, exchange: Exchange, tenant: string) =>
+      Effect.suspend(() => {
+        trace.judgeStart = process.hrtime.bigint()
+        return judging({ settings: exchange.settings, provider: exchange.adapter.name, tenant, read }).pipe(
+          Effect.ensuring(Effect.sync(() => void (trace.judgeEnd = process.hrtime.bigint())))
+        )
+      })
 
     /**
      * Starts what may start now: the jobs given up over share (no judge), then queued jobs as judge
@@ -736,7 +797,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         sessionId: who.sessionId,
         keyHash: who.keyHash,
         settings,
-        policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false }
+        policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false },
+        trace: tracing === undefined ? undefined : traceOf(request)
       }
       const hold = holds(settings, policy) && !adapter.requestInfo(requestBody(), request.url).stream
       return { forward: request.body, context: exchange, hold, headers }
@@ -927,7 +989,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             sessionId,
             keyHash: who.keyHash,
             settings,
-            policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable }
+            policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable },
+            trace: undefined
           }
           const nudge = yield* state.takeNudge(agentId)
           let forward = request.body
@@ -949,7 +1012,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
             } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
           }
           const hold = holds(settings, policy) && !adapter.requestInfo(yield* body.json, request.url).stream
-          return { forward, context: exchange, hold, headers }
+          // Noted last: the decision (nudge and policy included) ends here.
+          return {
+            forward,
+            context: tracing === undefined ? exchange : { ...exchange, trace: traceOf(request) },
+            hold,
+            headers
+          }
         }),
 
       onResponse: (context, head) => {
@@ -957,11 +1026,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         admission.noteAnswer((context as Exchange).keyHash, head.status)
         // The provider refused the key (401) or the request's access (403): no model answered, so no
         // checkpoint and no agent, only a metric.
-        if (isProviderRefusal(head.status)) return providerRefused(head.status)
+        const trace = (context as Exchange).trace
+        if (isProviderRefusal(head.status)) {
+          if (trace !== undefined && tracing !== undefined)
+            recordProviderRefusalSpans(tracing, trace, (context as Exchange).adapter, head.status)
+          return providerRefused(head.status)
+        }
         const chunks: Array<Uint8Array> = []
+        if (trace !== undefined) trace.respondedAt = process.hrtime.bigint()
         return {
           chunk: (bytes) => void chunks.push(bytes),
-          end: (outcome, undecodable) =>
+          end: (outcome, undecodable) => {
+            if (trace !== undefined) trace.endedAt = process.hrtime.bigint()
             enqueue(
               context as Exchange,
               {
@@ -974,10 +1050,13 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
               outcome,
               undefined
             )
+          }
         }
       },
 
       onFailure: (context, outcome) => {
+        const trace = (context as Exchange | undefined)?.trace
+        if (trace !== undefined) trace.endedAt = process.hrtime.bigint()
         if (context !== undefined)
           enqueue(
             context as Exchange,
@@ -991,6 +1070,8 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
         Effect.gen(function* () {
           if (context === undefined) return { pass: true } as const
           const exchange = context as Exchange
+          if (exchange.trace !== undefined)
+            exchange.trace.endedAt = exchange.trace.respondedAt = process.hrtime.bigint()
           admission.noteAnswer(exchange.keyHash, response.status)
           if (isProviderRefusal(response.status)) {
             providerRefused(response.status)
@@ -1051,7 +1132,18 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
           }
         })
     }
-    return service
+    if (tracing === undefined) return service
+    // Tracing: a request answered by the gateway itself gets its spans here, where every such answer passes.
+    const refused = (request: InspectedRequest, decision: RequestDecision | undefined) => {
+      if (decision !== undefined && "respond" in decision) recordRefusalSpans(tracing, request, decision.respond.status)
+      return decision
+    }
+    return {
+      ...service,
+      beforeRequestSync: (request) => refused(request, beforeRequestSync(request)),
+      beforeRequest: (request) =>
+        Effect.map(service.beforeRequest(request), (decision) => refused(request, decision) ?? decision)
+    } satisfies Inspector["Type"]
   })
 
 /**

@@ -140,7 +140,8 @@ export const makeGatewayHandler = (
       rawHeaders: req.rawHeaders,
       client: req.socket.remoteAddress,
       holder,
-      body
+      body,
+      startedAt
     }
     const proceed = (decision: RequestDecision): void => {
       if ("respond" in decision) return writeLocal(res, decision.respond, process.hrtime.bigint() - startedAt)

@@ -36,6 +36,8 @@ export interface InspectedRequest {
   /** Whose bytes these are, as `beforeBody` said before the body was read (its key hash is not computed again). */
   readonly holder?: BytesHolder | undefined
   readonly body: Uint8Array
+  /** `process.hrtime.bigint()` when the body was complete (the overhead clock's start): a trace's request span starts there. */
+  readonly startedAt?: bigint | undefined
 }
 
 /** An answer the gateway gives itself instead of (or in place of) the upstream's. */

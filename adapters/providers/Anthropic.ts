@@ -16,7 +16,9 @@ import {
   recordAt,
   stringAt,
   thinkingOf,
-  jsonSseReader
+  jsonSseReader,
+  laterUsage,
+  usageOf
 } from "./Extraction.js"
 import { keyHashFrom } from "./Identity.js"
 import type {
@@ -25,7 +27,8 @@ import type {
   ExtractedToolCall,
   Extraction,
   ProviderAdapter,
-  StreamExtractor
+  StreamExtractor,
+  TokenUsage
 } from "./Provider.js"
 import { anthropicMayCarry, anthropicToolResults } from "./ToolResults.js"
 
@@ -40,7 +43,12 @@ interface Block {
 /** Blocks, in index order, to an extraction: the same code for JSON bodies and finished streams. */
 const fromBlocks = (
   blocks: ReadonlyArray<Block>,
-  meta: { model: string | undefined; stopReason: string | undefined; providerError: string | undefined }
+  meta: {
+    model: string | undefined
+    stopReason: string | undefined
+    providerError: string | undefined
+    usage?: TokenUsage | undefined
+  }
 ): Extraction => {
   const thinking: Array<string> = []
   const text: Array<string> = []
@@ -97,7 +105,8 @@ const extractJson = (body: unknown): Extraction => {
   return fromBlocks(arrayAt(body, "content").map(blockOf), {
     model: stringAt(body, "model"),
     stopReason: stringAt(body, "stop_reason"),
-    providerError: undefined
+    providerError: undefined,
+    usage: usageOf(recordAt(body, "usage"), "input_tokens", "output_tokens")
   })
 }
 
@@ -106,6 +115,7 @@ const streamExtractor = (): StreamExtractor => {
   let model: string | undefined
   let stopReason: string | undefined
   let providerError: string | undefined
+  let usage: TokenUsage | undefined
   let complete = false
 
   const reader = jsonSseReader((event, json) => {
@@ -113,6 +123,10 @@ const streamExtractor = (): StreamExtractor => {
     switch (stringAt(json, "type") ?? event.event) {
       case "message_start":
         model = stringAt(recordAt(json, "message"), "model") ?? model
+        usage = laterUsage(
+          usage,
+          usageOf(recordAt(recordAt(json, "message"), "usage"), "input_tokens", "output_tokens")
+        )
         break
       case "content_block_start": {
         const index = numberAt(json, "index")
@@ -142,6 +156,7 @@ const streamExtractor = (): StreamExtractor => {
       }
       case "message_delta":
         stopReason = stringAt(recordAt(json, "delta"), "stop_reason") ?? stopReason
+        usage = laterUsage(usage, usageOf(recordAt(json, "usage"), "input_tokens", "output_tokens"))
         break
       case "message_stop":
         complete = true
@@ -160,7 +175,7 @@ const streamExtractor = (): StreamExtractor => {
       reader.end()
       const ordered = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block)
       return {
-        ...fromBlocks(ordered, { model, stopReason, providerError }),
+        ...fromBlocks(ordered, { model, stopReason, providerError, usage }),
         complete,
         malformedEvents: reader.malformed(),
         oversizedEvents: reader.oversized()

@@ -2,7 +2,7 @@
  * Small helpers shared by the provider adapters: reading untyped JSON without throwing, and
  * building an `Extraction`. Provider bodies are untrusted, so every read checks its type.
  */
-import type { ExtractedThinking, ExtractedToolCall, Extraction, ThinkingSource } from "./Provider.js"
+import type { ExtractedThinking, ExtractedToolCall, Extraction, ThinkingSource, TokenUsage } from "./Provider.js"
 import { createSseParser, type SseEvent } from "./Sse.js"
 
 export type JsonRecord = Readonly<Record<string, unknown>>
@@ -90,7 +90,24 @@ export interface ExtractionParts {
   readonly model?: string | undefined
   readonly stopReason?: string | undefined
   readonly providerError?: string | undefined
+  readonly usage?: TokenUsage | undefined
 }
+
+/** The token counts of a provider's usage object under its own names; `undefined` when it has neither. */
+export const usageOf = (usage: unknown, input: string, output: string): TokenUsage | undefined => {
+  const inputTokens = numberAt(usage, input)
+  const outputTokens = numberAt(usage, output)
+  return inputTokens === undefined && outputTokens === undefined ? undefined : { inputTokens, outputTokens }
+}
+
+/** A stream's usage so far with a later event's: each count the latest one given. */
+export const laterUsage = (before: TokenUsage | undefined, after: TokenUsage | undefined): TokenUsage | undefined =>
+  after === undefined
+    ? before
+    : {
+        inputTokens: after.inputTokens ?? before?.inputTokens,
+        outputTokens: after.outputTokens ?? before?.outputTokens
+      }
 
 export const makeExtraction = (parts: ExtractionParts): Extraction => ({
   thinking: parts.thinking,
@@ -99,7 +116,9 @@ export const makeExtraction = (parts: ExtractionParts): Extraction => ({
   outputText: parts.outputText ?? "",
   model: parts.model,
   stopReason: parts.stopReason,
-  providerError: parts.providerError
+  providerError: parts.providerError,
+  // Only when known: an extraction without usage is the same object it always was.
+  ...(parts.usage === undefined ? {} : { usage: parts.usage })
 })
 
 /**

@@ -18,7 +18,9 @@ import {
   recordAt,
   stringAt,
   thinkingOf,
-  type JsonRecord
+  type JsonRecord,
+  laterUsage,
+  usageOf
 } from "./Extraction.js"
 import { keyHashFrom } from "./Identity.js"
 import { jsonArrayReader } from "./JsonArrayStream.js"
@@ -28,7 +30,8 @@ import type {
   ExtractedToolCall,
   Extraction,
   ProviderAdapter,
-  StreamExtractor
+  StreamExtractor,
+  TokenUsage
 } from "./Provider.js"
 import { geminiMayCarry, geminiToolResults } from "./ToolResults.js"
 
@@ -40,6 +43,7 @@ class GeminiState {
   model: string | undefined
   stopReason: string | undefined
   providerError: string | undefined
+  usage: TokenUsage | undefined
 
   push(response: unknown): void {
     const error = recordAt(response, "error")
@@ -48,6 +52,10 @@ class GeminiState {
       return
     }
     this.model = stringAt(response, "modelVersion") ?? this.model
+    this.usage = laterUsage(
+      this.usage,
+      usageOf(recordAt(response, "usageMetadata"), "promptTokenCount", "candidatesTokenCount")
+    )
     const candidates = arrayAt(response, "candidates")
     const candidate = candidates.find((c) => (isRecord(c) ? (c["index"] ?? 0) : -1) === 0) ?? candidates[0]
     this.stopReason = stringAt(candidate, "finishReason") ?? this.stopReason
@@ -69,7 +77,8 @@ class GeminiState {
       outputText: this.text.join(""),
       model: this.model,
       stopReason: this.stopReason,
-      providerError: this.providerError
+      providerError: this.providerError,
+      usage: this.usage
     })
   }
 }

@@ -14,9 +14,11 @@ import {
   recordAt,
   stringAt,
   thinkingOf,
-  type JsonRecord
+  type JsonRecord,
+  laterUsage,
+  usageOf
 } from "./Extraction.js"
-import type { ExtractedToolCall, Extraction } from "./Provider.js"
+import type { ExtractedToolCall, Extraction, TokenUsage } from "./Provider.js"
 
 const reasoningOf = (message: JsonRecord | undefined): string =>
   stringAt(message, "reasoning_content") ?? stringAt(message, "reasoning") ?? ""
@@ -49,7 +51,8 @@ export const chatFromJson = (body: unknown): Extraction => {
     toolCalls,
     outputText: stringAt(message, "content") ?? "",
     model: stringAt(body, "model"),
-    stopReason: stringAt(choice, "finish_reason")
+    stopReason: stringAt(choice, "finish_reason"),
+    usage: usageOf(recordAt(body, "usage"), "prompt_tokens", "completion_tokens")
   })
 }
 
@@ -62,9 +65,12 @@ export class ChatStreamState {
   private readonly calls = new Map<number, { name: string; args: string }>()
   model: string | undefined
   stopReason: string | undefined
+  /** Sent in the last chunk when the client asked for it (`stream_options.include_usage`). */
+  usage: TokenUsage | undefined
 
   push(chunk: JsonRecord): void {
     this.model = stringAt(chunk, "model") ?? this.model
+    this.usage = laterUsage(this.usage, usageOf(recordAt(chunk, "usage"), "prompt_tokens", "completion_tokens"))
     const choice = arrayAt(chunk, "choices").find((c) => (numberAt(c, "index") ?? 0) === 0)
     if (!isRecord(choice)) return
     this.stopReason = stringAt(choice, "finish_reason") ?? this.stopReason
@@ -94,7 +100,8 @@ export class ChatStreamState {
       outputText: this.text.join(""),
       model: this.model,
       stopReason: this.stopReason,
-      providerError
+      providerError,
+      usage: this.usage
     })
   }
 }

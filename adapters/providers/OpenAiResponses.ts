@@ -16,9 +16,11 @@ import {
   recordAt,
   stringAt,
   thinkingOf,
-  type JsonRecord
+  type JsonRecord,
+  laterUsage,
+  usageOf
 } from "./Extraction.js"
-import type { ExtractedToolCall, Extraction } from "./Provider.js"
+import type { ExtractedToolCall, Extraction, TokenUsage } from "./Provider.js"
 
 /** One output item as it accumulates (stream) or as read from the final JSON. */
 interface Item {
@@ -70,7 +72,12 @@ const joined = (parts: Map<number, string>, separator: string): string =>
 
 const fromItems = (
   items: ReadonlyArray<Item>,
-  meta: { model: string | undefined; stopReason: string | undefined; providerError: string | undefined }
+  meta: {
+    model: string | undefined
+    stopReason: string | undefined
+    providerError: string | undefined
+    usage?: TokenUsage | undefined
+  }
 ): Extraction => {
   const thinking: Array<string> = []
   const text: Array<string> = []
@@ -108,7 +115,8 @@ export const responsesFromJson = (body: unknown): Extraction =>
   fromItems(arrayAt(body, "output").map(itemOf), {
     model: stringAt(body, "model"),
     stopReason: stopReasonOf(body),
-    providerError: errorOf(body)
+    providerError: errorOf(body),
+    usage: usageOf(recordAt(body, "usage"), "input_tokens", "output_tokens")
   })
 
 /** Accumulates Responses API stream events, keyed by `output_index`. */
@@ -117,6 +125,7 @@ export class ResponsesStreamState {
   model: string | undefined
   stopReason: string | undefined
   providerError: string | undefined
+  usage: TokenUsage | undefined
   complete = false
 
   private item(event: JsonRecord, type: string): Item {
@@ -176,6 +185,7 @@ export class ResponsesStreamState {
         this.model = stringAt(response, "model") ?? this.model
         this.stopReason = stopReasonOf(response) ?? this.stopReason
         this.providerError = errorOf(response) ?? this.providerError
+        this.usage = laterUsage(this.usage, usageOf(recordAt(response, "usage"), "input_tokens", "output_tokens"))
         this.complete = true
         break
       }
@@ -188,6 +198,11 @@ export class ResponsesStreamState {
 
   extraction(): Extraction {
     const ordered = [...this.items.entries()].sort(([a], [b]) => a - b).map(([, item]) => item)
-    return fromItems(ordered, { model: this.model, stopReason: this.stopReason, providerError: this.providerError })
+    return fromItems(ordered, {
+      model: this.model,
+      stopReason: this.stopReason,
+      providerError: this.providerError,
+      usage: this.usage
+    })
   }
 }

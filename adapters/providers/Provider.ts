@@ -43,6 +43,13 @@ export interface Extraction {
   readonly stopReason: string | undefined
   /** The provider's own error object, if the response was one. */
   readonly providerError: string | undefined
+  /** The tokens the provider says it read and wrote, when the answer says (traces only: `gen_ai.usage.*`). */
+  readonly usage?: TokenUsage | undefined
+}
+
+export interface TokenUsage {
+  readonly inputTokens: number | undefined
+  readonly outputTokens: number | undefined
 }
 
 /** What a stream yielded: an `Extraction` plus how the stream ended and what was skipped. */

@@ -22,7 +22,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { CandorConfig, config, configDocs, defaults, layer as configLayer } from "../../src/Config.js"
+import { CandorConfig, config, configDocs, defaults, layer as configLayer, otlpTracesUrl } from "../../src/Config.js"
 import { ServeLive } from "../../src/Serve.js"
 
 const bin = fileURLToPath(new URL("../../bin/candor.js", import.meta.url))
@@ -195,6 +195,36 @@ describe("config", () => {
     })
   )
 
+  it.effect(
+    "traces: the OTLP endpoint's /v1/traces or the traces endpoint as is, http/protobuf or http/json, secret headers",
+    () =>
+      Effect.gen(function* () {
+        expect(otlpTracesUrl(yield* decode({}))).toBeUndefined()
+        const base = yield* decode({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })
+        expect(otlpTracesUrl(base)).toBe("http://collector:4318/v1/traces")
+        expect(base.otlpProtocol).toBe("http/protobuf")
+        const own = yield* decode({
+          OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/custom/path",
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20s3cret, x-tenant=7",
+          OTEL_SERVICE_NAME: "candor-eu",
+          OTEL_BSP_SCHEDULE_DELAY: "200"
+        })
+        expect(otlpTracesUrl(own)).toBe("https://traces.example/custom/path")
+        expect(own.otlpProtocol).toBe("http/json")
+        expect(Object.keys(own.otlpHeaders)).toEqual(["authorization", "x-tenant"])
+        expect(Redacted.value(own.otlpHeaders["authorization"]!)).toBe("Bearer s3cret")
+        expect(String(own.otlpHeaders["authorization"])).not.toContain("s3cret")
+        expect([own.otelServiceName, own.otelScheduleDelayMs]).toEqual(["candor-eu", 200])
+        const grpc = String(yield* Effect.flip(decode({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })))
+        expect(grpc).toContain("OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json")
+        const headers = String(yield* Effect.flip(decode({ OTEL_EXPORTER_OTLP_HEADERS: "a=1,s3cret" })))
+        expect(headers).toContain("pair 2")
+        expect(headers).not.toContain("s3cret")
+      })
+  )
+
   it("documents every key of the configuration table, once", () => {
     expect(configDocs.map((doc) => doc.key)).toStrictEqual([
       "PORT",
@@ -249,7 +279,13 @@ describe("config", () => {
       "CANDOR_API_KEYS_PER_USER",
       "CANDOR_API_KEYS_PER_ORG",
       "CANDOR_TRUSTED_PROXIES",
-      "CANDOR_PUBLIC_RATE_LIMITS"
+      "CANDOR_PUBLIC_RATE_LIMITS",
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "OTEL_SERVICE_NAME",
+      "OTEL_BSP_SCHEDULE_DELAY"
     ])
     for (const doc of configDocs) expect(doc.description.length).toBeGreaterThan(0)
   })

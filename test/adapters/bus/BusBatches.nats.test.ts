@@ -99,6 +99,35 @@ describeIntegration("nats", "Bus.layerJetStream: micro-batches", () => {
     )
   })
 
+  it.live("carries each event's traceparent inside the batch, beside its payload", () => {
+    const prefix = uniquePrefix("batch-trace")
+    return Effect.gen(function* () {
+      const bus = yield* Bus
+      const agent = agentIn(3, P)
+      const traced = (i: number) => `00-${"ab".repeat(16)}-${i.toString(16).padStart(16, "0")}-01`
+      // Odd events traced, even ones not, all in the same messages.
+      yield* Effect.forEach(
+        Array.from({ length: 6 }, (_, i) => i),
+        (i) =>
+          bus.publish(
+            eventSubject(agent, prefix, P),
+            { agent, i },
+            i % 2 === 1 ? { msgId: `t-${i}`, traceparent: traced(i) } : undefined
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+      expect(yield* storedMessages(prefix)).toBeLessThan(6)
+      const got = yield* takeChunks(bus, 3, 6, (chunk) => Effect.forEach(chunk, (d) => d.ack))
+      expect(got.map((d) => [payloadOf(d).i, d.traceparent])).toEqual(
+        Array.from({ length: 6 }, (_, i) => [i, i % 2 === 1 ? traced(i) : undefined])
+      )
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(busLayer({ prefix, publishBatchMs: 50, publishBatchEvents: 8 })),
+      Effect.provide(natsForPrefix(prefix))
+    )
+  })
+
   it.live(
     "hands a whole batch message back when one of its events is nak'd, the acked ones with it",
     () => {

@@ -65,6 +65,22 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
       )
     )
 
+    it.live("hands each delivery the traceparent it was published with, beside its payload", () =>
+      withBus({}, (bus, prefix) =>
+        Effect.gen(function* () {
+          const agent = agentIn(1, P)
+          const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+          yield* bus.publish(eventSubject(agent, prefix, P), { id: "traced", i: 0 }, { msgId: "m-traced", traceparent })
+          yield* bus.publish(eventSubject(agent, prefix, P), { id: "plain", i: 1 })
+          const got = yield* take(bus, 1, 2, (d) => d.ack)
+          expect(got.map((d) => [d.payload, d.traceparent])).toEqual([
+            [{ id: "traced", i: 0 }, traceparent],
+            [{ id: "plain", i: 1 }, undefined]
+          ])
+        })
+      )
+    )
+
     it.live("delivers every published event, each to its agent's partition", () =>
       withBus({}, (bus, prefix) =>
         Effect.gen(function* () {

@@ -58,6 +58,7 @@ describe("gemini: JSON and request", () => {
       toolCalls: [],
       outputText: "Summary: all good.",
       model: "gemini-2.5-pro",
+      usage: { inputTokens: 5, outputTokens: 4 },
       stopReason: "STOP",
       providerError: undefined
     })
