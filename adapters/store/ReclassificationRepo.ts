@@ -39,7 +39,8 @@ const reclassificationOf = (row: Record<string, unknown>): Reclassification => (
   new_type: row.new_type as ReclassificationType,
   reason: String(row.reason),
   approved_by: String(row.approved_by),
-  certificate_hash: String(row.certificate_hash),
+  // The column keeps its first name (a rename would be a migration for a word); it holds the chain hash.
+  chain_hash: String(row.certificate_hash),
   governance_index: toCount(row.governance_index),
   created_at: toIso(row.created_at)
 })
@@ -73,7 +74,7 @@ export const make = Effect.gen(function* () {
         insert into reclassifications (reclassification_id, checkpoint_id, agent_id, session_id, original_verdict,
           new_type, reason, approved_by, certificate_hash, governance_index, created_at)
         values (${row.reclassification_id}, ${row.checkpoint_id}, ${row.agent_id}, ${row.session_id},
-          ${row.original_verdict}, ${row.new_type}, ${row.reason}, ${row.approved_by}, ${row.certificate_hash},
+          ${row.original_verdict}, ${row.new_type}, ${row.reason}, ${row.approved_by}, ${row.chain_hash},
           ${row.governance_index}, ${row.created_at}::timestamptz)
         on conflict (checkpoint_id) do nothing
         returning checkpoint_id`.pipe(
