@@ -69,6 +69,7 @@ const endpointFields = {
 }
 
 export const WebhookEndpoint = Schema.Struct(endpointFields).annotations({ identifier: "WebhookEndpoint" })
+export type WebhookEndpoint = typeof WebhookEndpoint.Type
 
 export const CreatedWebhookEndpoint = Schema.Struct({
   ...endpointFields,
