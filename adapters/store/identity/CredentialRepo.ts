@@ -8,9 +8,11 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { ImpersonationSession as PublishedSession } from "../../../core/schema/Admin.js"
 import { ApiKey } from "../../../core/schema/ApiKey.js"
 import { OrgRole } from "../../../core/schema/Organization.js"
-import { type Columns, decodeAll, decodeFirst, fromRow, IsoTimestamp, toCount, toIso } from "../Rows.js"
+import { decodeAll, decodeFirst, IsoTimestamp, toCount } from "../Rows.js"
 import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
@@ -35,15 +37,18 @@ export class KeyCapReached extends Data.TaggedError("KeyCapReached")<{
   readonly limit: number
 }> {}
 
-export interface ImpersonationSession {
-  readonly session_id: string
-  readonly admin_user_id: string
-  readonly target_user_id: string
-  readonly reason: string | null
-  readonly created_at: string
-  readonly expires_at: string
-  readonly ended_at: string | null
-}
+/**
+ * An `impersonation_sessions` row: the published session (core/schema/Admin.ts) without what the API
+ * derives from it (`active`, `read_only`).
+ */
+const SessionRow = Schema.Struct({
+  ...Struct.omit(PublishedSession.fields, "active", "read_only"),
+  created_at: IsoTimestamp,
+  expires_at: IsoTimestamp,
+  ended_at: Schema.NullOr(IsoTimestamp)
+})
+export type ImpersonationSession = typeof SessionRow.Type
+const decodeSession = decodeFirst(SessionRow)
 
 export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/CredentialRepo")<
   CredentialRepo,
@@ -95,8 +100,6 @@ export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/
   }
 >() {}
 
-const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
-
 /** An `api_keys` row: the published key with the driver's timestamps. */
 const KeyRow = Schema.Struct({
   ...ApiKey.fields,
@@ -107,26 +110,9 @@ const KeyRow = Schema.Struct({
 const decodeKeys = decodeAll(KeyRow)
 const decodeKey = decodeFirst(KeyRow)
 
-const sessionOf = fromRow(
-  (row: Columns<ImpersonationSession, "created_at" | "expires_at" | "ended_at">): ImpersonationSession => ({
-    session_id: row.session_id,
-    admin_user_id: row.admin_user_id,
-    target_user_id: row.target_user_id,
-    reason: row.reason ?? null,
-    created_at: toIso(row.created_at),
-    expires_at: toIso(row.expires_at),
-    ended_at: isoOrNull(row.ended_at)
-  })
-)
-
 const decodeKeyWithCreator = decodeFirst(Schema.Struct({ ...KeyRow.fields, creator_role: Schema.NullOr(OrgRole) }))
 
 const RANK: Record<OrgRole, number> = { owner: 3, admin: 2, member: 1 }
-
-const first =
-  <A>(of: (row: unknown) => A) =>
-  (rows: ReadonlyArray<unknown>): A | undefined =>
-    rows[0] === undefined ? undefined : of(rows[0])
 
 const KEY_COLUMNS = "key_id, name, prefix, user_id, org_id, role, created_at, last_used_at, revoked_at"
 /** The same, of `api_keys k` (joined with the creator's membership). */
@@ -226,23 +212,25 @@ export const make = Effect.gen(function* () {
           values (${session.session_id}, ${session.admin_user_id}, ${session.target_user_id}, ${session.token_hash},
             ${session.reason}, ${session.expires_at})
           returning *`.pipe(
-        Effect.map((rows) => sessionOf(rows[0])),
+        Effect.flatMap(decodeSession),
+        // `returning` answers the row inserted
+        Effect.map((session) => session!),
         storeError("createSession")
       ),
 
     sessionByToken: (tokenHash, now) =>
       sql`select * from impersonation_sessions where token_hash = ${tokenHash} and ended_at is null
-          and expires_at > ${now}`.pipe(Effect.map(first(sessionOf)), storeError("sessionByToken")),
+          and expires_at > ${now}`.pipe(Effect.flatMap(decodeSession), storeError("sessionByToken")),
 
     getSession: (sessionId) =>
       sql`select * from impersonation_sessions where session_id = ${sessionId}`.pipe(
-        Effect.map(first(sessionOf)),
+        Effect.flatMap(decodeSession),
         storeError("getSession")
       ),
 
     endSession: (sessionId) =>
       sql`update impersonation_sessions set ended_at = coalesce(ended_at, now()) where session_id = ${sessionId}
-          returning *`.pipe(Effect.map(first(sessionOf)), storeError("endSession"))
+          returning *`.pipe(Effect.flatMap(decodeSession), storeError("endSession"))
   })
 })
 
