@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
+import { UserAccount } from "../../../core/schema/Admin.js"
 import { Invite } from "../../../core/schema/Invite.js"
 import { OrgMember, OrgRole, Organization } from "../../../core/schema/Organization.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
@@ -18,13 +19,10 @@ import { type Columns, Count, decodeAll, decodeFirst, fromRow, IsoTimestamp, toI
 import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
-export interface User {
-  readonly user_id: string
-  readonly email: string | null
-  readonly plan_id: string
-  readonly is_admin: boolean
-  readonly created_at: string
-}
+/** A `users` row: the published account (core/schema/Admin.ts). */
+const UserRow = Schema.Struct({ ...UserAccount.fields, created_at: IsoTimestamp })
+export type User = typeof UserRow.Type
+const decodeUser = decodeFirst(UserRow)
 
 /**
  * An `orgs` row with its member count: the published organization (core/schema/Organization.ts)
@@ -140,14 +138,6 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
   }
 >() {}
 
-const userOf = fromRow((row: Columns<User, "created_at">): User => ({
-  user_id: row.user_id,
-  email: row.email ?? null,
-  plan_id: row.plan_id,
-  is_admin: row.is_admin === true,
-  created_at: toIso(row.created_at)
-}))
-
 const decodeOrg = decodeFirst(OrgRow)
 const decodeOrgsWithRole = decodeAll(Schema.Struct({ ...OrgRow.fields, role: OrgRole }))
 const decodeMembers = decodeAll(MemberRow)
@@ -194,15 +184,14 @@ export const make = Effect.gen(function* () {
             updated_at = case when excluded.email is distinct from users.email and excluded.email is not null
               then now() else users.updated_at end
           returning *`.pipe(
-        Effect.map((rows) => userOf(rows[0])),
+        Effect.flatMap(decodeUser),
+        // `returning` answers the row written
+        Effect.map((user) => user!),
         storeError("ensureUser")
       ),
 
     getUser: (userId) =>
-      sql`select * from users where user_id = ${userId}`.pipe(
-        Effect.map((rows) => (rows[0] === undefined ? undefined : userOf(rows[0]))),
-        storeError("getUser")
-      ),
+      sql`select * from users where user_id = ${userId}`.pipe(Effect.flatMap(decodeUser), storeError("getUser")),
 
     updateUser: (userId, patch) =>
       sql`insert into users (user_id, plan_id, is_admin)
@@ -212,7 +201,9 @@ export const make = Effect.gen(function* () {
             is_admin = coalesce(${patch.is_admin ?? null}::boolean, users.is_admin),
             updated_at = now()
           returning *`.pipe(
-        Effect.map((rows) => userOf(rows[0])),
+        Effect.flatMap(decodeUser),
+        // `returning` answers the row written
+        Effect.map((user) => user!),
         storeError("updateUser")
       ),
 
