@@ -15,34 +15,22 @@
  *   `aria-label` ("Candor Trust: 782"), so a screen reader says what the number is.
  */
 import { makeBadge } from "badge-maker"
-import { Schema } from "effect"
 import { ELIGIBILITY_THRESHOLD } from "./Reputation.js"
 import { TEAM_ELIGIBILITY_THRESHOLD } from "./TeamReputation.js"
-import { literalUnion } from "./schema/Literals.js"
+import type { AgentBadgeVariant, BadgeStyle, TeamBadgeVariant } from "./schema/Badge.js"
 import type { Grade, Visibility } from "./schema/Reputation.js"
 
-export const AGENT_BADGE_VARIANTS = ["score", "score_tier", "score_trend", "compact"] as const
-export const AgentBadgeVariant = literalUnion(AGENT_BADGE_VARIANTS, { identifier: "AgentBadgeVariant" })
-export type AgentBadgeVariant = typeof AgentBadgeVariant.Type
-
-export const TEAM_BADGE_VARIANTS = ["grade", "score", "score_grade", "score_trend", "score_tier", "compact"] as const
-export const TeamBadgeVariant = literalUnion(TEAM_BADGE_VARIANTS, { identifier: "TeamBadgeVariant" })
-export type TeamBadgeVariant = typeof TeamBadgeVariant.Type
-
-/** `light` for light pages (the default), `dark`: darker label and message colours for dark pages. */
-export const BADGE_STYLES = ["light", "dark"] as const
-export const BadgeStyle = literalUnion(BADGE_STYLES, { identifier: "BadgeStyle" })
-export type BadgeStyle = typeof BadgeStyle.Type
-
-/** The badge routes' query: `?variant=&style=`, both optional; anything else is a 400 naming the field. */
-export const AgentBadgeParams = Schema.Struct({
-  variant: Schema.optionalWith(AgentBadgeVariant, { default: () => "score" as const, exact: true }),
-  style: Schema.optionalWith(BadgeStyle, { default: () => "light" as const, exact: true })
-})
-export const TeamBadgeParams = Schema.Struct({
-  variant: Schema.optionalWith(TeamBadgeVariant, { default: () => "grade" as const, exact: true }),
-  style: Schema.optionalWith(BadgeStyle, { default: () => "light" as const, exact: true })
-})
+// The variants, styles and query are the published shapes (core/schema/Badge.ts); re-exported beside the drawing.
+export {
+  AGENT_BADGE_VARIANTS,
+  AgentBadgeParams,
+  AgentBadgeVariant,
+  BADGE_STYLES,
+  BadgeStyle,
+  TEAM_BADGE_VARIANTS,
+  TeamBadgeParams,
+  TeamBadgeVariant
+} from "./schema/Badge.js"
 
 export const BADGE_CONTENT_TYPE = "image/svg+xml; charset=utf-8"
 /** Badges are recomputed at most hourly from the reader's side: README renderers (camo) cache them anyway. */

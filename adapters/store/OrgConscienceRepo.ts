@@ -13,17 +13,18 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type OrgConscienceLayer, resolveConscience } from "../../core/ConscienceResolution.js"
-import type {
+import * as Schema from "effect/Schema"
+import {
   ConscienceChanges,
-  ConscienceSeverity,
-  ConscienceValueType,
-  OrgConscience,
-  OrgConscienceLogAction,
+  type ConscienceSeverity,
+  type ConscienceValueType,
+  type OrgConscience,
+  type OrgConscienceLogAction,
   OrgConscienceLogEntry,
-  OrgConscienceMode,
+  type OrgConscienceMode,
   OrgConscienceValue
 } from "../../core/schema/Conscience.js"
-import { type Columns, fromRow, json, toCount, toIso } from "./Rows.js"
+import { Count, decodeAll, IsoTimestamp, json, toCount } from "./Rows.js"
 import { type Store, StoreError, storeError } from "./Store.js"
 
 /** The members of a value a change may set. */
@@ -90,29 +91,19 @@ export class OrgConscienceRepo extends Context.Tag("candor/adapters/store/OrgCon
   }
 >() {}
 
-const valueOf = fromRow(
-  (row: Columns<OrgConscienceValue, "sort_order" | "created_at" | "updated_at">): OrgConscienceValue => ({
-    value_id: row.value_id,
-    type: row.type,
-    name: row.name,
-    content: row.content,
-    severity: row.severity,
-    is_active: row.is_active,
-    sort_order: toCount(row.sort_order),
-    created_by: row.created_by,
-    updated_by: row.updated_by,
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at)
-  })
+/** An `org_conscience_values` row: the published value (core/schema/Conscience.ts). */
+const decodeValues = decodeAll(
+  Schema.Struct({ ...OrgConscienceValue.fields, sort_order: Count, created_at: IsoTimestamp, updated_at: IsoTimestamp })
 )
 
-const logEntryOf = fromRow((row: Columns<OrgConscienceLogEntry, "created_at" | "changes">): OrgConscienceLogEntry => ({
-  value_id: row.value_id ?? null,
-  action: row.action,
-  actor: row.actor,
-  changes: (typeof row.changes === "string" ? JSON.parse(row.changes) : row.changes) as ConscienceChanges,
-  created_at: toIso(row.created_at)
-}))
+/** An `org_conscience_log` row: the published entry; `changes` is jsonb (a string on a driver that does not parse it). */
+const decodeLogEntries = decodeAll(
+  Schema.Struct({
+    ...OrgConscienceLogEntry.fields,
+    changes: Schema.Union(ConscienceChanges, Schema.parseJson(ConscienceChanges)),
+    created_at: IsoTimestamp
+  })
+)
 
 /** The settings when an organization never set them. */
 const DEFAULT_SETTINGS = { mode: "augment", enabled: true } as const
@@ -162,15 +153,17 @@ export const make = Effect.gen(function* () {
       if (org === undefined) return undefined
       const [settings] = yield* sql<{ mode: OrgConscienceMode; enabled: boolean }>`
         select mode, enabled from org_conscience_settings where org_id = ${orgId}`
-      const rows = yield* sql`
-        select value_id, type, name, content, severity, is_active, sort_order, created_by, updated_by, created_at,
-          updated_at
-        from org_conscience_values where org_id = ${orgId} order by sort_order, value_id`
+      const values = yield* decodeValues(
+        yield* sql`
+          select value_id, type, name, content, severity, is_active, sort_order, created_by, updated_by, created_at,
+            updated_at
+          from org_conscience_values where org_id = ${orgId} order by sort_order, value_id`
+      )
       return {
         org_id: orgId,
         mode: settings?.mode ?? DEFAULT_SETTINGS.mode,
         enabled: settings?.enabled ?? DEFAULT_SETTINGS.enabled,
-        values: rows.map(valueOf)
+        values
       } satisfies OrgConscience
     })
 
@@ -229,7 +222,7 @@ export const make = Effect.gen(function* () {
       sql`
         select value_id, action, actor, changes, created_at from org_conscience_log
         where org_id = ${orgId} order by entry_id desc limit ${limit} offset ${offset}`.pipe(
-        Effect.map((rows) => rows.map(logEntryOf)),
+        Effect.flatMap(decodeLogEntries),
         storeError("orgConscienceLog")
       )
   })

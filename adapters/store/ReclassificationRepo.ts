@@ -10,14 +10,16 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import type { CardGapSession } from "../../core/Reclassification.js"
 import { DRIFT_MIN_SESSION_CHECKPOINTS } from "../../core/Reputation.js"
-import type {
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import {
   CardAmendment,
   ComplianceExportItem,
   Reclassification,
   ReclassificationType
 } from "../../core/schema/Reclassification.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
-import { json, toCount, toIso } from "./Rows.js"
+import { Count, decodeAll, IsoTimestamp, json, toCount, toIso } from "./Rows.js"
 import { storeError } from "./Store.js"
 
 /** A checkpoint of the agent as the reclassify route checks it: its certified verdict. */
@@ -30,31 +32,32 @@ export interface ReclassifiableCheckpoint {
 /** Listings are bounded: reclassifications are made by people, one at a time. */
 export const RECLASSIFICATION_LIST_LIMIT = 1000
 
-const reclassificationOf = (row: Record<string, unknown>): Reclassification => ({
-  reclassification_id: String(row.reclassification_id),
-  agent_id: String(row.agent_id),
-  checkpoint_id: String(row.checkpoint_id),
-  session_id: String(row.session_id),
-  original_verdict: row.original_verdict as Verdict,
-  new_type: row.new_type as ReclassificationType,
-  reason: String(row.reason),
-  approved_by: String(row.approved_by),
-  certificate_hash: String(row.certificate_hash),
-  governance_index: toCount(row.governance_index),
-  created_at: toIso(row.created_at)
+/** A `reclassifications` row: the published reclassification (core/schema/Reclassification.ts). */
+const ReclassificationRow = Schema.Struct({
+  ...Struct.omit(Reclassification.fields, "chain_hash"),
+  // The column keeps its first name (a rename would be a migration for a word); it holds the chain hash.
+  certificate_hash: Reclassification.fields.chain_hash,
+  governance_index: Count,
+  created_at: IsoTimestamp
 })
+const decodeReclassifications = decodeAll(ReclassificationRow)
 
-const amendmentOf = (row: Record<string, unknown>): CardAmendment => ({
-  amendment_id: String(row.amendment_id),
-  agent_id: String(row.agent_id),
-  reclassification_id: (row.reclassification_id as string | null) ?? null,
-  field_changed: String(row.field_changed),
-  old_value: (row.old_value as string | null) ?? null,
-  new_value: (row.new_value as string | null) ?? null,
-  triggered_by: row.triggered_by as CardAmendment["triggered_by"],
-  created_by: String(row.created_by),
-  created_at: toIso(row.created_at)
-})
+/** A `card_amendments` row: the published amendment. */
+const decodeAmendments = decodeAll(Schema.Struct({ ...CardAmendment.fields, created_at: IsoTimestamp }))
+
+/** An export row: the checkpoint, its reclassification if any, and its certificate's id. */
+const decodeExportRows = decodeAll(
+  Schema.Struct({
+    checkpoint_id: ComplianceExportItem.fields.checkpoint_id,
+    session_id: ComplianceExportItem.fields.session_id,
+    occurred_at: IsoTimestamp,
+    verdict: ComplianceExportItem.fields.verdict,
+    reclassification_id: Schema.NullOr(Schema.String),
+    new_type: Schema.NullOr(ReclassificationType),
+    reclassified_at: Schema.NullOr(IsoTimestamp),
+    certificate_id: Schema.NullOr(Schema.String)
+  })
+)
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -73,7 +76,7 @@ export const make = Effect.gen(function* () {
         insert into reclassifications (reclassification_id, checkpoint_id, agent_id, session_id, original_verdict,
           new_type, reason, approved_by, certificate_hash, governance_index, created_at)
         values (${row.reclassification_id}, ${row.checkpoint_id}, ${row.agent_id}, ${row.session_id},
-          ${row.original_verdict}, ${row.new_type}, ${row.reason}, ${row.approved_by}, ${row.certificate_hash},
+          ${row.original_verdict}, ${row.new_type}, ${row.reason}, ${row.approved_by}, ${row.chain_hash},
           ${row.governance_index}, ${row.created_at}::timestamptz)
         on conflict (checkpoint_id) do nothing
         returning checkpoint_id`.pipe(
@@ -102,7 +105,10 @@ export const make = Effect.gen(function* () {
       sql`
         select * from reclassifications where agent_id = ${agentId}
         order by created_at, reclassification_id limit ${RECLASSIFICATION_LIST_LIMIT}`.pipe(
-        Effect.map((rows) => rows.map(reclassificationOf)),
+        Effect.flatMap(decodeReclassifications),
+        Effect.map((rows) =>
+          rows.map(({ certificate_hash, ...row }): Reclassification => ({ ...row, chain_hash: certificate_hash }))
+        ),
         storeError("listReclassifications")
       ),
 
@@ -111,7 +117,7 @@ export const make = Effect.gen(function* () {
       sql`
         select * from card_amendments where agent_id = ${agentId}
         order by created_at, amendment_id limit ${RECLASSIFICATION_LIST_LIMIT}`.pipe(
-        Effect.map((rows) => rows.map(amendmentOf)),
+        Effect.flatMap(decodeAmendments),
         storeError("listCardAmendments")
       ),
 
@@ -158,7 +164,7 @@ export const make = Effect.gen(function* () {
 
     /** The agent's checkpoints in [from, to), oldest first, with their reclassification and certificate id. */
     exportRows: (agentId: string, from: string, to: string, limit: number) =>
-      sql<Record<string, unknown>>`
+      sql`
         select c.checkpoint_id, c.session_id, c.occurred_at,
           coalesce(c.body ->> 'original_verdict', c.verdict) as verdict,
           r.reclassification_id, r.new_type, r.created_at as reclassified_at,
@@ -168,21 +174,22 @@ export const make = Effect.gen(function* () {
         left join certificates cert on cert.checkpoint_id = c.checkpoint_id
         where c.agent_id = ${agentId} and c.occurred_at >= ${from}::timestamptz and c.occurred_at < ${to}::timestamptz
         order by c.occurred_at, c.position limit ${limit}`.pipe(
+        Effect.flatMap(decodeExportRows),
         Effect.map((rows) =>
           rows.map((row): ComplianceExportItem => ({
-            checkpoint_id: String(row.checkpoint_id),
-            session_id: String(row.session_id),
-            timestamp: toIso(row.occurred_at),
-            verdict: row.verdict as Verdict,
+            checkpoint_id: row.checkpoint_id,
+            session_id: row.session_id,
+            timestamp: row.occurred_at,
+            verdict: row.verdict,
             reclassification:
-              row.reclassification_id === null || row.reclassification_id === undefined
+              row.reclassification_id === null || row.new_type === null || row.reclassified_at === null
                 ? null
                 : {
-                    reclassification_id: String(row.reclassification_id),
-                    new_type: row.new_type as ReclassificationType,
-                    created_at: toIso(row.reclassified_at)
+                    reclassification_id: row.reclassification_id,
+                    new_type: row.new_type,
+                    created_at: row.reclassified_at
                   },
-            certificate_id: (row.certificate_id as string | null) ?? null
+            certificate_id: row.certificate_id
           }))
         ),
         storeError("complianceExport")

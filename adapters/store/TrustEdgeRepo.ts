@@ -14,18 +14,21 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { TRUST_MAX_AGENTS, TRUST_MAX_DEPTH, type TrustLink } from "../../core/TrustPropagation.js"
-import type { TrustEdge, TrustEdgeDirection, TrustLevel } from "../../core/schema/Trust.js"
-import { type Columns, fromRow, toIso } from "./Rows.js"
+import * as Schema from "effect/Schema"
+import { TrustEdge, TrustEdgeDirection, type TrustLevel } from "../../core/schema/Trust.js"
+import { decodeAll, decodeFirst, IsoTimestamp } from "./Rows.js"
 import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 
 /** Active edges one agent may declare: far above any honest use, and a bound on its list. */
 export const TRUST_MAX_OUTGOING = 1000
 
-export interface StoredTrustEdge extends TrustEdge {
-  /** `actorOf` of whoever created it. */
-  readonly created_by: string
-}
+/**
+ * A `trust_edges` row: the published edge (core/schema/Trust.ts) and `created_by`, the `actorOf` of
+ * whoever created it.
+ */
+const EdgeRow = Schema.Struct({ ...TrustEdge.fields, created_by: Schema.String, created_at: IsoTimestamp })
+export type StoredTrustEdge = typeof EdgeRow.Type
 
 export interface TrustEdgeDraft {
   /** `te-<uuid>`. */
@@ -79,22 +82,9 @@ export class TrustEdgeRepo extends Context.Tag("candor/adapters/store/TrustEdgeR
   }
 >() {}
 
-type EdgeRow = Columns<StoredTrustEdge, "created_at">
-
-const edgeOf = fromRow((row: EdgeRow): StoredTrustEdge => ({
-  id: row.id,
-  source_agent_id: row.source_agent_id,
-  target_agent_id: row.target_agent_id,
-  trust_level: row.trust_level,
-  reason: row.reason,
-  created_by: row.created_by,
-  created_at: toIso(row.created_at)
-}))
-
-const listingOf = fromRow((row: EdgeRow & { readonly direction: TrustEdgeDirection }): TrustEdgeListing => ({
-  ...edgeOf(row),
-  direction: row.direction
-}))
+const decodeEdge = decodeFirst(EdgeRow)
+/** A listed row: the edge and its direction from the agent listed (ListedTrustEdge, with `created_by`). */
+const decodeListings = decodeAll(Schema.Struct({ ...EdgeRow.fields, direction: TrustEdgeDirection }))
 
 /** Advisory lock keys of this table: (namespace, hash of the source agent). */
 const LOCK_NAMESPACE = 7260417
@@ -143,30 +133,32 @@ export const make = Effect.gen(function* () {
     create: (draft) =>
       Effect.gen(function* () {
         yield* sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE}, hashtext(${draft.source_agent_id}))`
-        const [active] = yield* sql<EdgeRow>`
-          select ${COLUMNS} from trust_edges
-          where source_agent_id = ${draft.source_agent_id} and target_agent_id = ${draft.target_agent_id}
-            and deleted_at is null`
-        if (active !== undefined) return { _tag: "Exists" as const, edge: edgeOf(active) }
+        const active = yield* decodeEdge(
+          yield* sql`
+            select ${COLUMNS} from trust_edges
+            where source_agent_id = ${draft.source_agent_id} and target_agent_id = ${draft.target_agent_id}
+              and deleted_at is null`
+        )
+        if (active !== undefined) return { _tag: "Exists" as const, edge: active }
         const [count] = yield* sql<{ n: unknown }>`
           select count(*) as n from trust_edges where source_agent_id = ${draft.source_agent_id} and deleted_at is null`
         if (Number(count?.n ?? 0) >= TRUST_MAX_OUTGOING) return { _tag: "Full" as const }
-        const [row] = yield* sql<EdgeRow>`
+        const created = yield* decodeEdge(
+          yield* sql`
           insert into trust_edges (edge_id, source_agent_id, target_agent_id, trust_level, reason, created_by, created_at)
           values (${draft.id}, ${draft.source_agent_id}, ${draft.target_agent_id}, ${draft.trust_level},
             ${draft.reason}, ${draft.created_by}, ${draft.created_at}::timestamptz)
           returning ${COLUMNS}`
-        return { _tag: "Created" as const, edge: edgeOf(row) }
+        )
+        // `returning` answers the row inserted
+        return { _tag: "Created" as const, edge: created! }
       }).pipe((effect) => transaction(sql, effect), storeError("create trust edge")),
 
     remove: (sourceAgentId, edgeId, actor) =>
-      sql<EdgeRow>`
+      sql`
         update trust_edges set deleted_at = now(), deleted_by = ${actor}
         where edge_id = ${edgeId} and source_agent_id = ${sourceAgentId} and deleted_at is null
-        returning ${COLUMNS}`.pipe(
-        Effect.map(([row]) => (row === undefined ? undefined : edgeOf(row))),
-        storeError("delete trust edge")
-      ),
+        returning ${COLUMNS}`.pipe(Effect.flatMap(decodeEdge), storeError("delete trust edge")),
 
     list: (agentId, directions, page) => {
       const outgoing = directions.includes("outgoing")
@@ -182,7 +174,7 @@ export const make = Effect.gen(function* () {
           case when source_agent_id = ${agentId} then 'outgoing' else 'incoming' end as direction
         from trust_edges where ${which} and deleted_at is null
         order by created_at, edge_id limit ${page.limit} offset ${page.offset}`.pipe(
-        Effect.map((rows) => rows.map(listingOf)),
+        Effect.flatMap(decodeListings),
         storeError("list trust edges")
       )
     },

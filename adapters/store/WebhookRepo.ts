@@ -15,9 +15,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
+import * as Schema from "effect/Schema"
+import { WebhookDelivery, type WebhookDeliveryStatus } from "../../core/schema/Webhook.js"
 import type { WebhookEnvelope } from "../../core/schema/WebhookEvents.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
-import { json, toCount, toIso } from "./Rows.js"
+import { Count, decodeAll, decodeFirst, IsoTimestamp, json, toCount, toIso } from "./Rows.js"
 import { StoreError, storeError } from "./Store.js"
 import { transaction } from "./Transaction.js"
 import { openPreviousSecret, openWebhookSecret, sealPreviousSecret, sealWebhookSecret } from "./WebhookSecrets.js"
@@ -61,25 +63,25 @@ export interface EndpointPatch extends Partial<EndpointFields> {
   readonly is_active?: boolean
 }
 
-export type DeliveryStatus = "pending" | "delivered" | "failed"
+/** The published delivery status (core/schema/Webhook.ts). */
+export type DeliveryStatus = WebhookDeliveryStatus
 
-export interface WebhookDeliveryRecord {
-  /** `whd-<uuid>`. */
-  readonly delivery_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly status: DeliveryStatus
-  readonly attempts: number
-  readonly last_status: number | null
-  readonly last_error: string | null
-  readonly next_attempt_at: string | null
-  readonly created_at: string
-  readonly delivered_at: string | null
-  readonly latency_ms: number | null
-  /** 1, then one more per redelivery: an outbox item of an earlier sequence does nothing. */
-  readonly sequence: number
-}
+/**
+ * A `webhook_deliveries` row: the published delivery (core/schema/Webhook.ts, `delivery_id` is
+ * `whd-<uuid>`) with the driver's counts and timestamps, and its `sequence`: 1, then one more per
+ * redelivery (an outbox item of an earlier sequence does nothing).
+ */
+const DeliveryRow = Schema.Struct({
+  ...WebhookDelivery.fields,
+  attempts: Count,
+  last_status: Schema.NullOr(Count),
+  next_attempt_at: Schema.NullOr(IsoTimestamp),
+  created_at: IsoTimestamp,
+  delivered_at: Schema.NullOr(IsoTimestamp),
+  latency_ms: Schema.NullOr(Count),
+  sequence: Count
+})
+export type WebhookDeliveryRecord = typeof DeliveryRow.Type
 
 /** A delivery with what it sends. */
 export interface DeliveryToSend extends WebhookDeliveryRecord {
@@ -250,42 +252,11 @@ const endpointOf = (row: EndpointRow): WebhookEndpoint => ({
   updated_at: toIso(row.updated_at)
 })
 
-interface DeliveryRow {
-  readonly delivery_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly status: DeliveryStatus
-  readonly attempts: unknown
-  readonly last_status: number | null
-  readonly last_error: string | null
-  readonly next_attempt_at: unknown
-  readonly created_at: unknown
-  readonly delivered_at: unknown
-  readonly latency_ms: number | null
-  readonly sequence: unknown
-}
-
 const DELIVERY_COLUMNS = `delivery_id, endpoint_id, event_id, event_type, status, attempts, last_status, last_error,
   next_attempt_at, created_at, delivered_at, latency_ms, sequence`
 
-const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
-
-const deliveryOf = (row: DeliveryRow): WebhookDeliveryRecord => ({
-  delivery_id: row.delivery_id,
-  endpoint_id: row.endpoint_id,
-  event_id: row.event_id,
-  event_type: row.event_type,
-  status: row.status,
-  attempts: toCount(row.attempts),
-  last_status: row.last_status === null ? null : Number(row.last_status),
-  last_error: row.last_error,
-  next_attempt_at: isoOrNull(row.next_attempt_at),
-  created_at: toIso(row.created_at),
-  delivered_at: isoOrNull(row.delivered_at),
-  latency_ms: row.latency_ms === null ? null : Number(row.latency_ms),
-  sequence: toCount(row.sequence)
-})
+const decodeDeliveries = decodeAll(DeliveryRow)
+const decodeDelivery = decodeFirst(DeliveryRow)
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -433,7 +404,7 @@ export const make = Effect.gen(function* () {
     )
     return rows.length === 0
       ? Effect.succeed([])
-      : sql<DeliveryRow>`
+      : sql`
           insert into webhook_deliveries (delivery_id, endpoint_id, owner_scope, owner_id, event_id, event_type,
             envelope, status, next_attempt_at, created_at)
           select r.delivery_id, r.endpoint_id, r.owner_scope, r.owner_id, r.event_id, r.event_type,
@@ -443,7 +414,7 @@ export const make = Effect.gen(function* () {
               envelope jsonb)
           on conflict (endpoint_id, event_id) do nothing
           returning ${sql.literal(DELIVERY_COLUMNS)}`.pipe(
-          Effect.map((rows) => rows.map(deliveryOf)),
+          Effect.flatMap(decodeDeliveries),
           storeError("webhooks.addDeliveries")
         )
   }
@@ -456,26 +427,34 @@ export const make = Effect.gen(function* () {
       ...(query.status === undefined ? [] : [sql`status = ${query.status}`])
     ])
     return Effect.all([
-      sql<DeliveryRow>`select ${sql.literal(DELIVERY_COLUMNS)} from webhook_deliveries where ${where}
+      sql`select ${sql.literal(DELIVERY_COLUMNS)} from webhook_deliveries where ${where}
         order by created_at desc, delivery_id desc limit ${query.limit} offset ${query.offset}`,
       sql<{ n: unknown }>`select count(*) as n from webhook_deliveries where ${where}`
     ]).pipe(
-      Effect.map(([rows, [total]]) => ({ items: rows.map(deliveryOf), total: toCount(total?.n) })),
+      Effect.flatMap(([rows, [total]]) =>
+        Effect.map(decodeDeliveries(rows), (items) => ({ items, total: toCount(total?.n) }))
+      ),
       storeError("webhooks.deliveries")
     )
   }
 
   const delivery: WebhookRepo["Type"]["delivery"] = (owner, deliveryId) =>
-    sql<DeliveryRow>`select ${sql.literal(DELIVERY_COLUMNS)} from webhook_deliveries
+    sql`select ${sql.literal(DELIVERY_COLUMNS)} from webhook_deliveries
       where delivery_id = ${deliveryId} and owner_scope = ${owner.scope} and owner_id = ${owner.id}`.pipe(
-      Effect.map(([row]) => (row === undefined ? undefined : deliveryOf(row))),
+      Effect.flatMap(decodeDelivery),
       storeError("webhooks.delivery")
     )
 
   const deliveryToSend: WebhookRepo["Type"]["deliveryToSend"] = (deliveryId) =>
-    sql<DeliveryRow & { envelope: WebhookEnvelope }>`
+    // The envelope is passed on as stored (what was signed for it is its JSON), not decoded: the one
+    // column of these rows still typed by the query rather than by a schema.
+    sql<{ envelope: WebhookEnvelope }>`
       select ${sql.literal(DELIVERY_COLUMNS)}, envelope from webhook_deliveries where delivery_id = ${deliveryId}`.pipe(
-      Effect.map(([row]) => (row === undefined ? undefined : { ...deliveryOf(row), envelope: row.envelope })),
+      Effect.flatMap((rows) =>
+        Effect.map(decodeDelivery(rows), (delivery) =>
+          delivery === undefined ? undefined : { ...delivery, envelope: rows[0]!.envelope }
+        )
+      ),
       storeError("webhooks.deliveryToSend")
     )
 
@@ -516,14 +495,11 @@ export const make = Effect.gen(function* () {
     )
 
   const redeliver: WebhookRepo["Type"]["redeliver"] = (owner, deliveryId, at) =>
-    sql<DeliveryRow>`update webhook_deliveries set status = 'pending', sequence = sequence + 1, attempts = 0,
+    sql`update webhook_deliveries set status = 'pending', sequence = sequence + 1, attempts = 0,
         last_status = null, last_error = null, latency_ms = null, delivered_at = null,
         next_attempt_at = ${at.toISOString()}::timestamptz
       where delivery_id = ${deliveryId} and owner_scope = ${owner.scope} and owner_id = ${owner.id}
-      returning ${sql.literal(DELIVERY_COLUMNS)}`.pipe(
-      Effect.map(([row]) => (row === undefined ? undefined : deliveryOf(row))),
-      storeError("webhooks.redeliver")
-    )
+      returning ${sql.literal(DELIVERY_COLUMNS)}`.pipe(Effect.flatMap(decodeDelivery), storeError("webhooks.redeliver"))
 
   return WebhookRepo.of({
     count,

@@ -5,9 +5,8 @@
 import { randomBytes } from "node:crypto"
 import { typeSelected } from "../../core/Events.js"
 
-export const MAX_ENDPOINTS_PER_OWNER = 25
-export const MAX_DESCRIPTION_LENGTH = 500
-export const MAX_AGENT_IDS = 50
+// The limits are the published requests' (core/schema/Webhook.ts); re-exported for the code that applies them.
+export { MAX_AGENT_IDS, MAX_DESCRIPTION_LENGTH, MAX_ENDPOINTS_PER_OWNER } from "../../core/schema/Webhook.js"
 /** After a rotation the previous secret keeps signing beside the new one this long. */
 export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000
 

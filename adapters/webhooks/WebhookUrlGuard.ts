@@ -19,7 +19,10 @@ import * as Effect from "effect/Effect"
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { BlockList, isIP, type LookupFunction } from "node:net"
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048
+import { MAX_WEBHOOK_URL_LENGTH } from "../../core/schema/Webhook.js"
+
+// The published request's limit (core/schema/Webhook.ts), re-exported for the code that applies it.
+export { MAX_WEBHOOK_URL_LENGTH }
 
 /**
  * Whether webhooks may reach private addresses and plain http: refused unless a process says

@@ -4,20 +4,15 @@
  */
 import { createContext } from "preact"
 import { useContext } from "preact/hooks"
+import type { ConsoleCaller } from "../../core/schema/Console.js"
+import type { Organization, OrgRole } from "../../core/schema/Organization.js"
 import { api } from "./Api.js"
 
-export type OrgRole = "owner" | "admin" | "member"
+// The published shapes (core/schema), type-only: nothing of core is bundled.
+export type { OrgRole }
 
-export interface Caller {
-  /** The API refuses the service-role key here (403): the console never holds it. */
-  readonly kind: "user" | "api_key" | "operator"
-  readonly user_id: string | null
-  readonly email: string | null
-  readonly org_id: string | null
-  readonly role: OrgRole | null
-  readonly read_only: boolean
-  readonly expires_at: string | null
-}
+/** GET /v1/console/session. The API refuses the service-role key there (403): the console never holds it. */
+export type Caller = typeof ConsoleCaller.Type
 
 export interface OrgSummary {
   readonly org_id: string
@@ -42,11 +37,7 @@ export const canManageOrg = (info: CallerInfo, orgId: string): boolean => {
   return role === "owner" || role === "admin"
 }
 
-interface OrgListItem {
-  readonly org_id: string
-  readonly name: string
-  readonly role: OrgRole
-}
+type OrgListItem = Pick<Organization, "org_id" | "name" | "role">
 
 /**
  * The caller and its organizations: a user's and an organization key's from GET /v1/orgs; the

@@ -130,3 +130,10 @@ export const IntegrityCheckpoint = Schema.Struct({
   description: "The verdict on one thinking block; the block itself is never stored, only its SHA-256"
 })
 export type IntegrityCheckpoint = typeof IntegrityCheckpoint.Type
+
+export const CheckpointList = Schema.Struct({
+  checkpoints: Schema.Array(IntegrityCheckpoint).annotations({ description: "Newest first" }),
+  total: Schema.NonNegativeInt.annotations({ description: "Checkpoints matching the filters, all pages" }),
+  limit: Schema.Int,
+  offset: Schema.NonNegativeInt
+}).annotations({ identifier: "CheckpointList" })

@@ -190,3 +190,73 @@ export const EffectiveConscience = Schema.Struct({
   })
 }).annotations({ identifier: "EffectiveConscience" })
 export type EffectiveConscience = typeof EffectiveConscience.Type
+
+/** Trimmed, then `min`..`max` characters: a name is matched exactly, so stray spaces would never match. */
+const boundedText = (max: number) =>
+  Schema.Trim.pipe(
+    Schema.minLength(1, { message: () => `must be 1 to ${max} characters` }),
+    Schema.maxLength(max, { message: () => `must be 1 to ${max} characters` })
+  )
+
+const ConscienceName = boundedText(ORG_CONSCIENCE_NAME_MAX).annotations({
+  description: `1 to ${ORG_CONSCIENCE_NAME_MAX} characters, unique within the organization (what a judge's concern names)`
+})
+
+const ConscienceContent = boundedText(ORG_CONSCIENCE_CONTENT_MAX).annotations({
+  description: `1 to ${ORG_CONSCIENCE_CONTENT_MAX} characters`
+})
+
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** `description` is accepted for `content` (Mnemom's name for it); `content` wins when both are sent. */
+export const CreateOrgConscienceValue = Schema.Struct({
+  type: ConscienceValueType,
+  name: ConscienceName,
+  content: optional(ConscienceContent),
+  description: optional(ConscienceContent.annotations({ description: "Alias of content" })),
+  severity: optional(ConscienceSeverity.annotations({ description: "Default advisory" })),
+  is_active: optional(Schema.Boolean.annotations({ description: "Default true" }))
+}).annotations({ identifier: "CreateOrgConscienceValue" })
+
+export const UpdateOrgConscienceValue = Schema.Struct({
+  type: optional(ConscienceValueType),
+  name: optional(ConscienceName),
+  content: optional(ConscienceContent),
+  description: optional(ConscienceContent.annotations({ description: "Alias of content" })),
+  severity: optional(ConscienceSeverity),
+  is_active: optional(Schema.Boolean)
+}).annotations({ identifier: "UpdateOrgConscienceValue" })
+
+export const OrgConscienceValueDeleted = Schema.Struct({
+  deleted: Schema.Boolean,
+  value_id: Schema.String
+}).annotations({ identifier: "OrgConscienceValueDeleted" })
+
+export const OrgConscienceOrder = Schema.Struct({
+  order: Schema.Array(Schema.String).annotations({
+    description: "Every value id of the organization, each once, in the new order"
+  })
+}).annotations({ identifier: "OrgConscienceOrder" })
+
+export const OrgConscienceOrdered = Schema.Struct({
+  org_id: Schema.String,
+  order: Schema.Array(Schema.String)
+}).annotations({ identifier: "OrgConscienceOrdered" })
+
+export const OrgConscienceModeUpdate = Schema.Struct({
+  mode: optional(OrgConscienceMode),
+  enabled: optional(
+    Schema.Boolean.annotations({ description: "false: the organization layer does not apply (as if it had none)" })
+  )
+}).annotations({ identifier: "OrgConscienceModeUpdate", description: "At least one of mode and enabled" })
+
+export const OrgConscienceModeState = Schema.Struct({
+  org_id: Schema.String,
+  mode: OrgConscienceMode,
+  enabled: Schema.Boolean
+}).annotations({ identifier: "OrgConscienceModeState" })
+
+export const OrgConscienceLog = Schema.Struct({
+  org_id: Schema.String,
+  entries: Schema.Array(OrgConscienceLogEntry).annotations({ description: "Newest first" })
+}).annotations({ identifier: "OrgConscienceLog" })

@@ -55,3 +55,40 @@ export const DriftAlert = Schema.Struct({
   integrity_similarity: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 1)), { exact: true })
 }).annotations({ identifier: "DriftAlert", description: "Sustained integrity degradation within a session" })
 export type DriftAlert = typeof DriftAlert.Type
+
+const Similarity = Schema.Number.pipe(Schema.between(0, 1))
+
+export const DriftIndicator = Schema.Struct({
+  indicator: Schema.String,
+  baseline: Schema.Number,
+  current: Schema.Number,
+  description: Schema.String
+}).annotations({ identifier: "DriftIndicator" })
+
+export const AapDriftSummary = Schema.Struct({
+  baseline_size: Schema.NonNegativeInt.annotations({
+    description: "Oldest analysed traces averaged into the baseline"
+  }),
+  similarity_threshold: Similarity,
+  sustained_traces: Schema.NonNegativeInt,
+  mean_similarity: Schema.NullOr(Similarity).annotations({
+    description: "Over the traces after the baseline; null when none"
+  }),
+  similarities: Schema.Array(Schema.Struct({ trace_id: TraceId, similarity: Similarity })).annotations({
+    description: "Each trace after the baseline against it, oldest first"
+  }),
+  alerts: Schema.Array(Schema.Struct({ alert: DriftAlert, indicators: Schema.Array(DriftIndicator) })).annotations({
+    description: "Streaks of traces below the threshold"
+  })
+}).annotations({ identifier: "AapDriftSummary" })
+
+export const AapDrift = Schema.Struct({
+  agent_id: AgentId,
+  analyzed_traces: Schema.NonNegativeInt,
+  drift: AapDriftSummary
+}).annotations({ identifier: "AapDrift" })
+
+export const AipDriftAlerts = Schema.Struct({
+  alerts: Schema.Array(DriftAlert).annotations({ description: "Newest first" }),
+  agent_id: AgentId
+}).annotations({ identifier: "AipDriftAlerts" })

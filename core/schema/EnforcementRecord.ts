@@ -53,3 +53,10 @@ export type EnforcementRecord = typeof EnforcementRecord.Type
 
 /** The actor of the gateway's own acts (a refusal, a nudge injected). */
 export const GATEWAY_ACTOR = "gateway"
+
+export const EnforcementRecordList = Schema.Struct({
+  records: Schema.Array(EnforcementRecord).annotations({ description: "Newest first" }),
+  total: Schema.NonNegativeInt.annotations({ description: "Records matching the filters, all pages" }),
+  limit: Schema.Int,
+  offset: Schema.NonNegativeInt
+}).annotations({ identifier: "EnforcementRecordList" })

@@ -20,3 +20,17 @@ const STRICTNESS: Record<EvidenceRedactionMode, number> = { none: 0, mask: 1, om
 /** The stricter of two modes (omit > mask > none). */
 export const stricterRedaction = (a: EvidenceRedactionMode, b: EvidenceRedactionMode): EvidenceRedactionMode =>
   STRICTNESS[b] > STRICTNESS[a] ? b : a
+
+export const EvidenceRedactionUpdate = Schema.Struct({
+  mode: EvidenceRedactionMode.annotations({
+    message: (issue) => ({ message: `must be none, mask or omit; got ${JSON.stringify(issue.actual)}`, override: true })
+  })
+}).annotations({ identifier: "EvidenceRedactionUpdate" })
+
+export const OrgEvidenceRedaction = Schema.Struct({
+  org_id: Schema.String,
+  evidence_redaction: EvidenceRedactionMode
+}).annotations({
+  identifier: "OrgEvidenceRedaction",
+  description: "The organization's mode; the deployment's CANDOR_EVIDENCE_REDACTION applies instead when stricter"
+})

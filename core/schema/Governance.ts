@@ -76,8 +76,18 @@ export const GovernanceHashes = Schema.Struct({
   card_hash: Schema.optionalWith(Hex32, { exact: true }),
   values_hash: Schema.optionalWith(Hex32, { exact: true }),
   policy_hash: Schema.optionalWith(Hex32, { exact: true }),
-  /** The reclassified checkpoint's certificate: its chain hash (the log leaf's content). */
-  certificate_hash: Schema.optionalWith(Hex32, { exact: true })
+  /** The reclassified checkpoint's certificate: its chain hash (`chain.hash`, the checkpoint log leaf's content). */
+  chain_hash: Schema.optionalWith(Hex32, { exact: true }).annotations({
+    description: "reclassification.create: the reclassified checkpoint's chain hash (its certificate's `chain.hash`)"
+  }),
+  /**
+   * The same chain hash under its former name, in reclassification entries signed before the rename
+   * (docs/formats.md). Kept so those records decode whole and still hash to their leaves; new entries
+   * write `chain_hash`.
+   */
+  certificate_hash: Schema.optionalWith(Hex32, { exact: true }).annotations({
+    description: "Entries signed before `chain_hash`: the same chain hash under its former name; never written now"
+  })
 }).annotations({ identifier: "GovernanceHashes" })
 export type GovernanceHashes = typeof GovernanceHashes.Type
 

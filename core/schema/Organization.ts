@@ -4,6 +4,7 @@
 import { Schema } from "effect"
 import { literalUnion } from "./Literals.js"
 import { DateTimeString, Identifier } from "./Ids.js"
+import { Email } from "./Email.js"
 
 /** Descending authority: owner > admin > member. */
 export const ORG_ROLES = ["owner", "admin", "member"] as const
@@ -47,3 +48,37 @@ export const Organization = Schema.Struct({
   updated_at: DateTimeString
 }).annotations({ identifier: "Organization" })
 export type Organization = typeof Organization.Type
+
+/** Billing details the Owner sets; an absent field stays as it is, `null` clears it. */
+export const UpdateOrg = Schema.Struct({
+  billing_email: Schema.optionalWith(Schema.NullOr(Email), { exact: true }),
+  company_name: Schema.optionalWith(
+    Schema.NullOr(
+      Schema.Trim.pipe(
+        Schema.minLength(1, { message: () => "must be 1 to 200 characters" }),
+        Schema.maxLength(200, { message: () => "must be 1 to 200 characters" })
+      )
+    ),
+    { exact: true }
+  )
+}).annotations({ identifier: "UpdateOrg" })
+
+export const OrgList = Schema.Struct({ orgs: Schema.Array(Organization) }).annotations({ identifier: "OrgList" })
+
+export const OrgMember = Schema.Struct({
+  user_id: Identifier,
+  email: Schema.NullOr(Schema.String),
+  role: OrgRole,
+  created_at: DateTimeString
+}).annotations({ identifier: "OrgMember" })
+export type OrgMember = typeof OrgMember.Type
+
+export const OrgMemberList = Schema.Struct({ org_id: Identifier, members: Schema.Array(OrgMember) }).annotations({
+  identifier: "OrgMemberList"
+})
+
+export const SetMemberRole = Schema.Struct({ role: OrgRole }).annotations({ identifier: "SetMemberRole" })
+
+export const TransferOwnership = Schema.Struct({ user_id: Identifier }).annotations({ identifier: "TransferOwnership" })
+
+export const Deleted = Schema.Struct({ deleted: Schema.Boolean }).annotations({ identifier: "Deleted" })

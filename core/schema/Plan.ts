@@ -34,3 +34,7 @@ export const Plan = Schema.Struct({
   sort_order: Schema.Int
 }).annotations({ identifier: "Plan" })
 export type Plan = typeof Plan.Type
+
+export const PlanList = Schema.Struct({
+  plans: Schema.Array(Plan).annotations({ description: "In `sort_order`" })
+}).annotations({ identifier: "PlanList" })

@@ -3,7 +3,7 @@
  * publishes them (docs/reclassification.md).
  */
 import { Schema } from "effect"
-import { AgentId, CheckpointId, DateTimeString, SessionId } from "./Ids.js"
+import { AgentId, CheckpointId, DateTimeString, Hex32, SessionId } from "./Ids.js"
 import { literalUnion } from "./Literals.js"
 import { Grade } from "./Reputation.js"
 import { Verdict } from "./Verdict.js"
@@ -66,7 +66,9 @@ export const Reclassification = Schema.Struct({
   new_type: ReclassificationType,
   reason: Schema.String,
   approved_by: Schema.String,
-  certificate_hash: Schema.String,
+  chain_hash: Hex32.annotations({
+    description: "The reclassified checkpoint's chain hash (its certificate's `chain.hash`)"
+  }),
   governance_index: Schema.NonNegativeInt,
   created_at: DateTimeString
 }).annotations({ identifier: "Reclassification" })

@@ -100,3 +100,93 @@ export const TeamCardHistoryItem = Schema.Struct({
   })
 }).annotations({ identifier: "TeamCardHistoryItem" })
 export type TeamCardHistoryItem = typeof TeamCardHistoryItem.Type
+
+export const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** Trimmed, then 1..100 characters: names are compared (ignoring case) for uniqueness. */
+const TeamName = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => `must be 1 to ${TEAM_NAME_MAX} characters` }),
+  Schema.maxLength(TEAM_NAME_MAX, { message: () => `must be 1 to ${TEAM_NAME_MAX} characters` })
+).annotations({
+  description: `1 to ${TEAM_NAME_MAX} characters, unique (ignoring case) among the organization's active teams`
+})
+
+const TeamDescription = Schema.Trim.pipe(
+  Schema.maxLength(TEAM_DESCRIPTION_MAX, { message: () => `must be at most ${TEAM_DESCRIPTION_MAX} characters` })
+).annotations({ description: `At most ${TEAM_DESCRIPTION_MAX} characters; empty or null: none` })
+
+const agentIds = (min: number, max: number) =>
+  Schema.Array(AgentId).pipe(
+    Schema.minItems(min, { message: () => `must list ${min} to ${max} agent ids` }),
+    Schema.maxItems(max, { message: () => `must list ${min} to ${max} agent ids` })
+  )
+
+const Metadata = JsonObject.annotations({ description: "Any JSON object, at most 16 KiB" })
+
+export const CreateTeam = Schema.Struct({
+  org_id: Identifier,
+  name: TeamName,
+  description: optional(Schema.NullOr(TeamDescription)),
+  agent_ids: agentIds(TEAM_MIN_MEMBERS, TEAM_MAX_MEMBERS).annotations({
+    description: `${TEAM_MIN_MEMBERS} to ${TEAM_MAX_MEMBERS} distinct agents of the organization`
+  }),
+  metadata: optional(Metadata)
+}).annotations({ identifier: "CreateTeam" })
+
+export const UpdateTeam = Schema.Struct({
+  name: optional(TeamName),
+  description: optional(Schema.NullOr(TeamDescription)),
+  metadata: optional(Metadata.annotations({ description: "Replaces the metadata (at most 16 KiB)" }))
+}).annotations({ identifier: "UpdateTeam" })
+
+export const AddTeamMembers = Schema.Struct({
+  agent_ids: agentIds(1, TEAM_MAX_MEMBERS).annotations({
+    description: `1 to ${TEAM_MAX_MEMBERS} distinct agents of the team's organization`
+  })
+}).annotations({ identifier: "AddTeamMembers" })
+
+export const TeamMembersAdded = Schema.Struct({
+  added: Schema.Array(TeamMember),
+  already_members: Schema.Array(AgentId),
+  members: Schema.Array(TeamMember)
+}).annotations({ identifier: "TeamMembersAdded" })
+
+export const TeamMemberRemoved = Schema.Struct({
+  removed: TeamMember,
+  members: Schema.Array(TeamMember)
+}).annotations({ identifier: "TeamMemberRemoved" })
+
+export const TeamList = Schema.Struct({
+  org_id: Schema.String,
+  teams: Schema.Array(Team).annotations({ description: "Oldest first" }),
+  total: Schema.NonNegativeInt,
+  limit: Schema.Int,
+  offset: Schema.NonNegativeInt
+}).annotations({ identifier: "TeamList" })
+
+export const TeamRosterHistory = Schema.Struct({
+  team_id: Schema.String,
+  changes: Schema.Array(TeamRosterChange).annotations({ description: "Newest first" }),
+  total: Schema.NonNegativeInt,
+  limit: Schema.Int,
+  offset: Schema.NonNegativeInt
+}).annotations({ identifier: "TeamRosterHistory" })
+
+export const PutTeamCard = Schema.Struct({
+  card_json: TeamCard,
+  card_source: optional(TeamCardSource.annotations({ description: "Default manual" }))
+}).annotations({ identifier: "PutTeamCard" })
+
+export const DerivedTeamCard = Schema.Struct({
+  derived_card: TeamCard,
+  member_count: Schema.NonNegativeInt,
+  members_with_cards: Schema.NonNegativeInt
+}).annotations({ identifier: "DerivedTeamCard", description: "Not stored: PUT it to put it in force" })
+
+export const TeamCardHistory = Schema.Struct({
+  team_id: Schema.String,
+  versions: Schema.Array(TeamCardHistoryItem).annotations({ description: "Newest first" }),
+  total: Schema.NonNegativeInt,
+  limit: Schema.Int,
+  offset: Schema.NonNegativeInt
+}).annotations({ identifier: "TeamCardHistory" })

@@ -56,3 +56,25 @@ export const TrustContribution = Schema.Struct({
   points: Schema.Number.annotations({ description: "100 × path_weight × quality, unrounded" })
 }).annotations({ identifier: "TrustContribution" })
 export type TrustContribution = typeof TrustContribution.Type
+
+export const CreateTrustEdge = Schema.Struct({
+  target_agent_id: AgentId.annotations({ description: "The agent trusted; not the agent itself" }),
+  trust_level: TrustLevel,
+  reason: TrustReason
+}).annotations({ identifier: "CreateTrustEdge" })
+
+export const ListedTrustEdge = Schema.Struct({
+  ...TrustEdge.fields,
+  direction: TrustEdgeDirection.annotations({
+    description: "outgoing: the agent declared it; incoming: the agent is its target"
+  })
+}).annotations({ identifier: "ListedTrustEdge" })
+
+export const TrustEdgeList = Schema.Struct({
+  trust_edges: Schema.Array(ListedTrustEdge).annotations({ description: "Active edges, oldest first" })
+}).annotations({ identifier: "TrustEdgeList" })
+
+export const TrustEdgeDeleted = Schema.Struct({
+  deleted: Schema.Literal(true),
+  id: TrustEdgeId
+}).annotations({ identifier: "TrustEdgeDeleted" })

@@ -223,3 +223,16 @@ export const WebhookEnvelope = Schema.Struct({
   data: Schema.Unknown
 }).annotations({ identifier: "WebhookEnvelope", description: "One event, as delivered and streamed" })
 export type WebhookEnvelope = typeof WebhookEnvelope.Type
+
+export const EventTypeInfo = Schema.Struct({
+  type: Schema.String,
+  description: Schema.String,
+  status: Schema.Literal("active", "declared").annotations({
+    description: "`declared`: may be subscribed to now, fires once its feature lands"
+  }),
+  data_schema: Schema.Unknown.annotations({ description: "JSON Schema (draft-07) of the event's `data`" })
+}).annotations({ identifier: "EventTypeInfo" })
+
+export const EventTypes = Schema.Struct({ event_types: Schema.Array(EventTypeInfo) }).annotations({
+  identifier: "EventTypes"
+})

@@ -6,9 +6,14 @@
  * /docs agree.
  */
 import type * as OpenApi from "@effect/platform/OpenApi"
+import * as OpenApiJsonSchema from "@effect/platform/OpenApiJsonSchema"
 import type * as Context from "effect/Context"
+import { ErrorBody } from "../../core/schema/ErrorBody.js"
 
 const ERROR_SCHEMA = "Error"
+
+/** The `Error` component, from its schema (core/schema/ErrorBody.ts), inline rather than a reference to itself. */
+const errorSchema = OpenApiJsonSchema.makeWithDefs(ErrorBody, { defs: {}, topLevelReferenceStrategy: "skip" })
 
 /** Components that only ever described the rewritten bodies. */
 const REPLACED = [
@@ -45,12 +50,7 @@ interface Operation {
 export const rewriteErrorBodies: Context.Tag.Service<typeof OpenApi.Transform> = (spec) => {
   const schemas: Record<string, unknown> = { ...spec.components?.schemas }
   for (const name of REPLACED) delete schemas[name]
-  schemas[ERROR_SCHEMA] = {
-    type: "object",
-    required: ["error"],
-    properties: { error: { type: "string", description: "What went wrong, for humans" } },
-    additionalProperties: false
-  }
+  schemas[ERROR_SCHEMA] = errorSchema
   const paths: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, unknown>]>) {
     paths[path] = Object.fromEntries(

@@ -3,6 +3,7 @@
  * served in index order with the signed tree head; each entry's inclusion proof and the consistency
  * between two heads verify with core's verifiers and the signing key alone, and `candor verify`'s
  * check accepts a saved proof and rejects a tampered one. Readers of the agent or organization only.
+ * Reclassification entries signed before `hashes.chain_hash` keep `hashes.certificate_hash` and verify.
  */
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -101,6 +102,64 @@ layer(harness(), { timeout: "90 seconds" })("governance logs", (it) => {
       const foreign = yield* api.call("GET", `/v1/agents/${agentA}/governance-log`, { token: userB.token })
       expect(foreign.status).toBe(404)
       expect(Object.keys(foreign.body)).toEqual(["error"])
+    })
+  )
+
+  it.effect("a reclassification entry signed before the chain_hash rename keeps certificate_hash and verifies", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const logs = yield* GovernanceLog
+      const key = (yield* SigningKeys).active
+      const { agentB, userB } = api.fixtures
+      const chainHash = "ab".repeat(32)
+      // The old format, as entries written before issue 27 hold it: the chain hash as `certificate_hash`.
+      const old = yield* logs.append(agentGovernanceLog(agentB), {
+        action: "reclassification.create",
+        actor: userB.userId,
+        reason: "signed before the rename",
+        previous_state: { checkpoint_id: "chk-old", verdict: "boundary_violation" },
+        new_state: { reclassification_id: "rcl-old", checkpoint_id: "chk-old", new_type: "card_gap" },
+        hashes: { certificate_hash: chainHash }
+      })
+      const current = yield* logs.append(agentGovernanceLog(agentB), {
+        action: "reclassification.create",
+        actor: userB.userId,
+        reason: "signed after the rename",
+        previous_state: { checkpoint_id: "chk-new", verdict: "boundary_violation" },
+        new_state: { reclassification_id: "rcl-new", checkpoint_id: "chk-new", new_type: "card_gap" },
+        hashes: { chain_hash: chainHash }
+      })
+      for (const [entry, hashes] of [
+        [old, { certificate_hash: chainHash }],
+        [current, { chain_hash: chainHash }]
+      ] as const) {
+        const proof = yield* api.call("GET", `/v1/agents/${agentB}/governance-log/${entry.index}/inclusion-proof`, {
+          token: userB.token
+        })
+        expect(proof.status).toBe(200)
+        // Served as signed: the field keeps its name, and no other is added.
+        expect(proof.body.record.hashes).toEqual(hashes)
+        expect(proof.body.leaf_hash).toBe(entry.leaf_hash)
+        expect(
+          verifyGovernanceEntry({
+            record: proof.body.record,
+            index: entry.index,
+            auditPath: proof.body.audit_path,
+            signedTreeHead: proof.body.signed_tree_head,
+            verifiers: [{ name: proof.body.origin, publicKey: key.publicKey }]
+          })
+        ).toEqual({ ok: true })
+        expect(verifyGovernanceProof(proof.body, [key], undefined).valid).toBe(true)
+        // Renaming the field of a signed entry breaks its leaf: each name is checked as signed.
+        const renamed = Object.fromEntries(
+          Object.entries(hashes).map(([name, value]) => [
+            name === "chain_hash" ? "certificate_hash" : "chain_hash",
+            value
+          ])
+        )
+        const altered = { ...proof.body, record: { ...proof.body.record, hashes: renamed } }
+        expect(verifyGovernanceProof(altered, [key], undefined).valid).toBe(false)
+      }
     })
   )
 

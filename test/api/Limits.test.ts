@@ -3,9 +3,11 @@
  * rate), the body size limit (413), unknown routes (404 {error}), and what the server publishes
  * besides the API: the OpenAPI document, the docs page, /metrics, /health/ready.
  */
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { CandorApi } from "../../src/api/Api.js"
 import { seed } from "./AgentData.js"
 import * as Harness from "./Support.js"
 import { ApiHarness } from "./Support.js"
@@ -151,6 +153,8 @@ layer(Harness.layer(), { timeout: "60 seconds" })("limits", (it) => {
       expect(doc.status).toBe(200)
       expect(doc.body.openapi).toMatch(/^3\./)
       expect(doc.body.info.title).toBe("Candor management API")
+      // What test/api/OpenApiDocument.test.ts compares with its committed fixture is what is served.
+      expect(doc.body).toEqual(JSON.parse(JSON.stringify(OpenApi.fromApi(CandorApi))))
       for (const path of ["/v1/orgs", "/v1/plans", "/v1/agents/{agent_id}/checkpoints", "/v1/license/validate"]) {
         expect(Object.keys(doc.body.paths), path).toContain(path)
       }

@@ -112,7 +112,7 @@ layer(harness(), { timeout: "120 seconds" })("reclassification API", (it) => {
           checkpoint_id: violation,
           new_type: "card_gap"
         },
-        hashes: { certificate_hash: certificate.chain.hash }
+        hashes: { chain_hash: certificate.chain.hash }
       })
 
       // A third party recomputes the served score from the certificates and the published card gaps
@@ -142,7 +142,7 @@ layer(harness(), { timeout: "120 seconds" })("reclassification API", (it) => {
       expect(listed.body.reclassifications).toHaveLength(1)
       expect(listed.body.reclassifications[0]).toMatchObject({
         reclassification_id: res.body.reclassification_id,
-        certificate_hash: certificate.chain.hash,
+        chain_hash: certificate.chain.hash,
         new_type: "card_gap"
       })
       const amendments = yield* api.call("GET", `/v1/agents/${agentId}/card-amendments`, {

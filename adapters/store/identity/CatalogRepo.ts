@@ -7,9 +7,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Agent } from "../../../core/schema/Agent.js"
-import type { Plan } from "../../../core/schema/Plan.js"
+import * as Schema from "effect/Schema"
+import { BlogPost as PublishedBlogPost } from "../../../core/schema/Blog.js"
+import { Plan } from "../../../core/schema/Plan.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
-import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
+import { type Columns, Count, decodeAll, decodeFirst, IsoTimestamp, toCount, toIso } from "../Rows.js"
 import { defaultAgentSettings, StoreError, storeError, type AgentSettingsRecord } from "../Store.js"
 
 export interface Promo {
@@ -30,14 +32,8 @@ export interface EnterpriseContact {
   readonly message: string
 }
 
-export interface BlogPost {
-  readonly post_id: string
-  readonly agent_id: string
-  readonly title: string
-  readonly slug: string
-  readonly summary: string
-  readonly published_at: string
-}
+/** The published post (core/schema/Blog.ts); the store's rows decode into it. */
+export type BlogPost = typeof PublishedBlogPost.Type
 
 export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/CatalogRepo")<
   CatalogRepo,
@@ -65,39 +61,13 @@ export class CatalogRepo extends Context.Tag("candor/adapters/store/identity/Cat
   }
 >() {}
 
-type PlanRow = Columns<
-  Plan,
-  | "base_price_cents"
-  | "annual_price_cents"
-  | "per_check_price"
-  | "included_checks"
-  | "trace_retention_days"
-  | "sort_order"
->
+/** A `plans` row: the published plan (core/schema/Plan.ts) with the driver's bigint as a number. */
+const PlanRow = Schema.Struct({ ...Plan.fields, included_checks: Count })
+const decodePlans = decodeAll(PlanRow)
+const decodePlan = decodeFirst(PlanRow)
 
-const planOf = fromRow((row: PlanRow): Plan => ({
-  plan_id: row.plan_id,
-  display_name: row.display_name,
-  description: row.description,
-  billing_model: row.billing_model,
-  base_price_cents: toCount(row.base_price_cents),
-  annual_price_cents: toCount(row.annual_price_cents),
-  per_check_price: Number(row.per_check_price),
-  included_checks: toCount(row.included_checks),
-  trace_retention_days: toCount(row.trace_retention_days),
-  feature_flags: row.feature_flags,
-  limits: row.limits,
-  sort_order: toCount(row.sort_order)
-}))
-
-const postOf = fromRow((row: Columns<BlogPost, "published_at">): BlogPost => ({
-  post_id: row.post_id,
-  agent_id: row.agent_id,
-  title: row.title,
-  slug: row.slug,
-  summary: row.summary,
-  published_at: toIso(row.published_at)
-}))
+/** A `blog_posts` row: the published post. */
+const decodePosts = decodeAll(Schema.Struct({ ...PublishedBlogPost.fields, published_at: IsoTimestamp }))
 
 interface AgentRecordRow {
   readonly agent_id: string
@@ -117,16 +87,10 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   return CatalogRepo.of({
-    plans: sql`select * from plans order by sort_order, plan_id`.pipe(
-      Effect.map((rows) => rows.map(planOf)),
-      storeError("plans")
-    ),
+    plans: sql`select * from plans order by sort_order, plan_id`.pipe(Effect.flatMap(decodePlans), storeError("plans")),
 
     plan: (planId) =>
-      sql`select * from plans where plan_id = ${planId}`.pipe(
-        Effect.map((rows) => (rows[0] === undefined ? undefined : planOf(rows[0]))),
-        storeError("plan")
-      ),
+      sql`select * from plans where plan_id = ${planId}`.pipe(Effect.flatMap(decodePlan), storeError("plan")),
 
     promo: (code, now) =>
       sql<
@@ -173,10 +137,7 @@ export const make = Effect.gen(function* () {
         ? sql`select * from blog_posts order by published_at desc, post_id limit ${limit} offset ${offset}`
         : sql`select * from blog_posts where agent_id = ${agentId}
               order by published_at desc, post_id limit ${limit} offset ${offset}`
-      ).pipe(
-        Effect.map((rows) => rows.map(postOf)),
-        storeError("posts")
-      ),
+      ).pipe(Effect.flatMap(decodePosts), storeError("posts")),
 
     putPost: (post) =>
       sql`insert into blog_posts (post_id, agent_id, title, slug, summary, body, published_at)

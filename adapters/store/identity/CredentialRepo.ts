@@ -7,24 +7,17 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { OrgRole } from "../../../core/schema/Organization.js"
-import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { ImpersonationSession as PublishedSession } from "../../../core/schema/Admin.js"
+import { ApiKey } from "../../../core/schema/ApiKey.js"
+import { OrgRole } from "../../../core/schema/Organization.js"
+import { decodeAll, decodeFirst, IsoTimestamp, toCount } from "../Rows.js"
 import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
-export interface ApiKey {
-  readonly key_id: string
-  readonly name: string
-  /** The first characters of the key, to recognise it in a list (never enough to use it). */
-  readonly prefix: string
-  readonly user_id: string
-  /** Set for an organization key, which acts with `role` in that organization only. */
-  readonly org_id: string | null
-  readonly role: OrgRole | null
-  readonly created_at: string
-  readonly last_used_at: string | null
-  readonly revoked_at: string | null
-}
+/** The published record (core/schema/ApiKey.ts); the store's rows decode into it. */
+export type { ApiKey } from "../../../core/schema/ApiKey.js"
 
 /** A live key as authentication reads it: with its creator's role in the key's organization now. */
 export interface KeyWithCreator extends ApiKey {
@@ -44,15 +37,18 @@ export class KeyCapReached extends Data.TaggedError("KeyCapReached")<{
   readonly limit: number
 }> {}
 
-export interface ImpersonationSession {
-  readonly session_id: string
-  readonly admin_user_id: string
-  readonly target_user_id: string
-  readonly reason: string | null
-  readonly created_at: string
-  readonly expires_at: string
-  readonly ended_at: string | null
-}
+/**
+ * An `impersonation_sessions` row: the published session (core/schema/Admin.ts) without what the API
+ * derives from it (`active`, `read_only`).
+ */
+const SessionRow = Schema.Struct({
+  ...Struct.omit(PublishedSession.fields, "active", "read_only"),
+  created_at: IsoTimestamp,
+  expires_at: IsoTimestamp,
+  ended_at: Schema.NullOr(IsoTimestamp)
+})
+export type ImpersonationSession = typeof SessionRow.Type
+const decodeSession = decodeFirst(SessionRow)
 
 export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/CredentialRepo")<
   CredentialRepo,
@@ -104,45 +100,19 @@ export class CredentialRepo extends Context.Tag("candor/adapters/store/identity/
   }
 >() {}
 
-const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
+/** An `api_keys` row: the published key with the driver's timestamps. */
+const KeyRow = Schema.Struct({
+  ...ApiKey.fields,
+  created_at: IsoTimestamp,
+  last_used_at: Schema.NullOr(IsoTimestamp),
+  revoked_at: Schema.NullOr(IsoTimestamp)
+})
+const decodeKeys = decodeAll(KeyRow)
+const decodeKey = decodeFirst(KeyRow)
 
-const keyOf = fromRow((row: Columns<ApiKey, "created_at" | "last_used_at" | "revoked_at">): ApiKey => ({
-  key_id: row.key_id,
-  name: row.name,
-  prefix: row.prefix,
-  user_id: row.user_id,
-  org_id: row.org_id ?? null,
-  role: row.role ?? null,
-  created_at: toIso(row.created_at),
-  last_used_at: isoOrNull(row.last_used_at),
-  revoked_at: isoOrNull(row.revoked_at)
-}))
-
-const sessionOf = fromRow(
-  (row: Columns<ImpersonationSession, "created_at" | "expires_at" | "ended_at">): ImpersonationSession => ({
-    session_id: row.session_id,
-    admin_user_id: row.admin_user_id,
-    target_user_id: row.target_user_id,
-    reason: row.reason ?? null,
-    created_at: toIso(row.created_at),
-    expires_at: toIso(row.expires_at),
-    ended_at: isoOrNull(row.ended_at)
-  })
-)
-
-const keyWithCreatorOf = fromRow(
-  (row: Columns<KeyWithCreator, "created_at" | "last_used_at" | "revoked_at">): KeyWithCreator => ({
-    ...keyOf(row),
-    creator_role: row.creator_role ?? null
-  })
-)
+const decodeKeyWithCreator = decodeFirst(Schema.Struct({ ...KeyRow.fields, creator_role: Schema.NullOr(OrgRole) }))
 
 const RANK: Record<OrgRole, number> = { owner: 3, admin: 2, member: 1 }
-
-const first =
-  <A>(of: (row: unknown) => A) =>
-  (rows: ReadonlyArray<unknown>): A | undefined =>
-    rows[0] === undefined ? undefined : of(rows[0])
 
 const KEY_COLUMNS = "key_id, name, prefix, user_id, org_id, role, created_at, last_used_at, revoked_at"
 /** The same, of `api_keys k` (joined with the creator's membership). */
@@ -158,7 +128,11 @@ export const make = Effect.gen(function* () {
     createKey: (key, caps) => {
       const insert = sql`insert into api_keys (key_id, key_hash, name, prefix, user_id, org_id, role)
           values (${key.key_id}, ${key.key_hash}, ${key.name}, ${key.prefix}, ${key.user_id}, ${key.org_id}, ${key.role})
-          returning ${keyColumns}`.pipe(Effect.map((rows) => keyOf(rows[0])))
+          returning ${keyColumns}`.pipe(
+        Effect.flatMap(decodeKey),
+        // `returning` answers the row inserted
+        Effect.map((row) => row!)
+      )
       if (caps === undefined) return insert.pipe(storeError("createKey"))
       const live = (rows: ReadonlyArray<{ readonly n?: unknown }>) => toCount(rows[0]?.n)
       return transaction(
@@ -179,14 +153,19 @@ export const make = Effect.gen(function* () {
           }
           return yield* insert
         })
-      ).pipe(Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "createKey", cause }))))
+      ).pipe(
+        Effect.catchTags({
+          SqlError: (cause) => Effect.fail(new StoreError({ operation: "createKey", cause })),
+          ParseError: (cause) => Effect.fail(new StoreError({ operation: "createKey", cause }))
+        })
+      )
     },
 
     keyByHash: (keyHash) =>
       sql`select ${sql.unsafe(QUALIFIED_KEY_COLUMNS)}, m.role as creator_role
           from api_keys k left join org_members m on m.org_id = k.org_id and m.user_id = k.user_id
           where k.key_hash = ${keyHash} and k.revoked_at is null`.pipe(
-        Effect.map(first(keyWithCreatorOf)),
+        Effect.flatMap(decodeKeyWithCreator),
         storeError("keyByHash")
       ),
 
@@ -201,7 +180,7 @@ export const make = Effect.gen(function* () {
 
     getKey: (keyId) =>
       sql`select ${keyColumns} from api_keys where key_id = ${keyId}`.pipe(
-        Effect.map(first(keyOf)),
+        Effect.flatMap(decodeKey),
         storeError("getKey")
       ),
 
@@ -210,10 +189,7 @@ export const make = Effect.gen(function* () {
         ? sql`select ${keyColumns} from api_keys where org_id = ${owner.orgId} order by created_at desc, key_id`
         : sql`select ${keyColumns} from api_keys where user_id = ${owner.userId} and org_id is null
               order by created_at desc, key_id`
-      ).pipe(
-        Effect.map((rows) => rows.map(keyOf)),
-        storeError("keysOf")
-      ),
+      ).pipe(Effect.flatMap(decodeKeys), storeError("keysOf")),
 
     revokeKey: (keyId) =>
       sql`update api_keys set revoked_at = now() where key_id = ${keyId} and revoked_at is null returning key_id`.pipe(
@@ -236,23 +212,25 @@ export const make = Effect.gen(function* () {
           values (${session.session_id}, ${session.admin_user_id}, ${session.target_user_id}, ${session.token_hash},
             ${session.reason}, ${session.expires_at})
           returning *`.pipe(
-        Effect.map((rows) => sessionOf(rows[0])),
+        Effect.flatMap(decodeSession),
+        // `returning` answers the row inserted
+        Effect.map((session) => session!),
         storeError("createSession")
       ),
 
     sessionByToken: (tokenHash, now) =>
       sql`select * from impersonation_sessions where token_hash = ${tokenHash} and ended_at is null
-          and expires_at > ${now}`.pipe(Effect.map(first(sessionOf)), storeError("sessionByToken")),
+          and expires_at > ${now}`.pipe(Effect.flatMap(decodeSession), storeError("sessionByToken")),
 
     getSession: (sessionId) =>
       sql`select * from impersonation_sessions where session_id = ${sessionId}`.pipe(
-        Effect.map(first(sessionOf)),
+        Effect.flatMap(decodeSession),
         storeError("getSession")
       ),
 
     endSession: (sessionId) =>
       sql`update impersonation_sessions set ended_at = coalesce(ended_at, now()) where session_id = ${sessionId}
-          returning *`.pipe(Effect.map(first(sessionOf)), storeError("endSession"))
+          returning *`.pipe(Effect.flatMap(decodeSession), storeError("endSession"))
   })
 })
 

@@ -9,51 +9,46 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { OrgRole } from "../../../core/schema/Organization.js"
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { UserAccount } from "../../../core/schema/Admin.js"
+import { Invite } from "../../../core/schema/Invite.js"
+import { OrgMember, OrgRole, Organization } from "../../../core/schema/Organization.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
-import { type Columns, fromRow, toCount, toIso } from "../Rows.js"
+import { type Columns, Count, decodeAll, decodeFirst, fromRow, IsoTimestamp, toIso } from "../Rows.js"
 import { StoreError, storeError } from "../Store.js"
 import { transaction } from "../Transaction.js"
 
-export interface User {
-  readonly user_id: string
-  readonly email: string | null
-  readonly plan_id: string
-  readonly is_admin: boolean
-  readonly created_at: string
-}
+/** A `users` row: the published account (core/schema/Admin.ts). */
+const UserRow = Schema.Struct({ ...UserAccount.fields, created_at: IsoTimestamp })
+export type User = typeof UserRow.Type
+const decodeUser = decodeFirst(UserRow)
 
-export interface Org {
-  readonly org_id: string
-  readonly name: string
-  readonly slug: string
-  readonly billing_account_id: string
-  readonly owner_user_id: string
-  readonly billing_email: string | null
-  readonly company_name: string | null
-  readonly plan_id: string
-  readonly member_count: number
-  readonly created_at: string
-  readonly updated_at: string
-}
+/**
+ * An `orgs` row with its member count: the published organization (core/schema/Organization.ts)
+ * without the caller's role, with the plan it is on.
+ */
+const OrgRow = Schema.Struct({
+  ...Struct.omit(Organization.fields, "role"),
+  plan_id: Schema.String,
+  member_count: Count,
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp
+})
+export type Org = typeof OrgRow.Type
 
-export interface Member {
-  readonly user_id: string
-  readonly email: string | null
-  readonly role: OrgRole
-  readonly created_at: string
-}
+/** An `org_members` row with the member's email: the published member (core/schema/Organization.ts). */
+const MemberRow = Schema.Struct({ ...OrgMember.fields, email: Schema.NullOr(Schema.String), created_at: IsoTimestamp })
+export type Member = OrgMember
 
-export interface Invite {
-  readonly invite_id: string
-  readonly org_id: string
-  readonly email: string
-  readonly role: OrgRole
-  readonly invited_by: string
-  readonly created_at: string
-  readonly expires_at: string
-  readonly accepted_at: string | null
-}
+/** An `org_invites` row: the published invite (core/schema/Invite.ts). */
+const InviteRow = Schema.Struct({
+  ...Invite.fields,
+  created_at: IsoTimestamp,
+  expires_at: IsoTimestamp,
+  accepted_at: Schema.NullOr(IsoTimestamp)
+})
+export type { Invite } from "../../../core/schema/Invite.js"
 
 export interface AgentClaim {
   readonly agent_id: string
@@ -143,38 +138,11 @@ export class IdentityRepo extends Context.Tag("candor/adapters/store/identity/Id
   }
 >() {}
 
-const userOf = fromRow((row: Columns<User, "created_at">): User => ({
-  user_id: row.user_id,
-  email: row.email ?? null,
-  plan_id: row.plan_id,
-  is_admin: row.is_admin === true,
-  created_at: toIso(row.created_at)
-}))
-
-const orgOf = fromRow((row: Columns<Org, "member_count" | "created_at" | "updated_at">): Org => ({
-  org_id: row.org_id,
-  name: row.name,
-  slug: row.slug,
-  billing_account_id: row.billing_account_id,
-  owner_user_id: row.owner_user_id,
-  billing_email: row.billing_email ?? null,
-  company_name: row.company_name ?? null,
-  plan_id: row.plan_id,
-  member_count: toCount(row.member_count),
-  created_at: toIso(row.created_at),
-  updated_at: toIso(row.updated_at)
-}))
-
-const inviteOf = fromRow((row: Columns<Invite, "created_at" | "expires_at" | "accepted_at">): Invite => ({
-  invite_id: row.invite_id,
-  org_id: row.org_id,
-  email: row.email,
-  role: row.role,
-  invited_by: row.invited_by,
-  created_at: toIso(row.created_at),
-  expires_at: toIso(row.expires_at),
-  accepted_at: row.accepted_at === null || row.accepted_at === undefined ? null : toIso(row.accepted_at)
-}))
+const decodeOrg = decodeFirst(OrgRow)
+const decodeOrgsWithRole = decodeAll(Schema.Struct({ ...OrgRow.fields, role: OrgRole }))
+const decodeMembers = decodeAll(MemberRow)
+const decodeInvite = decodeFirst(InviteRow)
+const decodeInvites = decodeAll(InviteRow)
 
 const claimOf = fromRow((row: Columns<AgentClaim, "claimed_at">): AgentClaim => ({
   agent_id: row.agent_id,
@@ -203,7 +171,7 @@ export const make = Effect.gen(function* () {
 
   const getOrg = (orgId: string) =>
     sql`select ${orgColumns} from orgs o where o.org_id = ${orgId}`.pipe(
-      Effect.map((rows) => (rows[0] === undefined ? undefined : orgOf(rows[0]))),
+      Effect.flatMap(decodeOrg),
       storeError("getOrg")
     )
 
@@ -216,15 +184,14 @@ export const make = Effect.gen(function* () {
             updated_at = case when excluded.email is distinct from users.email and excluded.email is not null
               then now() else users.updated_at end
           returning *`.pipe(
-        Effect.map((rows) => userOf(rows[0])),
+        Effect.flatMap(decodeUser),
+        // `returning` answers the row written
+        Effect.map((user) => user!),
         storeError("ensureUser")
       ),
 
     getUser: (userId) =>
-      sql`select * from users where user_id = ${userId}`.pipe(
-        Effect.map((rows) => (rows[0] === undefined ? undefined : userOf(rows[0]))),
-        storeError("getUser")
-      ),
+      sql`select * from users where user_id = ${userId}`.pipe(Effect.flatMap(decodeUser), storeError("getUser")),
 
     updateUser: (userId, patch) =>
       sql`insert into users (user_id, plan_id, is_admin)
@@ -234,7 +201,9 @@ export const make = Effect.gen(function* () {
             is_admin = coalesce(${patch.is_admin ?? null}::boolean, users.is_admin),
             updated_at = now()
           returning *`.pipe(
-        Effect.map((rows) => userOf(rows[0])),
+        Effect.flatMap(decodeUser),
+        // `returning` answers the row written
+        Effect.map((user) => user!),
         storeError("updateUser")
       ),
 
@@ -246,14 +215,17 @@ export const make = Effect.gen(function* () {
           values (${org.org_id}, ${org.name}, ${org.slug}, ${org.billing_account_id}, ${org.owner_user_id})`
           yield* sql`insert into org_members (org_id, user_id, role) values (${org.org_id}, ${org.owner_user_id}, 'owner')`
           const rows = yield* sql`select ${orgColumns} from orgs o where o.org_id = ${org.org_id}`
-          return orgOf(rows[0])
+          // In the transaction that inserted it: the row is there.
+          return (yield* decodeOrg(rows))!
         })
       ).pipe(
-        Effect.catchTag("SqlError", (error): Effect.Effect<never, StoreError | SlugTaken> =>
-          isUniqueViolation(error)
-            ? Effect.fail(new SlugTaken({ slug: org.slug }))
-            : Effect.fail(new StoreError({ operation: "createOrg", cause: error }))
-        )
+        Effect.catchTags({
+          SqlError: (error): Effect.Effect<never, StoreError | SlugTaken> =>
+            isUniqueViolation(error)
+              ? Effect.fail(new SlugTaken({ slug: org.slug }))
+              : Effect.fail(new StoreError({ operation: "createOrg", cause: error })),
+          ParseError: (error) => Effect.fail(new StoreError({ operation: "createOrg", cause: error }))
+        })
       ),
 
     getOrg,
@@ -288,7 +260,7 @@ export const make = Effect.gen(function* () {
     orgsOf: (userId) =>
       sql`select ${orgColumns}, me.role from org_members me join orgs o on o.org_id = me.org_id
           where me.user_id = ${userId} order by o.created_at, o.org_id`.pipe(
-        Effect.map((rows) => rows.map((row) => ({ ...orgOf(row), role: row.role as OrgRole }))),
+        Effect.flatMap(decodeOrgsWithRole),
         storeError("orgsOf")
       ),
 
@@ -301,17 +273,10 @@ export const make = Effect.gen(function* () {
       ),
 
     members: (orgId) =>
-      sql<Columns<Member, "created_at">>`select m.user_id, u.email, m.role, m.created_at from org_members m
+      sql`select m.user_id, u.email, m.role, m.created_at from org_members m
           left join users u on u.user_id = m.user_id
           where m.org_id = ${orgId} order by m.created_at, m.user_id`.pipe(
-        Effect.map((rows) =>
-          rows.map((row): Member => ({
-            user_id: row.user_id,
-            email: row.email ?? null,
-            role: row.role,
-            created_at: toIso(row.created_at)
-          }))
-        ),
+        Effect.flatMap(decodeMembers),
         storeError("members")
       ),
 
@@ -345,20 +310,22 @@ export const make = Effect.gen(function* () {
           values (${invite.invite_id}, ${invite.org_id}, ${invite.email}, ${invite.role}, ${invite.token_hash},
             ${invite.invited_by}, ${invite.expires_at})
           returning *`.pipe(
-        Effect.map((rows) => inviteOf(rows[0])),
+        Effect.flatMap(decodeInvite),
+        // `returning` answers the row inserted
+        Effect.map((invite) => invite!),
         storeError("createInvite")
       ),
 
     invites: (orgId) =>
       sql`select * from org_invites where org_id = ${orgId} and revoked_at is null order by created_at, invite_id`.pipe(
-        Effect.map((rows) => rows.map(inviteOf)),
+        Effect.flatMap(decodeInvites),
         storeError("invites")
       ),
 
     inviteByToken: (tokenHash, now) =>
       sql`select * from org_invites where token_hash = ${tokenHash} and accepted_at is null
           and revoked_at is null and expires_at > ${now}`.pipe(
-        Effect.map((rows) => (rows[0] === undefined ? undefined : inviteOf(rows[0]))),
+        Effect.flatMap(decodeInvite),
         storeError("inviteByToken")
       ),
 

@@ -1,5 +1,12 @@
 /** The API answers the agent page reads (docs/api.md), as far as the page uses them. */
 import type { AgentStatus } from "../../../core/schema/Agent.js"
+import type { AgentPermissions as PublishedPermissions } from "../../../core/schema/AgentPermissions.js"
+import type { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
+import type { EffectiveConscienceValue } from "../../../core/schema/Conscience.js"
+import type { AgentContainment as PublishedContainment } from "../../../core/schema/Containment.js"
+import type { DriftAlert as PublishedDriftAlert } from "../../../core/schema/Drift.js"
+import type { GovernanceLogEntry } from "../../../core/schema/Governance.js"
+import type { AgentReputation } from "../../../core/schema/Reputation.js"
 import type { EnforcementMode, Verdict } from "../../../core/schema/Verdict.js"
 
 // The published literals, from their one source (type-only: nothing of core/schema is bundled).
@@ -7,70 +14,30 @@ export type { Verdict }
 export type Mode = EnforcementMode
 export type Status = AgentStatus
 
-export interface Checkpoint {
-  readonly checkpoint_id: string
-  readonly timestamp: string
-  readonly verdict: Verdict
+// The published answers (core/schema), as far as the page reads them.
+export type Checkpoint = Pick<IntegrityCheckpoint, "checkpoint_id" | "timestamp" | "verdict"> & {
+  // Read as text, not as the published literals: the chart counts whatever categories a newer server sends.
   readonly concerns: ReadonlyArray<{
     readonly category: string
     readonly severity: string
     readonly description: string
   }>
 }
-
-export interface Permissions {
-  readonly role: "owner" | "admin" | "member" | "service"
-  readonly may: Readonly<Record<"read" | "write" | "pause" | "resume" | "kill" | "reactivate", boolean>>
-}
-
-export interface Containment {
-  readonly containment_status: Status
-  readonly contained_at: string | null
-  readonly contained_by: string | null
-  readonly containment_reason: string | null
-}
-
-export interface DriftAlert {
-  readonly alert_id: string
-  readonly severity: string
-  readonly drift_direction: string
-  readonly message: string
-  readonly detection_timestamp: string
-  readonly checkpoint_ids?: ReadonlyArray<string>
-}
-
-export interface EffectiveValue {
-  readonly value_id: string | null
-  readonly type: string
-  readonly name: string
-  readonly content: string
-  readonly severity: string
-  readonly boundary: boolean
-  readonly layer: string
-}
-
-export interface Reputation {
-  readonly score: number
-  readonly grade: string
-  readonly tier: string
-  readonly confidence: string
-  readonly checkpoint_count: number
-  readonly components: ReadonlyArray<{
-    readonly key: string
-    readonly label: string
-    readonly score: number
-    readonly weight: number
-  }>
-}
-
-export interface GovernanceEntry {
-  readonly index: number
-  readonly record: {
-    readonly action: string
-    readonly actor: string
-    readonly reason: string | null
-    readonly previous_state: unknown
-    readonly new_state: unknown
-    readonly created_at: string
-  }
-}
+export type Permissions = Pick<typeof PublishedPermissions.Type, "role" | "may">
+export type Containment = Pick<
+  typeof PublishedContainment.Type,
+  "containment_status" | "contained_at" | "contained_by" | "containment_reason"
+>
+export type DriftAlert = Pick<
+  PublishedDriftAlert,
+  "alert_id" | "severity" | "drift_direction" | "message" | "detection_timestamp" | "checkpoint_ids"
+>
+export type EffectiveValue = Pick<
+  EffectiveConscienceValue,
+  "value_id" | "type" | "name" | "content" | "severity" | "boundary" | "layer"
+>
+export type Reputation = Pick<
+  AgentReputation,
+  "score" | "grade" | "tier" | "confidence" | "checkpoint_count" | "components"
+>
+export type GovernanceEntry = Pick<GovernanceLogEntry, "index" | "record">

@@ -1,27 +1,27 @@
 /** The fleet page's data: GET /v1/agents items, their search and filters, and the containment summary. Pure. */
 
 import type { AgentStatus } from "../../../core/schema/Agent.js"
+import type { AgentListItem } from "../../../core/schema/AgentList.js"
 import type { EnforcementMode } from "../../../core/schema/Verdict.js"
 import type { NamedAgent } from "./Names.js"
 
 // The published literals, from their one source (type-only: nothing of core/schema is bundled).
 export type { AgentStatus, EnforcementMode }
 
-export interface FleetAgent extends NamedAgent {
-  readonly status: AgentStatus
-  readonly enforcement_mode: EnforcementMode
-  readonly card_id: string | null
-  readonly last_seen: string | null
-  readonly total_checkpoints: number
-  readonly checkpoint_counts: {
-    readonly clear: number
-    readonly review_needed: number
-    readonly boundary_violation: number
-  }
-  readonly claimed: boolean
-  readonly visibility: string
-  readonly reputation: { readonly score: number; readonly grade: string; readonly is_eligible: boolean } | null
-}
+/** A GET /v1/agents item (core/schema/AgentList.ts). */
+export type FleetAgent = NamedAgent &
+  Pick<
+    AgentListItem,
+    | "status"
+    | "enforcement_mode"
+    | "card_id"
+    | "last_seen"
+    | "total_checkpoints"
+    | "checkpoint_counts"
+    | "claimed"
+    | "visibility"
+    | "reputation"
+  >
 
 export interface FleetFilter {
   /** Matched, case-insensitively, against the agent's id and name and its organization's id and name. */

@@ -3,14 +3,13 @@
  * the id; the organization's name, else its id, else "personal". Pure, so a test holds the rules.
  * The text is shown as text (Preact escapes it); the ids stay a click away (the link and its title).
  */
+import type { AgentListItem } from "../../../core/schema/AgentList.js"
 
-export interface NamedAgent {
-  readonly agent_id: string
-  /** The name given, else the gateway's `x-candor-agent` label; null without either. */
-  readonly display_name: string | null
-  readonly org_id: string | null
-  readonly org_name: string | null
-}
+/**
+ * A GET /v1/agents item's names (core/schema/AgentList.ts): `display_name` is the name given, else
+ * the gateway's `x-candor-agent` label; null without either.
+ */
+export type NamedAgent = Pick<AgentListItem, "agent_id" | "display_name" | "org_id" | "org_name">
 
 /** What the agent is called on screen. */
 export const agentTitle = (agent: NamedAgent): string => agent.display_name ?? agent.agent_id

@@ -5,6 +5,7 @@
  * them and read the log, so other callers get no write controls.
  */
 import { useEffect, useState } from "preact/hooks"
+import type { OrgConscience, OrgConscienceLogEntry, OrgConscienceValue } from "../../../core/schema/Conscience.js"
 import { api } from "../Api.js"
 import { canManageOrg, useCaller } from "../Caller.js"
 import { dateTime, messageOf } from "../ui/Format.js"
@@ -12,31 +13,13 @@ import { useAsync } from "../ui/UseAsync.js"
 
 const TYPES = ["BOUNDARY", "FEAR", "COMMITMENT", "BELIEF", "HOPE"] as const
 
-interface ConscienceValue {
-  readonly value_id: string
-  readonly type: (typeof TYPES)[number]
-  readonly name: string
-  readonly content: string
-  readonly severity: "advisory" | "mandatory"
-  readonly is_active: boolean
-  readonly sort_order: number
-  readonly updated_at: string
-}
-
-interface Values {
-  readonly org_id: string
-  readonly mode: "augment" | "replace"
-  readonly enabled: boolean
-  readonly values: ReadonlyArray<ConscienceValue>
-}
-
-interface LogEntry {
-  readonly value_id: string | null
-  readonly action: string
-  readonly actor: string
-  readonly changes: Readonly<Record<string, unknown>>
-  readonly created_at: string
-}
+// The published shapes (core/schema/Conscience.ts), as far as the page reads them; type-only.
+type ConscienceValue = Pick<
+  OrgConscienceValue,
+  "value_id" | "type" | "name" | "content" | "severity" | "is_active" | "sort_order" | "updated_at"
+>
+type Values = Pick<OrgConscience, "org_id" | "mode" | "enabled"> & { readonly values: ReadonlyArray<ConscienceValue> }
+type LogEntry = Pick<OrgConscienceLogEntry, "value_id" | "action" | "actor" | "changes" | "created_at">
 
 const NewValue = ({ root, onDone }: { root: string; onDone: (error?: string) => void }) => {
   const [type, setType] = useState<(typeof TYPES)[number]>("BOUNDARY")

@@ -8,14 +8,13 @@
  * key is refused there (403, it must never reach a browser), so it is never kept in this tab.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
+import type { OperatorSession as PublishedOperatorSession } from "../../../core/schema/Console.js"
 import { api, ApiError } from "../Api.js"
 import { replaceRoute } from "../Router.js"
 import { credentialOf, signIn } from "../Session.js"
 
-interface OperatorSession {
-  readonly token: string
-  readonly expires_at: string
-}
+/** The published answer (core/schema/Console.ts); type-only. */
+type OperatorSession = typeof PublishedOperatorSession.Type
 
 export const SignInPage = ({
   onSignedIn,

@@ -6,41 +6,33 @@
  * callers see why the page is empty instead of controls that would fail.
  */
 import { useEffect, useState } from "preact/hooks"
+import type { WebhookDelivery, WebhookEndpoint } from "../../../core/schema/Webhook.js"
+import type { EventTypeInfo } from "../../../core/schema/WebhookEvents.js"
 import { api } from "../Api.js"
 import { canManageOrg, isService, useCaller } from "../Caller.js"
 import { dateTime, messageOf } from "../ui/Format.js"
 import { SecretOnce } from "../ui/Secret.js"
 import { useAsync } from "../ui/UseAsync.js"
 
-interface Endpoint {
-  readonly endpoint_id: string
-  readonly url: string
-  readonly description: string | null
-  readonly event_types: ReadonlyArray<string>
-  readonly agent_ids: ReadonlyArray<string>
-  readonly is_active: boolean
-  readonly disabled_reason: string | null
-  readonly created_at: string
-}
-
-interface Delivery {
-  readonly delivery_id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly status: "pending" | "delivered" | "failed"
-  readonly attempts: number
-  readonly last_status: number | null
-  readonly last_error: string | null
-  readonly created_at: string
-  readonly delivered_at: string | null
-}
-
-interface EventType {
-  readonly type: string
-  readonly description: string
-  readonly status: string
-}
+// The published shapes (core/schema), as far as the page reads them; type-only: nothing of core is bundled.
+type Endpoint = Pick<
+  WebhookEndpoint,
+  "endpoint_id" | "url" | "description" | "event_types" | "agent_ids" | "is_active" | "disabled_reason" | "created_at"
+>
+type Delivery = Pick<
+  WebhookDelivery,
+  | "delivery_id"
+  | "endpoint_id"
+  | "event_id"
+  | "event_type"
+  | "status"
+  | "attempts"
+  | "last_status"
+  | "last_error"
+  | "created_at"
+  | "delivered_at"
+>
+type EventType = Pick<typeof EventTypeInfo.Type, "type" | "description" | "status">
 
 type Scope = { readonly kind: "org"; readonly id: string } | { readonly kind: "agent"; readonly id: string }
 

@@ -10,23 +10,9 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentId } from "../../../core/schema/Ids.js"
+import { AgentPermissions } from "../../../core/schema/AgentPermissions.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
-
-export const AgentPermissions = Schema.Struct({
-  agent_id: AgentId,
-  /** The caller's effective role on the agent; `service` for the service-role key. */
-  role: Schema.Literal("owner", "admin", "member", "service"),
-  /** Whether the API would accept each action from this caller now (an impersonation session: reads only). */
-  may: Schema.Struct({
-    read: Schema.Boolean,
-    write: Schema.Boolean,
-    pause: Schema.Boolean,
-    resume: Schema.Boolean,
-    kill: Schema.Boolean,
-    reactivate: Schema.Boolean
-  })
-}).annotations({ identifier: "AgentPermissions" })
 
 export class AgentPermissionsApi extends HttpApiGroup.make("agentPermissions")
   .add(

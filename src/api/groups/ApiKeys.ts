@@ -9,37 +9,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Conflict, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
-import { OrgRole } from "../../../core/schema/Organization.js"
-
-export const ApiKey = Schema.Struct({
-  key_id: Identifier,
-  name: Schema.String,
-  prefix: Schema.String.annotations({ description: "The key's first characters, to recognise it" }),
-  user_id: Identifier,
-  org_id: Schema.NullOr(Identifier),
-  role: Schema.NullOr(OrgRole).annotations({
-    description: "The role an organization key acts with; null for a personal key"
-  }),
-  created_at: DateTimeString,
-  last_used_at: Schema.NullOr(DateTimeString),
-  revoked_at: Schema.NullOr(DateTimeString)
-}).annotations({ identifier: "ApiKey" })
-
-export const ApiKeyWithSecret = Schema.Struct({
-  ...ApiKey.fields,
-  key: Schema.String.annotations({ description: "The key itself: shown only in this response" })
-}).annotations({ identifier: "ApiKeyWithSecret" })
-
-export const CreateApiKey = Schema.Struct({
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
-  org_id: Schema.optionalWith(Identifier, { exact: true }),
-  role: Schema.optionalWith(OrgRole, { exact: true }).annotations({
-    description: "Organization keys only; default and maximum: the creator's role"
-  })
-}).annotations({ identifier: "CreateApiKey" })
-
-export const ApiKeyList = Schema.Struct({ keys: Schema.Array(ApiKey) }).annotations({ identifier: "ApiKeyList" })
+import { Identifier } from "../../../core/schema/Ids.js"
+import { ApiKey, ApiKeyWithSecret, CreateApiKey, ApiKeyList } from "../../../core/schema/ApiKey.js"
 
 const KeyPath = Schema.Struct({ key_id: Identifier })
 

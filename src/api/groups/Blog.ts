@@ -7,22 +7,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { Agent } from "../../../core/schema/Agent.js"
-import { AgentId, DateTimeString, Identifier } from "../../../core/schema/Ids.js"
-
-export const BlogPost = Schema.Struct({
-  post_id: Identifier,
-  agent_id: AgentId,
-  title: Schema.String,
-  slug: Schema.String,
-  summary: Schema.String,
-  published_at: DateTimeString
-}).annotations({ identifier: "BlogPost" })
-
-export const BlogAuthor = Schema.Struct({
-  author: Agent,
-  posts: Schema.Array(BlogPost)
-}).annotations({ identifier: "BlogAuthor" })
+import { AgentId } from "../../../core/schema/Ids.js"
+import { BlogAuthor, BlogPosts } from "../../../core/schema/Blog.js"
 
 const PageParam = (min: number, max: number) =>
   Schema.NumberFromString.pipe(Schema.int(), Schema.between(min, max)).annotations({
@@ -33,12 +19,6 @@ export const BlogPage = Schema.Struct({
   limit: Schema.optionalWith(PageParam(1, 100), { default: () => 20 }),
   offset: Schema.optionalWith(PageParam(0, 1_000_000), { default: () => 0 })
 })
-
-export const BlogPosts = Schema.Struct({
-  posts: Schema.Array(BlogPost),
-  limit: Schema.Int,
-  offset: Schema.Int
-}).annotations({ identifier: "BlogPosts" })
 
 export class BlogApi extends HttpApiGroup.make("blog")
   .add(

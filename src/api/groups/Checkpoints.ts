@@ -8,7 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { IntegrityCheckpoint } from "../../../core/schema/Checkpoint.js"
+import { IntegrityCheckpoint, CheckpointList } from "../../../core/schema/Checkpoint.js"
 import { AgentId, SessionId } from "../../../core/schema/Ids.js"
 import { Verdict } from "../../../core/schema/Verdict.js"
 
@@ -37,13 +37,6 @@ export const CheckpointListParams = Schema.Struct({
   verdict: Schema.optionalWith(Verdict, { exact: true }),
   session_id: Schema.optionalWith(SessionId, { exact: true })
 })
-
-export const CheckpointList = Schema.Struct({
-  checkpoints: Schema.Array(IntegrityCheckpoint).annotations({ description: "Newest first" }),
-  total: Schema.NonNegativeInt.annotations({ description: "Checkpoints matching the filters, all pages" }),
-  limit: Schema.Int,
-  offset: Schema.NonNegativeInt
-}).annotations({ identifier: "CheckpointList" })
 
 export class CheckpointsApi extends HttpApiGroup.make("checkpoints")
   .add(

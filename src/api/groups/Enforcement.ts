@@ -8,27 +8,14 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentId } from "../../../core/schema/Ids.js"
-import { EnforcementMode, FailurePolicy } from "../../../core/schema/Verdict.js"
+import {
+  AgentEnforcement,
+  EnforcementUpdate,
+  AgentFailurePolicy,
+  FailurePolicyUpdate
+} from "../../../core/schema/Enforcement.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
-
-export const AgentEnforcement = Schema.Struct({
-  agent_id: AgentId,
-  enforcement_mode: EnforcementMode
-}).annotations({ identifier: "AgentEnforcement" })
-
-export const EnforcementUpdate = Schema.Struct({ mode: EnforcementMode }).annotations({
-  identifier: "EnforcementUpdate"
-})
-
-export const AgentFailurePolicy = Schema.Struct({
-  agent_id: AgentId,
-  failure_policy: FailurePolicy
-}).annotations({ identifier: "AgentFailurePolicy" })
-
-export const FailurePolicyUpdate = Schema.Struct({ failure_policy: FailurePolicy }).annotations({
-  identifier: "FailurePolicyUpdate"
-})
 
 export class EnforcementApi extends HttpApiGroup.make("enforcement")
   .add(

@@ -9,7 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { EnforcementKind, EnforcementRecord } from "../../../core/schema/EnforcementRecord.js"
+import { EnforcementKind, EnforcementRecordList } from "../../../core/schema/EnforcementRecord.js"
 import { DateTimeString } from "../../../core/schema/Ids.js"
 import { AgentPath, IntParam } from "./Checkpoints.js"
 
@@ -29,13 +29,6 @@ export const EnforcementRecordParams = Schema.Struct({
   }),
   offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true })
 })
-
-export const EnforcementRecordList = Schema.Struct({
-  records: Schema.Array(EnforcementRecord).annotations({ description: "Newest first" }),
-  total: Schema.NonNegativeInt.annotations({ description: "Records matching the filters, all pages" }),
-  limit: Schema.Int,
-  offset: Schema.NonNegativeInt
-}).annotations({ identifier: "EnforcementRecordList" })
 
 export class EnforcementRecordsApi extends HttpApiGroup.make("enforcementRecords")
   .add(

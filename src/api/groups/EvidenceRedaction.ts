@@ -8,24 +8,10 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { EvidenceRedactionMode } from "../../../core/schema/EvidenceRedaction.js"
+import { EvidenceRedactionUpdate, OrgEvidenceRedaction } from "../../../core/schema/EvidenceRedaction.js"
 import { Identifier } from "../../../core/schema/Ids.js"
 
 const OrgPath = Schema.Struct({ org_id: Identifier })
-
-export const EvidenceRedactionUpdate = Schema.Struct({
-  mode: EvidenceRedactionMode.annotations({
-    message: (issue) => ({ message: `must be none, mask or omit; got ${JSON.stringify(issue.actual)}`, override: true })
-  })
-}).annotations({ identifier: "EvidenceRedactionUpdate" })
-
-export const OrgEvidenceRedaction = Schema.Struct({
-  org_id: Schema.String,
-  evidence_redaction: EvidenceRedactionMode
-}).annotations({
-  identifier: "OrgEvidenceRedaction",
-  description: "The organization's mode; the deployment's CANDOR_EVIDENCE_REDACTION applies instead when stricter"
-})
 
 const PATH = "/orgs/:org_id/evidence-redaction"
 

@@ -5,18 +5,7 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentId } from "../../../core/schema/Ids.js"
-
-export const IntegritySummary = Schema.Struct({
-  agent_id: AgentId,
-  total_traces: Schema.NonNegativeInt,
-  verified_traces: Schema.NonNegativeInt,
-  violation_count: Schema.NonNegativeInt.annotations({
-    description: "Violations over all traces that failed verification"
-  }),
-  integrity_score: Schema.Number.pipe(Schema.between(0, 1)).annotations({
-    description: "verified_traces / total_traces; 1 when there are no traces"
-  })
-}).annotations({ identifier: "IntegritySummary" })
+import { IntegritySummary } from "../../../core/schema/Integrity.js"
 
 export class IntegrityApi extends HttpApiGroup.make("integrity")
   .add(

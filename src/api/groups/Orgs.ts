@@ -8,79 +8,21 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as Schema from "effect/Schema"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
-import { CreateOrgRequest, Organization, OrgRole } from "../../../core/schema/Organization.js"
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
-export const Email = Schema.String.pipe(
-  Schema.maxLength(254, { message: () => "must be an email address" }),
-  Schema.pattern(EMAIL, { message: () => "must be an email address" })
-).annotations({ identifier: "Email", description: "An email address", jsonSchema: { format: "email" } })
+import { Identifier } from "../../../core/schema/Ids.js"
+import {
+  CreateOrgRequest,
+  Organization,
+  UpdateOrg,
+  OrgList,
+  OrgMember,
+  OrgMemberList,
+  SetMemberRole,
+  TransferOwnership,
+  Deleted
+} from "../../../core/schema/Organization.js"
+import { CreateInvite, CreatedInvite, InviteList, AcceptInvite } from "../../../core/schema/Invite.js"
 
 export const OrgPath = Schema.Struct({ org_id: Identifier })
-
-/** Billing details the Owner sets; an absent field stays as it is, `null` clears it. */
-export const UpdateOrg = Schema.Struct({
-  billing_email: Schema.optionalWith(Schema.NullOr(Email), { exact: true }),
-  company_name: Schema.optionalWith(
-    Schema.NullOr(
-      Schema.Trim.pipe(
-        Schema.minLength(1, { message: () => "must be 1 to 200 characters" }),
-        Schema.maxLength(200, { message: () => "must be 1 to 200 characters" })
-      )
-    ),
-    { exact: true }
-  )
-}).annotations({ identifier: "UpdateOrg" })
-
-export const OrgList = Schema.Struct({ orgs: Schema.Array(Organization) }).annotations({ identifier: "OrgList" })
-
-export const Member = Schema.Struct({
-  user_id: Identifier,
-  email: Schema.NullOr(Schema.String),
-  role: OrgRole,
-  created_at: DateTimeString
-}).annotations({ identifier: "OrgMember" })
-
-export const MemberList = Schema.Struct({ org_id: Identifier, members: Schema.Array(Member) }).annotations({
-  identifier: "OrgMemberList"
-})
-
-/** Invites grant Admin or Member; ownership moves only by transfer. */
-export const InviteRole = Schema.Literal("admin", "member").annotations({
-  message: (issue) => ({ message: `must be admin or member; got ${JSON.stringify(issue.actual)}`, override: true })
-})
-
-export const CreateInvite = Schema.Struct({ email: Email, role: InviteRole }).annotations({
-  identifier: "CreateInvite"
-})
-
-export const Invite = Schema.Struct({
-  invite_id: Identifier,
-  org_id: Identifier,
-  email: Schema.String,
-  role: OrgRole,
-  invited_by: Identifier,
-  created_at: DateTimeString,
-  expires_at: DateTimeString,
-  accepted_at: Schema.NullOr(DateTimeString)
-}).annotations({ identifier: "Invite" })
-
-export const CreatedInvite = Schema.Struct({
-  ...Invite.fields,
-  token: Schema.String.annotations({ description: "Shown once: the invitee accepts with it (POST /v1/invites/accept)" })
-}).annotations({ identifier: "CreatedInvite" })
-
-export const InviteList = Schema.Struct({ invites: Schema.Array(Invite) }).annotations({ identifier: "InviteList" })
-
-export const AcceptInvite = Schema.Struct({ token: Schema.NonEmptyString }).annotations({ identifier: "AcceptInvite" })
-
-export const SetRole = Schema.Struct({ role: OrgRole }).annotations({ identifier: "SetMemberRole" })
-
-export const TransferOwnership = Schema.Struct({ user_id: Identifier }).annotations({ identifier: "TransferOwnership" })
-
-export const Deleted = Schema.Struct({ deleted: Schema.Boolean }).annotations({ identifier: "Deleted" })
 
 const MemberPath = Schema.Struct({ org_id: Identifier, user_id: Identifier })
 
@@ -94,12 +36,12 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
     HttpApiEndpoint.patch("updateOrg", "/orgs/:org_id").setPath(OrgPath).setPayload(UpdateOrg).addSuccess(Organization)
   )
   .add(HttpApiEndpoint.del("deleteOrg", "/orgs/:org_id").setPath(OrgPath).addSuccess(Deleted))
-  .add(HttpApiEndpoint.get("listMembers", "/orgs/:org_id/members").setPath(OrgPath).addSuccess(MemberList))
+  .add(HttpApiEndpoint.get("listMembers", "/orgs/:org_id/members").setPath(OrgPath).addSuccess(OrgMemberList))
   .add(
     HttpApiEndpoint.put("setMemberRole", "/orgs/:org_id/members/:user_id")
       .setPath(MemberPath)
-      .setPayload(SetRole)
-      .addSuccess(Member)
+      .setPayload(SetMemberRole)
+      .addSuccess(OrgMember)
   )
   .add(HttpApiEndpoint.del("removeMember", "/orgs/:org_id/members/:user_id").setPath(MemberPath).addSuccess(Deleted))
   .add(

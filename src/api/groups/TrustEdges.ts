@@ -11,17 +11,11 @@ import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Conflict, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { AgentId, Identifier } from "../../../core/schema/Ids.js"
 import { literalUnion } from "../../../core/schema/Literals.js"
-import { TrustEdge, TrustEdgeDirection, TrustEdgeId, TrustLevel, TrustReason } from "../../../core/schema/Trust.js"
+import { TrustEdge, CreateTrustEdge, TrustEdgeList, TrustEdgeDeleted } from "../../../core/schema/Trust.js"
 import { IntParam } from "./Checkpoints.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const EdgePath = Schema.Struct({ agent_id: AgentId, edge_id: Identifier })
-
-export const CreateTrustEdge = Schema.Struct({
-  target_agent_id: AgentId.annotations({ description: "The agent trusted; not the agent itself" }),
-  trust_level: TrustLevel,
-  reason: TrustReason
-}).annotations({ identifier: "CreateTrustEdge" })
 
 export const TRUST_EDGE_LIST_LIMIT = { min: 1, max: 1000, default: 100 } as const
 
@@ -36,22 +30,6 @@ export const TrustEdgeListParams = Schema.Struct({
   }),
   offset: Schema.optionalWith(IntParam(0, Number.MAX_SAFE_INTEGER), { default: () => 0, exact: true })
 })
-
-export const ListedTrustEdge = Schema.Struct({
-  ...TrustEdge.fields,
-  direction: TrustEdgeDirection.annotations({
-    description: "outgoing: the agent declared it; incoming: the agent is its target"
-  })
-}).annotations({ identifier: "ListedTrustEdge" })
-
-export const TrustEdgeList = Schema.Struct({
-  trust_edges: Schema.Array(ListedTrustEdge).annotations({ description: "Active edges, oldest first" })
-}).annotations({ identifier: "TrustEdgeList" })
-
-export const TrustEdgeDeleted = Schema.Struct({
-  deleted: Schema.Literal(true),
-  id: TrustEdgeId
-}).annotations({ identifier: "TrustEdgeDeleted" })
 
 const ROOT = "/agents/:agent_id/trust-edges"
 

@@ -99,7 +99,7 @@ export const ReclassificationsLive = HttpApiBuilder.group(CandorApi, "reclassifi
                 new_type: payload.new_type,
                 ...(payload.card_amendment === undefined ? {} : { card_amendment: payload.card_amendment })
               },
-              hashes: { certificate_hash: certificate.chain.hash }
+              hashes: { chain_hash: certificate.chain.hash }
             })
             const inserted = yield* repo.insert({
               reclassification_id: reclassificationId,
@@ -110,7 +110,7 @@ export const ReclassificationsLive = HttpApiBuilder.group(CandorApi, "reclassifi
               new_type: payload.new_type,
               reason: payload.reason,
               approved_by: actor,
-              certificate_hash: certificate.chain.hash,
+              chain_hash: certificate.chain.hash,
               governance_index: entry.index,
               created_at: at
             })
