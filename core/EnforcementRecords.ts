@@ -62,7 +62,12 @@ export interface McpDecision {
  * A `tools/call` the policy found fault with under `warn` (forwarded, recorded: kind `warned`), or a
  * tool definition that changed (kind `tool_changed`, rule `mcp_pin`): issue 28.
  */
-export const mcpRecord = (kind: "warned" | "tool_changed", decision: McpDecision, uuid: string, at: Date): EnforcementRecord => ({
+export const mcpRecord = (
+  kind: "warned" | "tool_changed",
+  decision: McpDecision,
+  uuid: string,
+  at: Date
+): EnforcementRecord => ({
   record_id: enforcementRecordId(uuid),
   agent_id: decision.agentId,
   kind,

@@ -19,7 +19,7 @@ import { AgentState, type McpToolPins } from "../adapters/bus/AgentState.js"
 import type { BusError } from "../adapters/bus/BusError.js"
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from "../adapters/http/ApiErrors.js"
 import { storeFailure } from "../adapters/http/StoreFailure.js"
-import { checkMcpServerUrl, McpGatewayUrl, mcpUrlOf } from "../adapters/mcp/McpNetwork.js"
+import { checkMcpServerUrl, McpGatewayUrl, McpNetwork, mcpUrlOf } from "../adapters/mcp/McpNetwork.js"
 import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { McpRepo, type McpServerRow } from "../adapters/store/McpRepo.js"
@@ -80,18 +80,24 @@ export const make = Effect.gen(function* () {
   const governance = yield* GovernanceLog
   const sql = yield* SqlClient.SqlClient
   const state = yield* AgentState
+  // Read once, where the layer is built: what the process configured (src/Serve.ts), or the test.
+  const gatewayUrl = yield* McpGatewayUrl
+  const network = yield* McpNetwork
 
-  const view = (server: McpServerRow) =>
-    Effect.map(McpGatewayUrl, (gateway) => ({
+  const view = (server: McpServerRow): Effect.Effect<McpServerView> =>
+    Effect.succeed({
       server_id: server.server_id,
       name: server.name,
       url: server.url,
-      mcp_url: mcpUrlOf(gateway, server.server_id),
+      mcp_url: mcpUrlOf(gatewayUrl, server.server_id),
       created_at: server.created_at
-    }))
+    })
 
   const checkUrl = (url: string) =>
-    checkMcpServerUrl(url).pipe(Effect.mapError((error) => new BadRequest({ error: error.message })))
+    checkMcpServerUrl(url).pipe(
+      Effect.provideService(McpNetwork, network),
+      Effect.mapError((error) => new BadRequest({ error: error.message }))
+    )
 
   /** The server, when `orgId` holds it; 404 otherwise (another organization's server is unknown here). */
   const serverOf = (orgId: string, serverId: string) =>

@@ -416,8 +416,17 @@ const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
       // an API without a gateway in its process (a split deployment) needs to be told.
       const split = selected.length < backendRoles.length
       if (selected.includes("api") && !selected.includes("gateway") && split)
-        return yield* Effect.dieMessage("CANDOR_GATEWAY_PUBLIC_URL is required with --role api: MCP servers' mcp_url names it")
-      const host = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : config.host.includes(":") ? `[${config.host}]` : config.host
+        return yield* Effect.dieMessage(
+          "CANDOR_GATEWAY_PUBLIC_URL is required with --role api: MCP servers' mcp_url names it"
+        )
+      const host =
+        config.host === "0.0.0.0"
+          ? "127.0.0.1"
+          : config.host === "::"
+            ? "[::1]"
+            : config.host.includes(":")
+              ? `[${config.host}]`
+              : config.host
       const scheme = tlsFiles(config) === undefined ? "http" : "https"
       return Layer.merge(network, Layer.succeed(McpGatewayUrl, `${scheme}://${host}:${config.gatewayPort}`))
     })

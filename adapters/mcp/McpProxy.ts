@@ -46,7 +46,11 @@ import { hashSecret } from "../auth/Secrets.js"
 import { type AgentSettings, AgentState, type McpServerEntry } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
 import { DEFAULT_PREFIX } from "../bus/Subjects.js"
-import { ContainedRefusals, type ContainedRefusalLimits, defaultContainedRefusalLimits } from "../gateway/ContainedRefusals.js"
+import {
+  ContainedRefusals,
+  type ContainedRefusalLimits,
+  defaultContainedRefusalLimits
+} from "../gateway/ContainedRefusals.js"
 import { makeEventPublisher } from "../gateway/EventPublisher.js"
 import { requestHeadersForUpstream, responseHeadersForClient } from "../gateway/Headers.js"
 import { guardedLookup } from "../webhooks/WebhookUrlGuard.js"
@@ -194,7 +198,10 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const announce = (occurrence: EventOccurrence | undefined) => {
       if (Option.isNone(feed) || occurrence === undefined) return
       runFork(
-        FiberSet.run(announcements, logged(feed.value.publish(newEnvelope(occurrence)), "MCP gateway event not published"))
+        FiberSet.run(
+          announcements,
+          logged(feed.value.publish(newEnvelope(occurrence)), "MCP gateway event not published")
+        )
       )
     }
 
@@ -205,8 +212,19 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const blocked = (caller: Caller, rule: GatewayBlock["rule"], reason: string) => {
       const uuid = randomUUID()
       const at = now()
-      const block: GatewayBlock = { agentId: caller.agentId, sessionId: null, provider: PROVIDER, rule, reason, checkpointId: null }
-      record(caller, { type: "gateway.enforcement", mode: caller.settings.mode, record: blockedRecord(block, uuid, at) })
+      const block: GatewayBlock = {
+        agentId: caller.agentId,
+        sessionId: null,
+        provider: PROVIDER,
+        rule,
+        reason,
+        checkpointId: null
+      }
+      record(caller, {
+        type: "gateway.enforcement",
+        mode: caller.settings.mode,
+        record: blockedRecord(block, uuid, at)
+      })
       announce(blockedEvent(block, uuid, caller.orgId, at))
     }
 
@@ -243,12 +261,23 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
             changed !== undefined
               ? `tool ${tool}: its definition changed (${changed}) and waits for an Owner's or Admin's acceptance`
               : `tool ${tool}: its definition cannot be pinned (${unpinnable})`,
-          data: { server_id: caller.serverId, tool_name: tool, ...(changed === undefined ? {} : { definition_hash: changed }) }
+          data: {
+            server_id: caller.serverId,
+            tool_name: tool,
+            ...(changed === undefined ? {} : { definition_hash: changed })
+          }
         }
       }
       if (policy === undefined) return { _tag: "forward" }
       const at = now()
-      const evaluation = evaluateToolCall(policy, caller.settings.card, tool, args, state.toolsFirstSeen(caller.agentId), at)
+      const evaluation = evaluateToolCall(
+        policy,
+        caller.settings.card,
+        tool,
+        args,
+        state.toolsFirstSeen(caller.agentId),
+        at
+      )
       state.noteTools(caller.agentId, [{ name: tool }], at.getTime())
       if (evaluation.verdict === "pass") return { _tag: "forward" }
       const policyMode = mode ?? "warn"
@@ -270,7 +299,17 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       record(caller, {
         type: "gateway.enforcement",
         mode: caller.settings.mode,
-        record: mcpRecord("warned", { agentId: caller.agentId, rule: "policy", reason: findingsText(evaluation) || evaluation.warnings.map((w) => `${w.type} ${w.tool}: ${w.reason}`).join("; ") }, randomUUID(), at)
+        record: mcpRecord(
+          "warned",
+          {
+            agentId: caller.agentId,
+            rule: "policy",
+            reason:
+              findingsText(evaluation) || evaluation.warnings.map((w) => `${w.type} ${w.tool}: ${w.reason}`).join("; ")
+          },
+          randomUUID(),
+          at
+        )
       })
       return { _tag: "forward" }
     }
@@ -279,7 +318,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const listed = (caller: Caller, result: unknown) => {
       const tools =
         typeof result === "object" && result !== null && Array.isArray((result as { tools?: unknown }).tools)
-          ? ((result as { tools: ReadonlyArray<unknown> }).tools)
+          ? (result as { tools: ReadonlyArray<unknown> }).tools
           : undefined
       if (tools === undefined) return
       const observed = pins.observe(caller.serverId, tools)
@@ -324,7 +363,12 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     }
 
     /** The side reader of an answer the proxy watches; undefined when the answer is not read. */
-    const readerFor = (caller: Caller, watch: Watch, status: number, headers: Dispatcher.ResponseData["headers"]): MessageReader | undefined => {
+    const readerFor = (
+      caller: Caller,
+      watch: Watch,
+      status: number,
+      headers: Dispatcher.ResponseData["headers"]
+    ): MessageReader | undefined => {
       if (status !== 200) return undefined
       const type = headerValue(headers["content-type"]) ?? ""
       const coding = headerValue(headers["content-encoding"])
@@ -353,12 +397,22 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     }
 
     /** Sends the request on and the answer back byte for byte, reading it on the side when `watch` asks. */
-    const forward = (req: IncomingMessage, res: ServerResponse, caller: Caller, body: Buffer | undefined, watch: Watch | undefined) => {
+    const forward = (
+      req: IncomingMessage,
+      res: ServerResponse,
+      caller: Caller,
+      body: Buffer | undefined,
+      watch: Watch | undefined
+    ) => {
       const target = new URL(caller.server.url)
       if (blockedLiteral(target, settings.allowPrivate))
         return plainError(res, 502, "the MCP server's address is internal: refused")
       const query = (req.url ?? "").indexOf("?")
-      const path = target.pathname + (query < 0 ? target.search : (target.search === "" ? "?" : target.search + "&") + (req.url ?? "").slice(query + 1))
+      const path =
+        target.pathname +
+        (query < 0
+          ? target.search
+          : (target.search === "" ? "?" : target.search + "&") + (req.url ?? "").slice(query + 1))
       const abort = new AbortController()
       let finished = false
       res.once("close", () => {
@@ -426,9 +480,16 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       if (containment === undefined) return false
       const wait = refusalsRecorded.take(caller.agentId, clock.unsafeCurrentTimeMillis())
       if (wait !== undefined) {
-        json(res, 429, Buffer.from(JSON.stringify({ error: `agent ${caller.agentId} is contained and calling too often; retry later` })), {
-          "retry-after": String(wait)
-        })
+        json(
+          res,
+          429,
+          Buffer.from(
+            JSON.stringify({ error: `agent ${caller.agentId} is contained and calling too often; retry later` })
+          ),
+          {
+            "retry-after": String(wait)
+          }
+        )
         return true
       }
       const body = containmentErrorBody(caller.agentId, containment.containment, containment.scope)
@@ -463,7 +524,11 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           return json(
             res,
             400,
-            errorMessage(null, INVALID_REQUEST, "JSON-RPC batches are not accepted by the Candor MCP gateway: send one message per request")
+            errorMessage(
+              null,
+              INVALID_REQUEST,
+              "JSON-RPC batches are not accepted by the Candor MCP gateway: send one message per request"
+            )
           )
         }
         const message = clientMessageOf(value)
@@ -472,7 +537,13 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         if (contained(res, caller, id)) return
         if (message._tag !== "call") return forward(req, res, caller, body, undefined)
         if (message.method === "tools/list")
-          return forward(req, res, caller, body, message.id === undefined || message.id === null ? undefined : { kind: "list", id: message.id })
+          return forward(
+            req,
+            res,
+            caller,
+            body,
+            message.id === undefined || message.id === null ? undefined : { kind: "list", id: message.id }
+          )
         if (message.method !== "tools/call") return forward(req, res, caller, body, undefined)
         const params = message.params
         const tool =
@@ -480,7 +551,11 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
             ? (params as Record<string, unknown>)["name"]
             : undefined
         if (typeof tool !== "string" || tool.length === 0)
-          return json(res, 400, errorMessage(id, INVALID_PARAMS, "tools/call needs params.name, the tool's name: refused"))
+          return json(
+            res,
+            400,
+            errorMessage(id, INVALID_PARAMS, "tools/call needs params.name, the tool's name: refused")
+          )
         const decision = decideCall(caller, req, tool, (params as Record<string, unknown>)["arguments"])
         if (decision._tag === "refuse") {
           blocked(caller, decision.rule, decision.reason)
@@ -492,7 +567,13 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
             })
           )
         }
-        forward(req, res, caller, body, message.id === undefined || message.id === null ? undefined : { kind: "call", id: message.id, tool })
+        forward(
+          req,
+          res,
+          caller,
+          body,
+          message.id === undefined || message.id === null ? undefined : { kind: "call", id: message.id, tool }
+        )
       })
     }
 
