@@ -40,7 +40,7 @@ let events: RecordingEventFeed.RecordedEvents["Type"]
 let sse: FakeMcpServer
 let jsonServer: FakeMcpServer
 
-const tool = (name: string, description: string, properties: Record<string, unknown> = {}): Tool => ({
+const tool = (name: string, description: string, properties: Record<string, object> = {}): Tool => ({
   name,
   description,
   inputSchema: { type: "object", properties }
