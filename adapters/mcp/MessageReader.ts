@@ -132,7 +132,8 @@ export const sseReader = (maxBytes: number, sink: MessageSink): MessageReader =>
     if (lineOver) return
     if (line.length + part.length > maxBytes + 16) {
       lineOver = true
-      line = line.slice(0, 16)
+      // Its first characters only: enough to tell a data line (its event is then unreadable).
+      line = (line + part.slice(0, 16)).slice(0, 16)
       return
     }
     line += part

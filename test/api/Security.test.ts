@@ -348,23 +348,24 @@ const mcpRows: ReadonlyArray<Row> = [
   {
     method: "POST",
     route: "/v1/orgs/:org_id/mcp-servers",
-    target: Effect.map(freshOrg, (orgId) => ({ path: `/v1/orgs/${orgId}/mcp-servers`, body: { name: "s", url: MCP_URL } })),
+    target: Effect.map(freshOrg, (orgId) => ({
+      path: `/v1/orgs/${orgId}/mcp-servers`,
+      body: { name: "s", url: MCP_URL }
+    })),
     allowed: ["service"],
     intended: "admin"
   },
-  ...(["GET", "PATCH", "DELETE"] as const).map(
-    (method): Row => ({
-      method,
-      route: "/v1/orgs/:org_id/mcp-servers/:server_id",
-      target: Effect.gen(function* () {
-        const f = yield* fixtures
-        const path = `/v1/orgs/${f.orgId}/mcp-servers/${yield* freshMcpServer}`
-        return method === "PATCH" ? { path, body: { name: "renamed" } } : { path }
-      }),
-      allowed: ["service"],
-      intended: "admin"
-    })
-  ),
+  ...(["GET", "PATCH", "DELETE"] as const).map((method): Row => ({
+    method,
+    route: "/v1/orgs/:org_id/mcp-servers/:server_id",
+    target: Effect.gen(function* () {
+      const f = yield* fixtures
+      const path = `/v1/orgs/${f.orgId}/mcp-servers/${yield* freshMcpServer}`
+      return method === "PATCH" ? { path, body: { name: "renamed" } } : { path }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  })),
   {
     method: "POST",
     route: "/v1/agents/:agent_id/mcp-tokens",
