@@ -369,16 +369,17 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       status: number,
       headers: Dispatcher.ResponseData["headers"]
     ): MessageReader | undefined => {
-      if (status !== 200) return undefined
+      // Seam (issue 28 item 5, tool results judged): the answer to a `tools/call` (watch kind
+      // `call`) would be read here as a list's is, its `result` handed whole and parsed to a
+      // checkpoint that judges its text. Until then only lists are read: nothing else needs it.
+      if (status !== 200 || watch.kind !== "list") return undefined
       const type = headerValue(headers["content-type"]) ?? ""
       const coding = headerValue(headers["content-encoding"])
       const sink: MessageSink = {
         onMessage: (message) => {
           const answer = serverAnswerOf(message)
           if (answer === undefined || answer.id !== watch.id) return
-          if (watch.kind === "list") listed(caller, answer.result)
-          // Seam (issue 28 item 5, tool results judged): `answer.result` of a `tools/call` is here,
-          // whole and parsed, for a checkpoint to judge its text; nothing is done with it yet.
+          listed(caller, answer.result)
         },
         onUnreadable: (reason) =>
           runFork(
