@@ -125,7 +125,7 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
     readonly mcpAllowPrivate: boolean
     /**
      * The gateway's URL as agents reach it, named in each MCP server's `mcp_url` (docs/mcp.md); none:
-     * the local gateway (required with `--role api` alone).
+     * the local gateway (a process with `--role api` alone names its host's GATEWAY_PORT and warns).
      */
     readonly gatewayPublicUrl: Option.Option<string>
     /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
@@ -708,7 +708,7 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     "CANDOR_GATEWAY_PUBLIC_URL",
     httpUrl,
     "the local gateway",
-    "The gateway's URL as agents reach it (MCP servers' mcp_url); required with --role api"
+    "The gateway's URL as agents reach it (MCP servers' mcp_url); set it with --role api"
   ),
   logOrigin: withDefault(
     "CANDOR_LOG_ORIGIN",

@@ -403,7 +403,7 @@ const WebhookNetworkFromConfig = Layer.unwrapEffect(
 /**
  * The gateway's URL as agents reach it, for each MCP server's `mcp_url` (docs/mcp.md):
  * CANDOR_GATEWAY_PUBLIC_URL, else the local gateway (HOST:GATEWAY_PORT, a wildcard host as loopback).
- * A process serving the API without the gateway cannot know it: it refuses to start without it.
+ * A process serving the API without the gateway cannot know it: set it there (else a warning).
  */
 const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
   Layer.unwrapEffect(
@@ -413,11 +413,12 @@ const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
       if (Option.isSome(config.gatewayPublicUrl))
         return Layer.merge(network, Layer.succeed(McpGatewayUrl, config.gatewayPublicUrl.value.replace(/\/+$/, "")))
       // The embedded default's backend thread serves the API beside the process's own gateway: only
-      // an API without a gateway in its process (a split deployment) needs to be told.
+      // an API without a gateway in its process (a split deployment) needs to be told. Not told, it
+      // names HOST:GATEWAY_PORT (right when both run on one host) and says so once.
       const split = selected.length < backendRoles.length
       if (selected.includes("api") && !selected.includes("gateway") && split)
-        return yield* Effect.dieMessage(
-          "CANDOR_GATEWAY_PUBLIC_URL is required with --role api: MCP servers' mcp_url names it"
+        yield* Effect.logWarning(
+          "CANDOR_GATEWAY_PUBLIC_URL is not set: MCP servers' mcp_url names this host's GATEWAY_PORT (docs/mcp.md)"
         )
       const host =
         config.host === "0.0.0.0"
