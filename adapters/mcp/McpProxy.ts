@@ -53,6 +53,7 @@ import {
 } from "../gateway/ContainedRefusals.js"
 import { makeEventPublisher } from "../gateway/EventPublisher.js"
 import { requestHeadersForUpstream, responseHeadersForClient } from "../gateway/Headers.js"
+import { countMcpUnreadable } from "../metrics/GatewayMetrics.js"
 import { guardedLookup } from "../webhooks/WebhookUrlGuard.js"
 import {
   AGENT_CONTAINED,
@@ -381,12 +382,14 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           if (answer === undefined || answer.id !== watch.id) return
           listed(caller, answer.result)
         },
-        onUnreadable: (reason) =>
+        onUnreadable: (reason) => {
+          countMcpUnreadable()
           runFork(
             Effect.logWarning("MCP answer unreadable").pipe(
               Effect.annotateLogs({ server_id: caller.serverId, method: watch.kind, reason })
             )
           )
+        }
       }
       if (coding !== undefined && coding !== "identity") {
         sink.onUnreadable("not_json")

@@ -68,3 +68,15 @@ export const containedRequestsThrottled = Metric.counter("candor_gateway_contain
 
 /** Counts one throttled refusal (synchronously, as `countOverCap`). */
 export const countContainedThrottled = (): void => containedRequestsThrottled.unsafeUpdate(1, [])
+
+/**
+ * MCP answers the gateway watched but could not read (docs/mcp.md): a message past the size bound,
+ * not JSON, or in a coding it did not ask for. Passed to the agent all the same; their tools unpinned.
+ */
+export const mcpAnswersUnreadable = Metric.counter("candor_gateway_mcp_answers_unreadable_total", {
+  description: "MCP answer messages the gateway watched (tools/list) but could not read: passed, not pinned",
+  incremental: true
+})
+
+/** Counts one unreadable MCP answer message (synchronously). */
+export const countMcpUnreadable = (): void => mcpAnswersUnreadable.unsafeUpdate(1, [])
