@@ -66,6 +66,7 @@ import {
   REFUSED_BY_CANDOR,
   serverAnswerOf
 } from "./JsonRpc.js"
+import { hasDuplicateMembers } from "./DuplicateMembers.js"
 import { McpGateway } from "./McpGateway.js"
 import { blockedLiteral } from "./McpNetwork.js"
 import { jsonReader, type MessageReader, type MessageSink, sseReader } from "./MessageReader.js"
@@ -517,8 +518,9 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         if (size > settings.maxRequestBytes || res.headersSent) return
         const body = Buffer.concat(chunks, size)
         let value: unknown
+        const text = body.toString("utf8").replace(/^\uFEFF/, "")
         try {
-          value = JSON.parse(body.toString("utf8").replace(/^\uFEFF/, ""))
+          value = JSON.parse(text)
         } catch {
           if (contained(res, caller, null)) return
           return json(res, 400, errorMessage(null, PARSE_ERROR, "Candor could not parse the request as JSON: refused"))
@@ -559,6 +561,13 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
             res,
             400,
             errorMessage(id, INVALID_PARAMS, "tools/call needs params.name, the tool's name: refused")
+          )
+        // A name twice in one object: the server's parser may keep the other one than Candor read.
+        if (hasDuplicateMembers(text))
+          return json(
+            res,
+            400,
+            errorMessage(id, INVALID_REQUEST, "a member name appears twice in one object of this tools/call: refused")
           )
         const decision = decideCall(caller, req, tool, (params as Record<string, unknown>)["arguments"])
         if (decision._tag === "refuse") {
