@@ -50,3 +50,29 @@ export const nudgedRecord = (nudge: InjectedNudge, uuid: string, at: Date): Enfo
   actor: GATEWAY_ACTOR,
   created_at: at.toISOString()
 })
+
+/** What an MCP gateway decision names (docs/mcp.md): the rule, why, and the agent's session if any. */
+export interface McpDecision {
+  readonly agentId: string
+  readonly rule: string
+  readonly reason: string
+}
+
+/**
+ * A `tools/call` the policy found fault with under `warn` (forwarded, recorded: kind `warned`), or a
+ * tool definition that changed (kind `tool_changed`, rule `mcp_pin`): issue 28.
+ */
+export const mcpRecord = (
+  kind: "warned" | "tool_changed",
+  decision: McpDecision,
+  uuid: string,
+  at: Date
+): EnforcementRecord => ({
+  record_id: enforcementRecordId(uuid),
+  agent_id: decision.agentId,
+  kind,
+  rule: decision.rule,
+  reason: bounded(decision.reason),
+  actor: GATEWAY_ACTOR,
+  created_at: at.toISOString()
+})

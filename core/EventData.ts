@@ -315,7 +315,7 @@ export interface GatewayBlock {
   readonly agentId: string
   readonly sessionId: string | null
   readonly provider: string
-  readonly rule: "enforce" | "policy" | "containment" | "transaction"
+  readonly rule: "enforce" | "policy" | "containment" | "transaction" | "tool_changed"
   readonly reason: string
   /** The blocked response's checkpoint (rule `enforce`). */
   readonly checkpointId: string | null
@@ -343,6 +343,32 @@ export const blockedEvent = (
   agent_id: block.agentId,
   created_at: at,
   data: blockedData(block)
+})
+
+/** An MCP server's tool listed with another definition than its pin (issue 28, docs/mcp.md). */
+export interface ToolChanged {
+  readonly agentId: string
+  readonly orgId: string
+  readonly serverId: string
+  readonly tool: string
+  readonly previousHash: string
+  readonly hash: string
+}
+
+/** Source: server, tool and new hash: each change is one occurrence, however many gateways or agents see it. */
+export const toolChangedEvent = (change: ToolChanged, at: Date): Occurrence<"mcp.tool_changed"> => ({
+  type: "mcp.tool_changed",
+  source: `${change.serverId}/${change.tool}/${change.hash}`,
+  org_id: change.orgId,
+  agent_id: change.agentId,
+  created_at: at,
+  data: {
+    server_id: change.serverId,
+    tool_name: change.tool,
+    previous_hash: change.previousHash,
+    definition_hash: change.hash,
+    agent_id: change.agentId
+  }
 })
 
 /** The `reason` of a policy block: the tools the policy forbids, never the request itself. */

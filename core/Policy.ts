@@ -37,6 +37,7 @@ import { type GlobCursor, GlobSet } from "./GlobSet.js"
 import type { AlignmentCard } from "./schema/Card.js"
 import { severityRank } from "./schema/Concern.js"
 import {
+  type ArgumentCondition,
   type CapabilityMapping,
   type Policy,
   type PolicyFinding,
@@ -429,6 +430,7 @@ export const MAX_CARD_ACTION_LENGTH = 256
 /** The rules of `policy`, as `DEFAULT_POLICY_MAX_RULES` counts them. */
 export const policyRuleCount = (policy: Policy): number =>
   policy.forbidden.length +
+  (policy.argument_conditions?.length ?? 0) +
   policy.escalation_triggers.length +
   Object.values(policy.capability_mappings).reduce((sum, m) => sum + m.tools.length + m.card_actions.length, 0)
 
@@ -442,7 +444,7 @@ export const policyOverLimits = (policy: Policy, maxRules: number): string | und
   if (rules > maxRules) {
     return `the policy has ${rules} rules (forbidden rules, escalation triggers, and the tool globs and card actions of capability mappings); at most ${maxRules} are accepted (POLICY_MAX_RULES)`
   }
-  const long = [...policy.forbidden, ...policy.escalation_triggers].findIndex(
+  const long = [...policy.forbidden, ...policy.escalation_triggers, ...(policy.argument_conditions ?? [])].findIndex(
     (rule) => rule.reason.length > MAX_RULE_REASON_LENGTH
   )
   if (long >= 0) return `a rule's reason must be at most ${MAX_RULE_REASON_LENGTH} characters`
@@ -495,12 +497,18 @@ const mergeMappings = (org: Policy["capability_mappings"], agent: Policy["capabi
   return out
 }
 
+/** `argument_conditions` only when there are any: a policy without keeps the form (and hash) it had before them. */
+export const argumentConditionsOf = (
+  conditions: ReadonlyArray<ArgumentCondition>
+): { readonly argument_conditions?: ReadonlyArray<ArgumentCondition> } =>
+  conditions.length === 0 ? {} : { argument_conditions: conditions }
+
 /**
  * An organization's policy and an agent's, merged with the organization as a floor (`org_floor`):
  * - capability mappings: the organization's, then the agent's; an agent mapping whose name the
  *   organization already uses does not replace it (that could remap a tool away from an action the
  *   card forbids), it is added as `agent:<name>`, so a tool both cover gets the actions of both;
- * - forbidden rules and escalation triggers: both lists, the organization's first (identical rules once);
+ * - forbidden rules, escalation triggers and argument conditions: both lists, the organization's first (identical rules once);
  * - each default at the stricter of the two: mode off < warn < enforce, unmapped action
  *   allow < warn < deny, the higher unmapped severity, `fail_open` only when both allow it, the
  *   shorter grace;
@@ -516,6 +524,7 @@ export const mergePolicies = (org: Policy, agent: Policy): Policy => {
     capability_mappings: mergeMappings(org.capability_mappings, agent.capability_mappings),
     forbidden: union(org.forbidden, agent.forbidden),
     escalation_triggers: union(org.escalation_triggers, agent.escalation_triggers),
+    ...argumentConditionsOf(union(org.argument_conditions ?? [], agent.argument_conditions ?? [])),
     defaults: {
       unmapped_tool_action: stricter(a.unmapped_tool_action, b.unmapped_tool_action, (x) => UNMAPPED_STRICTNESS[x]),
       unmapped_severity: stricter(a.unmapped_severity, b.unmapped_severity, severityRank),

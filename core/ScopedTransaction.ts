@@ -25,7 +25,7 @@
  * So for any tool the verdict under the transaction is never better than under the agent's policy,
  * and every tool the transaction does not name fails.
  */
-import { matchingRules, mergePolicies } from "./Policy.js"
+import { argumentConditionsOf, matchingRules, mergePolicies } from "./Policy.js"
 import { severityRank } from "./schema/Concern.js"
 import {
   type CapabilityMapping,
@@ -149,6 +149,7 @@ export const transactionPolicy = (
     capability_mappings: mappings,
     forbidden: merged.forbidden,
     escalation_triggers: [...merged.escalation_triggers, ...warned],
+    ...argumentConditionsOf(merged.argument_conditions ?? []),
     defaults: {
       unmapped_tool_action: "deny",
       unmapped_severity: severityRank(d.unmapped_severity) >= severityRank("high") ? d.unmapped_severity : "high",

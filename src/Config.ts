@@ -119,6 +119,16 @@ export class CandorConfig extends Context.Tag("candor/src/CandorConfig")<
      * and tests only; adapters/webhooks/WebhookUrlGuard.ts reads the same variable).
      */
     readonly webhookAllowPrivate: boolean
+    /**
+     * MCP servers may use plain http and private, loopback and link-local addresses (development and
+     * tests only; docs/mcp.md).
+     */
+    readonly mcpAllowPrivate: boolean
+    /**
+     * The gateway's URL as agents reach it, named in each MCP server's `mcp_url` (docs/mcp.md); none:
+     * the local gateway (a process with `--role api` alone names its host's GATEWAY_PORT and warns).
+     */
+    readonly gatewayPublicUrl: Option.Option<string>
     /** Log origin: signed tree heads name `<logOrigin>/agents/<agent_id>`. */
     readonly logOrigin: string
     /** Witnesses (c2sp.org/tlog-witness) asked to cosign the agents' tree heads; empty: none (docs/witnesses.md). */
@@ -206,6 +216,8 @@ export const defaults: Settings = {
   signingKey: Option.none(),
   secretKey: Option.none(),
   webhookAllowPrivate: false,
+  mcpAllowPrivate: false,
+  gatewayPublicUrl: Option.none(),
   logOrigin: "candor.local",
   witnesses: [],
   witnessIntervalSeconds: 60,
@@ -740,6 +752,18 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     flag,
     defaults.webhookAllowPrivate,
     "true: webhooks may use http and private, loopback, link-local addresses (development and tests only)"
+  ),
+  mcpAllowPrivate: withDefault(
+    "CANDOR_MCP_ALLOW_PRIVATE",
+    flag,
+    defaults.mcpAllowPrivate,
+    "true: MCP servers may use http and private, loopback, link-local addresses (development and tests only)"
+  ),
+  gatewayPublicUrl: optional(
+    "CANDOR_GATEWAY_PUBLIC_URL",
+    httpUrl,
+    "the local gateway",
+    "The gateway's URL as agents reach it (MCP servers' mcp_url); set it with --role api"
   ),
   logOrigin: withDefault(
     "CANDOR_LOG_ORIGIN",

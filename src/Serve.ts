@@ -72,6 +72,8 @@ import { loadTls, reloadOnSighup, serverTlsOptions } from "../adapters/http/Tls.
 import { warnIfPlainHttp } from "./http/PlainHttpWarning.js"
 import { TracingLive } from "./Tracing.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
+import * as McpProxy from "../adapters/mcp/McpProxy.js"
+import { McpGatewayUrl, McpNetwork } from "../adapters/mcp/McpNetwork.js"
 import { HealthRoutes, Readiness, type ReadinessCheck } from "./http/Health.js"
 import { metricsRoute, RequestMetricsLive } from "./http/Metrics.js"
 import { NotFoundLive } from "./http/NotFound.js"
@@ -319,7 +321,9 @@ const GatewayLive = Layer.unwrapEffect(
           evidenceRedaction: config.evidenceRedaction
         })
       ),
-      Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive))
+      Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive)),
+      // The MCP gateway on the same port (docs/mcp.md): /mcp/{server_id}.
+      Layer.provide(McpProxy.layer({ allowPrivate: config.mcpAllowPrivate, subjectPrefix: config.natsPrefix }))
     )
   })
 )
@@ -396,6 +400,39 @@ const FeedLive = (withStore: boolean) =>
 const WebhookNetworkFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => Layer.succeed(WebhookNetwork, { allowPrivate: config.webhookAllowPrivate }))
 )
+
+/**
+ * The gateway's URL as agents reach it, for each MCP server's `mcp_url` (docs/mcp.md):
+ * CANDOR_GATEWAY_PUBLIC_URL, else the local gateway (HOST:GATEWAY_PORT, a wildcard host as loopback).
+ * A process serving the API without the gateway cannot know it: set it there (else a warning).
+ */
+const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* CandorConfig
+      const network = Layer.succeed(McpNetwork, { allowPrivate: config.mcpAllowPrivate })
+      if (Option.isSome(config.gatewayPublicUrl))
+        return Layer.merge(network, Layer.succeed(McpGatewayUrl, config.gatewayPublicUrl.value.replace(/\/+$/, "")))
+      // The embedded default's backend thread serves the API beside the process's own gateway: only
+      // an API without a gateway in its process (a split deployment) needs to be told. Not told, it
+      // names HOST:GATEWAY_PORT (right when both run on one host) and says so once.
+      const split = selected.length < backendRoles.length
+      if (selected.includes("api") && !selected.includes("gateway") && split)
+        yield* Effect.logWarning(
+          "CANDOR_GATEWAY_PUBLIC_URL is not set: MCP servers' mcp_url names this host's GATEWAY_PORT (docs/mcp.md)"
+        )
+      const host =
+        config.host === "0.0.0.0"
+          ? "127.0.0.1"
+          : config.host === "::"
+            ? "[::1]"
+            : config.host.includes(":")
+              ? `[${config.host}]`
+              : config.host
+      const scheme = tlsFiles(config) === undefined ? "http" : "https"
+      return Layer.merge(network, Layer.succeed(McpGatewayUrl, `${scheme}://${host}:${config.gatewayPort}`))
+    })
+  )
 
 /** How large a tool policy the API stores (POLICY_MAX_RULES). */
 const PolicyLimitsFromConfig = Layer.unwrapEffect(
@@ -520,7 +557,7 @@ const rolesLive = (
   // Only the API, the workers and the prover read or write records: a gateway process opens no database
   // (the types cannot see that they are absent then).
   return (withStore ? stored : (roles as unknown as typeof stored)).pipe(
-    Layer.provide(Layer.merge(WebhookNetworkFromConfig, PolicyLimitsFromConfig)),
+    Layer.provide(Layer.mergeAll(WebhookNetworkFromConfig, PolicyLimitsFromConfig, McpGatewayFromConfig(selected))),
     Layer.provide(
       MessagingLive(withWorkers, bridge) as Layer.Layer<
         Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,

@@ -16,6 +16,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { type AgentSettings, AgentState } from "../adapters/bus/AgentState.js"
 import * as KeyContainmentRepo from "../adapters/store/KeyContainmentRepo.js"
+import * as McpRepo from "../adapters/store/McpRepo.js"
 import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
 import * as PolicyRepo from "../adapters/store/PolicyRepo.js"
 import * as ScopedTransactionRepo from "../adapters/store/ScopedTransactionRepo.js"
@@ -95,5 +96,22 @@ export const restoreAgentState = Effect.gen(function* () {
     (keyHash) => Effect.flatMap(keys.get(keyHash), (c) => state.updateKey(keyHash, { containment: c ?? undefined })),
     { concurrency: RESTORE_CONCURRENCY, discard: true }
   )
-  return { agents: agents.length, keys: contained.length }
+  // The MCP gateway's servers and tokens (docs/mcp.md); tool pins live only in the shared state.
+  const mcp = yield* McpRepo.make
+  const servers = yield* mcp.allServers
+  const tokens = yield* mcp.allTokens
+  yield* Effect.forEach(
+    servers,
+    (server) => state.updateKey(server.server_id, { mcpServer: { org_id: server.org_id, url: server.url } }),
+    { concurrency: RESTORE_CONCURRENCY, discard: true }
+  )
+  yield* Effect.forEach(
+    tokens,
+    (token) =>
+      state.updateKey(token.token_hash, {
+        mcpToken: { token_id: token.token_id, agent_id: token.agent_id, org_id: token.org_id }
+      }),
+    { concurrency: RESTORE_CONCURRENCY, discard: true }
+  )
+  return { agents: agents.length, keys: contained.length, mcpServers: servers.length, mcpTokens: tokens.length }
 })

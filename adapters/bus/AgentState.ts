@@ -67,14 +67,43 @@ export interface AgentSettings extends Schema.Schema.Type<typeof AgentSettings> 
 /** An unknown agent: observe, fail open (Mnemom's default), not contained. */
 export const defaultSettings: AgentSettings = { mode: "observe", failurePolicy: "fail_open", containment: undefined }
 
+/** What an MCP agent token opens: its agent, and the organization whose servers it may reach. */
+export const McpTokenGrant = Schema.Struct({ token_id: Schema.String, agent_id: Schema.String, org_id: Schema.String })
+export interface McpTokenGrant extends Schema.Schema.Type<typeof McpTokenGrant> {}
+
+/** A registered MCP server as the gateway needs it. */
+export const McpServerEntry = Schema.Struct({ org_id: Schema.String, url: Schema.String })
+export interface McpServerEntry extends Schema.Schema.Type<typeof McpServerEntry> {}
+
+/**
+ * A server's tool pins (core/ToolDefinitionPin.ts): `pinned`, tool name → the definition hash
+ * first listed (or last accepted); `changed`, tool name → a listed hash that differs from the pin,
+ * until an Owner or Admin accepts it. At most `MAX_PINNED_TOOLS` names each.
+ */
+export const McpToolPins = Schema.Struct({
+  pinned: Schema.Record({ key: Schema.String, value: Schema.String }),
+  changed: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+export interface McpToolPins extends Schema.Schema.Type<typeof McpToolPins> {}
+
 /**
  * What the gateway must know about a provider key (by its hash), whatever agent name comes with it:
  * a key contained with scope `key` refuses every agent derived from the key, names not seen yet
  * included. Stored and pushed like agent settings (KV `key.<key_hash>`).
+ *
+ * The same namespace holds the MCP gateway's shared state (docs/mcp.md): an agent token's grant under
+ * the token's SHA-256 (64 hex characters, like a provider key's hash: a token is a credential), and a
+ * server's entry and pins under its id (`mcp_<uuid>`, never 64 hex characters, so never a hash).
  */
 export const KeySettings = Schema.Struct({
   /** Paused or killed with scope `key`; undefined: the key is not contained (its agents may be). */
-  containment: Schema.UndefinedOr(ContainmentState)
+  containment: Schema.UndefinedOr(ContainmentState),
+  /** Under an MCP agent token's hash: the agent it speaks for (docs/mcp.md); none: no such token, or revoked. */
+  mcpToken: Schema.optional(McpTokenGrant),
+  /** Under an MCP server's id (`mcp_<uuid>`): where the gateway forwards and whose it is; none: no such server. */
+  mcpServer: Schema.optional(McpServerEntry),
+  /** Under an MCP server's id: its tools' pinned definitions and the changes not yet accepted. */
+  mcpPins: Schema.optional(McpToolPins)
 })
 export interface KeySettings extends Schema.Schema.Type<typeof KeySettings> {}
 

@@ -20,7 +20,8 @@ import * as Queue from "effect/Queue"
 import type { MessagePort } from "node:worker_threads"
 import type { WebhookEnvelope } from "../../core/schema/WebhookEvents.js"
 import type { Family } from "../metrics/Prometheus.js"
-import { AgentState } from "./AgentState.js"
+import * as Schema from "effect/Schema"
+import { AgentState, KeySettings } from "./AgentState.js"
 import { Bus } from "./Bus.js"
 import { EventFeed } from "./EventFeed.js"
 import type { PublishFailure, ToBackend, ToGateway } from "./ThreadBridgeProtocol.js"
@@ -34,10 +35,16 @@ export class GatewayThreadMetrics extends Context.Tag("candor/adapters/bus/Gatew
 /** Publishes from the gateway waiting to be stored, in arrival order. */
 export class ThreadBridgeInbox extends Context.Tag("candor/adapters/bus/ThreadBridgeInbox")<
   ThreadBridgeInbox,
-  Queue.Queue<Extract<ToBackend, { _tag: "Publish" | "Feed" }>>
+  Queue.Queue<Inbound>
 >() {}
 
+/** A gateway's patch is decoded like any stored key settings, never cast. */
+const decodeKeyPatch = Schema.decodeUnknownEither(Schema.partialWith(KeySettings, { exact: true }))
+
 const post = (port: MessagePort, message: ToGateway) => port.postMessage(message)
+
+/** What the gateway sends to be done in order: publishes, catalogue events, its changes of key settings. */
+type Inbound = Extract<ToBackend, { _tag: "Publish" | "Feed" | "KeyPatch" }>
 
 export const agentStateLayer = (
   port: MessagePort
@@ -45,7 +52,7 @@ export const agentStateLayer = (
   Layer.scopedContext(
     Effect.gen(function* () {
       const local = yield* Effect.provide(AgentState, AgentState.layerMemory)
-      const inbox = yield* Queue.unbounded<Extract<ToBackend, { _tag: "Publish" | "Feed" }>>()
+      const inbox = yield* Queue.unbounded<Inbound>()
       const applied = new Map<number, () => void>()
       const scraped = new Map<number, (families: ReadonlyArray<Family>) => void>()
       let nextId = 0
@@ -55,6 +62,7 @@ export const agentStateLayer = (
         switch (message._tag) {
           case "Publish":
           case "Feed":
+          case "KeyPatch":
             Queue.unsafeOffer(inbox, message)
             return
           case "Applied": {
@@ -138,12 +146,15 @@ export const agentStateLayer = (
     })
   )
 
-export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox> =>
+export const serveLayer = (
+  port: MessagePort
+): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox | AgentState> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const bus = yield* Bus
       const feed = yield* EventFeed
       const inbox = yield* ThreadBridgeInbox
+      const state = yield* AgentState
 
       const store = (ids: ReadonlyArray<number>, attempts: ReadonlyArray<Effect.Effect<void, unknown>>) =>
         Effect.gen(function* () {
@@ -164,8 +175,15 @@ export const serveLayer = (port: MessagePort): Layer.Layer<never, never, Bus | E
           post(port, { _tag: "Stored", ids: stored, failures })
         })
 
-      const handle = (message: Extract<ToBackend, { _tag: "Publish" | "Feed" }>) => {
+      const handle = (message: Inbound) => {
         if (message._tag === "Feed") return store([message.id], [feed.publish(message.envelope as WebhookEnvelope)])
+        if (message._tag === "KeyPatch") {
+          const patch = decodeKeyPatch(message.patch)
+          return store(
+            [message.id],
+            [Either.isRight(patch) ? state.updateKey(message.keyHash, patch.right) : Effect.fail(patch.left)]
+          )
+        }
         const entries = JSON.parse(message.json) as ReadonlyArray<
           readonly [string, unknown, string | null, (string | undefined)?]
         >

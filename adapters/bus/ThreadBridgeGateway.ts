@@ -194,7 +194,13 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
       toolsFirstSeen: (agentId) => tools.lookup(agentId),
       noteTools: (agentId, seen, nowMs) => void tools.note(agentId, seen, nowMs),
       update: () => Effect.dieMessage("agent settings are changed on the backend thread"),
-      updateKey: () => Effect.dieMessage("key settings are changed on the backend thread"),
+      // The gateway's own changes (MCP tool pins): applied here at once, then by the backend, which
+      // pushes the result back (what the backend already held, merged).
+      updateKey: (keyHash, patch) =>
+        Effect.suspend(() => {
+          keys.set(keyHash, { ...(keys.get(keyHash) ?? defaultKeySettings), ...patch })
+          return send((id) => post({ _tag: "KeyPatch", id, keyHash, patch }), true, "key settings")
+        }),
       takeNudge: (agentId) =>
         Effect.sync(() => {
           const text = nudges.get(agentId)

@@ -20,6 +20,11 @@ export type ToBackend =
   | { readonly _tag: "Publish"; readonly ids: ReadonlyArray<number>; readonly json: string }
   /** A catalogue event for the feed (rare: blocked requests and policy violations), structured-cloned. */
   | { readonly _tag: "Feed"; readonly id: number; readonly envelope: unknown }
+  /**
+   * A change of a key's settings made by the gateway (an MCP server's tool pins), applied by the
+   * backend's state (which pushes the result back as `KeySettings`) and answered with `Stored`.
+   */
+  | { readonly _tag: "KeyPatch"; readonly id: number; readonly keyHash: string; readonly patch: unknown }
   /** The settings change (an agent's or a key's) numbered `id` is in the gateway's copy. */
   | { readonly _tag: "Applied"; readonly id: number }
   /** The answer to `Metrics`: the gateway thread's own metric families. */

@@ -1,6 +1,7 @@
 /**
  * The LLM gateway on GATEWAY_PORT: `/anthropic/*`, `/openai/*`, `/gemini/*` forwarded to the
- * configured upstreams with path and query unchanged, `/health/live` for probes.
+ * configured upstreams with path and query unchanged, `/health/live` for probes, and `/mcp/*` to
+ * the MCP gateway when the process provides one (adapters/mcp/McpProxy.ts, docs/mcp.md).
  *
  * Raw `node:http` on purpose: this is the hot path, and a framework's request/response objects would
  * cost more than the gateway's whole budget (< 0.5 ms p50). Effect owns the lifecycle
@@ -20,6 +21,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
@@ -49,6 +51,7 @@ import {
 import { ListenFailed, listenErrorCode } from "../http/ListenFailed.js"
 import { loadTls, reloadOnSighup, reloadTls, serverTlsOptions, type TlsFileError, type TlsFiles } from "../http/Tls.js"
 import type { ProviderName } from "../providers/Provider.js"
+import { McpGateway } from "../mcp/McpGateway.js"
 
 export interface GatewayTuning {
   /** Largest request body accepted (413 above): 32 MiB covers image-heavy prompts. */
@@ -117,7 +120,9 @@ export const makeGatewayHandler = (
   upstreams: Upstreams,
   inspector: InspectorService,
   runtime: Runtime.Runtime<never>,
-  tuning: GatewayTuning = defaultTuning
+  tuning: GatewayTuning = defaultTuning,
+  /** The MCP gateway (adapters/mcp/McpProxy.ts) for `/mcp/*`; without it those paths are 404. */
+  mcp?: McpGateway["Type"]
 ) => {
   const run = Runtime.runPromise(runtime)
   const limit = tuning.maxRequestBytes
@@ -179,6 +184,7 @@ export const makeGatewayHandler = (
 
   return (req: IncomingMessage, res: ServerResponse): void => {
     const url = req.url ?? "/"
+    if (mcp !== undefined && url.startsWith("/mcp/")) return mcp.handle(req, res)
     const target = route(upstreams, url)
     if (target === undefined) {
       req.resume()
@@ -276,6 +282,7 @@ export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, Liste
     GatewayServer,
     Effect.gen(function* () {
       const inspector = yield* Inspector
+      const mcp = Option.getOrUndefined(yield* Effect.serviceOption(McpGateway))
       const runtime = yield* Effect.runtime<never>()
       const settings = { ...defaultTuning, ...options.tuning }
       // Read before anything is bound: a bad file stops startup with its path.
@@ -283,7 +290,7 @@ export const layer = (options: GatewayOptions): Layer.Layer<GatewayServer, Liste
       const upstreams = makeUpstreams(options.upstreams, settings.timeouts)
       const bound = yield* Effect.acquireRelease(
         Effect.async<{ server: Server; port: number; url: string }, ListenFailed>((resume) => {
-          const handler = makeGatewayHandler(upstreams, inspector, runtime, settings)
+          const handler = makeGatewayHandler(upstreams, inspector, runtime, settings, mcp)
           const server: Server =
             tls === undefined
               ? createServer(HTTP_OPTIONS, handler)

@@ -89,3 +89,15 @@ const judgedBy = Object.fromEntries(
 /** Counts one judged tool result (synchronously, as `countOverCap`). */
 export const countToolResultJudged = (verdict: "clear" | "review_needed" | "boundary_violation"): void =>
   judgedBy[verdict].unsafeUpdate(1, [])
+
+/**
+ * MCP answers the gateway watched but could not read (docs/mcp.md): a message past the size bound,
+ * not JSON, or in a coding it did not ask for. Passed to the agent all the same; their tools unpinned.
+ */
+export const mcpAnswersUnreadable = Metric.counter("candor_gateway_mcp_answers_unreadable_total", {
+  description: "MCP answer messages the gateway watched (tools/list) but could not read: passed, not pinned",
+  incremental: true
+})
+
+/** Counts one unreadable MCP answer message (synchronously). */
+export const countMcpUnreadable = (): void => mcpAnswersUnreadable.unsafeUpdate(1, [])

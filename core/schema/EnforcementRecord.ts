@@ -13,7 +13,17 @@ import { Schema } from "effect"
 import { AgentId, DateTimeString, Identifier, SessionId } from "./Ids.js"
 
 /** The kinds Candor writes today; later features add theirs (docs/formats.md). */
-export const ENFORCEMENT_KINDS = ["blocked", "nudged", "paused", "resumed", "killed", "reactivated"] as const
+export const ENFORCEMENT_KINDS = [
+  "blocked",
+  "nudged",
+  "paused",
+  "resumed",
+  "killed",
+  "reactivated",
+  // the MCP gateway (docs/mcp.md): a tools/call forwarded under a warn-mode policy finding, a tool definition changed
+  "warned",
+  "tool_changed"
+] as const
 
 /** A kind: a lowercase word, with underscores (open: any such word decodes). */
 export const EnforcementKind = Schema.String.pipe(Schema.pattern(/^[a-z][a-z_]{0,63}$/)).annotations({

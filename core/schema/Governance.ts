@@ -66,7 +66,15 @@ export const GOVERNANCE_ACTIONS = [
   // a scoped transaction opened or closed (docs/transactions.md), on the agent's log; its expiry
   // needs no entry (expires_at is in the open entry's new state)
   "transaction.open",
-  "transaction.close"
+  "transaction.close",
+  // the MCP gateway (docs/mcp.md): servers on the organization's log, agent tokens on the agent's
+  // (never the token, only its id), a changed tool definition accepted on the organization's log
+  "mcp_server.create",
+  "mcp_server.update",
+  "mcp_server.delete",
+  "mcp_token.create",
+  "mcp_token.revoke",
+  "mcp_tool.accept"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type

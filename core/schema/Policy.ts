@@ -121,6 +121,50 @@ export const PolicyEscalationTrigger = Schema.Struct({
 })
 export type PolicyEscalationTrigger = typeof PolicyEscalationTrigger.Type
 
+/** An argument's name: a top-level member of a tool call's arguments. */
+export const ArgumentName = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "an argument name must not be empty" }),
+  Schema.maxLength(128, { message: () => "an argument name must be at most 128 characters" })
+).annotations({ identifier: "ArgumentName" })
+
+/**
+ * A condition on one argument of the calls to the tools `tool` matches (issue 28, MCP tool calls):
+ * the argument must be present and satisfy every bound given (`matches`: a glob over a string
+ * value, `max_length`: a string's length, `min` / `max`: a number's range). A call that omits the
+ * argument, gives it another type, or breaks a bound is a violation at `severity` (finding type
+ * `argument`). Evaluated on the MCP gateway's `tools/call` (docs/mcp.md), where arguments are read
+ * before the server sees them; tools a request merely declares carry no arguments.
+ */
+export const ArgumentCondition = Schema.Struct({
+  tool: ToolPattern,
+  argument: ArgumentName,
+  matches: Schema.optionalWith(ToolPattern, { exact: true }).annotations({
+    description: "Glob the string value must match: * any run, ? one character"
+  }),
+  max_length: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 1_000_000)), { exact: true }),
+  min: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
+  max: Schema.optionalWith(Schema.Number.pipe(Schema.finite()), { exact: true }),
+  reason: Schema.String,
+  severity: Schema.optionalWith(PolicySeverity, { default: () => "high" as const })
+})
+  .pipe(
+    Schema.filter(
+      (c) =>
+        c.matches !== undefined || c.max_length !== undefined || c.min !== undefined || c.max !== undefined
+          ? c.min === undefined || c.max === undefined || c.min <= c.max
+            ? undefined
+            : "min must not be greater than max"
+          : "an argument condition needs at least one of matches, max_length, min, max",
+      { identifier: "ArgumentConditionBounds" }
+    )
+  )
+  .annotations({
+    identifier: "ArgumentCondition",
+    description:
+      "A bound on one argument of calls to the matching tools (glob, length, numeric range); a call breaking it, or omitting the argument, is a violation"
+  })
+export type ArgumentCondition = typeof ArgumentCondition.Type
+
 export const DEFAULT_GRACE_PERIOD_HOURS = 24
 
 export const PolicyDefaults = Schema.Struct({
@@ -153,6 +197,8 @@ export const Policy = Schema.Struct({
   }),
   forbidden: Schema.optionalWith(Schema.Array(ForbiddenRule), { default: () => [] }),
   escalation_triggers: Schema.optionalWith(Schema.Array(PolicyEscalationTrigger), { default: () => [] }),
+  /** Absent rather than defaulted: a policy without any keeps the canonical form (and hash) it had before them. */
+  argument_conditions: Schema.optionalWith(Schema.Array(ArgumentCondition), { exact: true }),
   defaults: Schema.optionalWith(PolicyDefaults, { default: () => DEFAULT_POLICY_DEFAULTS })
 }).annotations({
   identifier: "Policy",
@@ -184,7 +230,8 @@ export const POLICY_FINDING_TYPES = [
   "capability_exceeded",
   "unmapped_denied",
   "unmapped",
-  "escalation"
+  "escalation",
+  "argument"
 ] as const
 export const PolicyFindingType = literalUnion(POLICY_FINDING_TYPES, { identifier: "PolicyFindingType" })
 export type PolicyFindingType = typeof PolicyFindingType.Type

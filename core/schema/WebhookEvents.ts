@@ -174,13 +174,24 @@ export const WEBHOOK_EVENT_TYPES = {
       agent_id: AgentId,
       session_id: Nullable(SessionId),
       provider: Schema.String,
-      rule: Schema.Literal("enforce", "policy", "containment", "transaction"),
+      rule: Schema.Literal("enforce", "policy", "containment", "transaction", "tool_changed"),
       reason: Schema.String.annotations({
         description:
-          "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation; transaction: transaction_unknown | transaction_expired"
+          "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation; transaction: transaction_unknown | transaction_expired; tool_changed: the MCP tool whose changed definition waits for acceptance"
       }),
       /** The blocked response's checkpoint (rule `enforce`); null otherwise. */
       checkpoint_id: Nullable(CheckpointId)
+    }),
+    "active"
+  ),
+  "mcp.tool_changed": event(
+    "An MCP server listed a tool with another definition than the one pinned (name, description, input schema): calls to it wait for an Owner's or Admin's acceptance under an enforcing policy",
+    Schema.Struct({
+      server_id: Schema.String,
+      tool_name: Schema.String,
+      previous_hash: Schema.String.annotations({ description: "sha256:<hex> of the pinned definition's JCS" }),
+      definition_hash: Schema.String.annotations({ description: "sha256:<hex> of the listed definition's JCS" }),
+      agent_id: AgentId.annotations({ description: "The agent whose tools/list revealed the change" })
     }),
     "active"
   ),

@@ -37,6 +37,7 @@ import { ContainmentApi } from "./groups/Containment.js"
 import { OrgConscienceApi } from "./groups/OrgConscience.js"
 import { ExportApi } from "./groups/Export.js"
 import { WebhooksApi } from "./groups/Webhooks.js"
+import { McpServersApi } from "./groups/McpServers.js"
 import { StreamApi } from "./groups/Stream.js"
 import { CoherenceApi } from "./groups/Coherence.js"
 import { TeamsApi } from "./groups/Teams.js"
@@ -98,6 +99,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ConsoleSignInApi)
   .add(ConsoleApi)
   .add(DeadLettersApi)
+  .add(McpServersApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")

@@ -51,6 +51,8 @@ import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
 import { PoliciesLive } from "./handlers/Policies.js"
 import { WebhookEventTypesLive } from "./handlers/WebhookEventTypes.js"
 import { WebhooksLive } from "./handlers/Webhooks.js"
+import { McpServersLive } from "./handlers/McpServers.js"
+import * as McpServers from "../../services/McpServers.js"
 import { ContainmentLive } from "./handlers/Containment.js"
 import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
@@ -154,7 +156,9 @@ const HandlersLive = Layer.mergeAll(
   OnChainLive,
   ConsoleSignInLive,
   ConsoleLive,
-  DeadLettersLive
+  DeadLettersLive,
+  // The MCP gateway's servers and tokens (docs/mcp.md), on their service.
+  McpServersLive.pipe(Layer.provide(McpServers.layer))
 ).pipe(
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),

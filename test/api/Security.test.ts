@@ -17,6 +17,7 @@ import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
 import { Store } from "../../adapters/store/Store.js"
+import { AgentState } from "../../adapters/bus/AgentState.js"
 import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../adapters/store/WebhookRepo.js"
 import { newEnvelope } from "../../core/Events.js"
 import { fanOutEvent } from "../../streams/WebhookFanOut.js"
@@ -43,7 +44,7 @@ interface Row {
   readonly target: Effect.Effect<
     Target,
     never,
-    ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog | WebhookRepo
+    ApiHarness | IdentityRepo | SqlClient.SqlClient | Store | GovernanceLog | WebhookRepo | AgentState
   >
   /**
    * Callers that must succeed (2xx); every other one must get 403 or 404. The console operator
@@ -312,7 +313,97 @@ const freshAnchor = Effect.gen(function* () {
 
 const USERS: ReadonlyArray<Caller> = ["member", "otherOrg"]
 
+/** A public IP literal: the MCP URL guard resolves nothing for it and refuses nothing (no private addresses here). */
+const MCP_URL = "https://93.184.216.34/mcp"
+
+/** An MCP server of the fixtures' organization (made with the service-role key): its id. */
+const freshMcpServer = Effect.gen(function* () {
+  const api = yield* ApiHarness
+  const res = yield* api.call("POST", `/v1/orgs/${api.fixtures.orgId}/mcp-servers`, {
+    token: api.serviceRoleKey,
+    body: { name: "fresh", url: MCP_URL }
+  })
+  if (res.status !== 201) return yield* Effect.dieMessage(`POST mcp-servers: ${res.status}`)
+  return res.body.server_id as string
+})
+
+/** An MCP server with a changed definition of tool `t` waiting for acceptance (as a gateway reports it): its accept path. */
+const freshToolChange = Effect.gen(function* () {
+  const serverId = yield* freshMcpServer
+  yield* Effect.orDie(
+    (yield* AgentState).updateKey(serverId, { mcpPins: { pinned: { t: "sha256:aa" }, changed: { t: "sha256:bb" } } })
+  )
+  return { path: `/v1/mcp-servers/${serverId}/tools/t/accept` }
+})
+
+/** The MCP gateway's routes (docs/mcp.md): Owner and Admin (and the service-role key) only. */
+const mcpRows: ReadonlyArray<Row> = [
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/mcp-servers",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/mcp-servers`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/orgs/:org_id/mcp-servers",
+    target: Effect.map(freshOrg, (orgId) => ({
+      path: `/v1/orgs/${orgId}/mcp-servers`,
+      body: { name: "s", url: MCP_URL }
+    })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  ...(["GET", "PATCH", "DELETE"] as const).map((method): Row => ({
+    method,
+    route: "/v1/orgs/:org_id/mcp-servers/:server_id",
+    target: Effect.gen(function* () {
+      const f = yield* fixtures
+      const path = `/v1/orgs/${f.orgId}/mcp-servers/${yield* freshMcpServer}`
+      return method === "PATCH" ? { path, body: { name: "renamed" } } : { path }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  })),
+  {
+    method: "POST",
+    route: "/v1/agents/:agent_id/mcp-tokens",
+    target: Effect.map(freshOrgAgent, (agentId) => ({ path: `/v1/agents/${agentId}/mcp-tokens` })),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "GET",
+    route: "/v1/agents/:agent_id/mcp-tokens",
+    target: fixed((f) => `/v1/agents/${f.orgAgent}/mcp-tokens`),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "DELETE",
+    route: "/v1/agents/:agent_id/mcp-tokens/:token_id",
+    target: Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const agentId = yield* freshOrgAgent
+      const res = yield* api.call("POST", `/v1/agents/${agentId}/mcp-tokens`, { token: api.serviceRoleKey })
+      if (res.status !== 201) return yield* Effect.dieMessage(`POST mcp-tokens: ${res.status}`)
+      return { path: `/v1/agents/${agentId}/mcp-tokens/${res.body.token_id}` }
+    }),
+    allowed: ["service"],
+    intended: "admin"
+  },
+  {
+    method: "POST",
+    route: "/v1/mcp-servers/:server_id/tools/:tool_name/accept",
+    target: freshToolChange,
+    allowed: ["service"],
+    intended: "admin"
+  }
+]
+
 const ROWS: ReadonlyArray<Row> = [
+  ...mcpRows,
   // ---- identity and commercial routes ----
   { method: "GET", route: "/v1/plans", target: fixed(() => "/v1/plans"), allowed: ALL, intended: "member" },
   {

@@ -33,6 +33,7 @@ const CANDOR_EVENTS = [
   "drift.detected",
   "policy.violation",
   "enforcement.blocked",
+  "mcp.tool_changed",
   "proof.failed",
   "pipeline.dead_lettered"
 ]
