@@ -22,7 +22,7 @@ import type { AgentContext } from "./AgentContext.js"
 import { decision, PROVER_OUTBOX } from "./Decisions.js"
 import { driftEvent, policyViolationEvent, responsePolicyViolation, verdictEvent } from "../core/EventData.js"
 import { newEnvelope } from "../core/Events.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 export interface StepEnv {
   readonly key: SigningKey

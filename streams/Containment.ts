@@ -30,7 +30,7 @@ import type { ContainmentAction, ContainmentScope, ContainmentState } from "../c
 import { containmentEvent } from "../core/EventData.js"
 import { ENFORCEMENT_RECORD_ID_PREFIX } from "../core/schema/EnforcementRecord.js"
 import { newEnvelope } from "../core/Events.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 export interface ContainmentChange {
   readonly agentId: string

@@ -18,7 +18,7 @@ import { generateSigningKey } from "../../core/Signing.js"
 import { agentContext, type ContextSettings } from "../../streams/AgentContext.js"
 import { type AgentActorState, attestEvent } from "../../streams/AttestEvent.js"
 import { DECISION_OUTBOX, type DecisionPayload } from "../../streams/Decisions.js"
-import { EVENT_OUTBOX } from "../../streams/Events.js"
+import { EVENT_OUTBOX } from "../../adapters/store/EventOutbox.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 
 const key = generateSigningKey()

@@ -37,7 +37,7 @@ import {
   type OrgConscienceLogAction,
   type OrgConscienceValue
 } from "../../../core/schema/Conscience.js"
-import { eventDraft } from "../../../streams/Events.js"
+import { eventDraft } from "../../../adapters/store/EventOutbox.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
 import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access.js"

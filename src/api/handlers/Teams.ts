@@ -35,7 +35,7 @@ import {
 } from "../../../core/schema/Team.js"
 import { TEAM_CARD_MAX_BYTES } from "../../../core/schema/TeamCard.js"
 import { deriveTeamCard, MIN_MEMBERS_WITH_CARDS } from "../../../core/TeamCardDerivation.js"
-import { eventDraft } from "../../../streams/Events.js"
+import { eventDraft } from "../../../adapters/store/EventOutbox.js"
 import { recomputeQuietly } from "../../../streams/TeamReputation.js"
 import { CandorApi } from "../Api.js"
 import { internal, orgRole, requireOrgRole } from "./Access.js"
