@@ -159,7 +159,7 @@ export const attestEvent = (
     )
   }
   // Catalogue events, committed with the checkpoint (a pause is announced when the decision is applied,
-  // streams/Containment.ts). Their ids derive from the checkpoint and alert ids: a replayed step repeats them.
+  // services/Containment.ts). Their ids derive from the checkpoint and alert ids: a replayed step repeats them.
   const orgId = actor.context.orgId
   const responsePolicy = responsePolicyViolation(actor.agentId, checkpoint.checkpoint_id, trace.context?.metadata)
   const events = [

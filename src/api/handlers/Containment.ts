@@ -11,7 +11,7 @@
  * the caller must be allowed the action on each agent claimed with the key (else 403): one tenant
  * never contains, or frees, another's agents.
  *
- * A change goes through streams/Containment.ts (one transaction: settings or the key's row,
+ * A change goes through services/Containment.ts (one transaction: settings or the key's row,
  * containment log, governance log, webhooks), then reaches the gateways before the answer: once a
  * pause is answered 200, every gateway refuses the agent (scope `key`: every agent of the key). A refused transition (400) also tells the gateways what the
  * store holds, so a pause retried after a 503 (stored, gateways not told) answers 400 "already
@@ -32,7 +32,7 @@ import * as KeyContainmentRepo from "../../../adapters/store/KeyContainmentRepo.
 import { containmentInForce, containmentStatus } from "../../../core/Containment.js"
 import { agentGovernanceLog } from "../../../core/Governance.js"
 import type { ContainmentAction, ContainmentScope, ContainmentState } from "../../../core/schema/Containment.js"
-import { changeContainment, publishContainment, publishKeyContainment } from "../../../streams/Containment.js"
+import { changeContainment, publishContainment, publishKeyContainment } from "../../../services/Containment.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole } from "./Access.js"
 

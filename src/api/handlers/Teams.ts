@@ -7,7 +7,7 @@
  * repeated archive, which answers the team as it is).
  *
  * Once a roster change or a team card PUT has committed, the team's reputation is recomputed
- * automatically (streams/TeamReputation.ts, coalesced to once an hour); a failed recomputation is
+ * automatically (services/TeamReputation.ts, coalesced to once an hour); a failed recomputation is
  * logged and never fails the write, which is already stored.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -36,7 +36,7 @@ import {
 import { TEAM_CARD_MAX_BYTES } from "../../../core/schema/TeamCard.js"
 import { deriveTeamCard, MIN_MEMBERS_WITH_CARDS } from "../../../core/TeamCardDerivation.js"
 import { eventDraft } from "../../../adapters/store/EventOutbox.js"
-import { recomputeQuietly } from "../../../streams/TeamReputation.js"
+import { recomputeQuietly } from "../../../services/TeamReputation.js"
 import { CandorApi } from "../Api.js"
 import { internal, orgRole, requireOrgRole } from "./Access.js"
 
