@@ -63,6 +63,7 @@ import * as CoherenceRepo from "../../adapters/store/CoherenceRepo.js"
 import { CoherenceLive } from "./handlers/Coherence.js"
 import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import { TeamsLive } from "./handlers/Teams.js"
+import * as Teams from "../../services/Teams.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -170,6 +171,8 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.
   Layer.provide(TrustEdgeRepo.layer),
+  // Teams: the domain service of their routes.
+  Layer.provide(Teams.layer),
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
   // Risk assessments: their records, and the key ring their signing key is registered in.

@@ -25,6 +25,13 @@ import {
   TeamWithMembers
 } from "../../../core/schema/Team.js"
 import { TeamCard } from "../../../core/schema/TeamCard.js"
+import {
+  TeamConflict,
+  TeamInvalid,
+  TeamNotFound,
+  TeamOrganizationNotFound,
+  TeamPartNotFound
+} from "../../../services/Teams.js"
 import { IntParam } from "./Checkpoints.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
@@ -191,4 +198,10 @@ export class TeamsApi extends HttpApiGroup.make("teams")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Teams service's own errors (services/Teams.ts), each with its status.
+  .addError(TeamNotFound)
+  .addError(TeamOrganizationNotFound)
+  .addError(TeamPartNotFound)
+  .addError(TeamInvalid)
+  .addError(TeamConflict)
   .middleware(Authentication) {}
