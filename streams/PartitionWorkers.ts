@@ -41,7 +41,8 @@ import { publishEvent } from "./Events.js"
 import { exponentialBackoff, makeSignal, relayDefaults, type RelayOptions, runRelay } from "./OutboxRelay.js"
 import { fanOutEvent, fanOutEvents } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
-import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
+import { WEBHOOK_OUTBOX } from "../adapters/store/WebhookDeliveryOutbox.js"
+import { deliverWebhook } from "./WebhookDelivery.js"
 import {
   defaultReputationWorkerOptions,
   makeReputationWorker,

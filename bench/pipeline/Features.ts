@@ -127,6 +127,7 @@ const APP: ReadonlyArray<readonly [string, string]> = [
   ["streams/WebhookDelivery.ts", F.webhooks],
   ["adapters/webhooks/", F.webhooks],
   ["adapters/store/WebhookRepo.ts", F.webhooks],
+  ["adapters/store/WebhookDeliveryOutbox.ts", F.webhooks],
   ["adapters/store/WebhookSecrets.ts", F.webhooks],
   ["core/WebhookSignature.ts", F.webhooks],
   ["streams/OutboxRelay.ts", F.relays],
