@@ -64,6 +64,7 @@ import { CoherenceLive } from "./handlers/Coherence.js"
 import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import { TeamsLive } from "./handlers/Teams.js"
 import * as Teams from "../../services/Teams.js"
+import * as Webhooks from "../../services/Webhooks.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -171,8 +172,8 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.
   Layer.provide(TrustEdgeRepo.layer),
-  // Teams: the domain service of their routes.
-  Layer.provide(Teams.layer),
+  // The domain services of the routes (services/), on the repositories below and the process's store.
+  Layer.provide(Layer.mergeAll(Teams.layer, Webhooks.layer)),
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
   // Risk assessments: their records, and the key ring their signing key is registered in.

@@ -18,6 +18,7 @@ import {
 import { MAX_WEBHOOK_URL_LENGTH } from "../../../adapters/webhooks/WebhookUrlGuard.js"
 import { AgentId, Identifier } from "../../../core/schema/Ids.js"
 import { IntParam } from "./Checkpoints.js"
+import { WebhookConflict, WebhookInvalid, WebhookNotFound } from "../../../services/Webhooks.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -239,4 +240,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Webhooks service's own errors (services/Webhooks.ts), each with its status.
+  .addError(WebhookNotFound)
+  .addError(WebhookInvalid)
+  .addError(WebhookConflict)
   .middleware(Authentication) {}
