@@ -4,7 +4,7 @@
  * organization's governance log (with the `values_hash` of the organization's active values), and
  * one `conscience.values_updated` event for the organization (in the outbox).
  * Once committed, the resolved values of every agent of the organization are pushed to the
- * gateways and workers (ConscienceState.ts).
+ * gateways and workers (services/ConscienceState.ts).
  *
  * Every accepted write is recorded, also one that changes nothing (its `changes` are then `{}`):
  * the log says who asked for what, not only what differs.
@@ -41,7 +41,7 @@ import { eventDraft } from "../../../adapters/store/EventOutbox.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
 import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access.js"
-import { pushResolvedConscience } from "./ConscienceState.js"
+import { pushResolvedConscience } from "../../../services/ConscienceState.js"
 
 const FIELDS = ["type", "name", "content", "severity", "is_active"] as const
 

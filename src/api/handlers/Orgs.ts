@@ -19,7 +19,7 @@ import type { OrgRole } from "../../../core/schema/Organization.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
 import { pushAgentPolicy } from "./PolicyPropagation.js"
-import { pushResolvedConscience } from "./ConscienceState.js"
+import { pushResolvedConscience } from "../../../services/ConscienceState.js"
 
 /** How long an invite can be accepted. */
 const INVITE_TTL_MS = 7 * 24 * 3_600_000
