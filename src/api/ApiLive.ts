@@ -65,6 +65,7 @@ import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import { TeamsLive } from "./handlers/Teams.js"
 import * as Teams from "../../services/Teams.js"
 import * as Webhooks from "../../services/Webhooks.js"
+import * as OrgConscience from "../../services/OrgConscience.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -158,6 +159,8 @@ const HandlersLive = Layer.mergeAll(
   ConsoleLive,
   DeadLettersLive
 ).pipe(
+  // The domain services of the routes (services/), on the repositories below and the process's store.
+  Layer.provide(Layer.mergeAll(Teams.layer, Webhooks.layer, OrgConscience.layer)),
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
@@ -172,8 +175,6 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.
   Layer.provide(TrustEdgeRepo.layer),
-  // The domain services of the routes (services/), on the repositories below and the process's store.
-  Layer.provide(Layer.mergeAll(Teams.layer, Webhooks.layer)),
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
   // Risk assessments: their records, and the key ring their signing key is registered in.
