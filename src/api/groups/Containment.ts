@@ -13,6 +13,7 @@ import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapter
 import { AgentStatus, ContainedStatus } from "../../../core/schema/Agent.js"
 import { ContainmentAction, ContainmentScope } from "../../../core/schema/Containment.js"
 import { AgentId, DateTimeString, Identifier } from "../../../core/schema/Ids.js"
+import { ContainmentRefused } from "../../../services/Containment.js"
 
 export const MAX_REASON_LENGTH = 1000
 
@@ -214,4 +215,6 @@ export class ContainmentApi extends HttpApiGroup.make("containment")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  // The Containment service's own error (services/Containment.ts), with its status.
+  .addError(ContainmentRefused)
   .middleware(Authentication) {}
