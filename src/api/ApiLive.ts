@@ -67,6 +67,8 @@ import * as Teams from "../../services/Teams.js"
 import * as Webhooks from "../../services/Webhooks.js"
 import * as OrgConscience from "../../services/OrgConscience.js"
 import * as Containment from "../../services/Containment.js"
+import * as Enforcement from "../../services/Enforcement.js"
+import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -161,7 +163,16 @@ const HandlersLive = Layer.mergeAll(
   DeadLettersLive
 ).pipe(
   // The domain services of the routes (services/), on the repositories below and the process's store.
-  Layer.provide(Layer.mergeAll(Teams.layer, Webhooks.layer, OrgConscience.layer, Containment.layer)),
+  Layer.provide(
+    Layer.mergeAll(
+      Teams.layer,
+      Webhooks.layer,
+      OrgConscience.layer,
+      Containment.layer,
+      Enforcement.layer,
+      EvidenceRedaction.layer
+    )
+  ),
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
