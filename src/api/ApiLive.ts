@@ -69,6 +69,8 @@ import * as OrgConscience from "../../services/OrgConscience.js"
 import * as Containment from "../../services/Containment.js"
 import * as Enforcement from "../../services/Enforcement.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
+import * as Agents from "../../services/Agents.js"
+import * as Cards from "../../services/Cards.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -170,9 +172,13 @@ const HandlersLive = Layer.mergeAll(
       OrgConscience.layer,
       Containment.layer,
       Enforcement.layer,
-      EvidenceRedaction.layer
+      EvidenceRedaction.layer,
+      Agents.layer,
+      Cards.layer
     )
   ),
+  // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
+  Layer.provide(AgentQueries.layer),
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.

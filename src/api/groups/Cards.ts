@@ -10,6 +10,7 @@ import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapter
 import { AlignmentCard } from "../../../core/schema/Card.js"
 import { ConscienceValue } from "../../../core/schema/Conscience.js"
 import { AgentId, CardId } from "../../../core/schema/Ids.js"
+import { CardInvalid } from "../../../services/Cards.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 
@@ -55,4 +56,5 @@ export class CardsApi extends HttpApiGroup.make("cards")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(CardInvalid)
   .middleware(Authentication) {}
