@@ -11,7 +11,7 @@
  *   whatever the fleet; with more busy agents than that, each waits its turn
  *   (docs/reputation-storage.md). When no commit came since the last drain, the commits do not need
  *   the core: up to `maxPerIdleDrain` (250) a drain. Also the agents it trusts when its base score moved
- *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
+ *   (services/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
  *   changed (services/TeamReputation.ts `markMemberChanged`);
  * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
  *   lags their chain head (a mark lost with a stopped worker) or whose score is older than
@@ -33,7 +33,7 @@ import * as Layer from "effect/Layer"
 import * as MemberScores from "../adapters/store/MemberScores.js"
 import * as TeamRepo from "../adapters/store/TeamRepo.js"
 import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
-import { recomputeWithTrust } from "./ReputationRecompute.js"
+import { recomputeWithTrust } from "../services/ReputationRecompute.js"
 import { markMemberChanged } from "../services/TeamReputation.js"
 
 export interface ReputationWorkerOptions {

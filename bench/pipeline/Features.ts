@@ -100,6 +100,7 @@ const APP: ReadonlyArray<readonly [string, string]> = [
   ["adapters/store/KeyContainmentRepo.ts", F.drift],
   ["streams/Reputation", F.reputation],
   ["services/TeamReputation", F.reputation],
+  ["services/ReputationRecompute", F.reputation],
   ["core/Reputation", F.reputation],
   ["core/TeamReputation", F.reputation],
   ["core/TrustPropagation.ts", F.reputation],

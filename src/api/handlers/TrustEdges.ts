@@ -25,7 +25,7 @@ import { type StoredTrustEdge, TRUST_MAX_OUTGOING, TrustEdgeRepo } from "../../.
 import { agentGovernanceLog } from "../../../core/Governance.js"
 import { affectedByEdge } from "../../../core/TrustPropagation.js"
 import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
-import { recomputeAll } from "../../../streams/ReputationRecompute.js"
+import { recomputeAll } from "../../../services/ReputationRecompute.js"
 import { TRUST_EDGE_ID_PREFIX, type TrustEdge, type TrustEdgeDirection } from "../../../core/schema/Trust.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
