@@ -71,6 +71,7 @@ import * as Enforcement from "../../services/Enforcement.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
+import * as TrustEdges from "../../services/TrustEdges.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -174,7 +175,8 @@ const HandlersLive = Layer.mergeAll(
       Enforcement.layer,
       EvidenceRedaction.layer,
       Agents.layer,
-      Cards.layer
+      Cards.layer,
+      TrustEdges.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
