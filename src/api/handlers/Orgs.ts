@@ -18,7 +18,7 @@ import { transaction } from "../../../adapters/store/Transaction.js"
 import type { OrgRole } from "../../../core/schema/Organization.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, orgRole, personalUser, requireOrgRole, requireWrite } from "./Access.js"
-import { pushAgentPolicy } from "./PolicyPropagation.js"
+import { pushAgentPolicy } from "../../../services/PolicyPropagation.js"
 import { pushResolvedConscience } from "../../../services/ConscienceState.js"
 
 /** How long an invite can be accepted. */

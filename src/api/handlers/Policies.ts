@@ -3,7 +3,7 @@
  *
  * A PUT or DELETE stores the version and appends its governance entry (`policy.put` /
  * `policy.delete`, on the agent's or the organization's log) in one transaction, then pushes the
- * resolved policy of every agent it concerns to the gateways (PolicyPropagation.ts): once the API
+ * resolved policy of every agent it concerns to the gateways (services/PolicyPropagation.ts): once the API
  * has answered, the next request through a gateway is judged by it. If the bus cannot be written the
  * change stays stored and the answer is 503; sending it again stores a new version and pushes again.
  */
@@ -32,7 +32,7 @@ import { gatewaysUnreachable, internal, orgRole, requireOrgRole } from "./Access
 import { readAgent, writeAgent } from "./AgentAccess.js"
 import { readPolicyBody } from "./PolicyBody.js"
 import { withinPolicyLimits } from "./PolicyLimits.js"
-import { pushAgentPolicy, pushOrgPolicy } from "./PolicyPropagation.js"
+import { pushAgentPolicy, pushOrgPolicy } from "../../../services/PolicyPropagation.js"
 
 const agentRecord = (stored: StoredPolicy) => ({
   policy_id: stored.policy_id,
