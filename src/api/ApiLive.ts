@@ -72,6 +72,7 @@ import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
 import * as TrustEdges from "../../services/TrustEdges.js"
+import * as Policies from "../../services/Policies.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -176,7 +177,8 @@ const HandlersLive = Layer.mergeAll(
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
-      TrustEdges.layer
+      TrustEdges.layer,
+      Policies.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).

@@ -15,6 +15,7 @@ import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapter
 import { AgentId, DateTimeString, Hex32, Identifier } from "../../../core/schema/Ids.js"
 import { Policy, PolicyFinding, PolicyMeta, PolicyVerdict } from "../../../core/schema/Policy.js"
 import { PolicyEnforcementMode } from "../../../core/schema/Verdict.js"
+import { PolicyNotFound } from "../../../services/Policies.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const OrgPath = Schema.Struct({ org_id: Identifier })
@@ -169,4 +170,5 @@ export class PoliciesApi extends HttpApiGroup.make("policies")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(PolicyNotFound)
   .middleware(Authentication) {}
