@@ -73,6 +73,7 @@ import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
 import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
+import * as Reverify from "../../services/Reverify.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -178,7 +179,8 @@ const HandlersLive = Layer.mergeAll(
       Agents.layer,
       Cards.layer,
       TrustEdges.layer,
-      Policies.layer
+      Policies.layer,
+      Reverify.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).

@@ -18,6 +18,7 @@ import { Disclaimer } from "../../../core/schema/Disclaimer.js"
 import { AgentId, CardId, CheckpointId } from "../../../core/schema/Ids.js"
 import { Verdict } from "../../../core/schema/Verdict.js"
 import { IntParam } from "./Checkpoints.js"
+import { ReverifyWithoutCard } from "../../../services/Reverify.js"
 
 export const REVERIFY_LIMIT = { min: 1, max: 40, default: 40 } as const
 
@@ -90,4 +91,5 @@ export class ReverifyApi extends HttpApiGroup.make("reverify")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(ReverifyWithoutCard)
   .middleware(Authentication) {}
