@@ -74,6 +74,7 @@ import * as Cards from "../../services/Cards.js"
 import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
 import * as Reverify from "../../services/Reverify.js"
+import * as Organizations from "../../services/Organizations.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -180,7 +181,8 @@ const HandlersLive = Layer.mergeAll(
       Cards.layer,
       TrustEdges.layer,
       Policies.layer,
-      Reverify.layer
+      Reverify.layer,
+      Organizations.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).

@@ -10,6 +10,7 @@ import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { DateTimeString, Identifier } from "../../../core/schema/Ids.js"
 import { CreateOrgRequest, Organization, OrgRole } from "../../../core/schema/Organization.js"
+import { OrganizationForbidden, OrganizationInvalid, OrganizationNotFound } from "../../../services/Organizations.js"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
@@ -125,4 +126,8 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  // The Organizations service's own errors (services/Organizations.ts), each with its status.
+  .addError(OrganizationNotFound)
+  .addError(OrganizationInvalid)
+  .addError(OrganizationForbidden)
   .middleware(Authentication) {}
