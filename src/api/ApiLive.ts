@@ -75,6 +75,7 @@ import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
 import * as Reverify from "../../services/Reverify.js"
 import * as Organizations from "../../services/Organizations.js"
+import * as Transactions from "../../services/Transactions.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -182,7 +183,8 @@ const HandlersLive = Layer.mergeAll(
       TrustEdges.layer,
       Policies.layer,
       Reverify.layer,
-      Organizations.layer
+      Organizations.layer,
+      Transactions.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
