@@ -14,7 +14,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as ReputationRepo from "../adapters/store/ReputationRepo.js"
-import { recomputeReputation } from "../streams/ReputationRecompute.js"
+import { recomputeReputation } from "../services/ReputationRecompute.js"
 import { ApiHarness, layer as harness } from "../test/api/Support.js"
 
 const tallyAgents = Number(process.env.BENCH_TALLY_AGENTS ?? 10_000)

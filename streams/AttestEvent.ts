@@ -23,7 +23,7 @@ import type { AgentContext } from "./AgentContext.js"
 import { decision, PROVER_OUTBOX } from "./Decisions.js"
 import { driftEvent, policyViolationEvent, responsePolicyViolation, verdictEvent } from "../core/EventData.js"
 import { newEnvelope } from "../core/Events.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 export interface StepEnv {
   readonly key: SigningKey
@@ -168,7 +168,7 @@ export const attestEvent = (
     )
   }
   // Catalogue events, committed with the checkpoint (a pause is announced when the decision is applied,
-  // streams/Containment.ts). Their ids derive from the checkpoint and alert ids: a replayed step repeats them.
+  // services/Containment.ts). Their ids derive from the checkpoint and alert ids: a replayed step repeats them.
   const orgId = actor.context.orgId
   const responsePolicy = responsePolicyViolation(actor.agentId, checkpoint.checkpoint_id, trace.context?.metadata)
   const events = [

@@ -40,7 +40,7 @@ import {
 } from "../core/AnchorBatch.js"
 import { SYSTEM_ACTOR } from "../adapters/auth/Principal.js"
 import * as AnchorRepoLayer from "../adapters/store/AnchorRepo.js"
-import { recomputeReputation } from "./ReputationRecompute.js"
+import { recomputeReputation } from "../services/ReputationRecompute.js"
 
 /** CAIP-2 name of an EVM chain. */
 export const chainName = (chainId: number): string => `eip155:${chainId}`

@@ -34,7 +34,7 @@ import { countDeadLetter, type DeadLetterCause } from "../adapters/metrics/Pipel
 import { DeadLetterRepo } from "../adapters/store/DeadLetterRepo.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 /** How a reason begins when the worker refused an event it could not decode. */
 export const UNDECODABLE = "not a gateway event"

@@ -2,7 +2,7 @@
  * Decisions the actors publish after commit (drift alerts, containment), written to the outbox in
  * the commit's transaction and sent by the decision relay: to `<prefix>.alerts.<agent_id>` or
  * `<prefix>.containment.<agent_id>`, where security teams subscribe, and, for containment, through
- * the same transition as a manual pause (streams/Containment.ts: stored settings, containment and
+ * the same transition as a manual pause (services/Containment.ts: stored settings, containment and
  * governance logs, `agent.paused` webhooks, with an enforcement record) and into the agent state every
  * gateway watches.
  */
@@ -13,7 +13,7 @@ import { decisionSubject } from "../adapters/bus/Subjects.js"
 import { SYSTEM_ACTOR } from "../adapters/auth/Principal.js"
 import type { OutboxDraft, OutboxItem } from "../adapters/store/Store.js"
 import { ContainmentState } from "../core/schema/Containment.js"
-import { changeContainment, publishContainment } from "./Containment.js"
+import { changeContainment, publishContainment } from "../services/Containment.js"
 import { decodePayload } from "./OutboxRelay.js"
 
 export const DECISION_OUTBOX = "decision"

@@ -36,7 +36,8 @@ import { defaultGroupCommitOptions, type GroupCommitOptions } from "./GroupCommi
 import { commitDeliveries } from "./CommitDeliveries.js"
 import { runDeadLetterRecorder } from "./DeadLetters.js"
 import { applyDecision, DECISION_OUTBOX } from "./Decisions.js"
-import { EVENT_OUTBOX, publishEvent } from "./Events.js"
+import { EVENT_OUTBOX } from "../adapters/store/EventOutbox.js"
+import { publishEvent } from "./Events.js"
 import {
   exponentialBackoff,
   makeSignal,
@@ -49,7 +50,8 @@ import { CheckpointTraces } from "./CheckpointTraces.js"
 import { tracingOption } from "../adapters/tracing/Tracing.js"
 import { fanOutEvent, fanOutEvents } from "./WebhookFanOut.js"
 import { PartitionOwnership } from "../adapters/bus/PartitionOwnership.js"
-import { deliverWebhook, WEBHOOK_OUTBOX } from "./WebhookDelivery.js"
+import { WEBHOOK_OUTBOX } from "../adapters/store/WebhookDeliveryOutbox.js"
+import { deliverWebhook } from "./WebhookDelivery.js"
 import {
   defaultReputationWorkerOptions,
   makeReputationWorker,

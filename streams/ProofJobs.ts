@@ -24,7 +24,7 @@ import { proofFailedEvent } from "../core/EventData.js"
 import { newEnvelope } from "../core/Events.js"
 import { Prover } from "../prover/Prover.js"
 import { statementOf } from "../prover/Statement.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 import { decodePayload, exponentialBackoff, type RelayOptions } from "./OutboxRelay.js"
 
 /** Few jobs per round: the prover's pool is small, and a leased job waits its turn. */

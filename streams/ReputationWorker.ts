@@ -11,8 +11,8 @@
  *   whatever the fleet; with more busy agents than that, each waits its turn
  *   (docs/reputation-storage.md). When no commit came since the last drain, the commits do not need
  *   the core: up to `maxPerIdleDrain` (250) a drain. Also the agents it trusts when its base score moved
- *   (streams/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
- *   changed (streams/TeamReputation.ts `markMemberChanged`);
+ *   (services/ReputationRecompute.ts `recomputeWithTrust`), and the teams of an agent whose grade
+ *   changed (services/TeamReputation.ts `markMemberChanged`);
  * - a sweep every `sweepInterval` (10 min, and once at start) recomputes the agents whose tally
  *   lags their chain head (a mark lost with a stopped worker) or whose score is older than
  *   `staleAfter` (1 h): compliance decays with time, so a silent agent's score still moves.
@@ -33,8 +33,8 @@ import * as Layer from "effect/Layer"
 import * as MemberScores from "../adapters/store/MemberScores.js"
 import * as TeamRepo from "../adapters/store/TeamRepo.js"
 import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
-import { recomputeWithTrust } from "./ReputationRecompute.js"
-import { markMemberChanged } from "./TeamReputation.js"
+import { recomputeWithTrust } from "../services/ReputationRecompute.js"
+import { markMemberChanged } from "../services/TeamReputation.js"
 
 export interface ReputationWorkerOptions {
   readonly drainInterval: Duration.DurationInput

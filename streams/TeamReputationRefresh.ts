@@ -3,7 +3,7 @@
  * included): every `interval`, at most `batch` active teams, most overdue first, are recomputed
  * automatically: those whose coalesced recomputation has waited its hour out, and those whose
  * inputs were last compared more than 24 hours ago. Each goes through the same computation as the
- * API (streams/TeamReputation.ts): unchanged inputs cost nothing. Several workers may run passes at
+ * API (services/TeamReputation.ts): unchanged inputs cost nothing. Several workers may run passes at
  * once: a computation re-checks the inputs hash under the organization's row lock, so a team is
  * never computed twice for the same inputs.
  */
@@ -15,7 +15,7 @@ import * as Schedule from "effect/Schedule"
 import * as MemberScores from "../adapters/store/MemberScores.js"
 import * as TeamRepo from "../adapters/store/TeamRepo.js"
 import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
-import { AUTOMATIC_WINDOW_MS, recomputeQuietly, STALE_AFTER_MS } from "./TeamReputation.js"
+import { AUTOMATIC_WINDOW_MS, recomputeQuietly, STALE_AFTER_MS } from "../services/TeamReputation.js"
 
 export interface RefreshOptions {
   readonly interval: Duration.DurationInput

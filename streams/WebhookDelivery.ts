@@ -16,29 +16,18 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
 import { recordDelivery } from "../adapters/metrics/WebhookMetrics.js"
-import type { OutboxDraft, OutboxItem, Store } from "../adapters/store/Store.js"
-import { type WebhookDeliveryRecord, WebhookRepo } from "../adapters/store/WebhookRepo.js"
-import { WebhookSender, type WebhookDeliveryError } from "../adapters/webhooks/WebhookSender.js"
+import type { OutboxItem, Store } from "../adapters/store/Store.js"
+import { WebhookDeliveryItem } from "../adapters/store/WebhookDeliveryOutbox.js"
+import { WebhookRepo } from "../adapters/store/WebhookRepo.js"
+import { describeFailure, WebhookSender, type WebhookDeliveryError } from "../adapters/webhooks/WebhookSender.js"
 import { decodePayload, RetryIn } from "./OutboxRelay.js"
-
-export const WEBHOOK_OUTBOX = "webhook"
 
 /** Delays before the 2nd to 6th attempts; the 6th failing is final. */
 export const RETRY_DELAYS_MS: ReadonlyArray<number> = [10_000, 30_000, 120_000, 600_000, 3_600_000]
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 /** A 429 waits at least this long, whatever its `Retry-After`. */
 export const MIN_RATE_LIMITED_DELAY_MS = 60_000
-
-/** The outbox payload of the `webhook` kind: which delivery, and which of its attempt sequences. */
-export const WebhookDeliveryItem = Schema.Struct({ delivery_id: Schema.String, sequence: Schema.Int })
-export interface WebhookDeliveryItem extends Schema.Schema.Type<typeof WebhookDeliveryItem> {}
-
-export const deliveryDraft = (delivery: WebhookDeliveryRecord): OutboxDraft => ({
-  kind: WEBHOOK_OUTBOX,
-  payload: { delivery_id: delivery.delivery_id, sequence: delivery.sequence } satisfies WebhookDeliveryItem
-})
 
 const decodeItem = decodePayload(WebhookDeliveryItem)
 
@@ -53,20 +42,6 @@ export const classifyFailure = (error: WebhookDeliveryError, attempt: number): V
   if (error.reason === "status" && error.status !== undefined && error.status >= 400 && error.status < 500)
     return { _tag: "Final" }
   return { _tag: "Retry", ms: RETRY_DELAYS_MS[attempt - 1] ?? RETRY_DELAYS_MS[RETRY_DELAYS_MS.length - 1]! }
-}
-
-/** The recorded error: the kind of failure, never the receiver's answer. */
-export const describeFailure = (error: WebhookDeliveryError): string => {
-  switch (error.reason) {
-    case "status":
-      return `HTTP ${error.status ?? "error"}`
-    case "timeout":
-      return "timeout"
-    case "network":
-      return "network error"
-    case "refused":
-      return "refused: the URL resolves to an internal address"
-  }
 }
 
 /** The relay's handler (see the module comment). A retry fails with `RetryIn`; a final failure succeeds. */

@@ -15,7 +15,7 @@ import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { type Subscriber, WebhookRepo } from "../adapters/store/WebhookRepo.js"
 import { endpointSelects } from "../adapters/webhooks/WebhookEndpoints.js"
-import { deliveryDraft } from "./WebhookDelivery.js"
+import { deliveryDraft } from "../adapters/store/WebhookDeliveryOutbox.js"
 
 export const fanOutEvents = (
   envelopes: ReadonlyArray<WebhookEnvelope>

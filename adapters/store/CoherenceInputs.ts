@@ -1,6 +1,6 @@
 /**
  * The coherence component's inputs of one agent (core/Reputation.ts `CoherenceInputs`), the one
- * place the reputation recomputation (streams/ReputationRecompute.ts) asks for them:
+ * place the reputation recomputation (services/ReputationRecompute.ts) asks for them:
  * - the mean pair score of its active card with the active cards of the other agents of its
  *   organization (core/Coherence.ts, as GET /v1/orgs/{org_id}/coherence computes it); null for a
  *   personal or unclaimed agent, an agent without a card, or one without carded peers (750 then);

@@ -1,7 +1,7 @@
 /**
  * Agent reputation on the store (migrations/0015_reputation.ts): the tallies kept per agent, the
  * stored scores and their history, and the reads of the reputation routes. The recomputation that
- * moves a tally and stores a score is streams/ReputationRecompute.ts, in one transaction over these.
+ * moves a tally and stores a score is services/ReputationRecompute.ts, in one transaction over these.
  *
  * What is counted is what the certificates say: a re-verified checkpoint keeps its certified verdict
  * in `original_verdict` (its row's `verdict` is the new one), and "analysed" is the checkpoint's

@@ -145,3 +145,17 @@ export const make = (options: Partial<WebhookSenderOptions> = {}): WebhookSender
       })
   }
 }
+
+/** The error a delivery records: the kind of failure, never the receiver's answer. */
+export const describeFailure = (error: WebhookDeliveryError): string => {
+  switch (error.reason) {
+    case "status":
+      return `HTTP ${error.status ?? "error"}`
+    case "timeout":
+      return "timeout"
+    case "network":
+      return "network error"
+    case "refused":
+      return "refused: the URL resolves to an internal address"
+  }
+}

@@ -7,6 +7,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { InternalError, ServiceUnavailable } from "../../adapters/http/ApiErrors.js"
+import { StoreFailureErrors } from "../../adapters/http/StoreFailure.js"
 import { rewriteErrorBodies } from "./OpenApiErrors.js"
 import { BillingApi } from "./groups/Billing.js"
 import { BlogApi } from "./groups/Blog.js"
@@ -102,6 +103,9 @@ export class CandorApi extends HttpApi.make("candor")
   .add(McpServersApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
+  // A domain service's StoreError, answered 503 or 500 here for every route (adapters/http/StoreFailure.ts).
+  .addError(StoreFailureErrors[0])
+  .addError(StoreFailureErrors[1])
   .prefix("/v1")
   .annotate(OpenApi.Title, "Candor management API")
   .annotate(OpenApi.Version, "v1")

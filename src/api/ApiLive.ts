@@ -65,6 +65,19 @@ import * as CoherenceRepo from "../../adapters/store/CoherenceRepo.js"
 import { CoherenceLive } from "./handlers/Coherence.js"
 import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import { TeamsLive } from "./handlers/Teams.js"
+import * as Teams from "../../services/Teams.js"
+import * as Webhooks from "../../services/Webhooks.js"
+import * as OrgConscience from "../../services/OrgConscience.js"
+import * as Containment from "../../services/Containment.js"
+import * as Enforcement from "../../services/Enforcement.js"
+import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
+import * as Agents from "../../services/Agents.js"
+import * as Cards from "../../services/Cards.js"
+import * as TrustEdges from "../../services/TrustEdges.js"
+import * as Policies from "../../services/Policies.js"
+import * as Reverify from "../../services/Reverify.js"
+import * as Organizations from "../../services/Organizations.js"
+import * as Transactions from "../../services/Transactions.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -160,6 +173,26 @@ const HandlersLive = Layer.mergeAll(
   // The MCP gateway's servers and tokens (docs/mcp.md), on their service.
   McpServersLive.pipe(Layer.provide(McpServers.layer))
 ).pipe(
+  // The domain services of the routes (services/), on the repositories below and the process's store.
+  Layer.provide(
+    Layer.mergeAll(
+      Teams.layer,
+      Webhooks.layer,
+      OrgConscience.layer,
+      Containment.layer,
+      Enforcement.layer,
+      EvidenceRedaction.layer,
+      Agents.layer,
+      Cards.layer,
+      TrustEdges.layer,
+      Policies.layer,
+      Reverify.layer,
+      Organizations.layer,
+      Transactions.layer
+    )
+  ),
+  // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
+  Layer.provide(AgentQueries.layer),
   // Reputation: stored scores, and the recomputation of one read before any was stored.
   Layer.provide(ReputationRepo.layer),
   // Tool policies: their routes, and the claim that brings an agent under its organization's policy.

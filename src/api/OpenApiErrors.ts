@@ -41,6 +41,14 @@ const DESCRIPTIONS: Record<string, string> = {
   "503": "The database cannot be reached right now; try again shortly"
 }
 
+/** A component describing a tagged error as HttpApi would send it: `{_tag, error}` and nothing else. */
+const isTaggedErrorBody = (schema: unknown): boolean => {
+  const properties = (schema as { readonly properties?: unknown } | null)?.properties
+  if (typeof properties !== "object" || properties === null) return false
+  const keys = Object.keys(properties).sort()
+  return keys.length === 2 && keys[0] === "_tag" && keys[1] === "error"
+}
+
 /** The part of an OpenAPI operation this rewrite reads. */
 interface Operation {
   readonly responses?: Record<string, { readonly description?: string }>
@@ -50,6 +58,8 @@ interface Operation {
 export const rewriteErrorBodies: Context.Tag.Service<typeof OpenApi.Transform> = (spec) => {
   const schemas: Record<string, unknown> = { ...spec.components?.schemas }
   for (const name of REPLACED) delete schemas[name]
+  // The domain services' errors (services/): tagged `{error}` bodies, rewritten like the ones above.
+  for (const [name, schema] of Object.entries(schemas)) if (isTaggedErrorBody(schema)) delete schemas[name]
   schemas[ERROR_SCHEMA] = errorSchema
   const paths: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(spec.paths ?? {}) as Array<[string, Record<string, unknown>]>) {

@@ -1,7 +1,8 @@
 /**
  * The API while its PostgreSQL cannot be reached (a proxy between them taken down, as during a
  * restart): 503 with Retry-After and an `{error}` body, for a handler's read and for the credential
- * lookup of the auth middleware alike, instead of 500; and answers again once the database is back.
+ * lookup of the auth middleware and for a route through a domain service alike, instead of 500; and
+ * answers again once the database is back.
  * Likewise 503 when the gateways' shared state (NATS KV) cannot be written: the change is stored.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -56,6 +57,26 @@ layerIntegration("postgres", Harness.layer({ databaseClient: throughProxy }), {
       let again = yield* read
       for (let i = 0; i < 100 && again.status !== 200; i++)
         again = yield* Effect.zipRight(Effect.sleep("100 millis"), read)
+      expect(again.status).toBe(200)
+    })
+  )
+
+  it.effect("a route through a domain service answers 503 alike: its StoreError is answered once for every route", () =>
+    Effect.gen(function* () {
+      const api = yield* ApiHarness
+      const teams = api.call("GET", `/v1/orgs/${api.fixtures.orgId}/teams`, { token: api.fixtures.owner.token })
+      expect((yield* teams).status).toBe(200)
+
+      yield* proxy!.down
+      const down = yield* teams
+      expect(down.status).toBe(503)
+      expect(down.headers.get("retry-after")).toBe("5")
+      expect(down.body).toEqual({ error: expect.stringContaining("database cannot be reached") })
+
+      yield* proxy!.up
+      let again = yield* teams
+      for (let i = 0; i < 100 && again.status !== 200; i++)
+        again = yield* Effect.zipRight(Effect.sleep("100 millis"), teams)
       expect(again.status).toBe(200)
     })
   )

@@ -1,6 +1,6 @@
 /**
  * GET /v1/webhooks/event-types: the spec's fifteen events and Candor's own, each with a JSON Schema
- * of its `data` that accepts what Candor sends (a containment change as streams/Containment.ts
+ * of its `data` that accepts what Candor sends (a containment change as services/Containment.ts
  * builds it) and refuses what it does not; unknown names are found for a subscription's 400.
  */
 import { expect, layer } from "@effect/vitest"

@@ -18,7 +18,7 @@ import { generateSigningKey } from "../../core/Signing.js"
 import { agentContext, type ContextSettings } from "../../streams/AgentContext.js"
 import { type AgentActorState, attestEvent } from "../../streams/AttestEvent.js"
 import { DECISION_OUTBOX, type DecisionPayload } from "../../streams/Decisions.js"
-import { EVENT_OUTBOX } from "../../streams/Events.js"
+import { EVENT_OUTBOX } from "../../adapters/store/EventOutbox.js"
 import { gatewayEvent, violation } from "../support/Events.js"
 
 const key = generateSigningKey()
@@ -83,7 +83,7 @@ describe("catalogue events of the actor's step", () => {
     expect(types[1]).toEqual(["verdict.review_needed"])
     expect(types[2]).toEqual(["verdict.boundary_violation"])
     // The third violation in a row (four non-clear checks): a drift alert. The pause reaches the
-    // threshold too, but is announced when applied (streams/Containment.ts), not here.
+    // threshold too, but is announced when applied (services/Containment.ts), not here.
     expect(types.slice(3).flat()).toContain("drift.detected")
     const all = steps.flatMap(({ outbox }) => eventsOf(outbox))
     expect(all.every((e) => e.org_id === ORG && e.agent_id === agentId)).toBe(true)

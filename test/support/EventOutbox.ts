@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { WEBHOOK_EVENT_TYPES, WebhookEnvelope, type WebhookEventType } from "../../core/schema/WebhookEvents.js"
-import { EVENT_OUTBOX } from "../../streams/Events.js"
+import { EVENT_OUTBOX } from "../../adapters/store/EventOutbox.js"
 
 export interface EventFilter {
   readonly agentId?: string

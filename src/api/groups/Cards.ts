@@ -14,6 +14,7 @@ import {
   ConscienceValuesUpdate,
   ConscienceValuesUpdated
 } from "../../../core/schema/CardUpdate.js"
+import { CardInvalid } from "../../../services/Cards.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 
@@ -34,4 +35,5 @@ export class CardsApi extends HttpApiGroup.make("cards")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(CardInvalid)
   .middleware(Authentication) {}

@@ -20,6 +20,7 @@ import {
   AgentContainmentPolicy
 } from "../../../core/schema/Containment.js"
 import { AgentId, Identifier } from "../../../core/schema/Ids.js"
+import { ContainmentRefused } from "../../../services/Containment.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const OrgAgentPath = Schema.Struct({ org_id: Identifier, agent_id: AgentId })
@@ -98,4 +99,6 @@ export class ContainmentApi extends HttpApiGroup.make("containment")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  // The Containment service's own error (services/Containment.ts), with its status.
+  .addError(ContainmentRefused)
   .middleware(Authentication) {}

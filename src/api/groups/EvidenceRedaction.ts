@@ -10,6 +10,7 @@ import { Authentication } from "../../../adapters/auth/Authentication.js"
 import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { EvidenceRedactionUpdate, OrgEvidenceRedaction } from "../../../core/schema/EvidenceRedaction.js"
 import { Identifier } from "../../../core/schema/Ids.js"
+import { EvidenceRedactionNotFound } from "../../../services/EvidenceRedaction.js"
 
 const OrgPath = Schema.Struct({ org_id: Identifier })
 
@@ -27,4 +28,5 @@ export class EvidenceRedactionApi extends HttpApiGroup.make("evidenceRedaction")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(EvidenceRedactionNotFound)
   .middleware(Authentication) {}

@@ -23,6 +23,7 @@ import {
 } from "../../../core/schema/Conscience.js"
 import { AgentId, Identifier } from "../../../core/schema/Ids.js"
 import { IntParam } from "./Checkpoints.js"
+import { ConscienceConflict, ConscienceInvalid, ConscienceNotFound } from "../../../services/OrgConscience.js"
 
 const OrgPath = Schema.Struct({ org_id: Identifier })
 const ValuePath = Schema.Struct({ org_id: Identifier, value_id: Identifier })
@@ -87,4 +88,8 @@ export class OrgConscienceApi extends HttpApiGroup.make("orgConscience")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The OrgConscience service's own errors (services/OrgConscience.ts), each with its status.
+  .addError(ConscienceNotFound)
+  .addError(ConscienceInvalid)
+  .addError(ConscienceConflict)
   .middleware(Authentication) {}

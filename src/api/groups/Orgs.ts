@@ -21,6 +21,7 @@ import {
   Deleted
 } from "../../../core/schema/Organization.js"
 import { CreateInvite, CreatedInvite, InviteList, AcceptInvite } from "../../../core/schema/Invite.js"
+import { OrganizationForbidden, OrganizationInvalid, OrganizationNotFound } from "../../../services/Organizations.js"
 
 export const OrgPath = Schema.Struct({ org_id: Identifier })
 
@@ -67,4 +68,8 @@ export class OrgsApi extends HttpApiGroup.make("orgs")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  // The Organizations service's own errors (services/Organizations.ts), each with its status.
+  .addError(OrganizationNotFound)
+  .addError(OrganizationInvalid)
+  .addError(OrganizationForbidden)
   .middleware(Authentication) {}

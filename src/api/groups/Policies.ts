@@ -23,6 +23,7 @@ import {
   EvaluateRequest,
   EvaluateResponse
 } from "../../../core/schema/Policy.js"
+import { PolicyNotFound } from "../../../services/Policies.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const OrgPath = Schema.Struct({ org_id: Identifier })
@@ -84,4 +85,5 @@ export class PoliciesApi extends HttpApiGroup.make("policies")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(PolicyNotFound)
   .middleware(Authentication) {}

@@ -17,6 +17,7 @@ import { Forbidden, InternalError, NotFound } from "../../../adapters/http/ApiEr
 import { AgentId } from "../../../core/schema/Ids.js"
 import { IntParam } from "./Checkpoints.js"
 import { AipReverification, AapReverification } from "../../../core/schema/Reverification.js"
+import { ReverifyWithoutCard } from "../../../services/Reverify.js"
 
 export const REVERIFY_LIMIT = { min: 1, max: 40, default: 40 } as const
 
@@ -46,4 +47,5 @@ export class ReverifyApi extends HttpApiGroup.make("reverify")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(ReverifyWithoutCard)
   .middleware(Authentication) {}

@@ -13,6 +13,7 @@ import {
   TeamIntelligenceRequest,
   TeamPolicyRecommendation
 } from "../../../core/schema/Intelligence.js"
+import { TeamNotFound } from "../../../services/Teams.js"
 
 export class TeamIntelligenceApi extends HttpApiGroup.make("teamIntelligence")
   .add(
@@ -32,4 +33,5 @@ export class TeamIntelligenceApi extends HttpApiGroup.make("teamIntelligence")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  .addError(TeamNotFound)
   .middleware(Authentication) {}

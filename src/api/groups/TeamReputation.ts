@@ -18,6 +18,7 @@ import {
   TeamReputationRecomputed
 } from "../../../core/schema/TeamReputation.js"
 import { TeamPageParams } from "./Teams.js"
+import { TeamNotFound } from "../../../services/Teams.js"
 
 const TeamPath = Schema.Struct({ team_id: TeamId })
 const OrgPath = Schema.Struct({ org_id: Identifier })
@@ -47,4 +48,5 @@ export class TeamReputationApi extends HttpApiGroup.make("teamReputation")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  .addError(TeamNotFound)
   .middleware(Authentication) {}

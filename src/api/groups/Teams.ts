@@ -26,6 +26,13 @@ import {
   TeamCardHistory,
   optional
 } from "../../../core/schema/Team.js"
+import {
+  TeamConflict,
+  TeamInvalid,
+  TeamNotFound,
+  TeamOrganizationNotFound,
+  TeamPartNotFound
+} from "../../../services/Teams.js"
 import { IntParam } from "./Checkpoints.js"
 
 const TeamPath = Schema.Struct({ team_id: TeamId })
@@ -102,4 +109,10 @@ export class TeamsApi extends HttpApiGroup.make("teams")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Teams service's own errors (services/Teams.ts), each with its status.
+  .addError(TeamNotFound)
+  .addError(TeamOrganizationNotFound)
+  .addError(TeamPartNotFound)
+  .addError(TeamInvalid)
+  .addError(TeamConflict)
   .middleware(Authentication) {}

@@ -15,6 +15,7 @@ import {
   TransactionRequest,
   TransactionStatus
 } from "../../../core/schema/ScopedTransaction.js"
+import { TransactionConflict, TransactionNotFound } from "../../../services/Transactions.js"
 
 const IdPath = Schema.Struct({ transaction_id: Identifier })
 
@@ -43,4 +44,7 @@ export class TransactionsApi extends HttpApiGroup.make("transactions")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Transactions service's own errors (services/Transactions.ts), each with its status.
+  .addError(TransactionNotFound)
+  .addError(TransactionConflict)
   .middleware(Authentication) {}

@@ -13,6 +13,7 @@ import { AgentId, Identifier } from "../../../core/schema/Ids.js"
 import { literalUnion } from "../../../core/schema/Literals.js"
 import { TrustEdge, CreateTrustEdge, TrustEdgeList, TrustEdgeDeleted } from "../../../core/schema/Trust.js"
 import { IntParam } from "./Checkpoints.js"
+import { TrustEdgeConflict, TrustEdgeInvalid, TrustEdgeNotFound } from "../../../services/TrustEdges.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 const EdgePath = Schema.Struct({ agent_id: AgentId, edge_id: Identifier })
@@ -52,4 +53,8 @@ export class TrustEdgesApi extends HttpApiGroup.make("trustEdges")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The TrustEdges service's own errors (services/TrustEdges.ts), each with its status.
+  .addError(TrustEdgeNotFound)
+  .addError(TrustEdgeInvalid)
+  .addError(TrustEdgeConflict)
   .middleware(Authentication) {}

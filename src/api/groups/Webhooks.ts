@@ -24,6 +24,7 @@ import {
   WebhookDelivery,
   WebhookDeliveryList
 } from "../../../core/schema/Webhook.js"
+import { WebhookConflict, WebhookInvalid, WebhookNotFound } from "../../../services/Webhooks.js"
 
 export const DELIVERY_LIMIT = { min: 1, max: 100, default: 20 } as const
 
@@ -144,4 +145,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Webhooks service's own errors (services/Webhooks.ts), each with its status.
+  .addError(WebhookNotFound)
+  .addError(WebhookInvalid)
+  .addError(WebhookConflict)
   .middleware(Authentication) {}

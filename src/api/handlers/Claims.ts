@@ -16,8 +16,8 @@ import { AgentNameRepo } from "../../../adapters/store/AgentNameRepo.js"
 import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { CandorApi } from "../Api.js"
 import { gatewaysUnreachable, internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
-import { pushAgentPolicy } from "./PolicyPropagation.js"
-import { pushResolvedConscience } from "./ConscienceState.js"
+import { pushAgentPolicy } from "../../../services/PolicyPropagation.js"
+import { pushResolvedConscience } from "../../../services/ConscienceState.js"
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
   handlers.handle("claimAgent", ({ payload }) =>

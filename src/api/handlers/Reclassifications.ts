@@ -31,7 +31,7 @@ import {
   complianceCsv
 } from "../../../core/Reclassification.js"
 import { downstreamOf, TRUST_DECAY, TRUST_MAX_DEPTH } from "../../../core/TrustPropagation.js"
-import { recomputeAll, recomputeReputation } from "../../../streams/ReputationRecompute.js"
+import { recomputeAll, recomputeReputation } from "../../../services/ReputationRecompute.js"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"
 import { readAgent, writeAgent } from "./AgentAccess.js"

@@ -24,7 +24,7 @@ import { agentGovernanceLog } from "../../../core/Governance.js"
 import { LABELS } from "../../../core/Reputation.js"
 import { Identifier } from "../../../core/schema/Ids.js"
 import { type AgentReputation, COMPONENT_KEYS, type Visibility } from "../../../core/schema/Reputation.js"
-import { recomputeReputation } from "../../../streams/ReputationRecompute.js"
+import { recomputeReputation } from "../../../services/ReputationRecompute.js"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import {
   agentBadge,

@@ -29,7 +29,7 @@ import {
   TEAM_RISK_ASSESSMENT_ID_PREFIX,
   type TeamRiskAssessment
 } from "../../../core/schema/Risk.js"
-import { recomputeReputation } from "../../../streams/ReputationRecompute.js"
+import { recomputeReputation } from "../../../services/ReputationRecompute.js"
 import { randomUUID } from "node:crypto"
 import { CandorApi } from "../Api.js"
 import { internal } from "./Access.js"

@@ -4,7 +4,7 @@
  * organization whose plan lacks `team_reputation` is 403 on every route (after the 404s, so the
  * answer never tells an outsider what plan an organization is on). The first read of a team's
  * score computes it; an archived team keeps its last score readable and is never recomputed (409).
- * The computation itself is streams/TeamReputation.ts, shared with the workers.
+ * The computation itself is services/TeamReputation.ts, shared with the workers.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Clock from "effect/Clock"
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import { Conflict, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { TeamReputationRepo } from "../../../adapters/store/TeamReputationRepo.js"
 import { includedComputations, periodOf } from "../../../core/TeamReputationQuota.js"
-import { computeTeam, requirePlan, type TeamReputationRefused } from "../../../streams/TeamReputation.js"
+import { computeTeam, requirePlan, type TeamReputationRefused } from "../../../services/TeamReputation.js"
 import { CandorApi } from "../Api.js"
 import { internal, orgRole, requireOrgRole } from "./Access.js"
 import { readTeam } from "./Teams.js"

@@ -14,23 +14,28 @@
  * store is the truth, the gateways' copy follows it, and pushing what the store holds is always safe
  * to repeat.
  */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { randomUUID } from "node:crypto"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
+import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
 import * as KeyContainmentRepo from "../adapters/store/KeyContainmentRepo.js"
 import { type ContainmentLogEntry, type EnforcementDraft, Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
-import { containmentStatus, sameContainment, transition } from "../core/Containment.js"
+import { containmentInForce, containmentStatus, sameContainment, transition } from "../core/Containment.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ContainmentAction, ContainmentScope, ContainmentState } from "../core/schema/Containment.js"
 import { containmentEvent } from "../core/EventData.js"
 import { ENFORCEMENT_RECORD_ID_PREFIX } from "../core/schema/EnforcementRecord.js"
 import { newEnvelope } from "../core/Events.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 export interface ContainmentChange {
   readonly agentId: string
@@ -180,3 +185,148 @@ export const publishKeyContainment = (keyHash: string, containment: ContainmentS
       yield* state.updateKey(keyHash, { containment: stored ?? undefined })
     }
   })
+
+/** The newest log entries `read` lists. */
+export const CONTAINMENT_LOG_LIMIT = 100
+
+/** Agents claimed with one key that a key-wide change lists (for the caller to check its rights on), at most. */
+export const KEY_AGENTS_LIMIT = 1000
+
+/**
+ * A change the containment rules refuse: a transition from the state the store holds (already
+ * paused, …), a change already applied, a key-wide change on an agent whose key Candor does not know.
+ */
+export class ContainmentRefused extends Schema.TaggedError<ContainmentRefused>()(
+  "ContainmentRefused",
+  { error: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/** One scope's containment as `read` shows it. */
+const view = (containment: ContainmentState | null) => ({
+  status: containmentStatus(containment),
+  contained_at: containment?.contained_at ?? null,
+  contained_by: containment?.contained_by ?? null,
+  reason: containment?.reason ?? null
+})
+
+/**
+ * The containment service: the API's changes, reads and threshold. A change is `changeContainment`,
+ * then the gateways are told before it answers: once a pause has succeeded, every gateway refuses the
+ * agent (scope `key`: every agent of the key). A refused transition also tells the gateways what the
+ * store holds, so a pause retried after a `BusError` (stored, gateways not told) is refused "already
+ * paused" and the gateways are told all the same. Who may act is the caller's to check.
+ */
+export const make = Effect.gen(function* () {
+  const store = yield* Store
+  const identity = yield* IdentityRepo
+  const governance = yield* GovernanceLog
+  const sql = yield* SqlClient.SqlClient
+  const state = yield* AgentState
+  const keys = yield* KeyContainmentRepo.make
+  const context = yield* Effect.context<Store | GovernanceLog | SqlClient.SqlClient | AgentState>()
+
+  /** The agent's claim (its organization and provider key hash), when it is claimed. */
+  const claimOf = (agentId: string) => identity.claimOf(agentId)
+
+  /**
+   * For a change of scope `key`: the agent's provider key hash and every agent claimed with it (the
+   * caller must be allowed the change on each).
+   */
+  const keyOf = (agentId: string) =>
+    Effect.gen(function* () {
+      const claim = yield* identity.claimOf(agentId)
+      if (claim === undefined) {
+        return yield* new ContainmentRefused({
+          error: 'scope "key": Candor knows an agent\'s provider key once the agent is claimed; claim it first'
+        })
+      }
+      const agents = yield* keys.claimedAgents(claim.agent_hash, KEY_AGENTS_LIMIT + 1)
+      if (agents.length > KEY_AGENTS_LIMIT) {
+        return yield* new ContainmentRefused({
+          error: `scope "key": more than ${KEY_AGENTS_LIMIT} agents are claimed with this key`
+        })
+      }
+      return { keyHash: claim.agent_hash, agents }
+    })
+
+  /** The change, stored, then told to the gateways; the containment in force of its scope after it. */
+  const change = (request: Omit<ContainmentChange, "metadata" | "trigger">) =>
+    Effect.gen(function* () {
+      const outcome = yield* changeContainment(request)
+      if (request.keyHash === undefined) yield* publishContainment(request.agentId, outcome.containment)
+      else yield* publishKeyContainment(request.keyHash, outcome.containment)
+      if (outcome._tag !== "Changed") {
+        const error = outcome._tag === "Refused" ? outcome.error : "this change was already applied"
+        return yield* new ContainmentRefused({ error })
+      }
+      return outcome.containment
+    }).pipe(Effect.provide(context))
+
+  /** The agent's containment: in force, of each scope, its threshold and its newest log entries. */
+  const read = (agentId: string) =>
+    Effect.gen(function* () {
+      const [settings, log, claim] = yield* Effect.all(
+        [store.agentSettings(agentId), store.containmentLog(agentId, CONTAINMENT_LOG_LIMIT), identity.claimOf(agentId)],
+        { concurrency: "unbounded" }
+      )
+      const key = claim === undefined ? null : yield* keys.get(claim.agent_hash)
+      const inForce = containmentInForce(settings.containment, key)
+      const containment = inForce?.containment
+      return {
+        agent_id: agentId,
+        containment_status: containmentStatus(containment),
+        containment_scope: inForce?.scope ?? null,
+        contained_at: containment?.contained_at ?? null,
+        contained_by: containment?.contained_by ?? null,
+        containment_reason: containment?.reason ?? null,
+        agent_containment: view(settings.containment),
+        key_containment: claim === undefined ? null : view(key),
+        auto_containment_threshold: settings.auto_containment_threshold,
+        log: log.map((entry) => ({
+          action: entry.action,
+          actor: entry.actor,
+          reason: entry.reason,
+          previous_status: entry.previous_status,
+          new_status: entry.new_status,
+          scope: entry.scope,
+          created_at: entry.created_at
+        }))
+      }
+    })
+
+  /**
+   * The threshold is stored with a governance entry in one transaction. The gateways do not use it;
+   * the actors read it from the store (their context is reloaded within its TTL).
+   */
+  const setThreshold = (agentId: string, threshold: number | null, actor: string) =>
+    Effect.gen(function* () {
+      yield* transaction(
+        sql,
+        Effect.gen(function* () {
+          const { settings } = yield* store.lockAgentSettings(agentId)
+          yield* store.putAgentSettings(agentId, { auto_containment_threshold: threshold })
+          yield* governance.append(agentGovernanceLog(agentId), {
+            action: "containment.policy",
+            actor,
+            previous_state: { auto_containment_threshold: settings.auto_containment_threshold },
+            new_state: { auto_containment_threshold: threshold }
+          })
+        })
+      ).pipe(
+        Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "containment policy", cause })))
+      )
+      // The workers reload the agent's context on this change: the next checkpoint counts against it.
+      yield* state.update(agentId, { autoContainmentThreshold: threshold ?? undefined })
+      return { agent_id: agentId, auto_containment_threshold: threshold }
+    })
+
+  return { claimOf, keyOf, change, read, setThreshold }
+})
+
+export class Containment extends Context.Tag("candor/services/Containment")<
+  Containment,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+export const layer = Layer.effect(Containment, make)

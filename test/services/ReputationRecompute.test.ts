@@ -14,10 +14,10 @@ import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { type CommitInput, Store } from "../../adapters/store/Store.js"
-import { recomputeReputation } from "../../streams/ReputationRecompute.js"
+import { recomputeReputation } from "../../services/ReputationRecompute.js"
 import { seed } from "../api/AgentData.js"
 import { uniqueId } from "../adapters/store/Fixtures.js"
-import { outboxEvents, referenceTally, spreadOptions, varied } from "./ReputationChecks.js"
+import { outboxEvents, referenceTally, spreadOptions, varied } from "../streams/ReputationChecks.js"
 import { migratedPglite } from "../support/PgliteTemplate.js"
 
 const Pglite = Layer.merge(SqlStore.layer, ReputationRepo.layer).pipe(

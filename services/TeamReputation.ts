@@ -41,7 +41,7 @@ import {
   quotaStep,
   usagePercent
 } from "../core/TeamReputationQuota.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 /** Automatic recomputations of one team: at most one per this window. */
 export const AUTOMATIC_WINDOW_MS = 3_600_000

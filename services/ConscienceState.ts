@@ -6,9 +6,9 @@
  * answers 503 (`gatewaysUnreachable`) so the client sends it again.
  */
 import * as Effect from "effect/Effect"
-import { AgentState } from "../../../adapters/bus/AgentState.js"
-import { resolvedConscienceOf } from "../../../adapters/store/OrgConscienceRepo.js"
-import { Store } from "../../../adapters/store/Store.js"
+import { AgentState } from "../adapters/bus/AgentState.js"
+import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
+import { Store } from "../adapters/store/Store.js"
 
 /** Agents pushed at once: one KV read and compare-and-set each on NATS. */
 const PUSH_CONCURRENCY = 8

@@ -1,5 +1,5 @@
 /**
- * Auto-containment through the same transition as a person's pause (streams/Containment.ts), by the
+ * Auto-containment through the same transition as a person's pause (services/Containment.ts), by the
  * decision relay's handler on PGlite: it pauses an active agent as `system` with the same
  * `agent.paused` event, never overrides a kill or re-pauses, and a decision handled twice does
  * not pause again an agent an admin resumed in between.
@@ -17,7 +17,7 @@ import { type OutboxItem, Store } from "../../adapters/store/Store.js"
 import { autoContainment, violationStreakOf } from "../../core/Containment.js"
 import { agentGovernanceLog } from "../../core/Governance.js"
 import { generateSigningKey } from "../../core/Signing.js"
-import { changeContainment } from "../../streams/Containment.js"
+import { changeContainment } from "../../services/Containment.js"
 import { applyDecision, decision, DECISION_OUTBOX } from "../../streams/Decisions.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 import { eventId } from "../../core/Events.js"

@@ -36,7 +36,7 @@ import { downstreamOf } from "../core/TrustPropagation.js"
 import { ReputationRepo, type ScoreRecord } from "../adapters/store/ReputationRepo.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
-import { eventDraft } from "./Events.js"
+import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 const DAY_MS = 86_400_000
 /** trend_30d compares with the newest history score this long before the computation. */

@@ -10,10 +10,10 @@
  * (after a 503 from an unreachable bus) converges, whatever was pushed before.
  */
 import * as Effect from "effect/Effect"
-import { AgentState } from "../../../adapters/bus/AgentState.js"
-import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
-import { agentPolicyOwner, orgPolicyOwner, PolicyRepo } from "../../../adapters/store/PolicyRepo.js"
-import { resolvePolicy } from "../../../core/Policy.js"
+import { AgentState } from "../adapters/bus/AgentState.js"
+import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
+import { agentPolicyOwner, orgPolicyOwner, PolicyRepo } from "../adapters/store/PolicyRepo.js"
+import { resolvePolicy } from "../core/Policy.js"
 
 /** Agents of an organization told at once: enough to be quick, few enough not to flood NATS KV. */
 const PUSH_CONCURRENCY = 8
