@@ -34,6 +34,7 @@ import deadLetters from "./migrations/0026_dead_letters.js"
 import evidenceRedaction from "./migrations/0027_evidence_redaction.js"
 import enforcementRecordsKinds from "./migrations/0028_enforcement_records_kinds.js"
 import agentNames from "./migrations/0029_agent_names.js"
+import approvals from "./migrations/0033_approvals.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -67,7 +68,8 @@ export const migrationNames = [
   "0026_dead_letters",
   "0027_evidence_redaction",
   "0028_enforcement_records_kinds",
-  "0029_agent_names"
+  "0029_agent_names",
+  "0033_approvals"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -98,7 +100,8 @@ export const migrations = Migrator.fromRecord({
   "0026_dead_letters": deadLetters,
   "0027_evidence_redaction": evidenceRedaction,
   "0028_enforcement_records_kinds": enforcementRecordsKinds,
-  "0029_agent_names": agentNames
+  "0029_agent_names": agentNames,
+  "0033_approvals": approvals
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -66,7 +66,11 @@ export const GOVERNANCE_ACTIONS = [
   // a scoped transaction opened or closed (docs/transactions.md), on the agent's log; its expiry
   // needs no entry (expires_at is in the open entry's new state)
   "transaction.open",
-  "transaction.close"
+  "transaction.close",
+  // a held tool call's approval decided by a person (docs/approvals.md), on the agent's log, the
+  // approver as actor; an expiry or a cancellation needs no entry (nobody decided)
+  "approval.approve",
+  "approval.deny"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type

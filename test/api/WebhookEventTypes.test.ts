@@ -34,7 +34,8 @@ const CANDOR_EVENTS = [
   "policy.violation",
   "enforcement.blocked",
   "proof.failed",
-  "pipeline.dead_lettered"
+  "pipeline.dead_lettered",
+  "approval.requested"
 ]
 
 layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {
