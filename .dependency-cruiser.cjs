@@ -1,6 +1,6 @@
 // The import graph's rules, checked by `npm run lint` (dependency-cruiser): no cycles, and the dependency
-// direction core <- adapters <- streams <- src, with prover on core only (CONTRIBUTING.md, "Folders").
-const production = "^(core|adapters|streams|prover|src)/"
+// direction core <- adapters <- services <- streams <- src, with prover on core only (CONTRIBUTING.md, "Folders").
+const production = "^(core|adapters|services|streams|prover|src)/"
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {
@@ -17,12 +17,19 @@ module.exports = {
       comment: "core imports no edge: it is what a third-party verifier runs.",
       severity: "error",
       from: { path: "^core/" },
-      to: { path: "^(adapters|streams|prover|src)/" }
+      to: { path: "^(adapters|services|streams|prover|src)/" }
     },
     {
-      name: "adapters-below-streams",
+      name: "adapters-below-services",
       severity: "error",
       from: { path: "^adapters/" },
+      to: { path: "^(services|streams|src)/" }
+    },
+    {
+      name: "services-on-core-prover-adapters",
+      comment: "Domain services (services/) compose adapters into operations; streams and src call them.",
+      severity: "error",
+      from: { path: "^services/" },
       to: { path: "^(streams|src)/" }
     },
     {
@@ -35,7 +42,7 @@ module.exports = {
       name: "prover-on-core-only",
       severity: "error",
       from: { path: "^prover/" },
-      to: { path: "^(adapters|streams|src)/" }
+      to: { path: "^(adapters|services|streams|src)/" }
     },
     {
       name: "console-on-core-only",
@@ -43,7 +50,7 @@ module.exports = {
         "The console is a browser bundle: of the server's code it may use core/ (its verifiers) and, for the verify page, the prover's verdict-proof verifier (pure computation on core, like core).",
       severity: "error",
       from: { path: "^console/" },
-      to: { path: "^(adapters|streams|prover|src)/", pathNot: "^prover/VerdictProof\\.ts$" }
+      to: { path: "^(adapters|services|streams|prover|src)/", pathNot: "^prover/VerdictProof\\.ts$" }
     },
     {
       name: "server-without-console",

@@ -5,6 +5,8 @@
  * path must (deny when enforcing, escalate otherwise), so a path that holds calls evaluates the
  * policy without those triggers (`withoutApproveTriggers`) and holds on `approvalTrigger`.
  */
+import { toHex } from "./Bytes.js"
+import { canonicalHash, tryCanonicalJson } from "./Canonical.js"
 import { globMatcher } from "./Policy.js"
 import type { ApprovalStatus } from "./schema/Approval.js"
 import {
@@ -59,3 +61,14 @@ export const releases = (status: ApprovalStatus): boolean => status === "approve
 
 /** Whether a status is final (a held call's wait ends on it). */
 export const isFinal = (status: ApprovalStatus): boolean => status !== "pending"
+
+/**
+ * The hash an approval binds its call to: hex `SHA-256("candor/v1/approval-arguments\0" ‖ JCS(arguments))`
+ * (core/Canonical.ts), so the same arguments in any key order are the same call, and any other
+ * arguments are another call, which the approval does not release. Undefined for arguments JSON
+ * cannot represent (a caller refuses the call then: nothing unhashable is ever held or sent).
+ */
+export const argumentsHash = (args: unknown): string | undefined => {
+  if (tryCanonicalJson(args ?? {}) === undefined) return undefined
+  return toHex(canonicalHash("approval-arguments", args ?? {}))
+}
