@@ -18,7 +18,6 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
 import { ApprovalSignal, type FinalStatus } from "../adapters/bus/ApprovalSignal.js"
 import { type ApprovalQuery, ApprovalRepo } from "../adapters/store/ApprovalRepo.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
@@ -225,14 +224,13 @@ export const make = Effect.gen(function* () {
         if (approval.status !== "pending") return approval.status
         const untilExpiry = Math.max(0, Date.parse(approval.expires_at) - (yield* now).getTime())
         // The store again, every RECHECK_INTERVAL: a signal lost costs at most that long.
-        const recheck = current(approvalId).pipe(
-          Effect.repeat({
-            schedule: Schedule.spaced(RECHECK_INTERVAL),
-            until: (a) => a.status !== "pending"
-          }),
-          Effect.delay(RECHECK_INTERVAL),
-          Effect.map((a) => a.status as FinalStatus)
-        )
+        const recheck = Effect.gen(function* () {
+          for (;;) {
+            yield* Effect.sleep(RECHECK_INTERVAL)
+            const standing = yield* current(approvalId)
+            if (standing.status !== "pending") return standing.status
+          }
+        })
         const expiry = Effect.sleep(Duration.millis(untilExpiry)).pipe(
           Effect.zipRight(current(approvalId)),
           // At expires_at `current` has settled it (expired, or whatever won the race).

@@ -68,7 +68,9 @@ export const make = (
       // re-read of the store bounds what a long outage costs.
       wait: (id) =>
         watchOnce(id).pipe(
-          Effect.flatMap((status) => (status === undefined ? Effect.fail("watch ended" as const) : Effect.succeed(status))),
+          Effect.flatMap((status) =>
+            status === undefined ? Effect.fail("watch ended" as const) : Effect.succeed(status)
+          ),
           Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => !nc.isClosed() }),
           Effect.catchAll(() => Effect.never)
         )
