@@ -31,6 +31,8 @@ import { EventFeed } from "../adapters/bus/EventFeed.js"
 import * as EventFeedJetStream from "../adapters/bus/EventFeedJetStream.js"
 import * as EventFeedStore from "../adapters/bus/EventFeedStore.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
+import { ApprovalSignal } from "../adapters/bus/ApprovalSignal.js"
+import * as ApprovalSignalKv from "../adapters/bus/ApprovalSignalKv.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as ThreadBridgeBackend from "../adapters/bus/ThreadBridgeBackend.js"
@@ -347,12 +349,15 @@ const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
             // The embedded default's backend thread: agent-state changes also reach the gateway thread's copy.
             bridge === undefined ? AgentState.layerMemory : ThreadBridgeBackend.agentStateLayer(bridge),
             PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
+            // Human approval's wake-ups: decider and waiter share this thread's service (docs/approvals.md).
+            ApprovalSignal.layerMemory,
             Layer.succeed(BusHealth, Effect.void)
-          ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
+          ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ApprovalSignal>
         }
         return Layer.mergeAll(
           Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents, replicas }),
           KvAgentState.layer({ prefix, replicas }),
+          ApprovalSignalKv.layer({ prefix, replicas }),
           withWorkers
             ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix, replicas })
             : PartitionOwnership.layerAll(0, worker),
@@ -522,7 +527,13 @@ const rolesLive = (
     Layer.provide(Layer.merge(WebhookNetworkFromConfig, PolicyLimitsFromConfig)),
     Layer.provide(
       MessagingLive(withWorkers, bridge) as Layer.Layer<
-        Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,
+        | Bus
+        | AgentState
+        | PartitionOwnership
+        | BusHealth
+        | NatsConnection
+        | ThreadBridgeBackend.ThreadBridgeInbox
+        | ApprovalSignal,
         BusError,
         CandorConfig
       >

@@ -50,6 +50,7 @@ import { TransactionsApi } from "./groups/Transactions.js"
 import { OnChainApi } from "./groups/OnChain.js"
 import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
 import { DeadLettersApi } from "./groups/DeadLetters.js"
+import { ApprovalsApi } from "./groups/Approvals.js"
 import { EvidenceRedactionApi } from "./groups/EvidenceRedaction.js"
 
 export class CandorApi extends HttpApi.make("candor")
@@ -98,6 +99,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ConsoleSignInApi)
   .add(ConsoleApi)
   .add(DeadLettersApi)
+  .add(ApprovalsApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   .prefix("/v1")
