@@ -51,6 +51,7 @@ import { runWorkers } from "../streams/PartitionWorkers.js"
 import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
+import * as ApprovalExpiry from "../streams/ApprovalExpiry.js"
 import * as Witnessing from "../streams/Witnessing.js"
 import { restoreAgentState } from "../streams/AgentStateRestore.js"
 import type { Store } from "../adapters/store/Store.js"
@@ -505,11 +506,18 @@ const rolesLive = (
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
-    // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md) and the
-    // periodic anchoring (docs/on-chain.md) run beside the workers.
+    // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md), the
+    // periodic anchoring (docs/on-chain.md) and the approvals' expiry sweep run beside the workers.
     Layer.merge(
       withWorkers
-        ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive, AnchorJobLive)
+        ? Layer.mergeAll(
+            WorkersLive,
+            TeamReputationRefresh.layer(),
+            WitnessingLive,
+            AnchorJobLive,
+            // Human approval's expiry (docs/approvals.md).
+            ApprovalExpiry.layer()
+          )
         : Layer.empty
     ),
     Layer.merge(withProver ? ProverLive : Layer.empty),
