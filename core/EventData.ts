@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import type { EventOccurrence } from "./Events.js"
 import type { PolicyEvaluation, PolicyFinding, PolicyVerdict } from "./Policy.js"
 import type { AgentStatus } from "./schema/Agent.js"
+import type { Approval } from "./schema/Approval.js"
 import type { IntegrityCheckpoint } from "./schema/Checkpoint.js"
 import { PolicyFinding as PolicyFindingSchema, PolicyVerdict as PolicyVerdictSchema } from "./schema/Policy.js"
 import type { ContainmentAction, ContainmentScope } from "./schema/Containment.js"
@@ -224,6 +225,32 @@ export const deadLetteredEvent = (
     reason: entry.reason,
     deliveries: entry.deliveries,
     dead_lettered_at: entry.dead_lettered_at
+  }
+})
+
+// ---- human approval --------------------------------------------------------------------------
+
+/** Source: the approval id. The approval as the API lists it (the arguments only as their hash). */
+export const approvalRequestedEvent = (approval: Approval): Occurrence<"approval.requested"> => ({
+  type: "approval.requested",
+  source: approval.approval_id,
+  org_id: approval.org_id,
+  agent_id: approval.agent_id,
+  created_at: new Date(approval.requested_at),
+  data: {
+    approval_id: approval.approval_id,
+    org_id: approval.org_id,
+    agent_id: approval.agent_id,
+    server_id: approval.server_id,
+    tool: approval.tool,
+    arguments_hash: approval.arguments_hash,
+    reason: approval.reason,
+    requested_at: approval.requested_at,
+    expires_at: approval.expires_at,
+    status: approval.status,
+    decided_at: approval.decided_at,
+    decided_by: approval.decided_by,
+    decision_reason: approval.decision_reason
   }
 })
 

@@ -13,7 +13,9 @@
  * 3. no mapping covers it → `defaults.unmapped_tool_action`: allow (nothing), warn (a warning
  *    `unmapped`), deny (a violation `unmapped_denied` at `defaults.unmapped_severity`);
  * 4. every escalation trigger whose `tool_matches` glob matches: `deny` → violation `escalation`
- *    (high); `escalate` and `warn` → warning `escalation` (medium).
+ *    (high); `escalate` and `warn` → warning `escalation` (medium); `approve` (human approval, which
+ *    only an MCP call can wait for: core/Approval.ts) → as `deny` under an enforcing policy and as
+ *    `escalate` otherwise, the rule of the LLM path, where an answer cannot wait for a person.
  *
  * Verdict: `fail` when a violation is critical or high, else `warn` when there is any violation or
  * warning, else `pass`.
@@ -249,6 +251,7 @@ export const policyEvaluator = (
   const envelope = card === undefined ? undefined : cardActions(card)
   const { grace_period_hours, unmapped_tool_action, unmapped_severity } = policy.defaults
   const graceMs = grace_period_hours * HOUR_MS
+  const approveDenies = policy.defaults.enforcement_mode === "enforce"
   const violations: Array<PolicyFinding> = []
   const warnings: Array<PolicyFinding> = []
   let omitted = 0
@@ -338,7 +341,7 @@ export const policyEvaluator = (
     if (settled(rules.triggers.length, [violations, warnings])) return
     for (const i of rules.triggers) {
       const trigger = policy.escalation_triggers[i]!
-      if (trigger.action === "deny") {
+      if (trigger.action === "deny" || (trigger.action === "approve" && approveDenies)) {
         violation("escalation", name, trigger.reason, "high")
       } else {
         warning({ type: "escalation", tool: name, reason: trigger.reason, severity: "medium" })
@@ -530,9 +533,16 @@ export const mergePolicies = (org: Policy, agent: Policy): Policy => {
       unmapped_severity: stricter(a.unmapped_severity, b.unmapped_severity, severityRank),
       fail_open: a.fail_open && b.fail_open,
       enforcement_mode: stricter(a.enforcement_mode, b.enforcement_mode, (x) => MODE_STRICTNESS[x]),
-      grace_period_hours: Math.min(a.grace_period_hours, b.grace_period_hours)
+      grace_period_hours: Math.min(a.grace_period_hours, b.grace_period_hours),
+      ...shorterApprovalTimeout(a.approval_timeout_seconds, b.approval_timeout_seconds)
     }
   }
+}
+
+/** The shorter of two approval timeouts (a held call waits less); absent when neither policy sets one. */
+const shorterApprovalTimeout = (a: number | undefined, b: number | undefined) => {
+  const shorter = a === undefined ? b : b === undefined ? a : Math.min(a, b)
+  return shorter === undefined ? {} : { approval_timeout_seconds: shorter }
 }
 
 /** The policy in force for an agent: the merge of both, either one alone, or none. */

@@ -31,6 +31,8 @@ import { EventFeed } from "../adapters/bus/EventFeed.js"
 import * as EventFeedJetStream from "../adapters/bus/EventFeedJetStream.js"
 import * as EventFeedStore from "../adapters/bus/EventFeedStore.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
+import { ApprovalSignal } from "../adapters/bus/ApprovalSignal.js"
+import * as ApprovalSignalKv from "../adapters/bus/ApprovalSignalKv.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as ThreadBridgeBackend from "../adapters/bus/ThreadBridgeBackend.js"
@@ -49,6 +51,7 @@ import { runWorkers } from "../streams/PartitionWorkers.js"
 import { defaultGroupCommitOptions, singleConnectionGroupCommitOptions } from "../streams/GroupCommit.js"
 import * as ProverWorkers from "../streams/ProverWorkers.js"
 import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
+import * as ApprovalExpiry from "../streams/ApprovalExpiry.js"
 import * as Witnessing from "../streams/Witnessing.js"
 import { restoreAgentState } from "../streams/AgentStateRestore.js"
 import type { Store } from "../adapters/store/Store.js"
@@ -352,12 +355,15 @@ const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
             // The embedded default's backend thread: agent-state changes also reach the gateway thread's copy.
             bridge === undefined ? AgentState.layerMemory : ThreadBridgeBackend.agentStateLayer(bridge),
             PartitionOwnership.layerAll(withWorkers ? partitions : 0, worker),
+            // Human approval's wake-ups: decider and waiter share this thread's service (docs/approvals.md).
+            ApprovalSignal.layerMemory,
             Layer.succeed(BusHealth, Effect.void)
-          ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection>
+          ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ApprovalSignal>
         }
         return Layer.mergeAll(
           Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents, replicas }),
           KvAgentState.layer({ prefix, replicas }),
+          ApprovalSignalKv.layer({ prefix, replicas }),
           withWorkers
             ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix, replicas })
             : PartitionOwnership.layerAll(0, worker),
@@ -538,11 +544,18 @@ const rolesLive = (
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
   const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
-    // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md) and the
-    // periodic anchoring (docs/on-chain.md) run beside the workers.
+    // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md), the
+    // periodic anchoring (docs/on-chain.md) and the approvals' expiry sweep run beside the workers.
     Layer.merge(
       withWorkers
-        ? Layer.mergeAll(WorkersLive, TeamReputationRefresh.layer(), WitnessingLive, AnchorJobLive)
+        ? Layer.mergeAll(
+            WorkersLive,
+            TeamReputationRefresh.layer(),
+            WitnessingLive,
+            AnchorJobLive,
+            // Human approval's expiry (docs/approvals.md).
+            ApprovalExpiry.layer()
+          )
         : Layer.empty
     ),
     Layer.merge(withProver ? ProverLive : Layer.empty),
@@ -560,7 +573,13 @@ const rolesLive = (
     Layer.provide(Layer.mergeAll(WebhookNetworkFromConfig, PolicyLimitsFromConfig, McpGatewayFromConfig(selected))),
     Layer.provide(
       MessagingLive(withWorkers, bridge) as Layer.Layer<
-        Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ThreadBridgeBackend.ThreadBridgeInbox,
+        | Bus
+        | AgentState
+        | PartitionOwnership
+        | BusHealth
+        | NatsConnection
+        | ThreadBridgeBackend.ThreadBridgeInbox
+        | ApprovalSignal,
         BusError,
         CandorConfig
       >

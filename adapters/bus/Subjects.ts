@@ -81,6 +81,9 @@ export const streamNames = (prefix: string): StreamNames => {
 export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
 
 /** The KV bucket of the workers' partition leases. */
+/** Human approval's settled statuses (ApprovalSignalKv.ts): key = approval id, value = its final status. */
+export const approvalBucket = (prefix: string): string => `${prefix}-approvals`
+
 export const leaseBucket = (prefix: string): string => `${prefix}-partition-leases`
 
 /** The subjects each stream stores. */

@@ -35,6 +35,7 @@ import evidenceRedaction from "./migrations/0027_evidence_redaction.js"
 import enforcementRecordsKinds from "./migrations/0028_enforcement_records_kinds.js"
 import agentNames from "./migrations/0029_agent_names.js"
 import mcpGateway from "./migrations/0030_mcp_gateway.js"
+import approvals from "./migrations/0033_approvals.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -69,7 +70,8 @@ export const migrationNames = [
   "0027_evidence_redaction",
   "0028_enforcement_records_kinds",
   "0029_agent_names",
-  "0030_mcp_gateway"
+  "0030_mcp_gateway",
+  "0033_approvals"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -101,7 +103,8 @@ export const migrations = Migrator.fromRecord({
   "0027_evidence_redaction": evidenceRedaction,
   "0028_enforcement_records_kinds": enforcementRecordsKinds,
   "0029_agent_names": agentNames,
-  "0030_mcp_gateway": mcpGateway
+  "0030_mcp_gateway": mcpGateway,
+  "0033_approvals": approvals
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -74,7 +74,11 @@ export const GOVERNANCE_ACTIONS = [
   "mcp_server.delete",
   "mcp_token.create",
   "mcp_token.revoke",
-  "mcp_tool.accept"
+  "mcp_tool.accept",
+  // a held tool call's approval decided by a person (docs/approvals.md), on the agent's log, the
+  // approver as actor; an expiry or a cancellation needs no entry (nobody decided)
+  "approval.approve",
+  "approval.deny"
 ] as const
 export const GovernanceAction = literalUnion(GOVERNANCE_ACTIONS, { identifier: "GovernanceAction" })
 export type GovernanceAction = typeof GovernanceAction.Type

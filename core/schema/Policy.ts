@@ -41,10 +41,11 @@ export const UnmappedToolAction = literalUnion(UNMAPPED_TOOL_ACTIONS, {
 })
 export type UnmappedToolAction = typeof UnmappedToolAction.Type
 
-export const TRIGGER_ACTIONS = ["escalate", "warn", "deny"] as const
+export const TRIGGER_ACTIONS = ["escalate", "warn", "deny", "approve"] as const
 export const TriggerAction = literalUnion(TRIGGER_ACTIONS, {
   identifier: "TriggerAction",
-  description: "deny: a violation (high); escalate and warn: a warning"
+  description:
+    "deny: a violation (high); escalate and warn: a warning; approve: an MCP tools/call waits for a person's decision (docs/approvals.md), and on the LLM path, where nobody can wait, it is deny under an enforcing policy and escalate otherwise"
 })
 export type TriggerAction = typeof TriggerAction.Type
 
@@ -167,6 +168,21 @@ export type ArgumentCondition = typeof ArgumentCondition.Type
 
 export const DEFAULT_GRACE_PERIOD_HOURS = 24
 
+/** How long an `approve` trigger holds a call for a decision: 5 minutes unless the policy says. */
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300
+/** Bounds: a person needs some seconds; a held call holds a connection, so at most an hour. */
+export const APPROVAL_TIMEOUT_BOUNDS = { min: 10, max: 3600 } as const
+
+export const ApprovalTimeoutSeconds = Schema.Int.pipe(
+  Schema.between(APPROVAL_TIMEOUT_BOUNDS.min, APPROVAL_TIMEOUT_BOUNDS.max, {
+    message: () =>
+      `approval_timeout_seconds must be a whole number between ${APPROVAL_TIMEOUT_BOUNDS.min} and ${APPROVAL_TIMEOUT_BOUNDS.max}`
+  })
+).annotations({
+  identifier: "ApprovalTimeoutSeconds",
+  description: "How long a call held by an approve trigger waits for a decision before it is denied (default 300)"
+})
+
 export const PolicyDefaults = Schema.Struct({
   unmapped_tool_action: Schema.optionalWith(UnmappedToolAction, { default: () => "warn" as const }),
   unmapped_severity: Schema.optionalWith(PolicySeverity, { default: () => "medium" as const }),
@@ -178,7 +194,10 @@ export const PolicyDefaults = Schema.Struct({
       Schema.between(0, 8760, { message: () => "grace_period_hours must be between 0 and 8760 (a year)" })
     ),
     { default: () => DEFAULT_GRACE_PERIOD_HOURS }
-  )
+  ),
+  // Human approval (issue 28): optional without a default, so that a policy written before it
+  // decodes, encodes and hashes exactly as it did. core/Approval.ts reads it (absent: 300 s).
+  approval_timeout_seconds: Schema.optionalWith(ApprovalTimeoutSeconds, { exact: true })
 }).annotations({ identifier: "PolicyDefaults" })
 export type PolicyDefaults = typeof PolicyDefaults.Type
 

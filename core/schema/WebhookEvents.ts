@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { AgentStatus } from "./Agent.js"
+import { Approval } from "./Approval.js"
 import { ContainmentAction, ContainmentScope } from "./Containment.js"
 import { ConcernCategory, Severity } from "./Concern.js"
 import { DeadLetter } from "./DeadLetter.js"
@@ -208,6 +209,11 @@ export const WEBHOOK_EVENT_TYPES = {
   "pipeline.dead_lettered": event(
     "The pipeline gave up on a gateway event (not decodable, or delivered the most times it may): no checkpoint will come of it. Subject, agent, reason and time, never the payload",
     DeadLetter,
+    "active"
+  ),
+  "approval.requested": event(
+    "A tool call is held for a person's decision (an approve escalation trigger): the approval, never the call's arguments",
+    Approval,
     "active"
   )
 } as const satisfies Readonly<Record<string, EventType>>

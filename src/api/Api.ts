@@ -52,6 +52,7 @@ import { TransactionsApi } from "./groups/Transactions.js"
 import { OnChainApi } from "./groups/OnChain.js"
 import { ConsoleApi, ConsoleSignInApi } from "./groups/Console.js"
 import { DeadLettersApi } from "./groups/DeadLetters.js"
+import { ApprovalsApi } from "./groups/Approvals.js"
 import { EvidenceRedactionApi } from "./groups/EvidenceRedaction.js"
 
 export class CandorApi extends HttpApi.make("candor")
@@ -101,6 +102,7 @@ export class CandorApi extends HttpApi.make("candor")
   .add(ConsoleApi)
   .add(DeadLettersApi)
   .add(McpServersApi)
+  .add(ApprovalsApi)
   .addError(InternalError)
   .addError(ServiceUnavailable)
   // A domain service's StoreError, answered 503 or 500 here for every route (adapters/http/StoreFailure.ts).

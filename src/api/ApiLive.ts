@@ -10,6 +10,8 @@
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as Layer from "effect/Layer"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as IdentityAccessControl from "../../adapters/auth/IdentityAccessControl.js"
 import * as Accounts from "../../adapters/auth/Accounts.js"
 import * as CredentialAuthentication from "../../adapters/auth/CredentialAuthentication.js"
@@ -100,6 +102,10 @@ import { defaults } from "../Config.js"
 import { ApiKeyCaps } from "./ApiKeyCaps.js"
 import * as DeadLetterRepo from "../../adapters/store/DeadLetterRepo.js"
 import { DeadLettersLive } from "./handlers/DeadLetters.js"
+import * as ApprovalRepo from "../../adapters/store/ApprovalRepo.js"
+import { ApprovalSignal } from "../../adapters/bus/ApprovalSignal.js"
+import * as Approvals from "../../services/Approvals.js"
+import { ApprovalsLive } from "./handlers/Approvals.js"
 
 export interface ApiOptions {
   /** Requests per second per plan id (RateLimiter.planRates). */
@@ -134,6 +140,21 @@ const AgentDataLive = Layer.mergeAll(
   EnforcementRecordsLive,
   AgentPermissionsLive
 ).pipe(Layer.provide(AgentQueries.layer))
+
+/**
+ * The process's approval signal (src/Serve.ts provides the NATS KV one on a split deployment, the
+ * in-memory one on the embedded default), else one of the API's own (tests, benchmarks): the held
+ * side must wait on the signal the API publishes to, so the process's is taken when there is one.
+ */
+const ProcessApprovalSignal = Layer.unwrapEffect(
+  Effect.map(
+    Effect.serviceOption(ApprovalSignal),
+    Option.match({
+      onNone: () => ApprovalSignal.layerMemory,
+      onSome: (signal) => Layer.succeed(ApprovalSignal, signal)
+    })
+  )
+)
 
 /** Every group's handlers. */
 const HandlersLive = Layer.mergeAll(
@@ -171,7 +192,8 @@ const HandlersLive = Layer.mergeAll(
   ConsoleLive,
   DeadLettersLive,
   // The MCP gateway's servers and tokens (docs/mcp.md), on their service.
-  McpServersLive.pipe(Layer.provide(McpServers.layer))
+  McpServersLive.pipe(Layer.provide(McpServers.layer)),
+  ApprovalsLive
 ).pipe(
   // The domain services of the routes (services/), on the repositories below and the process's store.
   Layer.provide(
@@ -214,7 +236,9 @@ const HandlersLive = Layer.mergeAll(
   // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
   Layer.provide(AnchorRepo.layer),
   // Dead letters: their routes (the workers write them).
-  Layer.provide(DeadLetterRepo.layer)
+  Layer.provide(DeadLetterRepo.layer),
+  // Human approval: its routes (the held side, the MCP proxy, calls the same service).
+  Layer.provide(Approvals.layer.pipe(Layer.provide(Layer.merge(ApprovalRepo.layer, ProcessApprovalSignal))))
 )
 
 /** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */

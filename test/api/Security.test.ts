@@ -16,6 +16,7 @@ import { anchorChainLayer } from "../support/AnchorChainFixture.js"
 import { randomUUID } from "node:crypto"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import { GovernanceLog } from "../../adapters/store/GovernanceLog.js"
+import * as ApprovalRepo from "../../adapters/store/ApprovalRepo.js"
 import { Store } from "../../adapters/store/Store.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../adapters/store/WebhookRepo.js"
@@ -80,6 +81,32 @@ const freshOrg = Effect.gen(function* () {
   yield* Effect.orDie(repo.putMember(orgId, admin.userId, "admin"))
   yield* Effect.orDie(repo.putMember(orgId, member.userId, "member"))
   return orgId
+})
+
+/** A pending approval (issue 28) of the fixtures' organization, made on the store: its id. */
+const freshApproval = Effect.gen(function* () {
+  const { orgId, orgAgent } = yield* fixtures
+  const repo = yield* ApprovalRepo.make
+  const approvalId = `apr-${randomUUID()}`
+  const now = Date.now()
+  yield* Effect.orDie(
+    repo.insert({
+      approval_id: approvalId,
+      org_id: orgId,
+      agent_id: orgAgent,
+      server_id: null,
+      tool: "read_file",
+      arguments_hash: "ab".repeat(32),
+      reason: "needs a person",
+      requested_at: new Date(now).toISOString(),
+      expires_at: new Date(now + 3_600_000).toISOString(),
+      status: "pending",
+      decided_at: null,
+      decided_by: null,
+      decision_reason: null
+    })
+  )
+  return approvalId
 })
 
 /** A log with at least one entry, so its proofs exist. */
@@ -657,6 +684,28 @@ const ROWS: ReadonlyArray<Row> = [
     allowed: ["service"],
     intended: "owner"
   },
+  // ---- human approval (issue 28): an organization's members read, its Owners and Admins decide ----
+  {
+    method: "GET",
+    route: "/v1/orgs/:org_id/approvals",
+    target: fixed((f) => `/v1/orgs/${f.orgId}/approvals?status=pending`),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  {
+    method: "GET",
+    route: "/v1/approvals/:approval_id",
+    target: Effect.map(freshApproval, (id) => ({ path: `/v1/approvals/${id}` })),
+    allowed: ["member", "memberKey", "service"],
+    intended: "member"
+  },
+  ...(["approve", "deny"] as const).map((decision): Row => ({
+    method: "POST",
+    route: `/v1/approvals/:approval_id/${decision}`,
+    target: Effect.map(freshApproval, (id) => ({ path: `/v1/approvals/${id}/${decision}`, body: { reason: "ok" } })),
+    allowed: ["service"],
+    intended: "admin"
+  })),
   {
     method: "POST",
     route: "/v1/license/validate",

@@ -43,6 +43,7 @@ import { AuthConfig } from "../../adapters/auth/AuthConfig.js"
 import * as IdentityTokens from "../../adapters/auth/IdentityTokens.js"
 import { planRates } from "../../adapters/auth/RateLimiter.js"
 import { generateSecret, hashSecret, displayPrefix } from "../../adapters/auth/Secrets.js"
+import { ApprovalSignal } from "../../adapters/bus/ApprovalSignal.js"
 import { AgentState } from "../../adapters/bus/AgentState.js"
 import { AnchorChain } from "../../adapters/chain/AnchorChain.js"
 import type { EventFeed } from "../../adapters/bus/EventFeed.js"
@@ -400,6 +401,9 @@ export const layer = (options: HarnessOptions = {}) => {
       Layer.mergeAll(
         IdentityTokens.layer({ dataDir: "/nonexistent" }).pipe(Layer.orDie),
         options.agentState ?? AgentState.layerMemory,
+        // The process's approval signal, as src/Serve.ts provides one: the API's decisions wake a
+        // test's held call through it (src/api/ApiLive.ts takes the process's signal when there is one).
+        ApprovalSignal.layerMemory,
         SigningKeys.fromKey(generateSigningKey())
       )
     ),

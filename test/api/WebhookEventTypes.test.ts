@@ -35,7 +35,8 @@ const CANDOR_EVENTS = [
   "enforcement.blocked",
   "mcp.tool_changed",
   "proof.failed",
-  "pipeline.dead_lettered"
+  "pipeline.dead_lettered",
+  "approval.requested"
 ]
 
 layer(harness(), { timeout: "60 seconds" })("webhook event types", (it) => {

@@ -1,5 +1,5 @@
 /**
- * An organization's settings: its conscience values (the layer between the defaults and each agent's
+ * An organization's pending approvals (./ApprovalQueue.tsx) and settings: its conscience values (the layer between the defaults and each agent's
  * own values, docs/api.md "Organization conscience values"), their order, mode and switch, and the
  * change log. Members read; Owners and Admins (and the local operator) change
  * them and read the log, so other callers get no write controls.
@@ -9,6 +9,7 @@ import type { OrgConscience, OrgConscienceLogEntry, OrgConscienceValue } from ".
 import { api } from "../Api.js"
 import { canManageOrg, useCaller } from "../Caller.js"
 import { dateTime, messageOf } from "../ui/Format.js"
+import { ApprovalQueue } from "./ApprovalQueue.js"
 import { useAsync } from "../ui/UseAsync.js"
 
 const TYPES = ["BOUNDARY", "FEAR", "COMMITMENT", "BELIEF", "HOPE"] as const
@@ -298,6 +299,9 @@ export const OrganizationPage = () => {
             ))}
           </select>
         </label>
+      )}
+      {org === undefined ? null : (
+        <ApprovalQueue key={`approvals-${org.org_id}`} orgId={org.org_id} canDecide={canManageOrg(info, org.org_id)} />
       )}
       {org === undefined ? null : (
         <OrgSettings key={org.org_id} orgId={org.org_id} canWrite={canManageOrg(info, org.org_id)} />

@@ -320,6 +320,28 @@ describe("tool policy at the gateway", () => {
     expect(upstream.requests.length).toBe(before)
   })
 
+  it("approve (human approval) cannot wait on the LLM path: 403 under enforce, forwarded as a warning otherwise", async () => {
+    const approving = (mode: "enforce" | "warn"): PolicyEncoded => ({
+      escalation_triggers: [{ condition: "tool_matches('repo_delete')", action: "approve", reason: "needs a person" }],
+      defaults: { enforcement_mode: mode, unmapped_tool_action: "allow" }
+    })
+    const enforcing = await newAgent(approving("enforce"))
+    const before = upstream.requests.length
+    const denied = await enforcing.anthropic(["repo_delete"])
+    expect(denied.status).toBe(403)
+    expect(JSON.parse(denied.body.toString()).policy_verdict.violations).toEqual([
+      { type: "escalation", tool: "repo_delete", reason: "needs a person", severity: "high" }
+    ])
+    expect(upstream.requests.length).toBe(before)
+
+    const warning = await newAgent(approving("warn"))
+    const escalated = await warning.anthropic(["repo_delete"])
+    expect(escalated.status).toBe(200)
+    expect(escalated.headers["x-policy-verdict"]).toBe("warn")
+    expect(upstream.requests.length).toBe(before + 1)
+    await eventOf(warning.agentId)
+  })
+
   it("fail_open: false refuses, in enforce, a request whose tools cannot be read; true forwards it marked warn", async () => {
     const sendText = (key: string) =>
       call(`${gateway.url}/anthropic/v1/messages`, {
