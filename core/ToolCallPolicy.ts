@@ -91,17 +91,19 @@ export const argumentFindings = (policy: Policy, tool: string, args: unknown): R
   return findings
 }
 
-/** The whole evaluation of one call: its tool as a declared tool, then its arguments. */
-export const evaluateToolCall = (
+/**
+ * The whole evaluation of some calls: their tools as declared tools, then their arguments (the MCP
+ * gateway's one `tools/call`; the tool calls of an LLM answer).
+ */
+export const evaluateToolCalls = (
   policy: Policy,
   card: AlignmentCard | undefined,
-  tool: string,
-  args: unknown,
+  calls: ReadonlyArray<{ readonly name: string; readonly arguments?: unknown }>,
   firstSeen: (tool: string) => Date | undefined,
   now: Date
 ): PolicyEvaluation => {
-  const byName = evaluatePolicy(policy, card, [{ name: tool }], firstSeen, now)
-  const found = argumentFindings(policy, tool, args)
+  const byName = evaluatePolicy(policy, card, calls, firstSeen, now)
+  const found = calls.flatMap((call) => argumentFindings(policy, call.name, call.arguments))
   if (found.length === 0) return byName
   const all = [...byName.violations, ...found]
   const violations = all.slice(0, MAX_LISTED_FINDINGS)
@@ -115,3 +117,13 @@ export const evaluateToolCall = (
     ...(omitted > 0 ? { findings_omitted: omitted } : {})
   }
 }
+
+/** One call (the MCP gateway's `tools/call`). */
+export const evaluateToolCall = (
+  policy: Policy,
+  card: AlignmentCard | undefined,
+  tool: string,
+  args: unknown,
+  firstSeen: (tool: string) => Date | undefined,
+  now: Date
+): PolicyEvaluation => evaluateToolCalls(policy, card, [{ name: tool, arguments: args }], firstSeen, now)

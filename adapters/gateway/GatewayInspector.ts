@@ -64,9 +64,9 @@ import {
 } from "../../core/EventData.js"
 import { blockedRecord, nudgedRecord } from "../../core/EnforcementRecords.js"
 import { type EventOccurrence, newEnvelope } from "../../core/Events.js"
+import { evaluateToolCalls } from "../../core/ToolCallPolicy.js"
 import {
   appliedVerdict,
-  evaluatePolicy,
   isPolicyActive,
   type PolicyEvaluation,
   policyEvaluator,
@@ -451,12 +451,15 @@ export const make = (options: Partial<GatewayInspectorOptions> = {}) =>
     // The layer's runtime, so the log from this synchronous callback goes through the configured logger and level.
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
-    /** The response's tool calls against the policy: recorded in the trace, never acted on after the fact. */
+    /**
+     * The response's tool calls against the policy, their arguments included (argument conditions):
+     * recorded in the trace; a held answer whose calls an enforcing policy forbids is refused.
+     */
     const responsePolicy = (exchange: Exchange, read: ReadAnswer, now: number): PolicyRecord | undefined => {
       if (exchange.policy === undefined) return undefined
       const calls = read.extraction?.toolCalls ?? []
       const { policy, requestUnreadable, requestVerdict } = exchange.policy
-      const response = evaluatePolicy(
+      const response = evaluateToolCalls(
         policy,
         exchange.settings.card,
         calls,

@@ -44,7 +44,7 @@ const json = (res: ServerResponse, body: unknown) => {
 
 /** Each provider's minimal answer; `call` in the request body makes the Anthropic answer call that tool. */
 const speak = (r: Recorded, res: ServerResponse) => {
-  let body: { call?: string } = {}
+  let body: { call?: string; input?: unknown } = {}
   try {
     body = JSON.parse(r.body.toString() || "{}")
   } catch {
@@ -71,7 +71,7 @@ const speak = (r: Recorded, res: ServerResponse) => {
       model: "claude-test",
       content: [
         { type: "text", text: "ok" },
-        ...(body.call === undefined ? [] : [{ type: "tool_use", id: "tu_1", name: body.call, input: {} }])
+        ...(body.call === undefined ? [] : [{ type: "tool_use", id: "tu_1", name: body.call, input: body.input ?? {} }])
       ]
     })
   }
@@ -483,6 +483,38 @@ describe("tool policy at the gateway", () => {
     })
     // Still an event the actors accept.
     expect(() => Schema.decodeUnknownSync(GatewayEvent)(event)).not.toThrow()
+  })
+
+  it("enforce: an answer's tool call is judged with its arguments (argument conditions): a path outside the glob is 403", async () => {
+    const agent = await newAgent({
+      argument_conditions: [
+        { tool: "read_file", argument: "path", matches: "/srv/docs/*", reason: "documents only", severity: "high" }
+      ],
+      defaults: { enforcement_mode: "enforce", unmapped_tool_action: "allow" }
+    })
+    const refused = await agent.anthropic(["read_file"], { call: "read_file", input: { path: "/etc/passwd" } })
+    expect(refused.status).toBe(403)
+    expect(JSON.parse(refused.body.toString()).error).toBe("blocked by Candor tool policy: the answer calls read_file")
+    const refusedEvent = await eventOf(agent.agentId)
+    expect(refusedEvent.trace.context?.metadata).toMatchObject({
+      policy_verdict: "fail",
+      policy: {
+        violations: [
+          {
+            type: "argument",
+            tool: "read_file",
+            reason: "argument path does not match /srv/docs/*: documents only",
+            severity: "high"
+          }
+        ]
+      }
+    })
+    // The value itself is never in the record.
+    expect(JSON.stringify(refusedEvent)).not.toContain("/etc/passwd")
+    const allowed = await agent.anthropic(["read_file"], { call: "read_file", input: { path: "/srv/docs/a.md" } })
+    expect(allowed.status).toBe(200)
+    expect(JSON.parse(allowed.body.toString()).content[1]).toMatchObject({ name: "read_file" })
+    await eventOf(agent.agentId)
   })
 
   it("enforce: a streamed answer calling a forbidden tool cannot be withheld: the next request is nudged", async () => {
