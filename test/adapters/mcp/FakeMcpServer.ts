@@ -29,6 +29,8 @@ export interface FakeMcpServer {
   readonly answers: Array<Buffer>
   /** A tool's result text, by tool name (`ran {name}` for a tool not named here). */
   readonly results: Record<string, string>
+  /** A log message a tool sends (a notification in the call's stream) before its result, by tool name. */
+  readonly notes: Record<string, string>
   close(): Promise<void>
 }
 
@@ -41,15 +43,19 @@ export const startFakeMcpServer = async (options: { readonly json?: boolean } = 
     requests: [],
     answers: [],
     results: {},
+    notes: {},
     close: () => Promise.resolve()
   }
   const build = () => {
-    const server = new Server({ name: "fake", version: "1.0.0" }, { capabilities: { tools: {} } })
+    const server = new Server({ name: "fake", version: "1.0.0" }, { capabilities: { tools: {}, logging: {} } })
     server.setRequestHandler(ListToolsRequestSchema, () => Promise.resolve({ tools: fake.tools }))
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       fake.calls.push({ name: request.params.name, arguments: request.params.arguments })
+      const note = fake.notes[request.params.name]
+      if (note !== undefined)
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: note } })
       const text = fake.results[request.params.name] ?? `ran ${request.params.name}`
-      return Promise.resolve({ content: [{ type: "text", text }] })
+      return { content: [{ type: "text" as const, text }] }
     })
     return server
   }

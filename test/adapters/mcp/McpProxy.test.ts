@@ -7,7 +7,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Tool } from "@modelcontextprotocol/sdk/types.js"
+import { LoggingMessageNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -486,6 +486,26 @@ describe.each([
     await client.callTool({ name: "forecast", arguments: {} })
     // The next checkpoint is the forecast's: the repeated result was remembered, not judged twice.
     expect((await nextCheckpoint(agentId)).checkpoint.thinking_block_hash).toBe(sha256Hex(`${BENIGN} Tomorrow: snow.`))
+    await client.close()
+  })
+})
+
+describe("tool results judged (SSE answers)", () => {
+  it("enforce: only the event answering the call is held; a notification before it passes", async () => {
+    sse.results["crawl"] = INJECTED
+    sse.notes["crawl"] = "crawling https://example.com"
+    const { client } = await agentOn(sse, "enforce")
+    const logged: Array<unknown> = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logged.push(notification.params.data)
+    })
+    const error = await client.callTool({ name: "crawl", arguments: {} }).then(
+      () => undefined,
+      (e: unknown) => e as { code: number }
+    )
+    expect(error?.code).toBe(-32003)
+    // The notification came first in the same stream, so its handler ran before the call settled.
+    expect(logged).toEqual(["crawling https://example.com"])
     await client.close()
   })
 })
