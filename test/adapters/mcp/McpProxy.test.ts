@@ -38,6 +38,8 @@ let scope: Scope.CloseableScope
 let api: ApiHarness["Type"]
 let state: AgentState["Type"]
 let gatewayUrl: string
+/** Another gateway on the same state and bus, with other proxy options. */
+let startGateway: (options: Partial<McpProxy.McpProxyOptions>) => Promise<string>
 let records: Subscription
 let events: RecordingEventFeed.RecordedEvents["Type"]
 let sse: FakeMcpServer
@@ -67,18 +69,21 @@ beforeAll(async () => {
   const busContext = await run(Layer.buildWithScope(Bus.layerMemory, scope))
   records = await run(Scope.extend(Context.get(busContext, Bus).subscribe("candor.events."), scope))
   const deps = Layer.succeedContext(Context.merge(Context.merge(feed, busContext), Context.make(AgentState, state)))
-  const gateway = GatewayServer.layer({
-    port: 0,
-    host: "127.0.0.1",
-    upstreams: { anthropic: "http://127.0.0.1:9", openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
-    // The clients' GET streams are cut at once when the test ends.
-    tuning: { shutdownGraceMs: 100 }
-  }).pipe(
-    Layer.provide(McpProxy.layer({ allowPrivate: true }).pipe(Layer.provide(Rules.layer()))),
-    Layer.provide(Inspector.layerNoop),
-    Layer.provide(deps)
-  )
-  gatewayUrl = Context.get(await run(Layer.buildWithScope(gateway, scope)), GatewayServer.GatewayServer).url
+  startGateway = async (options) => {
+    const gateway = GatewayServer.layer({
+      port: 0,
+      host: "127.0.0.1",
+      upstreams: { anthropic: "http://127.0.0.1:9", openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
+      // The clients' GET streams are cut at once when the test ends.
+      tuning: { shutdownGraceMs: 100 }
+    }).pipe(
+      Layer.provide(McpProxy.layer({ allowPrivate: true, ...options }).pipe(Layer.provide(Rules.layer()))),
+      Layer.provide(Inspector.layerNoop),
+      Layer.provide(deps)
+    )
+    return Context.get(await run(Layer.buildWithScope(gateway, scope)), GatewayServer.GatewayServer).url
+  }
+  gatewayUrl = await startGateway({})
   sse = await startFakeMcpServer()
   jsonServer = await startFakeMcpServer({ json: true })
   for (const fake of [sse, jsonServer])
@@ -111,8 +116,8 @@ const mintToken = async (agentId = api.fixtures.orgAgent, token = api.fixtures.o
   return res.body as { token_id: string; token: string; created_at: string }
 }
 
-const connect = async (serverId: string, agentToken: string) => {
-  const transport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/${serverId}`), {
+const connect = async (serverId: string, agentToken: string, through = gatewayUrl) => {
+  const transport = new StreamableHTTPClientTransport(new URL(`${through}/mcp/${serverId}`), {
     requestInit: { headers: { "x-candor-agent-token": agentToken } }
   })
   const client = new Client({ name: "candor-test", version: "1.0.0" })
@@ -415,12 +420,12 @@ const nextCheckpoint = async (agentId: string) => {
 }
 
 /** A fresh agent of the organization in `mode`, its token, and a client through Candor to `fake`. */
-const agentOn = async (fake: FakeMcpServer, mode: "observe" | "enforce") => {
+const agentOn = async (fake: FakeMcpServer, mode: "observe" | "enforce", through = gatewayUrl) => {
   const server = await register(fake.url)
   const agentId = await run(api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId }))
   const { token } = await mintToken(agentId)
   await run(state.update(agentId, { mode, orgId: api.fixtures.orgId }))
-  return { agentId, client: await connect(server.server_id, token) }
+  return { agentId, client: await connect(server.server_id, token, through) }
 }
 
 describe.each([
@@ -507,5 +512,28 @@ describe("tool results judged (SSE answers)", () => {
     // The notification came first in the same stream, so its handler ran before the call settled.
     expect(logged).toEqual(["crawling https://example.com"])
     await client.close()
+  })
+})
+
+describe.each([
+  { answers: "JSON", fake: () => jsonServer },
+  { answers: "SSE", fake: () => sse }
+])("tool results too large to judge ($answers answers)", ({ fake }) => {
+  it("enforce: withheld as too large (never passed unjudged); observe: passed as it is", async () => {
+    const small = await startGateway({ maxMessageBytes: 2048 })
+    const server = fake()
+    server.results["dump"] = "x".repeat(4096)
+    const enforced = await agentOn(server, "enforce", small)
+    const error = await enforced.client.callTool({ name: "dump", arguments: {} }).then(
+      () => undefined,
+      (e: unknown) => e as { code: number; message: string }
+    )
+    expect(error?.code).toBe(-32003)
+    expect(error?.message).toContain("larger than Candor judges (2048 bytes)")
+    await enforced.client.close()
+    const observed = await agentOn(server, "observe", small)
+    const result = await observed.client.callTool({ name: "dump", arguments: {} })
+    expect(result.content).toEqual([{ type: "text", text: "x".repeat(4096) }])
+    await observed.client.close()
   })
 })
