@@ -13,7 +13,12 @@
  *   policy), then the agent's resolved policy with the call's arguments (core/ToolCallPolicy.ts).
  *   A refusal is a JSON-RPC error naming the rule, answered by Candor; `warn` records and forwards;
  * - the answer to a `tools/list` is read as it streams (MessageReader.ts: each message bounded by
- *   `maxMessageBytes`, a larger one passed and counted unreadable) and its tools pinned (ToolPins.ts).
+ *   `maxMessageBytes`, a larger one passed and counted unreadable) and its tools pinned (ToolPins.ts);
+ * - the result of a `tools/call` is judged (`judgeResult`: the LLM path's judge and memory, a
+ *   `tool_result` checkpoint published with the agent's events). In `enforce` the message answering
+ *   the call is held until judged (`held`: the JSON body, or that one SSE event) and a violation, or
+ *   a message Candor cannot read, is replaced by a JSON-RPC error (-32003); in other modes the
+ *   answer streams unchanged and is judged on the side.
  *
  * Lookups are the shared agent state's local copy (adapters/bus/AgentState.ts): a token's grant by
  * its SHA-256, a server by its id, the agent's settings. A revoked token or a deleted server is
@@ -345,17 +350,26 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       caller: Caller,
       watch: CallWatch,
       message: unknown
-    ): Effect.Effect<{ readonly answered: boolean; readonly replacement: Buffer | undefined }> => {
+    ): Effect.Effect<{ readonly replacement: Buffer | undefined }> => {
       const answer = serverAnswerOf(message)
-      if (answer === undefined || answer.id !== watch.id)
-        return Effect.succeed({ answered: false, replacement: undefined })
-      return Effect.map(judgeResult(caller, watch.tool, answer.result), (judgement) => ({
-        answered: true,
-        replacement:
-          judgement._tag === "pass"
-            ? undefined
-            : withheldMessage(caller, watch, judgement.reason, judgement.checkpointId)
-      }))
+      if (answer === undefined || answer.id !== watch.id) return Effect.succeed({ replacement: undefined })
+      return judgeResult(caller, watch.tool, answer.result).pipe(
+        // A defect in judging never lets the result through unjudged, nor leaves the call unanswered.
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logWarning("MCP tool result not judged").pipe(
+              Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) })
+            ),
+            { _tag: "withhold", reason: "the result could not be judged", checkpointId: null } as const
+          )
+        ),
+        Effect.map((judgement) => ({
+          replacement:
+            judgement._tag === "pass"
+              ? undefined
+              : withheldMessage(caller, watch, judgement.reason, judgement.checkpointId)
+        }))
+      )
     }
 
     /** The caller's policy for this request: the agent's, or narrowed by the transaction it names. */
@@ -559,6 +573,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         )
       }
       const replaceWith = (body: Buffer) => {
+        if (res.headersSent) return
         delete headers["content-encoding"]
         res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": String(body.length) })
         res.end(body)
@@ -577,6 +592,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         const chunks: Array<Buffer> = []
         let size = 0
         upstream.on("data", (chunk: Buffer) => {
+          if (size > settings.maxMessageBytes) return
           size += chunk.byteLength
           if (size > settings.maxMessageBytes) {
             chunks.length = 0
@@ -587,6 +603,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           chunks.push(chunk)
         })
         upstream.once("end", () => {
+          if (size > settings.maxMessageBytes) return
           const body = Buffer.concat(chunks, size)
           let message: unknown
           try {
