@@ -326,7 +326,14 @@ const GatewayLive = Layer.unwrapEffect(
       ),
       Layer.provide(Layer.mergeAll(Layer.succeed(ProviderAdapters, providerAdapters), AnalysisLive)),
       // The MCP gateway on the same port (docs/mcp.md): /mcp/{server_id}.
-      Layer.provide(McpProxy.layer({ allowPrivate: config.mcpAllowPrivate, subjectPrefix: config.natsPrefix }))
+      Layer.provide(
+        McpProxy.layer({
+          allowPrivate: config.mcpAllowPrivate,
+          subjectPrefix: config.natsPrefix,
+          analysisTimeoutMs: config.analysisTimeoutMs,
+          evidenceRedaction: config.evidenceRedaction
+        }).pipe(Layer.provide(AnalysisLive))
+      )
     )
   })
 )

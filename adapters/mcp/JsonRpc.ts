@@ -21,6 +21,8 @@ export const INVALID_PARAMS = -32602
 export const REFUSED_BY_CANDOR = -32001
 /** The agent is contained (paused or killed). */
 export const AGENT_CONTAINED = -32002
+/** A `tools/call` result Candor withheld (enforce): judged a boundary violation, or unreadable to judge. */
+export const TOOL_RESULT_WITHHELD = -32003
 
 const isId = (value: unknown): value is string | number =>
   typeof value === "string" || (typeof value === "number" && Number.isFinite(value))

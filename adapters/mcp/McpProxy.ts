@@ -13,7 +13,12 @@
  *   policy), then the agent's resolved policy with the call's arguments (core/ToolCallPolicy.ts).
  *   A refusal is a JSON-RPC error naming the rule, answered by Candor; `warn` records and forwards;
  * - the answer to a `tools/list` is read as it streams (MessageReader.ts: each message bounded by
- *   `maxMessageBytes`, a larger one passed and counted unreadable) and its tools pinned (ToolPins.ts).
+ *   `maxMessageBytes`, a larger one passed and counted unreadable) and its tools pinned (ToolPins.ts);
+ * - the result of a `tools/call` is judged (`judgeResult`: the LLM path's judge and memory, a
+ *   `tool_result` checkpoint published with the agent's events). In `enforce` the message answering
+ *   the call is held until judged (`held`: the JSON body, or that one SSE event) and a violation, or
+ *   a message Candor cannot read, is replaced by a JSON-RPC error (-32003); in other modes the
+ *   answer streams unchanged and is judged on the side.
  *
  * Lookups are the shared agent state's local copy (adapters/bus/AgentState.ts): a token's grant by
  * its SHA-256, a server by its id, the agent's settings. A revoked token or a deleted server is
@@ -42,6 +47,9 @@ import { isPolicyActive, type PolicyEvaluation } from "../../core/Policy.js"
 import { lookupTransaction, transactionErrorBody, transactionPolicy } from "../../core/ScopedTransaction.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import { evaluateToolCall } from "../../core/ToolCallPolicy.js"
+import type { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
+import { IDENTIFIER_PATTERN } from "../../core/schema/Ids.js"
+import { AnalysisModel } from "../analysis/AnalysisModel.js"
 import { hashSecret } from "../auth/Secrets.js"
 import { type AgentSettings, AgentState, type McpServerEntry } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
@@ -53,7 +61,15 @@ import {
 } from "../gateway/ContainedRefusals.js"
 import { makeEventPublisher } from "../gateway/EventPublisher.js"
 import { requestHeadersForUpstream, responseHeadersForClient } from "../gateway/Headers.js"
-import { countMcpUnreadable } from "../metrics/GatewayMetrics.js"
+import { DEFAULT_ANALYSIS_TIMEOUT_MS } from "../gateway/Judging.js"
+import { makeToolResultJudging } from "../gateway/ToolResultJudging.js"
+import {
+  defaultToolResultMemoryLimits,
+  ToolResultMemory,
+  type ToolResultMemoryLimits
+} from "../gateway/ToolResultMemory.js"
+import { countMcpUnreadable, countToolResultJudged } from "../metrics/GatewayMetrics.js"
+import { sha256Hex } from "../providers/Identity.js"
 import { guardedLookup } from "../webhooks/WebhookUrlGuard.js"
 import {
   AGENT_CONTAINED,
@@ -64,12 +80,15 @@ import {
   type JsonRpcId,
   PARSE_ERROR,
   REFUSED_BY_CANDOR,
-  serverAnswerOf
+  serverAnswerOf,
+  TOOL_RESULT_WITHHELD
 } from "./JsonRpc.js"
+import { callResultText } from "./CallResultText.js"
 import { hasDuplicateMembers } from "./DuplicateMembers.js"
 import { McpGateway } from "./McpGateway.js"
 import { blockedLiteral } from "./McpNetwork.js"
 import { jsonReader, type MessageReader, type MessageSink, sseReader } from "./MessageReader.js"
+import { sseEventSplitter } from "./SseEvents.js"
 import { ToolPins } from "./ToolPins.js"
 
 export interface McpProxyOptions {
@@ -83,6 +102,11 @@ export interface McpProxyOptions {
   readonly containedRefusals: ContainedRefusalLimits
   /** How long a server may take to answer with headers. Bodies (SSE streams) have no deadline. */
   readonly headersTimeoutMs: number
+  /** The judge's deadline for a tool result (as the LLM gateway's `ANALYSIS_TIMEOUT_MS`). */
+  readonly analysisTimeoutMs: number
+  readonly evidenceRedaction: EvidenceRedactionMode
+  /** The tool results remembered as judged, per agent and overall (ToolResultMemory.ts). */
+  readonly toolResultMemory: ToolResultMemoryLimits
 }
 
 export const defaultMcpProxyOptions: McpProxyOptions = {
@@ -91,11 +115,15 @@ export const defaultMcpProxyOptions: McpProxyOptions = {
   maxRequestBytes: 4 * 1024 * 1024,
   maxMessageBytes: 4 * 1024 * 1024,
   containedRefusals: defaultContainedRefusalLimits,
-  headersTimeoutMs: 60_000
+  headersTimeoutMs: 60_000,
+  analysisTimeoutMs: DEFAULT_ANALYSIS_TIMEOUT_MS,
+  evidenceRedaction: "none",
+  toolResultMemory: defaultToolResultMemoryLimits
 }
 
 export const AGENT_TOKEN_HEADER = "x-candor-agent-token"
 const TRANSACTION_HEADER = "x-transaction-id"
+const SESSION_HEADER = "mcp-session-id"
 const SERVER_PATH = /^\/mcp\/(mcp_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
 
 /** The `provider` Candor's events name for an MCP exchange. */
@@ -108,12 +136,13 @@ interface Caller {
   readonly serverId: string
   readonly server: McpServerEntry
   readonly settings: AgentSettings
+  /** The checkpoints' session: the MCP session when the client names one, else the server's id. */
+  readonly sessionId: string
 }
 
 /** What the answer to a forwarded POST is read for. */
-type Watch =
-  | { readonly kind: "list"; readonly id: string | number }
-  | { readonly kind: "call"; readonly id: string | number; readonly tool: string }
+type CallWatch = { readonly kind: "call"; readonly id: string | number; readonly tool: string }
+type Watch = { readonly kind: "list"; readonly id: string | number } | CallWatch
 
 type CallDecision =
   | { readonly _tag: "forward" }
@@ -123,6 +152,13 @@ type CallDecision =
       readonly reason: string
       readonly data: Record<string, unknown>
     }
+/** How a `tools/call` result came out of judging: passed, or withheld (in `enforce`) with why. */
+type ResultJudgement =
+  | { readonly _tag: "pass" }
+  | { readonly _tag: "withhold"; readonly reason: string; readonly checkpointId: string | null }
+
+const PASS: ResultJudgement = { _tag: "pass" }
+
 // Seam (issue 28 item 4, human approval): a `{ _tag: "hold" }` decision would park the request here,
 // its body kept, until a person decides; `forward` and `refuse` are what follows.
 
@@ -162,6 +198,10 @@ const errorKind = (error: unknown): string =>
       ? error.name
       : typeof error
 
+/** The session a checkpoint names: the client's MCP session when it is a valid identifier. */
+const sessionOf = (session: string | undefined, serverId: string): string =>
+  session !== undefined && IDENTIFIER_PATTERN.test(session) ? session : serverId
+
 const findingsText = (evaluation: PolicyEvaluation): string =>
   evaluation.violations.map((v) => `${v.type} ${v.tool}: ${v.reason}`).join("; ")
 
@@ -174,6 +214,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     if (peek === undefined) return yield* Effect.dieMessage("the MCP gateway needs an agent state with a local copy")
     const feed = yield* Effect.serviceOption(EventFeed)
     const publisher = yield* makeEventPublisher(settings.subjectPrefix)
+    const judge = yield* AnalysisModel
     const announcements = yield* FiberSet.make<void>()
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
@@ -211,7 +252,12 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const record = (caller: Caller, message: Parameters<typeof publisher.publish>[1]) =>
       runFork(logged(publisher.publish(caller.agentId, message), "MCP gateway record not published"))
 
-    const blocked = (caller: Caller, rule: GatewayBlock["rule"], reason: string) => {
+    const blocked = (
+      caller: Caller,
+      rule: GatewayBlock["rule"],
+      reason: string,
+      checkpointId: string | null = null
+    ) => {
       const uuid = randomUUID()
       const at = now()
       const block: GatewayBlock = {
@@ -220,7 +266,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         provider: PROVIDER,
         rule,
         reason,
-        checkpointId: null
+        checkpointId
       }
       record(caller, {
         type: "gateway.enforcement",
@@ -228,6 +274,102 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         record: blockedRecord(block, uuid, at)
       })
       announce(blockedEvent(block, uuid, caller.orgId, at))
+    }
+
+    const judgeToolResult = makeToolResultJudging(judge, settings.analysisTimeoutMs, settings.evidenceRedaction, now)
+    /** The tool results each agent already had judged (ToolResultMemory.ts): each is judged once. */
+    const toolResults = new ToolResultMemory(settings.toolResultMemory)
+
+    /**
+     * A `tools/call` result (docs/mcp.md "Tool results"): its text judged, unless this agent had it
+     * judged already, and its checkpoint published with the agent's events; `withhold` when it is a
+     * boundary violation (now or when first judged). The caller decides what that means in its mode.
+     */
+    const judgeResult = (caller: Caller, tool: string, result: unknown): Effect.Effect<ResultJudgement> =>
+      Effect.suspend(() => {
+        const text = callResultText(result)
+        if (text === undefined)
+          return Effect.succeed<ResultJudgement>({
+            _tag: "withhold",
+            reason: "the result is not a tool result Candor can read",
+            checkpointId: null
+          })
+        if (text === "") return Effect.succeed(PASS)
+        const hash = sha256Hex(text)
+        const remembered = toolResults.recall(caller.agentId, hash)
+        if (remembered === null) return Effect.succeed(PASS)
+        if (remembered !== undefined)
+          return Effect.succeed<ResultJudgement>({
+            _tag: "withhold",
+            reason: "it was judged a boundary violation before",
+            checkpointId: remembered
+          })
+        return Effect.map(
+          judgeToolResult({
+            settings: caller.settings,
+            agentId: caller.agentId,
+            sessionId: caller.sessionId,
+            provider: PROVIDER,
+            tenant: caller.orgId,
+            toolName: tool,
+            text,
+            hash
+          }),
+          ({ event }): ResultJudgement => {
+            const { checkpoint } = event
+            countToolResultJudged(checkpoint.verdict)
+            const violates = checkpoint.verdict === "boundary_violation"
+            toolResults.remember(caller.agentId, hash, violates ? checkpoint.checkpoint_id : null)
+            record(caller, event)
+            if (!violates) return PASS
+            const categories = [...new Set(checkpoint.concerns.map((c) => c.category))].join(", ")
+            return {
+              _tag: "withhold",
+              reason: `judged a boundary violation${categories === "" ? "" : ` (${categories})`}`,
+              checkpointId: checkpoint.checkpoint_id
+            }
+          }
+        )
+      })
+
+    /** The JSON-RPC error a withheld result is replaced by: the same id, the reason, the checkpoint. */
+    const withheldMessage = (caller: Caller, watch: CallWatch, reason: string, checkpointId: string | null) => {
+      const text = `the result of tool ${watch.tool} was withheld by Candor: ${reason}`
+      blocked(caller, "enforce", text, checkpointId)
+      return errorMessage(watch.id, TOOL_RESULT_WITHHELD, text, {
+        candor: { rule: "tool_result", reason, tool_name: watch.tool, checkpoint_id: checkpointId }
+      })
+    }
+
+    /**
+     * One message of a held answer (the JSON body, or one SSE event's data), once complete: the bytes
+     * to send the client. The answer to the call is judged and replaced when withheld; any other
+     * message (a notification, an error answer, another id) passes as it is.
+     */
+    const settleMessage = (
+      caller: Caller,
+      watch: CallWatch,
+      message: unknown
+    ): Effect.Effect<{ readonly replacement: Buffer | undefined }> => {
+      const answer = serverAnswerOf(message)
+      if (answer === undefined || answer.id !== watch.id) return Effect.succeed({ replacement: undefined })
+      return judgeResult(caller, watch.tool, answer.result).pipe(
+        // A defect in judging never lets the result through unjudged, nor leaves the call unanswered.
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logWarning("MCP tool result not judged").pipe(
+              Effect.annotateLogs({ error: errorKind(Cause.squash(cause)) })
+            ),
+            { _tag: "withhold", reason: "the result could not be judged", checkpointId: null } as const
+          )
+        ),
+        Effect.map((judgement) => ({
+          replacement:
+            judgement._tag === "pass"
+              ? undefined
+              : withheldMessage(caller, watch, judgement.reason, judgement.checkpointId)
+        }))
+      )
     }
 
     /** The caller's policy for this request: the agent's, or narrowed by the transaction it names. */
@@ -371,17 +513,17 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       status: number,
       headers: Dispatcher.ResponseData["headers"]
     ): MessageReader | undefined => {
-      // Seam (issue 28 item 5, tool results judged): the answer to a `tools/call` (watch kind
-      // `call`) would be read here as a list's is, its `result` handed whole and parsed to a
-      // checkpoint that judges its text. Until then only lists are read: nothing else needs it.
-      if (status !== 200 || watch.kind !== "list") return undefined
+      // A `tools/call` answer read here is one the agent's mode lets pass (outside `enforce`): its
+      // result is judged on the side, its bytes already on their way (`held` holds it in `enforce`).
+      if (status !== 200) return undefined
       const type = headerValue(headers["content-type"]) ?? ""
       const coding = headerValue(headers["content-encoding"])
       const sink: MessageSink = {
         onMessage: (message) => {
           const answer = serverAnswerOf(message)
           if (answer === undefined || answer.id !== watch.id) return
-          listed(caller, answer.result)
+          if (watch.kind === "list") return listed(caller, answer.result)
+          runFork(logged(Effect.asVoid(judgeResult(caller, watch.tool, answer.result)), "MCP tool result not judged"))
         },
         onUnreadable: (reason) => {
           countMcpUnreadable()
@@ -399,6 +541,174 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       if (type.startsWith("application/json")) return jsonReader(settings.maxMessageBytes, sink)
       if (type.startsWith("text/event-stream")) return sseReader(settings.maxMessageBytes, sink)
       return undefined
+    }
+
+    /**
+     * A `tools/call` answer in `enforce` (docs/mcp.md "Tool results"): the message answering the call
+     * is held until its result is judged, and replaced by a JSON-RPC error when withheld. A JSON body
+     * is that one message, held whole (up to `maxMessageBytes`); an SSE stream passes its events as
+     * they come except the one answering the call. A message Candor cannot read (over the bound, not
+     * JSON, another coding) is withheld too: never passed unjudged.
+     */
+    const held = (
+      caller: Caller,
+      watch: CallWatch,
+      answer: Dispatcher.ResponseData,
+      res: ServerResponse,
+      done: () => void
+    ) => {
+      const upstream = answer.body
+      const type = headerValue(answer.headers["content-type"]) ?? ""
+      const coding = headerValue(answer.headers["content-encoding"])
+      const headers = responseHeadersForClient(answer.headers)
+      const unreadable = (reason: "too_large" | "not_json") => {
+        countMcpUnreadable()
+        return withheldMessage(
+          caller,
+          watch,
+          reason === "too_large"
+            ? `the result is larger than Candor judges (${settings.maxMessageBytes} bytes)`
+            : "the result could not be read to be judged",
+          null
+        )
+      }
+      const replaceWith = (body: Buffer) => {
+        if (res.headersSent) return
+        delete headers["content-encoding"]
+        res.writeHead(200, { ...headers, "content-type": "application/json", "content-length": String(body.length) })
+        res.end(body)
+      }
+      const sse = type.startsWith("text/event-stream")
+      if ((coding !== undefined && coding !== "identity") || (!sse && !type.startsWith("application/json"))) {
+        upstream.destroy()
+        done()
+        return replaceWith(unreadable("not_json"))
+      }
+      upstream.once("error", () => {
+        done()
+        res.destroy()
+      })
+      if (!sse) {
+        const chunks: Array<Buffer> = []
+        let size = 0
+        upstream.on("data", (chunk: Buffer) => {
+          if (size > settings.maxMessageBytes) return
+          size += chunk.byteLength
+          if (size > settings.maxMessageBytes) {
+            chunks.length = 0
+            upstream.destroy()
+            done()
+            return replaceWith(unreadable("too_large"))
+          }
+          chunks.push(chunk)
+        })
+        upstream.once("end", () => {
+          if (size > settings.maxMessageBytes) return
+          const body = Buffer.concat(chunks, size)
+          let message: unknown
+          try {
+            message = JSON.parse(body.toString("utf8").replace(/^\uFEFF/, ""))
+          } catch {
+            done()
+            return replaceWith(unreadable("not_json"))
+          }
+          runFork(
+            settleMessage(caller, watch, message).pipe(
+              Effect.map(({ replacement }) => {
+                done()
+                if (res.destroyed) return
+                if (replacement !== undefined) return replaceWith(replacement)
+                res.writeHead(200, headers)
+                res.end(body)
+              })
+            )
+          )
+        })
+        return
+      }
+      // The held event may be replaced by one of another length: the stream goes out chunked.
+      delete headers["content-length"]
+      res.writeHead(200, headers)
+      // SSE: the client waits for the headers before the first event.
+      res.flushHeaders()
+      const splitter = sseEventSplitter(settings.maxMessageBytes)
+      /** Events not yet settled, in order: the stream is paused while one is judged. */
+      const queue: Array<Buffer | undefined> = []
+      let answered = false
+      let ended = false
+      let busy = false
+      const write = (bytes: Buffer) => {
+        if (!res.write(bytes)) upstream.pause()
+      }
+      const replacementEvent = (message: Buffer) =>
+        Buffer.concat([Buffer.from("event: message\ndata: "), message, Buffer.from("\n\n")])
+      const drain = (): void => {
+        while (!busy && queue.length > 0) {
+          const event = queue.shift()
+          if (answered) {
+            // The call is answered: what follows passes unread (an event over the bound included).
+            if (event !== undefined) write(event)
+            continue
+          }
+          if (event === undefined) {
+            // An event too large to read may be the answer: withheld, never passed unjudged.
+            answered = true
+            write(replacementEvent(unreadable("too_large")))
+            continue
+          }
+          let message: unknown = undefined
+          let readable = true
+          const reader = sseReader(settings.maxMessageBytes, {
+            onMessage: (value) => {
+              message = value
+            },
+            onUnreadable: () => {
+              readable = false
+            }
+          })
+          reader.push(event)
+          reader.end()
+          if (!readable) {
+            write(event)
+            continue
+          }
+          if (message === undefined || serverAnswerOf(message)?.id !== watch.id) {
+            write(event)
+            continue
+          }
+          busy = true
+          upstream.pause()
+          runFork(
+            settleMessage(caller, watch, message).pipe(
+              Effect.map(({ replacement }) => {
+                busy = false
+                answered = true
+                if (res.destroyed) return
+                write(replacement === undefined ? event : replacementEvent(replacement))
+                upstream.resume()
+                drain()
+              })
+            )
+          )
+        }
+        if (!busy && ended && !res.writableEnded) {
+          done()
+          res.end()
+        }
+      }
+      upstream.on("data", (chunk: Buffer) => {
+        queue.push(...splitter.push(chunk))
+        drain()
+      })
+      res.on("drain", () => {
+        if (!busy) upstream.resume()
+      })
+      upstream.once("end", () => {
+        const rest = splitter.end()
+        if (rest !== undefined) queue.push(rest)
+        ended = true
+        drain()
+      })
     }
 
     /** Sends the request on and the answer back byte for byte, reading it on the side when `watch` asks. */
@@ -436,6 +746,12 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           (answer) => {
             if (res.destroyed) {
               answer.body.destroy()
+              return
+            }
+            if (watch?.kind === "call" && answer.statusCode === 200 && caller.settings.mode === "enforce") {
+              held(caller, watch, answer, res, () => {
+                finished = true
+              })
               return
             }
             const reader = watch === undefined ? undefined : readerFor(caller, watch, answer.statusCode, answer.headers)
@@ -621,7 +937,8 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         orgId: grant.org_id,
         serverId,
         server,
-        settings: peek(grant.agent_id)
+        settings: peek(grant.agent_id),
+        sessionId: sessionOf(headerValue(req.headers[SESSION_HEADER]), serverId)
       }
       if (req.method === "POST") return post(req, res, caller)
       req.resume()
@@ -641,5 +958,5 @@ const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
   req.resume()
 }
 
-/** Needs the agent state and the bus (records); announces on the `EventFeed` when the process has one. */
+/** Needs the agent state, the bus (records) and the judge; announces on the `EventFeed` when the process has one. */
 export const layer = (options: Partial<McpProxyOptions> = {}) => Layer.scoped(McpGateway, make(options))

@@ -3,7 +3,8 @@
  * Streamable HTTP transport (stateful: one transport per session, `Mcp-Session-Id`), answering in
  * SSE by default or in JSON (`json: true`). Its tools are whatever `tools` holds when a list is
  * asked for (a test changes a definition between two lists); every call that reaches it is counted
- * by tool name, so a test can prove a refused call never did. `raw` records the bytes it answered.
+ * by tool name, so a test can prove a refused call never did; `results` sets what a tool answers.
+ * `answers` records the bytes it answered.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -26,6 +27,10 @@ export interface FakeMcpServer {
   }>
   /** The bytes of each answer, as written. */
   readonly answers: Array<Buffer>
+  /** A tool's result text, by tool name (`ran {name}` for a tool not named here). */
+  readonly results: Record<string, string>
+  /** A log message a tool sends (a notification in the call's stream) before its result, by tool name. */
+  readonly notes: Record<string, string>
   close(): Promise<void>
 }
 
@@ -37,14 +42,20 @@ export const startFakeMcpServer = async (options: { readonly json?: boolean } = 
     calls: [],
     requests: [],
     answers: [],
+    results: {},
+    notes: {},
     close: () => Promise.resolve()
   }
   const build = () => {
-    const server = new Server({ name: "fake", version: "1.0.0" }, { capabilities: { tools: {} } })
+    const server = new Server({ name: "fake", version: "1.0.0" }, { capabilities: { tools: {}, logging: {} } })
     server.setRequestHandler(ListToolsRequestSchema, () => Promise.resolve({ tools: fake.tools }))
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       fake.calls.push({ name: request.params.name, arguments: request.params.arguments })
-      return Promise.resolve({ content: [{ type: "text", text: `ran ${request.params.name}` }] })
+      const note = fake.notes[request.params.name]
+      if (note !== undefined)
+        await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: note } })
+      const text = fake.results[request.params.name] ?? `ran ${request.params.name}`
+      return { content: [{ type: "text" as const, text }] }
     })
     return server
   }

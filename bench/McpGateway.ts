@@ -1,0 +1,127 @@
+/**
+ * `npm run bench:mcp [calls]` (issue 28 item 7): what Candor's MCP gateway adds to a `tools/call`
+ * whose result is judged. The official SDK's server (Streamable HTTP, JSON answers, one session) on
+ * loopback; the SDK's client calls one tool `calls` times (300 by default, after 50 to warm up)
+ * directly, then through the embedded gateway (in-process bus and agent state, the `rules` judge,
+ * the agent in `enforce`: each answer held until judged). Each call's result is a distinct benign
+ * text (~300 characters), so every call is judged, none remembered. Prints p50 and p99 of each and
+ * the p50 added. `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging
+ * on the side). All on one machine: compare figures of one run.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { randomUUID } from "node:crypto"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { performance } from "node:perf_hooks"
+import * as Rules from "../adapters/analysis/Rules.js"
+import { hashSecret } from "../adapters/auth/Secrets.js"
+import { AgentState } from "../adapters/bus/AgentState.js"
+import { Bus } from "../adapters/bus/Bus.js"
+import * as GatewayServer from "../adapters/gateway/GatewayServer.js"
+import { Inspector } from "../adapters/gateway/Inspector.js"
+import * as McpProxy from "../adapters/mcp/McpProxy.js"
+
+const CALLS = Number(process.argv[2] ?? 300)
+/** `observe` to see the hop alone: the result passes at once and is judged on the side. */
+const MODE = process.argv[3] === "observe" ? "observe" : "enforce"
+const WARMUP = 50
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+
+const startServer = async () => {
+  const transports = new Map<string, StreamableHTTPServerTransport>()
+  let n = 0
+  const http = createServer((req, res) => {
+    const sid = req.headers["mcp-session-id"]
+    let transport = typeof sid === "string" ? transports.get(sid) : undefined
+    const handle = async () => {
+      if (transport === undefined) {
+        const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          enableJsonResponse: true,
+          onsessioninitialized: (id) => void transports.set(id, created)
+        })
+        transport = created
+        const server = new Server({ name: "bench", version: "1.0.0" }, { capabilities: { tools: {} } })
+        server.setRequestHandler(ListToolsRequestSchema, () => Promise.resolve({ tools: [] }))
+        server.setRequestHandler(CallToolRequestSchema, () =>
+          Promise.resolve({
+            content: [
+              {
+                type: "text",
+                text: `Reading ${n++}: weather in Oslo 4°C, clear sky, wind 3 m/s from the north; humidity 61%, pressure 1021 hPa. Tomorrow: light snow in the morning, clearing by noon, highs of 2°C. Road conditions are good on the main routes; ferries run on their winter timetable.`
+              }
+            ]
+          })
+        )
+        await server.connect(created)
+      }
+      await transport.handleRequest(req, res)
+    }
+    handle().catch(() => {
+      if (!res.headersSent) res.writeHead(500).end()
+    })
+  })
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", () => resolve()))
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, http }
+}
+
+const measure = async (url: string, headers: Record<string, string>) => {
+  const client = new Client({ name: "bench", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
+  const times: Array<number> = []
+  for (let i = 0; i < WARMUP + CALLS; i++) {
+    const start = performance.now()
+    await client.callTool({ name: "weather", arguments: { city: "Oslo" } })
+    if (i >= WARMUP) times.push(performance.now() - start)
+  }
+  await client.close()
+  times.sort((a, b) => a - b)
+  return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]! }
+}
+
+const main = async () => {
+  const server = await startServer()
+  const scope = await run(Scope.make())
+  const state = Context.get(await run(Layer.buildWithScope(AgentState.layerMemory, scope)), AgentState)
+  const bus = await run(Layer.buildWithScope(Bus.layerMemory, scope))
+  const gateway = GatewayServer.layer({
+    port: 0,
+    host: "127.0.0.1",
+    upstreams: { anthropic: "http://127.0.0.1:9", openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
+    tuning: { shutdownGraceMs: 100 }
+  }).pipe(
+    Layer.provide(McpProxy.layer({ allowPrivate: true }).pipe(Layer.provide(Rules.layer()))),
+    Layer.provide(Inspector.layerNoop),
+    Layer.provide(Layer.succeedContext(Context.merge(bus, Context.make(AgentState, state))))
+  )
+  const gatewayUrl = Context.get(await run(Layer.buildWithScope(gateway, scope)), GatewayServer.GatewayServer).url
+  const agentId = "agt-bench"
+  const orgId = "org-bench"
+  const serverId = `mcp_${randomUUID()}`
+  const token = `cmcp_${randomUUID()}`
+  await run(state.update(agentId, { mode: MODE, orgId }))
+  await run(state.updateKey(hashSecret(token), { mcpToken: { token_id: "t1", agent_id: agentId, org_id: orgId } }))
+  await run(state.updateKey(serverId, { mcpServer: { org_id: orgId, url: server.url } }))
+
+  const direct = await measure(server.url, {})
+  const through = await measure(`${gatewayUrl}/mcp/${serverId}`, { "x-candor-agent-token": token })
+  const ms = (n: number) => `${n.toFixed(3)} ms`
+  console.log(`tools/call, ${CALLS} calls after ${WARMUP} to warm up (rules judge, ${MODE}, JSON answers)`)
+  console.log(`direct:          p50 ${ms(direct.p50)}  p99 ${ms(direct.p99)}`)
+  console.log(`through Candor:  p50 ${ms(through.p50)}  p99 ${ms(through.p99)}`)
+  console.log(`added at p50:    ${ms(through.p50 - direct.p50)} (target: at most 1 ms)`)
+  await run(Scope.close(scope, Exit.void))
+  server.http.closeAllConnections()
+  server.http.close()
+}
+
+void main()

@@ -1,0 +1,33 @@
+/**
+ * The SSE splitter (adapters/mcp/SseEvents.ts): events come out whole, byte for byte, whatever the
+ * chunking and line ends; one over the bound comes out as `undefined`, and the next is read again.
+ */
+import { describe, expect, it } from "vitest"
+import { sseEventSplitter } from "../../../adapters/mcp/SseEvents.js"
+
+const splitAll = (stream: string, chunk: number, max = 1024) => {
+  const splitter = sseEventSplitter(max)
+  const bytes = Buffer.from(stream)
+  const out: Array<string | undefined> = []
+  for (let i = 0; i < bytes.length; i += chunk)
+    for (const event of splitter.push(bytes.subarray(i, i + chunk))) out.push(event?.toString())
+  const rest = splitter.end()
+  return { out, rest: rest?.toString() }
+}
+
+describe("sseEventSplitter", () => {
+  it("splits on blank lines (LF, CR, CRLF), at any chunking, losing no byte", () => {
+    const stream = 'event: message\ndata: {"id":1}\n\ndata: a\r\n\r\ndata: b\r\rid: 3\n'
+    for (const chunk of [1, 2, 3, 7, 100]) {
+      const { out, rest } = splitAll(stream, chunk)
+      expect(out.slice(0, 3)).toEqual(['event: message\ndata: {"id":1}\n\n', "data: a\r\n\r", "\ndata: b\r\r"])
+      expect(out.join("") + (rest ?? "")).toBe(stream)
+      expect(rest).toBe("id: 3\n")
+    }
+  })
+
+  it("an event over the bound is undefined; the next one is read", () => {
+    const { out } = splitAll(`data: ${"x".repeat(100)}\n\ndata: small\n\n`, 5, 32)
+    expect(out).toEqual([undefined, "data: small\n\n"])
+  })
+})
