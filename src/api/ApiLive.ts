@@ -78,6 +78,7 @@ import * as Cards from "../../services/Cards.js"
 import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
 import * as Reverify from "../../services/Reverify.js"
+import * as Reclassifications from "../../services/Reclassifications.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
@@ -209,6 +210,7 @@ const HandlersLive = Layer.mergeAll(
       TrustEdges.layer,
       Policies.layer,
       Reverify.layer,
+      Reclassifications.layer,
       Organizations.layer,
       Transactions.layer
     )
