@@ -79,6 +79,7 @@ import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
 import * as Reverify from "../../services/Reverify.js"
 import * as Reclassifications from "../../services/Reclassifications.js"
+import * as Reputation from "../../services/Reputation.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
@@ -211,6 +212,7 @@ const HandlersLive = Layer.mergeAll(
       Policies.layer,
       Reverify.layer,
       Reclassifications.layer,
+      Reputation.layer,
       Organizations.layer,
       Transactions.layer
     )
