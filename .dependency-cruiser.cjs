@@ -75,6 +75,14 @@ module.exports = {
       to: { path: ["(^|/)node_modules/@effect/sql", "^adapters/store/"], dependencyTypesNot: ["type-only"] }
     },
     {
+      name: "no-sql-in-handlers",
+      comment:
+        "No HTTP handler writes SQL: @effect/sql (wherever node_modules resolves) is for the domain services (services/) and the store (adapters/store/).",
+      severity: "error",
+      from: { path: "^src/api/handlers/" },
+      to: { path: "(^|/)node_modules/@effect/sql" }
+    },
+    {
       name: "production-without-tests",
       comment: "Production code imports neither tests nor benchmarks.",
       severity: "error",
