@@ -6,8 +6,9 @@
  * reaches), so the answer's score impact is the reclassification's alone unless checkpoints were
  * committed in between.
  *
- * Who may write the agent, and whether it exists, is the caller's to check; the actor it names is the
- * one recorded.
+ * Also the routes' reads: the reclassifications and card amendments, the compliance export's rows, and
+ * a reputation recomputation on request. Who may read or write the agent is the caller's to check (with
+ * `agentExists`: the service-role key may name any id); the actor it names is the one recorded.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -25,12 +26,12 @@ import { transaction } from "../adapters/store/Transaction.js"
 import { TrustEdgeRepo } from "../adapters/store/TrustEdgeRepo.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ReclassifyRequest } from "../core/schema/Reclassification.js"
-import { downstreamOf } from "../core/TrustPropagation.js"
+import { downstreamOf, TRUST_DECAY, TRUST_MAX_DEPTH } from "../core/TrustPropagation.js"
 import { recomputeAll, recomputeReputation } from "./ReputationRecompute.js"
 
 const body = { error: Schema.String }
 
-/** No such checkpoint of the agent. */
+/** No such agent (or one the caller may not name), or no such checkpoint of the agent. */
 export class ReclassificationNotFound extends Schema.TaggedError<ReclassificationNotFound>()(
   "ReclassificationNotFound",
   body,
@@ -56,13 +57,50 @@ const sqlFailure = (operation: string) => (cause: unknown) => Effect.fail(new St
 const alreadyReclassified = (checkpointId: string) =>
   new ReclassificationConflict({ error: `checkpoint ${checkpointId} is already reclassified` })
 
+/** The card gaps a stored score excludes (its compliance inputs' `card_gap_checkpoints`). */
+const cardGapsApplied = (record: { readonly components: ReadonlyArray<{ key: string; inputs: object }> }) => {
+  const inputs = record.components.find((c) => c.key === "compliance")?.inputs as
+    { card_gap_checkpoints?: ReadonlyArray<string> } | undefined
+  return inputs?.card_gap_checkpoints?.length ?? 0
+}
+
 export const make = Effect.gen(function* () {
   const repo = yield* ReclassificationRepo.make
   const store = yield* Store
   const governance = yield* GovernanceLog
   const trustEdges = yield* TrustEdgeRepo
   const sql = yield* SqlClient.SqlClient
+  const reputation = yield* ReputationRepo
   const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+
+  /** The service-role key may name any id: the agent must also exist. */
+  const agentExists = (agentId: string) =>
+    trustEdges.agentExists(agentId).pipe(
+      Effect.filterOrFail(
+        (exists) => exists,
+        () => new ReclassificationNotFound({ error: `agent ${agentId} not found` })
+      ),
+      Effect.asVoid
+    )
+
+  /** Recomputes the agent's reputation on request, and the agents its trust reaches if its base score moved. */
+  const recompute = (agentId: string) =>
+    Effect.gen(function* () {
+      const previous = yield* reputation.stored(agentId)
+      const done = yield* recomputeReputation(agentId)
+      // A base score that did not move changes no trust adjustment downstream.
+      const downstream = done.base_changed ? downstreamOf(agentId, yield* trustEdges.outgoingGraph(agentId)) : []
+      yield* recomputeAll(downstream)
+      return {
+        agent_id: agentId,
+        score_before: previous?.record.score ?? null,
+        score_after: done.record.score,
+        grade_before: previous?.record.grade ?? null,
+        grade_after: done.record.grade,
+        reclassifications_applied: cardGapsApplied(done.record),
+        propagation: { agents_affected: downstream.length, max_depth: TRUST_MAX_DEPTH, decay_factor: TRUST_DECAY }
+      }
+    }).pipe(Effect.provide(recomputation))
 
   /** Reclassifies one of the agent's non-clear, certified checkpoints, as `actor`. */
   const reclassify = (agentId: string, payload: ReclassifyRequest, actor: string) =>
@@ -146,7 +184,14 @@ export const make = Effect.gen(function* () {
       }
     }).pipe(Effect.provide(recomputation))
 
-  return { reclassify }
+  return {
+    agentExists,
+    reclassify,
+    recompute,
+    list: repo.list,
+    amendments: repo.amendments,
+    exportRows: repo.exportRows
+  }
 })
 
 export class Reclassifications extends Context.Tag("candor/services/Reclassifications")<
