@@ -6,7 +6,7 @@ const production = "^(core|adapters|services|streams|prover|src)/"
 // handlers not listed yet still call the store themselves; each one moved to its service joins the
 // list, until the list is the folder ("^src/api/handlers/").
 const handlersThroughServices = [
-  "^src/api/handlers/(Agents|Cards|Containment|Enforcement|EvidenceRedaction|McpServers|OrgConscience|Orgs|Policies|Reverify|Teams|Transactions|TrustEdges|Webhooks)\\.ts$"
+  "^src/api/handlers/(Agents|Cards|Containment|Enforcement|EvidenceRedaction|McpServers|OrgConscience|Orgs|Policies|Reclassifications|Reverify|Teams|Transactions|TrustEdges|Webhooks)\\.ts$"
 ]
 
 /** @type {import("dependency-cruiser").IConfiguration} */
@@ -73,6 +73,14 @@ module.exports = {
       severity: "error",
       from: { path: handlersThroughServices },
       to: { path: ["(^|/)node_modules/@effect/sql", "^adapters/store/"], dependencyTypesNot: ["type-only"] }
+    },
+    {
+      name: "no-sql-in-handlers",
+      comment:
+        "No HTTP handler writes SQL: @effect/sql (wherever node_modules resolves) is for the domain services (services/) and the store (adapters/store/).",
+      severity: "error",
+      from: { path: "^src/api/handlers/" },
+      to: { path: "(^|/)node_modules/@effect/sql" }
     },
     {
       name: "production-without-tests",

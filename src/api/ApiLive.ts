@@ -78,6 +78,8 @@ import * as Cards from "../../services/Cards.js"
 import * as TrustEdges from "../../services/TrustEdges.js"
 import * as Policies from "../../services/Policies.js"
 import * as Reverify from "../../services/Reverify.js"
+import * as Reclassifications from "../../services/Reclassifications.js"
+import * as Reputation from "../../services/Reputation.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
@@ -209,6 +211,8 @@ const HandlersLive = Layer.mergeAll(
       TrustEdges.layer,
       Policies.layer,
       Reverify.layer,
+      Reclassifications.layer,
+      Reputation.layer,
       Organizations.layer,
       Transactions.layer
     )

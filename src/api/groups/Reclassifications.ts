@@ -18,6 +18,11 @@ import {
   RecomputeRequest,
   RecomputeResult
 } from "../../../core/schema/Reclassification.js"
+import {
+  ReclassificationConflict,
+  ReclassificationInvalid,
+  ReclassificationNotFound
+} from "../../../services/Reclassifications.js"
 
 const AgentPath = Schema.Struct({ agent_id: AgentId })
 
@@ -61,4 +66,8 @@ export class ReclassificationsApi extends HttpApiGroup.make("reclassifications")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
+  // The Reclassifications service's own errors (services/Reclassifications.ts), each with its status.
+  .addError(ReclassificationNotFound)
+  .addError(ReclassificationInvalid)
+  .addError(ReclassificationConflict)
   .middleware(Authentication) {}

@@ -20,6 +20,7 @@ import { BadRequest, Forbidden, InternalError, NotFound } from "../../../adapter
 import { AgentId, Identifier } from "../../../core/schema/Ids.js"
 import { literalUnion } from "../../../core/schema/Literals.js"
 import { AgentReputation, Confidence, Grade } from "../../../core/schema/Reputation.js"
+import { ReputationNotFound } from "../../../services/Reputation.js"
 import { IntParam } from "./Checkpoints.js"
 import {
   ReputationHistory,
@@ -122,4 +123,6 @@ export class ReputationQueriesApi extends HttpApiGroup.make("reputationQueries")
   .addError(Forbidden)
   .addError(NotFound)
   .addError(InternalError)
+  // The Reputation service's own error (services/Reputation.ts), with its status.
+  .addError(ReputationNotFound)
   .middleware(Authentication) {}

@@ -8,22 +8,18 @@
  * and the public ones; any other id is "not found", whatever its visibility.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { actorOf, CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
 import { BadRequest, NotFound } from "../../../adapters/http/ApiErrors.js"
-import { GovernanceLog } from "../../../adapters/store/GovernanceLog.js"
-import { IdentityRepo } from "../../../adapters/store/identity/IdentityRepo.js"
 import { type Readable, ReputationRepo, type ScoreRecord } from "../../../adapters/store/ReputationRepo.js"
-import { StoreError } from "../../../adapters/store/Store.js"
-import { transaction } from "../../../adapters/store/Transaction.js"
-import { agentGovernanceLog } from "../../../core/Governance.js"
+import type { StoreError } from "../../../adapters/store/Store.js"
 import { LABELS } from "../../../core/Reputation.js"
 import { Identifier } from "../../../core/schema/Ids.js"
 import { type AgentReputation, COMPONENT_KEYS, type Visibility } from "../../../core/schema/Reputation.js"
+import { Reputation } from "../../../services/Reputation.js"
 import { recomputeReputation } from "../../../services/ReputationRecompute.js"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import {
@@ -194,57 +190,41 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
 )
 
 export const ReputationQueriesLive = HttpApiBuilder.group(CandorApi, "reputationQueries", (handlers) =>
-  handlers
-    .handle("batchReputation", ({ payload }) =>
-      Effect.map(readableReputations(distinct(payload.agent_ids)), ({ notFound, reputations }) => ({
-        reputations,
-        not_found: notFound
-      })).pipe(Effect.catchTag("StoreError", internal))
-    )
-    .handle("searchReputation", ({ urlParams }) =>
-      Effect.gen(function* () {
-        const readable = yield* readableBy(yield* CurrentPrincipal)
-        const page = yield* (yield* ReputationRepo).search({ ...urlParams, readable })
-        return { reputations: page.items, total: page.total, limit: urlParams.limit, offset: urlParams.offset }
-      }).pipe(Effect.catchTag("StoreError", internal))
-    )
-    .handle("compareReputation", ({ urlParams }) =>
-      Effect.gen(function* () {
-        const ids = yield* compareIds(urlParams.agent_ids)
-        const { notFound, reputations } = yield* readableReputations(ids)
-        if (notFound.length > 0) return yield* Effect.fail(agentNotFound(notFound[0]!))
-        const scores = reputations.map((r) => r.score)
-        return {
-          agent_ids: ids,
+  Effect.map(Reputation, (reputation) =>
+    handlers
+      .handle("batchReputation", ({ payload }) =>
+        Effect.map(readableReputations(distinct(payload.agent_ids)), ({ notFound, reputations }) => ({
           reputations,
-          score_spread: Math.max(...scores) - Math.min(...scores),
-          differences: differencesOf(reputations)
-        }
-      }).pipe(Effect.catchTag("StoreError", internal))
-    )
-    .handle("setAgentVisibility", ({ path, payload }) =>
-      Effect.gen(function* () {
-        yield* writeAgent(path.agent_id)
-        const actor = actorOf(yield* CurrentPrincipal)
-        const identity = yield* IdentityRepo
-        const governance = yield* GovernanceLog
-        yield* transaction(
-          yield* SqlClient.SqlClient,
-          Effect.gen(function* () {
-            const before = yield* identity.setVisibility(path.agent_id, payload.visibility)
-            // Visibility belongs to the claim: an unclaimed agent (the service-role key sees them) has none to set.
-            if (before === undefined) return yield* Effect.fail(agentNotFound(path.agent_id))
-            yield* governance.append(agentGovernanceLog(path.agent_id), {
-              action: "agent.visibility",
-              actor,
-              previous_state: { visibility: before },
-              new_state: { visibility: payload.visibility }
-            })
-          })
-        ).pipe(
-          Effect.catchTag("SqlError", (cause) => Effect.fail(new StoreError({ operation: "setVisibility", cause })))
-        )
-        return { agent_id: path.agent_id, visibility: payload.visibility }
-      }).pipe(Effect.catchTag("StoreError", internal))
-    )
+          not_found: notFound
+        })).pipe(Effect.catchTag("StoreError", internal))
+      )
+      .handle("searchReputation", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const readable = yield* readableBy(yield* CurrentPrincipal)
+          const page = yield* (yield* ReputationRepo).search({ ...urlParams, readable })
+          return { reputations: page.items, total: page.total, limit: urlParams.limit, offset: urlParams.offset }
+        }).pipe(Effect.catchTag("StoreError", internal))
+      )
+      .handle("compareReputation", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const ids = yield* compareIds(urlParams.agent_ids)
+          const { notFound, reputations } = yield* readableReputations(ids)
+          if (notFound.length > 0) return yield* Effect.fail(agentNotFound(notFound[0]!))
+          const scores = reputations.map((r) => r.score)
+          return {
+            agent_ids: ids,
+            reputations,
+            score_spread: Math.max(...scores) - Math.min(...scores),
+            differences: differencesOf(reputations)
+          }
+        }).pipe(Effect.catchTag("StoreError", internal))
+      )
+      .handle("setAgentVisibility", ({ path, payload }) =>
+        Effect.gen(function* () {
+          yield* writeAgent(path.agent_id)
+          const actor = actorOf(yield* CurrentPrincipal)
+          return yield* reputation.setVisibility(path.agent_id, payload.visibility, actor)
+        })
+      )
+  )
 )
