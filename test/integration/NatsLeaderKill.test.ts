@@ -152,10 +152,10 @@ describeIntegration(["postgres", "nats"], "the NATS server leading the events st
 
         yield* Effect.gen(function* () {
           // Three copies of everything: the events, decisions, dead-letter and feed streams, the agent
-          // state, lease and feed index buckets, including the ones first made with one.
+          // state, lease, feed index and approvals buckets, including the ones first made with one.
           const replicas = yield* replicasOf(d.prefix)
-          expect(replicas.size).toBe(7)
-          expect([...replicas.values()]).toEqual(Array.from({ length: 7 }, () => 3))
+          expect(replicas.size).toBe(8)
+          expect([...replicas.values()]).toEqual(Array.from({ length: 8 }, () => 3))
           yield* eventually(
             "every stream and consumer with its three replicas current",
             replicasCurrent(d.prefix),
