@@ -543,6 +543,111 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       return undefined
     }
 
+    /** The JSON-RPC error withholding a result Candor could not read (over the bound, not JSON): never passed unjudged. */
+    const unreadableMessage = (caller: Caller, watch: CallWatch, reason: "too_large" | "not_json") => {
+      countMcpUnreadable()
+      return withheldMessage(
+        caller,
+        watch,
+        reason === "too_large"
+          ? `the result is larger than Candor judges (${settings.maxMessageBytes} bytes)`
+          : "the result could not be read to be judged",
+        null
+      )
+    }
+
+    /**
+     * An SSE answer to a `tools/call` in `enforce`, its headers already sent: events pass as they come
+     * but the one answering the call, which is held until judged and replaced when withheld; the
+     * stream is paused meanwhile.
+     */
+    const relayEvents = (
+      caller: Caller,
+      watch: CallWatch,
+      upstream: Dispatcher.ResponseData["body"],
+      res: ServerResponse,
+      done: () => void
+    ) => {
+      const splitter = sseEventSplitter(settings.maxMessageBytes)
+      /** Events not yet settled, in order: the stream is paused while one is judged. */
+      const queue: Array<Buffer | undefined> = []
+      let answered = false
+      let ended = false
+      let busy = false
+      const write = (bytes: Buffer) => {
+        if (!res.write(bytes)) upstream.pause()
+      }
+      const replacementEvent = (message: Buffer) =>
+        Buffer.concat([Buffer.from("event: message\ndata: "), message, Buffer.from("\n\n")])
+      const drain = (): void => {
+        while (!busy && queue.length > 0) {
+          const event = queue.shift()
+          if (answered) {
+            // The call is answered: what follows passes unread (an event over the bound included).
+            if (event !== undefined) write(event)
+            continue
+          }
+          if (event === undefined) {
+            // An event too large to read may be the answer: withheld, never passed unjudged.
+            answered = true
+            write(replacementEvent(unreadableMessage(caller, watch, "too_large")))
+            continue
+          }
+          let message: unknown = undefined
+          let readable = true
+          const reader = sseReader(settings.maxMessageBytes, {
+            onMessage: (value) => {
+              message = value
+            },
+            onUnreadable: () => {
+              readable = false
+            }
+          })
+          reader.push(event)
+          reader.end()
+          if (!readable) {
+            write(event)
+            continue
+          }
+          if (message === undefined || serverAnswerOf(message)?.id !== watch.id) {
+            write(event)
+            continue
+          }
+          busy = true
+          upstream.pause()
+          runFork(
+            settleMessage(caller, watch, message).pipe(
+              Effect.map(({ replacement }) => {
+                busy = false
+                answered = true
+                if (res.destroyed) return
+                write(replacement === undefined ? event : replacementEvent(replacement))
+                upstream.resume()
+                drain()
+              })
+            )
+          )
+        }
+        if (!busy && ended && !res.writableEnded) {
+          done()
+          res.end()
+        }
+      }
+      upstream.on("data", (chunk: Buffer) => {
+        queue.push(...splitter.push(chunk))
+        drain()
+      })
+      res.on("drain", () => {
+        if (!busy) upstream.resume()
+      })
+      upstream.once("end", () => {
+        const rest = splitter.end()
+        if (rest !== undefined) queue.push(rest)
+        ended = true
+        drain()
+      })
+    }
+
     /**
      * A `tools/call` answer in `enforce` (docs/mcp.md "Tool results"): the message answering the call
      * is held until its result is judged, and replaced by a JSON-RPC error when withheld. A JSON body
@@ -561,17 +666,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       const type = headerValue(answer.headers["content-type"]) ?? ""
       const coding = headerValue(answer.headers["content-encoding"])
       const headers = responseHeadersForClient(answer.headers)
-      const unreadable = (reason: "too_large" | "not_json") => {
-        countMcpUnreadable()
-        return withheldMessage(
-          caller,
-          watch,
-          reason === "too_large"
-            ? `the result is larger than Candor judges (${settings.maxMessageBytes} bytes)`
-            : "the result could not be read to be judged",
-          null
-        )
-      }
+      const unreadable = (reason: "too_large" | "not_json") => unreadableMessage(caller, watch, reason)
       const replaceWith = (body: Buffer) => {
         if (res.headersSent) return
         delete headers["content-encoding"]
@@ -631,84 +726,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       res.writeHead(200, headers)
       // SSE: the client waits for the headers before the first event.
       res.flushHeaders()
-      const splitter = sseEventSplitter(settings.maxMessageBytes)
-      /** Events not yet settled, in order: the stream is paused while one is judged. */
-      const queue: Array<Buffer | undefined> = []
-      let answered = false
-      let ended = false
-      let busy = false
-      const write = (bytes: Buffer) => {
-        if (!res.write(bytes)) upstream.pause()
-      }
-      const replacementEvent = (message: Buffer) =>
-        Buffer.concat([Buffer.from("event: message\ndata: "), message, Buffer.from("\n\n")])
-      const drain = (): void => {
-        while (!busy && queue.length > 0) {
-          const event = queue.shift()
-          if (answered) {
-            // The call is answered: what follows passes unread (an event over the bound included).
-            if (event !== undefined) write(event)
-            continue
-          }
-          if (event === undefined) {
-            // An event too large to read may be the answer: withheld, never passed unjudged.
-            answered = true
-            write(replacementEvent(unreadable("too_large")))
-            continue
-          }
-          let message: unknown = undefined
-          let readable = true
-          const reader = sseReader(settings.maxMessageBytes, {
-            onMessage: (value) => {
-              message = value
-            },
-            onUnreadable: () => {
-              readable = false
-            }
-          })
-          reader.push(event)
-          reader.end()
-          if (!readable) {
-            write(event)
-            continue
-          }
-          if (message === undefined || serverAnswerOf(message)?.id !== watch.id) {
-            write(event)
-            continue
-          }
-          busy = true
-          upstream.pause()
-          runFork(
-            settleMessage(caller, watch, message).pipe(
-              Effect.map(({ replacement }) => {
-                busy = false
-                answered = true
-                if (res.destroyed) return
-                write(replacement === undefined ? event : replacementEvent(replacement))
-                upstream.resume()
-                drain()
-              })
-            )
-          )
-        }
-        if (!busy && ended && !res.writableEnded) {
-          done()
-          res.end()
-        }
-      }
-      upstream.on("data", (chunk: Buffer) => {
-        queue.push(...splitter.push(chunk))
-        drain()
-      })
-      res.on("drain", () => {
-        if (!busy) upstream.resume()
-      })
-      upstream.once("end", () => {
-        const rest = splitter.end()
-        if (rest !== undefined) queue.push(rest)
-        ended = true
-        drain()
-      })
+      relayEvents(caller, watch, upstream, res, done)
     }
 
     /** Sends the request on and the answer back byte for byte, reading it on the side when `watch` asks. */
