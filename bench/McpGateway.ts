@@ -24,6 +24,7 @@ import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
 import * as Rules from "../adapters/analysis/Rules.js"
 import { hashSecret } from "../adapters/auth/Secrets.js"
+import { ApprovalDesk } from "../adapters/bus/ApprovalDesk.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import * as GatewayServer from "../adapters/gateway/GatewayServer.js"
@@ -101,7 +102,9 @@ const main = async () => {
   }).pipe(
     Layer.provide(McpProxy.layer({ allowPrivate: true }).pipe(Layer.provide(Rules.layer()))),
     Layer.provide(Inspector.layerNoop),
-    Layer.provide(Layer.succeedContext(Context.merge(bus, Context.make(AgentState, state))))
+    Layer.provide(Layer.succeedContext(Context.merge(bus, Context.make(AgentState, state)))),
+    // No policy holds calls for approval here.
+    Layer.provide(ApprovalDesk.layerNone)
   )
   const gatewayUrl = Context.get(await run(Layer.buildWithScope(gateway, scope)), GatewayServer.GatewayServer).url
   const agentId = "agt-bench"

@@ -342,7 +342,7 @@ export interface GatewayBlock {
   readonly agentId: string
   readonly sessionId: string | null
   readonly provider: string
-  readonly rule: "enforce" | "policy" | "containment" | "transaction" | "tool_changed"
+  readonly rule: "enforce" | "policy" | "containment" | "transaction" | "tool_changed" | "approval"
   readonly reason: string
   /** The blocked response's checkpoint (rule `enforce`). */
   readonly checkpointId: string | null

@@ -1,7 +1,9 @@
 /**
  * Human approval (docs/approvals.md, issue 28 item 4): a tool call an `approve` escalation trigger
- * holds until a person decides. The MCP proxy calls `request`, then `awaitDecision`, and releases the
- * one call bound to the arguments hash only on `approved`; `cancel` when its client leaves first. The
+ * holds until a person decides. The MCP proxy, through its approval desk (adapters/bus/ApprovalDesk.ts;
+ * services/ApprovalDeskLocal.ts in a process with the store), calls `request`, then `awaitDecision`,
+ * and releases the one call bound to the arguments hash only on `approved`; `cancel` when its client
+ * leaves first. The
  * API calls `decide`; the held side learns of it through `ApprovalSignal` (a NATS KV key per
  * approval on a split deployment), never by polling the database in a tight loop.
  *

@@ -33,6 +33,9 @@ import * as EventFeedStore from "../adapters/bus/EventFeedStore.js"
 import * as KvAgentState from "../adapters/bus/KvAgentState.js"
 import { ApprovalSignal } from "../adapters/bus/ApprovalSignal.js"
 import * as ApprovalSignalKv from "../adapters/bus/ApprovalSignalKv.js"
+import { ApprovalDesk } from "../adapters/bus/ApprovalDesk.js"
+import * as ApprovalDeskNats from "../adapters/bus/ApprovalDeskNats.js"
+import * as ApprovalDeskLocal from "../services/ApprovalDeskLocal.js"
 import { NatsConnection } from "../adapters/bus/NatsConnection.js"
 import { AgentState } from "../adapters/bus/AgentState.js"
 import * as ThreadBridgeBackend from "../adapters/bus/ThreadBridgeBackend.js"
@@ -447,6 +450,41 @@ const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
     })
   )
 
+/**
+ * Where this process's MCP proxy asks for human approval (adapters/bus/ApprovalDesk.ts): the store's
+ * desk in a process with the store, over NATS in a gateway without it, else nowhere (every call
+ * that needs an approval is then refused). The embedded default's gateway thread asks over the
+ * thread bridge instead (EmbeddedLive).
+ */
+type ApprovalDeskNeeds = Store | GovernanceLog.GovernanceLog | ApprovalSignal | SqlClient.SqlClient | NatsConnection
+const ApprovalDeskLive = (withStore: boolean) =>
+  Layer.unwrapEffect(
+    Effect.map(CandorConfig, ({ natsPrefix, natsUrl }): Layer.Layer<ApprovalDesk, never, ApprovalDeskNeeds> =>
+      withStore
+        ? ApprovalDeskLocal.layer
+        : Option.isSome(natsUrl)
+          ? ApprovalDeskNats.layer({ prefix: natsPrefix })
+          : ApprovalDesk.layerNone
+    )
+  )
+
+/**
+ * The answers to other processes' approval requests, in a process with the store: gateways without
+ * one ask over NATS (a queue group: one process answers each), the embedded default's gateway thread
+ * over the bridge.
+ */
+const ApprovalDeskServing = (withStore: boolean, bridge: MessagePort | undefined) =>
+  Layer.unwrapEffect(
+    Effect.map(CandorConfig, ({ natsPrefix, natsUrl }) =>
+      !withStore
+        ? Layer.empty
+        : Layer.mergeAll(
+            Option.isSome(natsUrl) ? ApprovalDeskNats.serve({ prefix: natsPrefix }) : Layer.empty,
+            bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)
+          ).pipe(Layer.provide(ApprovalDeskLocal.layer))
+    )
+  )
+
 /** How large a tool policy the API stores (POLICY_MAX_RULES). */
 const PolicyLimitsFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => Layer.succeed(PolicyLimits, { maxRules: config.policyMaxRules }))
@@ -550,7 +588,8 @@ const rolesLive = (
   )
   // The gateway is bound before the line that announces both.
   const withStore = withApi || withWorkers || withProver
-  const roles = (selected.includes("gateway") ? Layer.provide(announced, GatewayLive) : announced).pipe(
+  const gateway = GatewayLive.pipe(Layer.provide(ApprovalDeskLive(withStore)))
+  const roles = (selected.includes("gateway") ? Layer.provide(announced, gateway) : announced).pipe(
     // The team reputation refresh (docs/team-reputation.md), witnessing (docs/witnesses.md), the
     // periodic anchoring (docs/on-chain.md) and the approvals' expiry sweep run beside the workers.
     Layer.merge(
@@ -566,7 +605,8 @@ const rolesLive = (
         : Layer.empty
     ),
     Layer.merge(withProver ? ProverLive : Layer.empty),
-    Layer.merge(bridge === undefined ? Layer.empty : ThreadBridgeBackend.serveLayer(bridge)),
+    // The bridge's publishes and desk calls (the embedded default), the NATS desk's answers (split).
+    Layer.merge(ApprovalDeskServing(withStore, bridge)),
     Layer.provide(FeedLive(withStore))
   )
   const stored = roles.pipe(

@@ -80,10 +80,10 @@ export const streamNames = (prefix: string): StreamNames => {
 /** The KV bucket of agents' settings and nudges, written by the workers and read by the gateways. */
 export const agentStateBucket = (prefix: string): string => `${prefix}-agent-state`
 
-/** The KV bucket of the workers' partition leases. */
 /** Human approval's settled statuses (ApprovalSignalKv.ts): key = approval id, value = its final status. */
 export const approvalBucket = (prefix: string): string => `${prefix}-approvals`
 
+/** The KV bucket of the workers' partition leases. */
 export const leaseBucket = (prefix: string): string => `${prefix}-partition-leases`
 
 /** The subjects each stream stores. */
@@ -151,3 +151,6 @@ export const feedConsumerName = (durable: string): string => `feed-${durable}`
 
 /** The KV bucket that finds an event's position in the feed stream by its id (`Last-Event-ID`). */
 export const feedIndexBucket = (prefix: string): string => `${prefix}-feed-index`
+
+/** Requests for human approval from gateways without a store (ApprovalDeskNats.ts), answered by one process with it. */
+export const approvalDeskSubject = (prefix: string): string => `${prefix}.approvals.desk`

@@ -9,6 +9,8 @@
  *   starts listening on the port: publishes that arrive before `serveLayer` is built wait in a queue.
  * - `serveLayer`: stores the gateway's publishes in the backend's bus and feed, one batch after the
  *   other in arrival order (each agent's events stay in response order), and answers which were stored.
+ *   It also answers the MCP proxy's approval desk calls with the store's desk, each on a fiber of its
+ *   own (a wait lasts until the approval settles: it must not hold up the publishes).
  *
  * When the gateway's end closes, changes are applied here only and metrics come back empty.
  */
@@ -24,7 +26,10 @@ import * as Schema from "effect/Schema"
 import { AgentState, KeySettings } from "./AgentState.js"
 import { Bus } from "./Bus.js"
 import { EventFeed } from "./EventFeed.js"
-import type { PublishFailure, ToBackend, ToGateway } from "./ThreadBridgeProtocol.js"
+import * as FiberSet from "effect/FiberSet"
+import { ApprovalAsk } from "../../core/schema/Approval.js"
+import { ApprovalDesk } from "./ApprovalDesk.js"
+import type { ApprovalAnswer, ApprovalCall, PublishFailure, ToBackend, ToGateway } from "./ThreadBridgeProtocol.js"
 
 /** The gateway thread's metric families, asked for at scrape time. */
 export class GatewayThreadMetrics extends Context.Tag("candor/adapters/bus/GatewayThreadMetrics")<
@@ -43,8 +48,11 @@ const decodeKeyPatch = Schema.decodeUnknownEither(Schema.partialWith(KeySettings
 
 const post = (port: MessagePort, message: ToGateway) => port.postMessage(message)
 
-/** What the gateway sends to be done in order: publishes, catalogue events, its changes of key settings. */
-type Inbound = Extract<ToBackend, { _tag: "Publish" | "Feed" | "KeyPatch" }>
+/** What the gateway sends to be done in order (publishes, catalogue events, its changes of key settings), and its desk calls. */
+type Inbound = Extract<ToBackend, { _tag: "Publish" | "Feed" | "KeyPatch" | "ApprovalCall" }>
+
+/** An ask is decoded like any input of the desk, never cast. */
+const decodeAsk = Schema.decodeUnknownEither(ApprovalAsk)
 
 export const agentStateLayer = (
   port: MessagePort
@@ -63,6 +71,7 @@ export const agentStateLayer = (
           case "Publish":
           case "Feed":
           case "KeyPatch":
+          case "ApprovalCall":
             Queue.unsafeOffer(inbox, message)
             return
           case "Applied": {
@@ -148,13 +157,33 @@ export const agentStateLayer = (
 
 export const serveLayer = (
   port: MessagePort
-): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox | AgentState> =>
+): Layer.Layer<never, never, Bus | EventFeed | ThreadBridgeInbox | AgentState | ApprovalDesk> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const bus = yield* Bus
       const feed = yield* EventFeed
       const inbox = yield* ThreadBridgeInbox
       const state = yield* AgentState
+      const desk = yield* ApprovalDesk
+      const deskCalls = yield* FiberSet.make<void>()
+
+      const answerDesk = (call: ApprovalCall): Effect.Effect<ApprovalAnswer> => {
+        switch (call.op) {
+          case "request":
+            return Either.match(decodeAsk(call.ask), {
+              onLeft: () => Effect.succeed<ApprovalAnswer>({ error: "not an approval request" }),
+              onRight: (ask) =>
+                desk.request(ask).pipe(
+                  Effect.map((approval): ApprovalAnswer => ({ approval })),
+                  Effect.catchAll((error) => Effect.succeed<ApprovalAnswer>({ error: error.reason }))
+                )
+            })
+          case "await":
+            return Effect.map(desk.awaitDecision(call.approval), (status): ApprovalAnswer => ({ status }))
+          case "cancel":
+            return Effect.as(desk.cancel(call.approvalId), { cancelled: true } as const)
+        }
+      }
 
       const store = (ids: ReadonlyArray<number>, attempts: ReadonlyArray<Effect.Effect<void, unknown>>) =>
         Effect.gen(function* () {
@@ -176,6 +205,13 @@ export const serveLayer = (
         })
 
       const handle = (message: Inbound) => {
+        if (message._tag === "ApprovalCall")
+          return FiberSet.run(
+            deskCalls,
+            Effect.map(answerDesk(message.call), (answer) =>
+              post(port, { _tag: "ApprovalAnswer", id: message.id, answer })
+            )
+          )
         if (message._tag === "Feed") return store([message.id], [feed.publish(message.envelope as WebhookEnvelope)])
         if (message._tag === "KeyPatch") {
           const patch = decodeKeyPatch(message.patch)

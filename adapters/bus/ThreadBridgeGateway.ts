@@ -13,6 +13,7 @@
  *   policy's grace period): this gateway is the process's only one, and the embedded default keeps
  *   nothing past its process, so they are new again after a restart (NATS keeps them: KvAgentState.ts).
  * - `EventFeed.publish` forwards to the backend's feed (blocked requests, policy violations).
+ * - `ApprovalDesk` asks the backend's (the store's) desk; a wait is answered when the approval settles.
  *
  * When the backend thread is gone, publishes fail as a bus outage would (transient).
  */
@@ -24,12 +25,19 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type { MessagePort } from "node:worker_threads"
 import { fromSnapshot } from "../metrics/Prometheus.js"
+import { ApprovalDesk, ApprovalUnavailable, untilExpiry } from "./ApprovalDesk.js"
 import { type AgentSettings, AgentState, defaultKeySettings, defaultSettings, type KeySettings } from "./AgentState.js"
 import { Bus } from "./Bus.js"
 import type { BusService } from "./BusContract.js"
 import { BusError } from "./BusError.js"
 import { EventFeed } from "./EventFeed.js"
-import { isGatewayFamily, type ToBackend, type ToGateway } from "./ThreadBridgeProtocol.js"
+import {
+  type ApprovalAnswer,
+  type ApprovalCall,
+  isGatewayFamily,
+  type ToBackend,
+  type ToGateway
+} from "./ThreadBridgeProtocol.js"
 import { ToolSightingsCopy } from "./ToolSightings.js"
 
 /** Events per message at most: a burst is sent in slices rather than one huge string. */
@@ -56,6 +64,8 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
     const changed = yield* PubSub.unbounded<string>()
     /** Publishes (bus and feed) sent and not yet answered, by id. */
     const waiting = new Map<number, Resume>()
+    /** Approval desk calls sent and not yet answered, by id. */
+    const deskCalls = new Map<number, (answer: ApprovalAnswer) => void>()
     let nextId = 0
     let closed = false
     let ids: Array<number> = []
@@ -130,11 +140,19 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
           post({ _tag: "Families", id: message.id, families })
           return
         }
+        case "ApprovalAnswer": {
+          const resume = deskCalls.get(message.id)
+          deskCalls.delete(message.id)
+          resume?.(message.answer)
+          return
+        }
       }
     }
     const onClose = () => {
       closed = true
       for (const id of Array.from(waiting.keys())) answer(id, Effect.fail(stopped("publish")))
+      for (const resume of deskCalls.values()) resume({ error: "the backend thread has stopped" })
+      deskCalls.clear()
     }
     port.on("message", onMessage)
     port.on("close", onClose)
@@ -217,13 +235,45 @@ const make = ({ partitions, port }: GatewayBridgeOptions) =>
       consume: () => Stream.dieMessage("the feed is consumed on the backend thread")
     }
 
-    return { bus, agentState, feed }
+    /** One call to the backend's desk; interrupted, its answer is dropped when it comes. */
+    const callDesk = (call: ApprovalCall) =>
+      Effect.async<ApprovalAnswer>((resume) => {
+        if (closed) return resume(Effect.succeed({ error: "the backend thread has stopped" }))
+        const id = nextId++
+        deskCalls.set(id, (answer) => resume(Effect.succeed(answer)))
+        post({ _tag: "ApprovalCall", id, call })
+        return Effect.sync(() => void deskCalls.delete(id))
+      })
+
+    const desk = ApprovalDesk.of({
+      request: (ask) =>
+        Effect.flatMap(callDesk({ op: "request", ask }), (answer) =>
+          "approval" in answer
+            ? Effect.succeed(answer.approval)
+            : Effect.fail(new ApprovalUnavailable({ reason: "error" in answer ? answer.error : "no approval" }))
+        ),
+      // The backend's wait ends by the expiry too; this bound holds if the backend stops meanwhile.
+      awaitDecision: (approval) =>
+        untilExpiry(
+          approval,
+          Effect.flatMap(callDesk({ op: "await", approval }), (answer) =>
+            "status" in answer ? Effect.succeed(answer.status) : Effect.never
+          )
+        ),
+      cancel: (approvalId) => Effect.asVoid(callDesk({ op: "cancel", approvalId }))
+    })
+
+    return { bus, agentState, feed, desk }
   })
 
-/** Bus, AgentState and EventFeed over `port`, until the scope closes (then the port is closed). */
-export const layer = (options: GatewayBridgeOptions): Layer.Layer<Bus | AgentState | EventFeed> =>
+/** Bus, AgentState, EventFeed and ApprovalDesk over `port`, until the scope closes (then the port is closed). */
+export const layer = (options: GatewayBridgeOptions): Layer.Layer<Bus | AgentState | EventFeed | ApprovalDesk> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ agentState, bus, feed }) =>
-      Context.make(Bus, bus).pipe(Context.add(AgentState, agentState), Context.add(EventFeed, feed))
+    Effect.map(make(options), ({ agentState, bus, desk, feed }) =>
+      Context.make(Bus, bus).pipe(
+        Context.add(AgentState, agentState),
+        Context.add(EventFeed, feed),
+        Context.add(ApprovalDesk, desk)
+      )
     )
   )

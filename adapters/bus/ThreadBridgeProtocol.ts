@@ -2,8 +2,8 @@
  * The messages of the thread bridge (ThreadBridgeGateway.ts, ThreadBridgeBackend.ts): on the
  * embedded default the gateway runs on the process's main thread and everything else (API, workers,
  * prover, PGlite, event feed) in a worker thread; one MessagePort between them carries the gateway's
- * publishes to the backend's in-process bus and feed, and the backend's agent-state changes to the
- * gateway's local copy.
+ * publishes to the backend's in-process bus and feed, the backend's agent-state changes to the
+ * gateway's local copy, and the MCP proxy's calls to the approval desk (ApprovalDesk.ts).
  *
  * Why a raw MessagePort and not @effect/platform's Worker/WorkerRunner (which the prover uses): those
  * are a request/response pool, each request a fiber and a Schema-encoded message on either side. The
@@ -11,8 +11,23 @@
  * one JSON string) to keep the gateway's cost per event at a few microseconds, and it also pushes
  * state the other way (settings, nudges), which a request/response pool does not do.
  */
+import type { Approval, ApprovalAsk } from "../../core/schema/Approval.js"
 import type { Family } from "../metrics/Prometheus.js"
 import type { AgentSettings, KeySettings } from "./AgentState.js"
+import type { FinalStatus } from "./ApprovalSignal.js"
+
+/** What the gateway's MCP proxy asks of the backend's approval desk (ApprovalDesk.ts), one call each. */
+export type ApprovalCall =
+  | { readonly op: "request"; readonly ask: ApprovalAsk }
+  | { readonly op: "await"; readonly approval: Approval }
+  | { readonly op: "cancel"; readonly approvalId: string }
+
+/** The desk's answer: the approval requested, the final status awaited, a cancellation done, or why not. */
+export type ApprovalAnswer =
+  | { readonly approval: Approval }
+  | { readonly status: FinalStatus }
+  | { readonly cancelled: true }
+  | { readonly error: string }
 
 /** Gateway → backend. */
 export type ToBackend =
@@ -29,6 +44,8 @@ export type ToBackend =
   | { readonly _tag: "Applied"; readonly id: number }
   /** The answer to `Metrics`: the gateway thread's own metric families. */
   | { readonly _tag: "Families"; readonly id: number; readonly families: ReadonlyArray<Family> }
+  /** A call to the backend's approval desk, answered with `ApprovalAnswer` (an `await` when the approval settles). */
+  | { readonly _tag: "ApprovalCall"; readonly id: number; readonly call: ApprovalCall }
 
 /** Why one publish failed, in terms the gateway side turns back into a BusError. */
 export interface PublishFailure {
@@ -51,6 +68,7 @@ export type ToGateway =
   | { readonly _tag: "Nudge"; readonly agentId: string; readonly text: string }
   /** A `/metrics` scrape on the backend wants the gateway thread's metrics. */
   | { readonly _tag: "Metrics"; readonly id: number }
+  | { readonly _tag: "ApprovalAnswer"; readonly id: number; readonly answer: ApprovalAnswer }
 
 /** The gateway's metric families that `/metrics` (served by the backend) shows beside its own. */
 export const isGatewayFamily = (name: string): boolean => name.startsWith("candor_gateway_")

@@ -17,7 +17,9 @@ export type ClientMessage =
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
 export const INVALID_PARAMS = -32602
-/** A call Candor refused: tool policy, a changed tool definition, a transaction. */
+/** The server's answer to an approved call could not be relayed (an HTTP error, an unreadable body). */
+export const INTERNAL_ERROR = -32603
+/** A call Candor refused: tool policy, a changed tool definition, a transaction, an approval not given. */
 export const REFUSED_BY_CANDOR = -32001
 /** The agent is contained (paused or killed). */
 export const AGENT_CONTAINED = -32002

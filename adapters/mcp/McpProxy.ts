@@ -31,7 +31,10 @@
  * allowed (`CANDOR_MCP_ALLOW_PRIVATE`). Answers are asked for in `identity` coding, so they can be read.
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -39,6 +42,14 @@ import * as Runtime from "effect/Runtime"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Agent, type Dispatcher } from "undici"
+import {
+  approvalTimeoutSeconds,
+  approvalTrigger,
+  argumentsHash,
+  releases,
+  withoutApproveTriggers
+} from "../../core/Approval.js"
+import { APPROVAL_REASON_MAX, TOOL_NAME_MAX } from "../../core/schema/Approval.js"
 import { containmentErrorBody, containmentInForce } from "../../core/Containment.js"
 import { blockedRecord, mcpRecord } from "../../core/EnforcementRecords.js"
 import { blockedEvent, type GatewayBlock, policyViolationEvent, toolChangedEvent } from "../../core/EventData.js"
@@ -50,6 +61,7 @@ import { evaluateToolCall } from "../../core/ToolCallPolicy.js"
 import type { EvidenceRedactionMode } from "../../core/schema/EvidenceRedaction.js"
 import { IDENTIFIER_PATTERN } from "../../core/schema/Ids.js"
 import { AnalysisModel } from "../analysis/AnalysisModel.js"
+import { ApprovalDesk } from "../bus/ApprovalDesk.js"
 import { hashSecret } from "../auth/Secrets.js"
 import { type AgentSettings, AgentState, type McpServerEntry } from "../bus/AgentState.js"
 import { EventFeed } from "../bus/EventFeed.js"
@@ -75,6 +87,7 @@ import {
   AGENT_CONTAINED,
   clientMessageOf,
   errorMessage,
+  INTERNAL_ERROR,
   INVALID_PARAMS,
   INVALID_REQUEST,
   type JsonRpcId,
@@ -85,10 +98,11 @@ import {
 } from "./JsonRpc.js"
 import { callResultText } from "./CallResultText.js"
 import { hasDuplicateMembers } from "./DuplicateMembers.js"
+import { defaultHeldCallLimits, HeldCalls, type HeldCallLimits } from "./HeldCalls.js"
 import { McpGateway } from "./McpGateway.js"
 import { blockedLiteral } from "./McpNetwork.js"
 import { jsonReader, type MessageReader, type MessageSink, sseReader } from "./MessageReader.js"
-import { sseEventSplitter } from "./SseEvents.js"
+import { messageEvent, sseEventSplitter } from "./SseEvents.js"
 import { ToolPins } from "./ToolPins.js"
 
 export interface McpProxyOptions {
@@ -107,6 +121,10 @@ export interface McpProxyOptions {
   readonly evidenceRedaction: EvidenceRedactionMode
   /** The tool results remembered as judged, per agent and overall (ToolResultMemory.ts). */
   readonly toolResultMemory: ToolResultMemoryLimits
+  /** Calls held for approval at once, per agent and overall (HeldCalls.ts): each keeps a connection open. */
+  readonly heldCalls: HeldCallLimits
+  /** How often a held call's client gets `notifications/progress` (docs/approvals.md: every 15 s). */
+  readonly progressIntervalMs: number
 }
 
 export const defaultMcpProxyOptions: McpProxyOptions = {
@@ -118,7 +136,9 @@ export const defaultMcpProxyOptions: McpProxyOptions = {
   headersTimeoutMs: 60_000,
   analysisTimeoutMs: DEFAULT_ANALYSIS_TIMEOUT_MS,
   evidenceRedaction: "none",
-  toolResultMemory: defaultToolResultMemoryLimits
+  toolResultMemory: defaultToolResultMemoryLimits,
+  heldCalls: defaultHeldCallLimits,
+  progressIntervalMs: 15_000
 }
 
 export const AGENT_TOKEN_HEADER = "x-candor-agent-token"
@@ -146,6 +166,8 @@ type Watch = { readonly kind: "list"; readonly id: string | number } | CallWatch
 
 type CallDecision =
   | { readonly _tag: "forward" }
+  /** An `approve` trigger matched (docs/approvals.md): held until a person decides, at most `timeoutSeconds`. */
+  | { readonly _tag: "hold"; readonly reason: string; readonly timeoutSeconds: number }
   | {
       readonly _tag: "refuse"
       readonly rule: GatewayBlock["rule"]
@@ -158,9 +180,6 @@ type ResultJudgement =
   | { readonly _tag: "withhold"; readonly reason: string; readonly checkpointId: string | null }
 
 const PASS: ResultJudgement = { _tag: "pass" }
-
-// Seam (issue 28 item 4, human approval): a `{ _tag: "hold" }` decision would park the request here,
-// its body kept, until a person decides; `forward` and `refuse` are what follows.
 
 const json = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
   if (res.headersSent) return
@@ -202,6 +221,15 @@ const errorKind = (error: unknown): string =>
 const sessionOf = (session: string | undefined, serverId: string): string =>
   session !== undefined && IDENTIFIER_PATTERN.test(session) ? session : serverId
 
+/** A request's `params._meta.progressToken` (a string or a number), when it asks for progress. */
+const progressTokenOf = (params: unknown): string | number | undefined => {
+  if (typeof params !== "object" || params === null) return undefined
+  const meta = (params as Record<string, unknown>)["_meta"]
+  if (typeof meta !== "object" || meta === null) return undefined
+  const token = (meta as Record<string, unknown>)["progressToken"]
+  return typeof token === "string" || (typeof token === "number" && Number.isFinite(token)) ? token : undefined
+}
+
 const findingsText = (evaluation: PolicyEvaluation): string =>
   evaluation.violations.map((v) => `${v.type} ${v.tool}: ${v.reason}`).join("; ")
 
@@ -215,6 +243,8 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const feed = yield* Effect.serviceOption(EventFeed)
     const publisher = yield* makeEventPublisher(settings.subjectPrefix)
     const judge = yield* AnalysisModel
+    const desk = yield* ApprovalDesk
+    const heldCalls = new HeldCalls(settings.heldCalls)
     const announcements = yield* FiberSet.make<void>()
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
@@ -414,8 +444,14 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       }
       if (policy === undefined) return { _tag: "forward" }
       const at = now()
+      // What the policy refuses is refused before anyone is asked; the approve triggers hold instead.
+      const approval = approvalTrigger(policy, tool)
+      const held: CallDecision =
+        approval === undefined
+          ? { _tag: "forward" }
+          : { _tag: "hold", reason: approval.reason, timeoutSeconds: approvalTimeoutSeconds(policy) }
       const evaluation = evaluateToolCall(
-        policy,
+        withoutApproveTriggers(policy),
         caller.settings.card,
         tool,
         args,
@@ -423,7 +459,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         at
       )
       state.noteTools(caller.agentId, [{ name: tool }], at.getTime())
-      if (evaluation.verdict === "pass") return { _tag: "forward" }
+      if (evaluation.verdict === "pass") return held
       const policyMode = mode ?? "warn"
       announce(
         policyViolationEvent(
@@ -455,7 +491,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           at
         )
       })
-      return { _tag: "forward" }
+      return held
     }
 
     /** A `tools/list` page's tools: pinned, changes recorded and announced, the pins shared. */
@@ -577,8 +613,6 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       const write = (bytes: Buffer) => {
         if (!res.write(bytes)) upstream.pause()
       }
-      const replacementEvent = (message: Buffer) =>
-        Buffer.concat([Buffer.from("event: message\ndata: "), message, Buffer.from("\n\n")])
       const drain = (): void => {
         while (!busy && queue.length > 0) {
           const event = queue.shift()
@@ -590,7 +624,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           if (event === undefined) {
             // An event too large to read may be the answer: withheld, never passed unjudged.
             answered = true
-            write(replacementEvent(unreadableMessage(caller, watch, "too_large")))
+            write(messageEvent(unreadableMessage(caller, watch, "too_large")))
             continue
           }
           let message: unknown = undefined
@@ -621,7 +655,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
                 busy = false
                 answered = true
                 if (res.destroyed) return
-                write(replacement === undefined ? event : replacementEvent(replacement))
+                write(replacement === undefined ? event : messageEvent(replacement))
                 upstream.resume()
                 drain()
               })
@@ -729,17 +763,22 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       relayEvents(caller, watch, upstream, res, done)
     }
 
-    /** Sends the request on and the answer back byte for byte, reading it on the side when `watch` asks. */
-    const forward = (
+    /**
+     * Sends the request to the server (aborted when the client leaves first): `onAnswer` gets the
+     * answer, its `finish` to be called once the client has all of it; `onFailure` says why there is
+     * none (an internal address refused, the server unreachable).
+     */
+    const dispatch = (
       req: IncomingMessage,
       res: ServerResponse,
       caller: Caller,
       body: Buffer | undefined,
-      watch: Watch | undefined
+      onAnswer: (answer: Dispatcher.ResponseData, finish: () => void) => void,
+      onFailure: (message: string) => void
     ) => {
       const target = new URL(caller.server.url)
       if (blockedLiteral(target, settings.allowPrivate))
-        return plainError(res, 502, "the MCP server's address is internal: refused")
+        return onFailure("the MCP server's address is internal: refused")
       const query = (req.url ?? "").indexOf("?")
       const path =
         target.pathname +
@@ -748,6 +787,9 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           : (target.search === "" ? "?" : target.search + "&") + (req.url ?? "").slice(query + 1))
       const abort = new AbortController()
       let finished = false
+      const finish = () => {
+        finished = true
+      }
       res.once("close", () => {
         if (!finished) abort.abort()
       })
@@ -766,51 +808,286 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
               answer.body.destroy()
               return
             }
-            if (watch?.kind === "call" && answer.statusCode === 200 && caller.settings.mode === "enforce") {
-              held(caller, watch, answer, res, () => {
-                finished = true
-              })
-              return
-            }
-            const reader = watch === undefined ? undefined : readerFor(caller, watch, answer.statusCode, answer.headers)
-            res.writeHead(answer.statusCode, responseHeadersForClient(answer.headers))
-            // SSE: the client waits for the headers before the first event.
-            res.flushHeaders()
-            const upstream = answer.body
-            upstream.on("data", (chunk: Buffer) => {
-              if (!res.write(chunk)) upstream.pause()
-              try {
-                reader?.push(chunk)
-              } catch {
-                // A reader's bug never reaches the client: the copy is only for the side path.
-              }
-            })
-            res.on("drain", () => upstream.resume())
-            upstream.once("end", () => {
-              finished = true
-              res.end()
-              try {
-                reader?.end()
-              } catch {
-                // as above
-              }
-            })
-            upstream.once("error", () => {
-              finished = true
+            answer.body.once("error", () => {
+              finish()
               res.destroy()
             })
+            onAnswer(answer, finish)
           },
           (error: unknown) => {
-            finished = true
+            finish()
             if (abort.signal.aborted) return
             runFork(
               Effect.logWarning("MCP server unreachable").pipe(
                 Effect.annotateLogs({ server_id: caller.serverId, error: errorKind(error) })
               )
             )
-            plainError(res, 502, "the MCP server could not be reached")
+            onFailure("the MCP server could not be reached")
           }
         )
+    }
+
+    /** Sends the request on and the answer back byte for byte, reading it on the side when `watch` asks. */
+    const forward = (
+      req: IncomingMessage,
+      res: ServerResponse,
+      caller: Caller,
+      body: Buffer | undefined,
+      watch: Watch | undefined
+    ) =>
+      dispatch(
+        req,
+        res,
+        caller,
+        body,
+        (answer, finish) => {
+          if (watch?.kind === "call" && answer.statusCode === 200 && caller.settings.mode === "enforce")
+            return held(caller, watch, answer, res, finish)
+          const reader = watch === undefined ? undefined : readerFor(caller, watch, answer.statusCode, answer.headers)
+          res.writeHead(answer.statusCode, responseHeadersForClient(answer.headers))
+          // SSE: the client waits for the headers before the first event.
+          res.flushHeaders()
+          const upstream = answer.body
+          upstream.on("data", (chunk: Buffer) => {
+            if (!res.write(chunk)) upstream.pause()
+            try {
+              reader?.push(chunk)
+            } catch {
+              // A reader's bug never reaches the client: the copy is only for the side path.
+            }
+          })
+          res.on("drain", () => upstream.resume())
+          upstream.once("end", () => {
+            finish()
+            res.end()
+            try {
+              reader?.end()
+            } catch {
+              // as above
+            }
+          })
+        },
+        (message) => plainError(res, 502, message)
+      )
+
+    /**
+     * An approved call's answer into the held call's SSE stream, whose headers were sent when the
+     * hold began: the server's SSE events pass (the one answering the call held until judged, in
+     * `enforce`), a JSON answer becomes one event (read whole, up to `maxMessageBytes`, and judged
+     * first in `enforce`); anything else is an error event in place of the answer.
+     */
+    const relayApproved = (
+      req: IncomingMessage,
+      res: ServerResponse,
+      caller: Caller,
+      body: Buffer,
+      watch: CallWatch
+    ) => {
+      const fail = (message: string) => {
+        if (res.destroyed) return
+        res.end(messageEvent(errorMessage(watch.id, INTERNAL_ERROR, message)))
+      }
+      dispatch(
+        req,
+        res,
+        caller,
+        body,
+        (answer, finish) => {
+          const upstream = answer.body
+          const type = headerValue(answer.headers["content-type"]) ?? ""
+          const coding = headerValue(answer.headers["content-encoding"])
+          const enforce = caller.settings.mode === "enforce"
+          const readable = coding === undefined || coding === "identity"
+          if (answer.statusCode !== 200 || !readable) {
+            upstream.destroy()
+            finish()
+            if (readable) return fail(`the MCP server answered the approved call with HTTP ${answer.statusCode}`)
+            return enforce
+              ? res.end(messageEvent(unreadableMessage(caller, watch, "not_json")))
+              : fail("the MCP server's answer could not be read")
+          }
+          if (type.startsWith("text/event-stream")) {
+            if (enforce) return relayEvents(caller, watch, upstream, res, finish)
+            const reader = readerFor(caller, watch, 200, answer.headers)
+            upstream.on("data", (chunk: Buffer) => {
+              if (!res.write(chunk)) upstream.pause()
+              reader?.push(chunk)
+            })
+            res.on("drain", () => upstream.resume())
+            upstream.once("end", () => {
+              finish()
+              res.end()
+              reader?.end()
+            })
+            return
+          }
+          const chunks: Array<Buffer> = []
+          let size = 0
+          upstream.on("data", (chunk: Buffer) => {
+            size += chunk.byteLength
+            if (size <= settings.maxMessageBytes) chunks.push(chunk)
+            else chunks.length = 0
+          })
+          upstream.once("end", () => {
+            finish()
+            let message: unknown = undefined
+            const whole = size <= settings.maxMessageBytes ? Buffer.concat(chunks, size) : undefined
+            try {
+              if (whole !== undefined) message = JSON.parse(whole.toString("utf8").replace(/^\uFEFF/, ""))
+            } catch {
+              message = undefined
+            }
+            if (whole === undefined || message === undefined) {
+              const reason = whole === undefined ? "too_large" : "not_json"
+              if (enforce) return res.end(messageEvent(unreadableMessage(caller, watch, reason)))
+              return fail(`the MCP server's answer could not be relayed (${reason})`)
+            }
+            if (!enforce) {
+              const answered = serverAnswerOf(message)
+              if (answered !== undefined && answered.id === watch.id)
+                runFork(
+                  logged(Effect.asVoid(judgeResult(caller, watch.tool, answered.result)), "MCP tool result not judged")
+                )
+              return res.end(messageEvent(whole))
+            }
+            runFork(
+              Effect.map(settleMessage(caller, watch, message), ({ replacement }) => {
+                if (!res.destroyed) res.end(messageEvent(replacement ?? whole))
+              })
+            )
+          })
+        },
+        fail
+      )
+    }
+
+    /** The progress notification a held call's client gets every `progressIntervalMs`, when it asked for progress. */
+    const progressMessage = (token: string | number, progress: number, approvalId: string) =>
+      Buffer.from(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress,
+            message: `waiting for a person's decision (approval ${approvalId})`
+          }
+        })
+      )
+
+    /**
+     * A `tools/call` an `approve` trigger holds (docs/approvals.md): an approval is requested, the
+     * client answered over SSE when it accepts it (with `notifications/progress` while it waits, when
+     * it sent a progress token), and the call forwarded, as it was held, only once a person approved
+     * it. Denied, expired or not requestable: a JSON-RPC error naming the approval. The client
+     * cancelling (`notifications/cancelled`) or leaving first withdraws it: never sent, `cancelled`.
+     */
+    const hold = (
+      req: IncomingMessage,
+      res: ServerResponse,
+      caller: Caller,
+      body: Buffer,
+      call: { readonly id: string | number; readonly tool: string; readonly args: unknown; readonly params: unknown },
+      decision: Extract<CallDecision, { _tag: "hold" }>
+    ) => {
+      const refuse = (reason: string, data: Record<string, unknown> = {}) => {
+        blocked(caller, "approval", reason)
+        return errorMessage(call.id, REFUSED_BY_CANDOR, `refused by Candor (rule approval): ${reason}`, {
+          candor: { rule: "approval", reason, tool_name: call.tool, ...data }
+        })
+      }
+      const hash = argumentsHash(call.args)
+      if (hash === undefined || call.tool.length > TOOL_NAME_MAX)
+        return json(res, 200, refuse(`tool ${call.tool.slice(0, 64)}: the call cannot be held for approval`))
+      const withdrawn = Deferred.unsafeMake<void>(FiberId.none)
+      const release = heldCalls.hold(
+        {
+          agentId: caller.agentId,
+          serverId: caller.serverId,
+          session: headerValue(req.headers[SESSION_HEADER]),
+          id: call.id
+        },
+        () => Deferred.unsafeDone(withdrawn, Exit.void)
+      )
+      if (release === "duplicate")
+        return json(res, 400, errorMessage(call.id, INVALID_REQUEST, "a call with this id already waits for approval"))
+      if (release === "busy")
+        return json(res, 200, refuse(`too many calls of agent ${caller.agentId} wait for approval: try again later`))
+      const streaming = (headerValue(req.headers.accept) ?? "").includes("text/event-stream")
+      if (streaming) {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+        // The client waits for the headers before the first event.
+        res.flushHeaders()
+      }
+      let answered = false
+      res.once("close", () => {
+        if (!answered) Deferred.unsafeDone(withdrawn, Exit.void)
+      })
+      const answer = (message: Buffer) => {
+        answered = true
+        if (res.destroyed) return
+        if (streaming) res.end(messageEvent(message))
+        else json(res, 200, message)
+      }
+      const token = progressTokenOf(call.params)
+      const program = Effect.gen(function* () {
+        const approval = yield* desk.request({
+          org_id: caller.orgId,
+          agent_id: caller.agentId,
+          server_id: caller.serverId,
+          tool: call.tool,
+          arguments_hash: hash,
+          reason: decision.reason.slice(0, APPROVAL_REASON_MAX),
+          timeout_seconds: decision.timeoutSeconds
+        })
+        const named = { approval_id: approval.approval_id }
+        let progress = 0
+        const progressing =
+          !streaming || token === undefined
+            ? Effect.never
+            : Effect.sleep(settings.progressIntervalMs).pipe(
+                Effect.zipRight(
+                  Effect.sync(() => {
+                    if (!res.destroyed)
+                      res.write(messageEvent(progressMessage(token, ++progress, approval.approval_id)))
+                  })
+                ),
+                Effect.forever
+              )
+        const outcome = yield* Effect.raceFirst(
+          Effect.raceFirst(desk.awaitDecision(approval), Effect.as(Deferred.await(withdrawn), "withdrawn" as const)),
+          progressing
+        )
+        if (outcome === "withdrawn") {
+          answered = true
+          yield* desk.cancel(approval.approval_id)
+          if (!res.destroyed) res.end()
+          return
+        }
+        if (releases(outcome)) {
+          answered = true
+          const watch: CallWatch = { kind: "call", id: call.id, tool: call.tool }
+          return streaming ? relayApproved(req, res, caller, body, watch) : forward(req, res, caller, body, watch)
+        }
+        answer(
+          refuse(
+            outcome === "denied"
+              ? `the call to tool ${call.tool} was denied by a person`
+              : outcome === "expired"
+                ? `the call to tool ${call.tool} was not approved by ${approval.expires_at}`
+                : `the approval of the call to tool ${call.tool} was cancelled`,
+            { ...named, status: outcome }
+          )
+        )
+      }).pipe(
+        Effect.catchTag("ApprovalUnavailable", (error) =>
+          Effect.sync(() =>
+            answer(refuse(`the call waits for a person's approval, which could not be requested: ${error.reason}`))
+          )
+        ),
+        Effect.ensuring(Effect.sync(release))
+      )
+      runFork(logged(program, "MCP held call failed"))
     }
 
     /** The refusal of a contained agent: 403 with `containment_error` (429 past the recorded rate). */
@@ -837,7 +1114,20 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       return true
     }
 
-    /** A POST: read whole, parsed, decided; then forwarded or answered by Candor. */
+    /** A `notifications/cancelled` naming a call held here: withdrawn (true), else false (it goes to the server). */
+    const withdrawHeld = (req: IncomingMessage, caller: Caller, params: unknown): boolean => {
+      const requestId =
+        typeof params === "object" && params !== null ? (params as Record<string, unknown>)["requestId"] : undefined
+      if (typeof requestId !== "string" && (typeof requestId !== "number" || !Number.isFinite(requestId))) return false
+      return heldCalls.withdraw({
+        agentId: caller.agentId,
+        serverId: caller.serverId,
+        session: headerValue(req.headers[SESSION_HEADER]),
+        id: requestId
+      })
+    }
+
+    /** A POST: read whole, parsed, decided; then forwarded, held, or answered by Candor. */
     const post = (req: IncomingMessage, res: ServerResponse, caller: Caller) => {
       const declared = Number(req.headers["content-length"] ?? 0)
       if (declared > settings.maxRequestBytes) return tooLarge(req, res)
@@ -876,6 +1166,11 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         const id = message._tag === "call" ? (message.id ?? null) : null
         if (contained(res, caller, id)) return
         if (message._tag !== "call") return forward(req, res, caller, body, undefined)
+        // A client cancelling a call Candor holds: withdrawn here, the server never saw the call.
+        if (message.method === "notifications/cancelled" && withdrawHeld(req, caller, message.params)) {
+          res.writeHead(202).end()
+          return
+        }
         if (message.method === "tools/list")
           return forward(
             req,
@@ -903,7 +1198,13 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
             400,
             errorMessage(id, INVALID_REQUEST, "a member name appears twice in one object of this tools/call: refused")
           )
-        const decision = decideCall(caller, req, tool, (params as Record<string, unknown>)["arguments"])
+        const args = (params as Record<string, unknown>)["arguments"]
+        const decision = decideCall(caller, req, tool, args)
+        if (decision._tag === "hold") {
+          if (message.id === undefined || message.id === null)
+            return json(res, 400, errorMessage(null, INVALID_REQUEST, "a tools/call held for approval needs an id"))
+          return hold(req, res, caller, body, { id: message.id, tool, args, params }, decision)
+        }
         if (decision._tag === "refuse") {
           blocked(caller, decision.rule, decision.reason)
           return json(

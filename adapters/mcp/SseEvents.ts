@@ -81,3 +81,14 @@ export const sseEventSplitter = (maxBytes: number): SseEventSplitter => {
     }
   }
 }
+
+/**
+ * One JSON-RPC message as an SSE `message` event, the way Streamable HTTP servers send them: a JSON
+ * text that spans lines (a pretty-printed answer) becomes one `data:` line per line, which the
+ * client joins back with LF (WHATWG HTML, "dispatch the event"), so the message is the same JSON.
+ */
+export const messageEvent = (json: Buffer): Buffer => {
+  const text = json.toString("utf8")
+  const lines = /[\r\n]/.test(text) ? text.split(/\r\n|\r|\n/).join("\ndata: ") : text
+  return Buffer.from(`event: message\ndata: ${lines}\n\n`)
+}

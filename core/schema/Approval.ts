@@ -37,12 +37,15 @@ export const ArgumentsHash = Schema.String.pipe(
   description: "Hex SHA-256 of the held call's arguments (their RFC 8785 JSON): the approval releases that call only"
 })
 
+/** The longest tool name an approval names (a longer one's call is refused, not held). */
+export const TOOL_NAME_MAX = 256
+
 export const Approval = Schema.Struct({
   approval_id: ApprovalId,
   org_id: Identifier,
   agent_id: AgentId,
   server_id: Schema.NullOr(Identifier).annotations({ description: "The MCP server the call is for; null: none" }),
-  tool: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  tool: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(TOOL_NAME_MAX)),
   arguments_hash: ArgumentsHash,
   reason: Reason.annotations({ description: "The approve trigger's reason (the policy's words, never the call's)" }),
   requested_at: DateTimeString,
@@ -68,3 +71,20 @@ export type ApprovalPage = typeof ApprovalPage.Type
 export const ApprovalDecisionBody = Schema.Struct({
   reason: Schema.optionalWith(Schema.NullOr(Reason), { exact: true })
 }).annotations({ identifier: "ApprovalDecisionBody" })
+
+/**
+ * What the side holding a call asks for (adapters/bus/ApprovalDesk.ts): it travels from a gateway to
+ * a process with the store (over NATS, or the embedded default's thread bridge), so it is decoded
+ * there like any input.
+ */
+export const ApprovalAsk = Schema.Struct({
+  org_id: Identifier,
+  agent_id: AgentId,
+  server_id: Schema.NullOr(Identifier),
+  tool: Approval.fields.tool,
+  arguments_hash: ArgumentsHash,
+  reason: Reason,
+  /** core/Approval.ts `approvalTimeoutSeconds`: clamped to the bounds by the service. */
+  timeout_seconds: Schema.Int.pipe(Schema.positive())
+}).annotations({ identifier: "ApprovalAsk" })
+export type ApprovalAsk = typeof ApprovalAsk.Type

@@ -175,7 +175,7 @@ export const WEBHOOK_EVENT_TYPES = {
       agent_id: AgentId,
       session_id: Nullable(SessionId),
       provider: Schema.String,
-      rule: Schema.Literal("enforce", "policy", "containment", "transaction", "tool_changed"),
+      rule: Schema.Literal("enforce", "policy", "containment", "transaction", "tool_changed", "approval"),
       reason: Schema.String.annotations({
         description:
           "containment: agent_paused | agent_killed; policy: the forbidden tools, or that the body could not be read; enforce: boundary_violation; transaction: transaction_unknown | transaction_expired; tool_changed: the MCP tool whose changed definition waits for acceptance"

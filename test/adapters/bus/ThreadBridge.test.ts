@@ -14,6 +14,10 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { MessageChannel } from "node:worker_threads"
 import { AgentState, defaultKeySettings } from "../../../adapters/bus/AgentState.js"
+import { ApprovalDesk } from "../../../adapters/bus/ApprovalDesk.js"
+import type { FinalStatus } from "../../../adapters/bus/ApprovalSignal.js"
+import type { Approval, ApprovalAsk } from "../../../core/schema/Approval.js"
+import * as Deferred from "effect/Deferred"
 import { Bus } from "../../../adapters/bus/Bus.js"
 import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import { eventSubject, PARTITIONS } from "../../../adapters/bus/Subjects.js"
@@ -24,15 +28,53 @@ import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import * as RecordingEventFeed from "../../support/RecordingEventFeed.js"
 import { agentIn } from "./BusConformance.js"
 
+const ask: ApprovalAsk = {
+  org_id: "org-1",
+  agent_id: "agt-1",
+  server_id: null,
+  tool: "delete_file",
+  arguments_hash: "a".repeat(64),
+  reason: "deletions need a person",
+  timeout_seconds: 300
+}
+
+/** The backend's desk: it records what it is asked, and settles a wait when the test says. */
+const recordingDesk = Effect.gen(function* () {
+  const decision = yield* Deferred.make<FinalStatus>()
+  const cancelled: Array<string> = []
+  const approval = (input: ApprovalAsk): Approval => ({
+    ...input,
+    approval_id: "apr-00000000-0000-4000-8000-000000000001",
+    requested_at: new Date(0).toISOString(),
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    status: "pending",
+    decided_at: null,
+    decided_by: null,
+    decision_reason: null
+  })
+  const desk = ApprovalDesk.of({
+    request: (input) => Effect.succeed(approval(input)),
+    awaitDecision: () => Deferred.await(decision),
+    cancel: (id) => Effect.sync(() => void cancelled.push(id))
+  })
+  return { desk, decision, cancelled }
+})
+
 /** Both ends, each in a scope of its own (so the gateway's can be closed alone). */
 const bridged = Effect.gen(function* () {
   const { port1, port2 } = new MessageChannel()
+  const desk = yield* recordingDesk
   const backendScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
   const gatewayScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
   const backend = yield* Layer.buildWithScope(
     ThreadBridgeBackend.serveLayer(port2).pipe(
       Layer.provideMerge(
-        Layer.mergeAll(ThreadBridgeBackend.agentStateLayer(port2), Bus.layerMemory, RecordingEventFeed.layer())
+        Layer.mergeAll(
+          ThreadBridgeBackend.agentStateLayer(port2),
+          Bus.layerMemory,
+          RecordingEventFeed.layer(),
+          Layer.succeed(ApprovalDesk, desk.desk)
+        )
       )
     ),
     backendScope
@@ -41,7 +83,7 @@ const bridged = Effect.gen(function* () {
     ThreadBridgeGateway.layer({ port: port1, partitions: PARTITIONS }),
     gatewayScope
   )
-  return { backend, gateway, closeGateway: Scope.close(gatewayScope, Exit.void) }
+  return { backend, gateway, desk, closeGateway: Scope.close(gatewayScope, Exit.void) }
 })
 
 describe("thread bridge", () => {
@@ -159,5 +201,29 @@ describe("thread bridge", () => {
         yield* state.update("agt-1", { mode: "nudge" })
         expect((yield* state.get("agt-1")).mode).toBe("nudge")
       })
+  )
+
+  it.scoped("the gateway's approval desk asks the backend's: request, a wait answered when it settles, cancel", () =>
+    Effect.gen(function* () {
+      const { desk, gateway } = yield* bridged
+      const remote = Context.get(gateway, ApprovalDesk)
+      const approval = yield* remote.request(ask)
+      expect(approval).toMatchObject({ tool: "delete_file", status: "pending", arguments_hash: ask.arguments_hash })
+      const waiting = yield* Effect.fork(remote.awaitDecision(approval))
+      yield* Deferred.succeed(desk.decision, "approved")
+      expect(yield* waiting.await).toEqual(Exit.succeed("approved"))
+      yield* remote.cancel(approval.approval_id)
+      expect(desk.cancelled).toEqual([approval.approval_id])
+    })
+  )
+
+  it.scoped("a request the backend cannot read is refused, never stored", () =>
+    Effect.gen(function* () {
+      const { gateway } = yield* bridged
+      const error = yield* Effect.flip(
+        Context.get(gateway, ApprovalDesk).request({ ...ask, arguments_hash: "not a hash" })
+      )
+      expect(error).toMatchObject({ _tag: "ApprovalUnavailable", reason: "not an approval request" })
+    })
   )
 })

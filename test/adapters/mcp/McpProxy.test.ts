@@ -23,6 +23,9 @@ import * as GatewayServer from "../../../adapters/gateway/GatewayServer.js"
 import { Inspector } from "../../../adapters/gateway/Inspector.js"
 import { McpGatewayUrl, McpNetwork } from "../../../adapters/mcp/McpNetwork.js"
 import * as McpProxy from "../../../adapters/mcp/McpProxy.js"
+import { ApprovalDesk } from "../../../adapters/bus/ApprovalDesk.js"
+import * as ApprovalDeskLocal from "../../../services/ApprovalDeskLocal.js"
+import { argumentsHash } from "../../../core/Approval.js"
 import { sha256Hex } from "../../../adapters/providers/Identity.js"
 import { isToolResultCheckpoint } from "../../../core/ToolResultScope.js"
 import { GatewayEnforcement, GatewayEvent } from "../../../core/schema/Event.js"
@@ -39,7 +42,7 @@ let api: ApiHarness["Type"]
 let state: AgentState["Type"]
 let gatewayUrl: string
 /** Another gateway on the same state and bus, with other proxy options. */
-let startGateway: (options: Partial<McpProxy.McpProxyOptions>) => Promise<string>
+let startGateway: (options: Partial<McpProxy.McpProxyOptions>, desk?: "store" | "none") => Promise<string>
 let records: Subscription
 let events: RecordingEventFeed.RecordedEvents["Type"]
 let sse: FakeMcpServer
@@ -68,8 +71,14 @@ beforeAll(async () => {
   events = Context.get(feed, RecordingEventFeed.RecordedEvents)
   const busContext = await run(Layer.buildWithScope(Bus.layerMemory, scope))
   records = await run(Scope.extend(Context.get(busContext, Bus).subscribe("candor.events."), scope))
-  const deps = Layer.succeedContext(Context.merge(Context.merge(feed, busContext), Context.make(AgentState, state)))
-  startGateway = async (options) => {
+  // The store's approval desk, on the API's store and approval signal: the API's decisions reach the held calls.
+  const desk = await run(
+    Layer.buildWithScope(ApprovalDeskLocal.layer.pipe(Layer.provide(Layer.succeedContext(context))), scope)
+  )
+  const deps = Layer.succeedContext(
+    Context.merge(Context.merge(Context.merge(feed, busContext), desk), Context.make(AgentState, state))
+  )
+  startGateway = async (options, desk = "store") => {
     const gateway = GatewayServer.layer({
       port: 0,
       host: "127.0.0.1",
@@ -77,7 +86,12 @@ beforeAll(async () => {
       // The clients' GET streams are cut at once when the test ends.
       tuning: { shutdownGraceMs: 100 }
     }).pipe(
-      Layer.provide(McpProxy.layer({ allowPrivate: true, ...options }).pipe(Layer.provide(Rules.layer()))),
+      Layer.provide(
+        McpProxy.layer({ allowPrivate: true, ...options }).pipe(
+          Layer.provide(Rules.layer()),
+          Layer.provide(desk === "none" ? ApprovalDesk.layerNone : Layer.empty)
+        )
+      ),
       Layer.provide(Inspector.layerNoop),
       Layer.provide(deps)
     )
@@ -535,5 +549,161 @@ describe.each([
     const result = await observed.client.callTool({ name: "dump", arguments: {} })
     expect(result.content).toEqual([{ type: "text", text: "x".repeat(4096) }])
     await observed.client.close()
+  })
+})
+
+describe("human approval of held calls", () => {
+  const approving = Schema.decodeUnknownSync(Policy)({
+    forbidden: [{ pattern: "delete_*", reason: "no deletions" }],
+    escalation_triggers: [
+      { condition: "tool_matches('lookup_*')", action: "approve", reason: "lookups need a person" }
+    ],
+    defaults: { unmapped_tool_action: "allow", enforcement_mode: "enforce" }
+  })
+  type Listed = { approvals: Array<{ approval_id: string; status: string; tool: string; arguments_hash: string }> }
+
+  const approvalsOf = async (status?: string) =>
+    (
+      await run(
+        api.call("GET", `/v1/orgs/${api.fixtures.orgId}/approvals${status === undefined ? "" : `?status=${status}`}`, {
+          token: api.fixtures.member.token
+        })
+      )
+    ).body as Listed
+
+  /** A held call of a fresh agent under `approving`, and the approval it waits on (found once progress says it waits). */
+  const heldCall = async (
+    fake: FakeMcpServer,
+    city: string,
+    options: { signal?: AbortSignal; through?: string } = {}
+  ) => {
+    const { agentId, client } = await agentOn(fake, "observe", options.through ?? approvalGateway)
+    await run(state.update(agentId, { policy: approving }))
+    let waiting: () => void = () => {}
+    const progressed = new Promise<void>((resolve) => (waiting = resolve))
+    const result = client
+      .callTool({ name: "lookup_city", arguments: { city } }, undefined, {
+        onprogress: () => waiting(),
+        resetTimeoutOnProgress: true,
+        ...(options.signal === undefined ? {} : { signal: options.signal })
+      })
+      .then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error: error as { code?: number; message: string; data?: unknown } })
+      )
+    await progressed
+    const hash = argumentsHash({ city })!
+    const approval = (await approvalsOf("pending")).approvals.find((a) => a.arguments_hash === hash)!
+    return { agentId, client, result, approval }
+  }
+
+  let approvalGateway: string
+  beforeAll(async () => {
+    approvalGateway = await startGateway({ progressIntervalMs: 20 })
+  })
+
+  const decide = (approvalId: string, decision: "approve" | "deny", token = api.fixtures.owner.token) =>
+    run(api.call("POST", `/v1/approvals/${approvalId}/${decision}`, { token, body: { reason: "checked" } }))
+
+  it("a call an approve trigger matches waits, listed as pending, and reaches the server once, after an Owner approves it", async () => {
+    const before = sse.calls.length
+    const { approval, client, result } = await heldCall(sse, "Oslo")
+    expect(approval).toMatchObject({ status: "pending", tool: "lookup_city" })
+    // Held: the server has not seen it; a member may not decide.
+    expect(sse.calls.slice(before)).toEqual([])
+    expect((await decide(approval.approval_id, "approve", api.fixtures.member.token)).status).toBe(403)
+    expect((await decide(approval.approval_id, "approve")).status).toBe(200)
+    const answered = await result
+    expect(answered).toMatchObject({ ok: true, value: { content: [{ type: "text", text: "ran lookup_city" }] } })
+    expect(sse.calls.slice(before)).toEqual([{ name: "lookup_city", arguments: { city: "Oslo" } }])
+    // Decided once: the second decision is 409, and the next call is held again.
+    expect((await decide(approval.approval_id, "deny")).status).toBe(409)
+    await client.close()
+  })
+
+  it("denied: a JSON-RPC error naming the approval, a blocked record, and the server never sees the call", async () => {
+    const before = jsonServer.calls.length
+    const { agentId, approval, client, result } = await heldCall(jsonServer, "Bergen")
+    expect((await decide(approval.approval_id, "deny")).status).toBe(200)
+    const answered = await result
+    expect(answered.ok).toBe(false)
+    if (answered.ok) return
+    expect(answered.error.code).toBe(-32001)
+    expect(answered.error.message).toContain("denied by a person")
+    expect(answered.error.data).toMatchObject({
+      candor: { rule: "approval", approval_id: approval.approval_id, status: "denied" }
+    })
+    expect((await nextRecord(agentId, "blocked")).record).toMatchObject({ rule: "approval" })
+    expect(jsonServer.calls.slice(before)).toEqual([])
+    await client.close()
+  })
+
+  it("a client that cancels first: the approval becomes cancelled, the call is never sent, a later approval is 409", async () => {
+    const before = sse.calls.length
+    const abort = new AbortController()
+    const { approval, client, result } = await heldCall(sse, "Tromsø", { signal: abort.signal })
+    abort.abort("changed my mind")
+    expect((await result).ok).toBe(false)
+    await expect
+      .poll(async () => (await approvalsOf()).approvals.find((a) => a.approval_id === approval.approval_id)?.status)
+      .toBe("cancelled")
+    expect((await decide(approval.approval_id, "approve")).status).toBe(409)
+    expect(sse.calls.slice(before)).toEqual([])
+    await client.close()
+  })
+
+  it("a raw client: the held call answers over SSE, the JSON answer one event; with nowhere to ask, the call is refused", async () => {
+    const server = await register(jsonServer.url)
+    const agentId = await run(api.claimAgent({ userId: api.fixtures.owner.userId, orgId: api.fixtures.orgId }))
+    const { token } = await mintToken(agentId)
+    await run(state.update(agentId, { mode: "observe", orgId: api.fixtures.orgId, policy: approving }))
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "x-candor-agent-token": token
+    }
+    const initialized = await fetch(`${approvalGateway}/mcp/${server.server_id}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+      })
+    })
+    const session = { ...headers, "mcp-session-id": initialized.headers.get("mcp-session-id")! }
+    await initialized.text()
+    const callBody = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "lookup_city", arguments: { city: "Stavanger" } }
+    })
+    const answer = await fetch(`${approvalGateway}/mcp/${server.server_id}`, {
+      method: "POST",
+      headers: session,
+      body: callBody
+    })
+    // The headers come at once: the answer is an event stream that the decision ends.
+    expect(answer.headers.get("content-type")).toBe("text/event-stream")
+    const hash = argumentsHash({ city: "Stavanger" })!
+    const approval = (await approvalsOf("pending")).approvals.find((a) => a.arguments_hash === hash)!
+    expect((await decide(approval.approval_id, "approve")).status).toBe(200)
+    const events = await answer.text()
+    const data = events
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as unknown)
+    expect(data).toMatchObject([{ id: 7, result: { content: [{ text: "ran lookup_city" }] } }])
+    // A gateway that reaches no process recording approvals refuses such a call rather than pass it
+    // (a client that does not accept SSE gets it as JSON).
+    const lone = await startGateway({}, "none")
+    const refused = await fetch(`${lone}/mcp/${server.server_id}`, {
+      method: "POST",
+      headers: { ...session, accept: "application/json" },
+      body: callBody
+    })
+    expect(await refused.json()).toMatchObject({ id: 7, error: { code: -32001 } })
   })
 })

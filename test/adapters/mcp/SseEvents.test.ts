@@ -3,7 +3,8 @@
  * chunking and line ends; one over the bound comes out as `undefined`, and the next is read again.
  */
 import { describe, expect, it } from "vitest"
-import { sseEventSplitter } from "../../../adapters/mcp/SseEvents.js"
+import { messageEvent, sseEventSplitter } from "../../../adapters/mcp/SseEvents.js"
+import { sseReader } from "../../../adapters/mcp/MessageReader.js"
 
 const splitAll = (stream: string, chunk: number, max = 1024) => {
   const splitter = sseEventSplitter(max)
@@ -29,5 +30,23 @@ describe("sseEventSplitter", () => {
   it("an event over the bound is undefined; the next one is read", () => {
     const { out } = splitAll(`data: ${"x".repeat(100)}\n\ndata: small\n\n`, 5, 32)
     expect(out).toEqual([undefined, "data: small\n\n"])
+  })
+})
+
+describe("messageEvent", () => {
+  it("frames a message as one event that an SSE reader gives back as the same JSON, pretty-printed or not", () => {
+    for (const json of [
+      '{"jsonrpc":"2.0","id":1,"result":{}}',
+      '{\r\n  "jsonrpc": "2.0",\n  "id": 2,\r  "result": {}\n}'
+    ]) {
+      const messages: Array<unknown> = []
+      const reader = sseReader(1024, { onMessage: (m) => void messages.push(m), onUnreadable: () => {} })
+      const event = messageEvent(Buffer.from(json))
+      expect(event.toString().startsWith("event: message\ndata: ")).toBe(true)
+      expect(event.toString().endsWith("\n\n")).toBe(true)
+      reader.push(event)
+      reader.end()
+      expect(messages).toEqual([JSON.parse(json)])
+    }
   })
 })
