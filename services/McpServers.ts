@@ -249,7 +249,8 @@ export const make = Effect.gen(function* () {
         rows.map((row): McpTokenView => ({
           token_id: row.token_id,
           created_at: row.created_at,
-          last_used_at: row.last_used_at
+          // The gateways report use to the shared state, not the store (they have none): its copy here says.
+          last_used_at: state.peekKey(row.token_id).mcpTokenUsedAt ?? row.last_used_at
         }))
       ).pipe(Effect.catchTag("StoreError", failed)),
     revokeToken: (agentId: string, tokenId: string, actor: string) =>

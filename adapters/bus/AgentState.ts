@@ -93,7 +93,8 @@ export interface McpToolPins extends Schema.Schema.Type<typeof McpToolPins> {}
  *
  * The same namespace holds the MCP gateway's shared state (docs/mcp.md): an agent token's grant under
  * the token's SHA-256 (64 hex characters, like a provider key's hash: a token is a credential), and a
- * server's entry and pins under its id (`mcp_<uuid>`, never 64 hex characters, so never a hash).
+ * server's entry and pins under its id (`mcp_<uuid>`, never 64 hex characters, so never a hash), and
+ * a token's last use under the token's id (`mtk_<uuid>`).
  */
 export const KeySettings = Schema.Struct({
   /** Paused or killed with scope `key`; undefined: the key is not contained (its agents may be). */
@@ -103,7 +104,13 @@ export const KeySettings = Schema.Struct({
   /** Under an MCP server's id (`mcp_<uuid>`): where the gateway forwards and whose it is; none: no such server. */
   mcpServer: Schema.optional(McpServerEntry),
   /** Under an MCP server's id: its tools' pinned definitions and the changes not yet accepted. */
-  mcpPins: Schema.optional(McpToolPins)
+  mcpPins: Schema.optional(McpToolPins),
+  /**
+   * Under an MCP token's id (`mtk_<uuid>`): when a gateway last reported letting it in (ISO 8601;
+   * each gateway reports a token at most once a minute). Apart from the grant, so that a late report
+   * can never bring a revoked grant back.
+   */
+  mcpTokenUsedAt: Schema.optional(Schema.String)
 })
 export interface KeySettings extends Schema.Schema.Type<typeof KeySettings> {}
 

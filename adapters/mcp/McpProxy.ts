@@ -146,6 +146,11 @@ const TRANSACTION_HEADER = "x-transaction-id"
 const SESSION_HEADER = "mcp-session-id"
 const SERVER_PATH = /^\/mcp\/(mcp_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
 
+/** A token's use is shared at most this often per gateway (its `last_used_at` may be that much behind). */
+const TOKEN_USE_INTERVAL_MS = 60_000
+/** Tokens whose last report this gateway remembers (one entry each; past it, all are forgotten and reported again). */
+const TOKEN_USES_KEPT = 100_000
+
 /** The `provider` Candor's events name for an MCP exchange. */
 const PROVIDER = "mcp"
 
@@ -1225,6 +1230,19 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       })
     }
 
+    /** When each token was last reported used by this gateway (ms); at most TOKEN_USES_KEPT, then forgotten at once. */
+    const tokenUses = new Map<string, number>()
+    /** A token let in: its last use shared (for `GET …/mcp-tokens`), at most once a minute per token. */
+    const noteTokenUse = (tokenId: string) => {
+      const nowMs = clock.unsafeCurrentTimeMillis()
+      const last = tokenUses.get(tokenId)
+      if (last !== undefined && nowMs - last < TOKEN_USE_INTERVAL_MS) return
+      if (tokenUses.size >= TOKEN_USES_KEPT) tokenUses.clear()
+      tokenUses.set(tokenId, nowMs)
+      const at = new Date(nowMs).toISOString()
+      runFork(logged(state.updateKey(tokenId, { mcpTokenUsedAt: at }), "MCP token use not shared"))
+    }
+
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
       const url = req.url ?? "/"
       const query = url.indexOf("?")
@@ -1244,6 +1262,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         req.resume()
         return plainError(res, 401, "unknown or revoked agent token")
       }
+      noteTokenUse(grant.token_id)
       const serverId = match?.[1]
       const server = serverId === undefined ? undefined : state.peekKey(serverId).mcpServer
       // Another organization's server is as unknown as a server that does not exist.

@@ -250,7 +250,8 @@ describe("the MCP gateway", () => {
 
   it("lists and calls through Candor: allowed calls reach the server, forbidden ones never do", async () => {
     const server = await register(sse.url)
-    const { token } = await mintToken()
+    const minted = await mintToken()
+    const { token } = minted
     await run(state.update(api.fixtures.orgAgent, { policy: enforcing, orgId: api.fixtures.orgId }))
     const client = await connect(server.server_id, token)
     const { tools } = await client.listTools()
@@ -277,6 +278,13 @@ describe("the MCP gateway", () => {
     expect(sse.calls.slice(before).map((c) => c.name)).toEqual(["echo", "read_file"])
     expect(sse.requests.filter((r) => r.tokenSeen)).toEqual([])
     await client.close()
+    // The gateway reported the token's use: its last_used_at is set.
+    const usedAt = async () => {
+      const listed = await run(api.call("GET", `/v1/agents/${api.fixtures.orgAgent}/mcp-tokens`, asOwner()))
+      const tokens = (listed.body as { tokens: Array<{ token_id: string; last_used_at: string | null }> }).tokens
+      return tokens.find((t) => t.token_id === minted.token_id)?.last_used_at
+    }
+    await expect.poll(usedAt).toMatch(/^\d{4}-\d\d-\d\dT/)
   })
 
   it("warn mode forwards a forbidden call and records it", async () => {
