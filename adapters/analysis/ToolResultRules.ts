@@ -44,13 +44,21 @@ const SEND =
   "(?:send|post|upload|exfiltrate|forward|transmit|leak|e-?mail(?!\\s+address)|paste|curl|wget|submit|include|append|attach|embed|encode|write|share|copy|relay)"
 const PARTY = "(?:the\\s+)?(?:user|human|operator|owner|customer|principal|person|developer|administrator|admin)s?"
 
+/**
+ * Not `u`: with `i`, Unicode mode makes V8 fold case the Unicode way at every step and leaves its
+ * fast paths, some 20 times slower on these patterns (~190 µs against ~9 µs for a 300-character
+ * result, all rules). The patterns are ASCII (the one dash class holds a BMP character, a single
+ * UTF-16 unit), so the matches are the same; a bound like `[^\n]{0,100}` counts UTF-16 units.
+ */
+const FLAGS = "gi"
+
 const rule = (
   id: string,
   source: string,
   severity: ToolResultRule["severity"],
   theme: Theme,
   description: string
-): ToolResultRule => ({ id, regex: new RegExp(source, "giu"), severity, theme, description })
+): ToolResultRule => ({ id, regex: new RegExp(source, FLAGS), severity, theme, description })
 
 export const TOOL_RESULT_RULES: ReadonlyArray<ToolResultRule> = [
   rule(
