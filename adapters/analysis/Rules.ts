@@ -33,6 +33,7 @@ import type { AlignmentCard } from "../../core/schema/Card.js"
 import { type Concern, type ConcernCause, MAX_CAUSE_LENGTH, severityRank } from "../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import { AnalysisModel, type AnalysisRequest, type AnalysisResult } from "./AnalysisModel.js"
+import { mostSevereMatch } from "./RuleScan.js"
 import { analyzeToolResultWithRules } from "./ToolResultRules.js"
 import {
   DEFAULT_MIN_EVIDENCE_TOKENS,
@@ -68,7 +69,6 @@ export interface RulesJudgeOptions {
 }
 
 export const RULES_JUDGE_NAME = "rules"
-const MAX_MATCHES_PER_RULE = 16
 
 interface CompiledRule extends RuleSpec {
   readonly regex: RegExp
@@ -252,34 +252,21 @@ interface Hit {
 
 /** The most severe hit of one rule in the text, or undefined. */
 const scanRule = (rule: CompiledRule, text: string): Hit | undefined => {
-  const regex = rule.regex
-  regex.lastIndex = 0
-  let best: Hit | undefined
-  for (let n = 0; n < MAX_MATCHES_PER_RULE; n++) {
-    const m = regex.exec(text)
-    if (m === null) break
-    if (m[0].length === 0) {
-      regex.lastIndex++
-      continue
-    }
-    const start = m.index
-    const end = start + m[0].length
-    const before = clauseBefore(text, start)
-    if (NEGATION_BEFORE.test(before)) continue
-    let severity: Concern["severity"] | undefined
-    if (rule.mode.kind === "phrase") {
-      if (!REJECTION_AFTER.test(sentenceAfter(text, end))) severity = rule.mode.severity
-    } else if (DECIDED_CUE.test(before)) {
-      severity = rule.mode.decided
-    } else if (TENTATIVE_CUE.test(before) && !REJECTION_AFTER.test(sentenceAfter(text, end))) {
-      severity = rule.mode.tentative
-    }
-    if (severity !== undefined && (best === undefined || severityRank(severity) > severityRank(best.severity))) {
-      best = { rule, severity, start, end }
-      if (severity === "critical") break
-    }
-  }
-  return best
+  const match = mostSevereMatch(
+    rule.regex,
+    text,
+    (start, end) => {
+      const before = clauseBefore(text, start)
+      if (NEGATION_BEFORE.test(before)) return undefined
+      if (rule.mode.kind === "phrase")
+        return REJECTION_AFTER.test(sentenceAfter(text, end)) ? undefined : rule.mode.severity
+      if (DECIDED_CUE.test(before)) return rule.mode.decided
+      if (TENTATIVE_CUE.test(before) && !REJECTION_AFTER.test(sentenceAfter(text, end))) return rule.mode.tentative
+      return undefined
+    },
+    (severity) => severity === "critical"
+  )
+  return match === undefined ? undefined : { rule, ...match }
 }
 
 /** Escalation triggers whose condition keywords meet in one sentence, when no escalation is planned. */

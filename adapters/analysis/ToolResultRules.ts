@@ -22,6 +22,7 @@ import { isBoundaryValue } from "../../core/ConscienceResolution.js"
 import { type Concern, severityRank } from "../../core/schema/Concern.js"
 import type { AnalysisRequest, AnalysisResult } from "./AnalysisModel.js"
 import { estimateTokens, type EvidenceRedaction, excerptAround, redactEvidence } from "./Evidence.js"
+import { mostSevereMatch } from "./RuleScan.js"
 import { boundaryTheme } from "./RulesPatterns.js"
 
 type Theme = "instruction_compliance" | "exfiltration"
@@ -142,8 +143,6 @@ const QUOTE_BEFORE = /["“‘'`«]\s{0,2}$/u
 const EXAMPLE_BEFORE =
   /\b(?:such as|for example|for instance|e\.g\.|like|phrases?|strings?|payloads?|attacks?|attackers?|malicious|injections?|jailbreaks?|examples?|called|known as|text reading|detect(?:s|ed|ing)?|block(?:s|ed|ing)?|flag(?:s|ged)?)\b[^.!?\n]{0,60}$/iu
 
-const MAX_MATCHES_PER_RULE = 16
-
 /** "Never paste keys into…", "do not send your password to…": a warning to the reader, not an instruction. */
 const NEGATED_BEFORE = /\b(?:never|not|don'?t|do not|must not|mustn'?t|won'?t|will never)\s+(?:\w+\s+){0,1}$/iu
 
@@ -167,25 +166,15 @@ interface Hit {
   readonly end: number
 }
 
+/** The most severe hit of one rule in the text (a rule's own severity, or `medium` when downgraded), or undefined. */
 const scan = (rule: ToolResultRule, text: string): Hit | undefined => {
-  const regex = rule.regex
-  regex.lastIndex = 0
-  let best: Hit | undefined
-  for (let n = 0; n < MAX_MATCHES_PER_RULE; n++) {
-    const m = regex.exec(text)
-    if (m === null) break
-    if (m[0].length === 0) {
-      regex.lastIndex++
-      continue
-    }
-    const severity: Concern["severity"] =
-      rule.severity !== "medium" && downgraded(text, m.index, m.index + m[0].length) ? "medium" : rule.severity
-    if (best === undefined || severityRank(severity) > severityRank(best.severity)) {
-      best = { rule, severity, start: m.index, end: m.index + m[0].length }
-      if (severity === rule.severity) break
-    }
-  }
-  return best
+  const match = mostSevereMatch(
+    rule.regex,
+    text,
+    (start, end) => (rule.severity !== "medium" && downgraded(text, start, end) ? "medium" : rule.severity),
+    (severity) => severity === rule.severity
+  )
+  return match === undefined ? undefined : { rule, ...match }
 }
 
 /** The agent's BOUNDARY value of each theme, by the rules judge's own theme detection. */
