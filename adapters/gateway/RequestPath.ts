@@ -1,0 +1,426 @@
+/**
+ * The request path (docs/architecture.md, "How a response flows", 1): it does only what must
+ * happen before forwarding: admit the request (`Admission.ts`: its Candor headers, exactly one
+ * credential, the unknown-key limit) and identify the agent, refuse a contained one (its own
+ * containment or its key's), refuse a request naming a scoped transaction (`X-Transaction-Id`) the
+ * agent has not open, evaluate the tool policy (the agent's, or the agent's narrowed by the open
+ * transaction the request names) against the tools the request declares (403 in `enforce` on a
+ * violation, else `X-Policy-Verdict` on the response), inject a pending nudge, decide whether to
+ * hold the response (non-streaming, with the agent's or the policy's mode `enforce`), and judge the
+ * tool results the request hands the model that the agent has not had judged (issue 28:
+ * `ToolResultScreening.ts`; each recorded as a `tool_result` checkpoint, a violation refused with
+ * 403 in `enforce`). The request body is read (`RequestBody.ts`: decoded, parsed) only when one of
+ * these needs it; a body whose bytes name no tool result is not parsed for them. An exchange that
+ * cannot be recorded at all is refused before the provider (503).
+ *
+ * The usual request is decided synchronously (`beforeRequestSync`: the agent's settings are a local
+ * copy, so no fiber and no promise per request); a contained agent, a pending nudge or a policy
+ * finding go through the effectful `beforeRequest`.
+ */
+import * as Effect from "effect/Effect"
+import type * as Clock from "effect/Clock"
+import { randomUUID } from "node:crypto"
+import {
+  type GatewayBlock,
+  policyBlockReason,
+  policyViolationEvent,
+  UNREADABLE_REQUEST_REASON
+} from "../../core/EventData.js"
+import { nudgedRecord } from "../../core/EnforcementRecords.js"
+import type { EventOccurrence } from "../../core/Events.js"
+import { appliedVerdict, policyEvaluator, type PolicyEvaluator, type PolicyVerdict } from "../../core/Policy.js"
+import { containmentErrorBody, containmentInForce } from "../../core/Containment.js"
+import { lookupTransaction, transactionErrorBody } from "../../core/ScopedTransaction.js"
+import type { Policy } from "../../core/schema/Policy.js"
+import type { AgentSettings, AgentState } from "../bus/AgentState.js"
+import type { SpanRecorder } from "../tracing/Tracing.js"
+import { parseTraceParent } from "../tracing/TraceParent.js"
+import { countContainedThrottled, countOverCap } from "../metrics/GatewayMetrics.js"
+import type { ProviderAdapter } from "../providers/Provider.js"
+import type { makeAdmission } from "./Admission.js"
+import type { ContainedRefusals } from "./ContainedRefusals.js"
+import { encodeBody } from "./ContentCoding.js"
+import type { EventPublisher } from "./EventPublisher.js"
+import type { Exchange } from "./ExchangeContext.js"
+import { type ExchangeTrace, newExchangeTrace } from "./ExchangeSpans.js"
+import { type InspectedRequest, jsonResponse, type RequestDecision } from "./Inspector.js"
+import { type PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
+import { unrecordableRefusal } from "./Recording.js"
+import {
+  POLICY_PASSED,
+  POLICY_VERDICT_HEADER,
+  policyBlocked,
+  policyUnreadable,
+  TOOL_RESULT_BLOCK_REASON,
+  toolResultBlocked,
+  toolResultsOverCap
+} from "./Refusals.js"
+import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
+import { holds, policyFor } from "./RequestDecision.js"
+import { nudgeCheckpoint } from "./ResponseEvent.js"
+import { type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
+import type { JudgedToolResult, ToolResultJudgingInput } from "./ToolResultJudging.js"
+import type { ToolResultMemory } from "./ToolResultMemory.js"
+import { hashedResults, judgePending, type Screened, screenResults } from "./ToolResultScreening.js"
+
+/** The plain request body parsed on first use, once for both paths (most requests never need it). */
+const lazyJson =
+  (bytes: Uint8Array): (() => unknown) =>
+  () =>
+    parseJsonBodyOnce(bytes)
+
+/**
+ * A request's policy evaluation in progress, by the request's bytes: the effectful path goes on from
+ * where the synchronous path's budget ran out, for the same policy object.
+ */
+const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
+
+const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
+
+export interface RequestPathOptions {
+  readonly admission: ReturnType<typeof makeAdmission>
+  readonly state: AgentState["Type"]
+  readonly clock: Clock.Clock
+  /** The span recorder when the process exports traces (ExchangeSpans.ts). */
+  readonly tracing: SpanRecorder | undefined
+  readonly toolCaps: ToolCaps
+  /** The tool results each agent already had judged (ToolResultMemory.ts). */
+  readonly toolResults: ToolResultMemory
+  readonly judgeToolResult: (input: ToolResultJudgingInput) => Effect.Effect<JudgedToolResult>
+  /** Costly policy evaluations, a slice per turn of the event loop (PolicySlices.ts). */
+  readonly slices: PolicySlices
+  /** A contained agent's refusals recorded a second (ContainedRefusals.ts). */
+  readonly refusalsRecorded: ContainedRefusals
+  readonly publisher: EventPublisher
+  /** A 403's enforcement record and announcement (Publication.ts). */
+  readonly blocked: (settings: AgentSettings, block: GatewayBlock) => Effect.Effect<void>
+  /** A catalogue event, off the caller's path (Publication.ts). */
+  readonly announce: (occurrence: EventOccurrence | undefined) => Effect.Effect<void>
+}
+
+export const makeRequestPath = ({
+  admission,
+  announce,
+  blocked,
+  clock,
+  judgeToolResult,
+  publisher,
+  refusalsRecorded,
+  slices,
+  state,
+  toolCaps,
+  toolResults,
+  tracing
+}: RequestPathOptions) => {
+  const { publish } = publisher
+
+  /** The exchange's trace notes, continuing the agent's `traceparent` (its body kept for the model, unless encoded). */
+  const traceOf = (request: InspectedRequest): ExchangeTrace =>
+    newExchangeTrace(
+      parseTraceParent(request.headers.traceparent),
+      request.url,
+      request.headers["content-encoding"] === undefined ? request.body : undefined,
+      request.startedAt
+    )
+
+  /**
+   * The request's policy evaluation: the one a previous call started for these bytes and this
+   * policy object, or a new one. Its own tenant's turn in `slices`: the organization, else the credential.
+   */
+  const evaluatorFor = (request: InspectedRequest, policy: Policy, make: () => PolicyEvaluator) => {
+    const started = evaluations.get(request.body)
+    // Already given the request path's budget once: whatever is left goes to the slices.
+    if (started !== undefined && started.policy === policy) return { evaluator: started.evaluator, budget: 0 }
+    const evaluator = make()
+    evaluations.set(request.body, { policy, evaluator })
+    return { evaluator, budget: SYNC_STEPS }
+  }
+  const unattributed = (request: InspectedRequest): RequestDecision => ({
+    forward: request.body,
+    context: undefined,
+    hold: false
+  })
+  /**
+   * An attributed request when its exchange could not be recorded: the publisher holds as many
+   * events as it may (the bus down past its buffer). Refused before the provider, 503 with
+   * `Retry-After`: never an answer without its checkpoint.
+   */
+  const unrecordable = (): RequestDecision | undefined =>
+    publisher.saturated() ? { respond: unrecordableRefusal() } : undefined
+
+  /**
+   * Whether a plain request carries tool results not yet judged for the agent (or one judged a
+   * violation, in `enforce`): then the effectful path judges them. A body whose bytes name no
+   * tool result is not parsed for them (a few byte searches).
+   */
+  const unjudged = (
+    adapter: ProviderAdapter,
+    bytes: Uint8Array,
+    json: () => unknown,
+    agentId: string,
+    settings: AgentSettings
+  ): boolean =>
+    adapter.mayCarryToolResults?.(bytes) === true &&
+    screenResults(toolResults, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
+
+  /**
+   * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
+   * no containment, no pending nudge, no policy finding to announce. Anything else returns
+   * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
+   * for the same state). The tools' first sightings are noted only once the request is known to pass.
+   */
+  const beforeRequestSync = (request: InspectedRequest): RequestDecision | undefined => {
+    const { nudgePending, peek } = state
+    if (peek === undefined || nudgePending === undefined) return undefined
+    const who = admission.admit(request)
+    if (who._tag === "refused") return { respond: who.response }
+    if (who._tag === "unattributed") return unattributed(request)
+    const refused = unrecordable()
+    if (refused !== undefined) return refused
+    const { adapter, agentId, now, transactionId } = who
+    const settings = peek(agentId)
+    if (settings.containment !== undefined || who.keyContainment !== undefined || nudgePending(agentId)) {
+      return undefined
+    }
+    const transaction =
+      transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+    // A transaction the copy cannot apply is refused (or looked up again) on the effectful path.
+    if (transaction !== undefined && transaction.kind !== "open") return undefined
+    // An encoded body (Content-Encoding) is decoded, off the thread, on the effectful path.
+    if (request.headers["content-encoding"] !== undefined && isEncoded(request.headers)) return undefined
+    const requestBody = lazyJson(request.body)
+    const policy = policyFor(settings, transaction)
+    let headers: Readonly<Record<string, string>> | undefined
+    if (policy !== undefined) {
+      const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+      if (tooMany !== undefined) return { respond: tooMany }
+      if (requestBody() === undefined && request.body.length > 0) return undefined
+      const tools = adapter.declaredTools(requestBody())
+      const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
+      if (overCap !== undefined) return { respond: overCap }
+      const { budget, evaluator } = evaluatorFor(request, policy, () =>
+        policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
+      )
+      const evaluation = evaluator.run(budget)
+      // Not done within the request path's budget: the effectful path goes on in slices.
+      if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
+      if (unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
+      state.noteTools(agentId, tools, now)
+      headers = POLICY_PASSED
+    }
+    if (policy === undefined && unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
+    const exchange: Exchange = {
+      adapter,
+      agentId,
+      agentName: who.agentName,
+      sessionId: who.sessionId,
+      keyHash: who.keyHash,
+      settings,
+      policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false },
+      trace: tracing === undefined ? undefined : traceOf(request)
+    }
+    const hold = holds(settings, policy) && !adapter.requestInfo(requestBody(), request.url).stream
+    return { forward: request.body, context: exchange, hold, headers }
+  }
+
+  const beforeRequest = (request: InspectedRequest): Effect.Effect<RequestDecision> =>
+    Effect.gen(function* () {
+      const fast = beforeRequestSync(request)
+      if (fast !== undefined) return fast
+      const who = admission.admit(request)
+      if (who._tag === "refused") return { respond: who.response }
+      if (who._tag === "unattributed") return unattributed(request)
+      const refused = unrecordable()
+      if (refused !== undefined) return refused
+      const { adapter, agentId, now, sessionId, transactionId } = who
+      let settings = yield* state.get(agentId)
+      let transaction =
+        transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+      // The copy may not have the transaction yet (opened a moment ago, the watch not there yet):
+      // the shared store is asked once before refusing. Unknown ids cost one KV read each.
+      if (transactionId !== undefined && transaction?.kind === "unknown" && state.refresh !== undefined) {
+        settings = yield* state.refresh(agentId)
+        transaction = lookupTransaction(settings.transactions, transactionId, now)
+      }
+      const containment = containmentInForce(settings.containment, who.keyContainment)
+      const block = (rule: GatewayBlock["rule"], reason: string) =>
+        blocked(settings, {
+          agentId,
+          sessionId,
+          provider: adapter.name,
+          rule,
+          reason,
+          checkpointId: null
+        })
+      if (containment !== undefined) {
+        // Past its refusals recorded a second, a contained agent is answered 429, counted, not recorded.
+        const wait = refusalsRecorded.take(agentId, now)
+        if (wait !== undefined) {
+          countContainedThrottled()
+          const response = jsonResponse(429, {
+            error: `agent ${agentId} is contained and calling too often; retry later`
+          })
+          return { respond: { ...response, headers: { ...response.headers, "retry-after": String(wait) } } }
+        }
+        const body = containmentErrorBody(agentId, containment.containment, containment.scope)
+        yield* block("containment", body.reason)
+        return { respond: jsonResponse(403, body) }
+      }
+      if (transactionId !== undefined && transaction !== undefined && transaction.kind !== "open") {
+        const body = transactionErrorBody(agentId, transactionId, transaction)
+        yield* block("transaction", body.reason)
+        return { respond: jsonResponse(403, body) }
+      }
+      // The request body is read (decoded, parsed) only when something depends on it (the fast path never does).
+      const body = new RequestBody(request.body, request.headers)
+      const policy = policyFor(settings, transaction)
+      let headers: Record<string, string> | undefined
+      let requestVerdict: PolicyVerdict = "pass"
+      let requestUnreadable = false
+      if (policy !== undefined) {
+        // A flood of tools is refused from the plain bytes before any parse (an encoded body is
+        // counted once decoded, below).
+        if (body.coding === "identity") {
+          const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+          if (tooMany !== undefined) return { respond: tooMany }
+        }
+        // Tools that cannot be read (a body undecodable or not JSON) cannot be checked: refused in
+        // `enforce` under `fail_open: false`; else forwarded, never as a pass (below).
+        requestUnreadable = yield* body.unreadable
+        if (requestUnreadable && !policy.defaults.fail_open && policy.defaults.enforcement_mode === "enforce") {
+          yield* block("policy", UNREADABLE_REQUEST_REASON)
+          return { respond: policyUnreadable }
+        }
+        const json = yield* body.json
+        const tools = adapter.declaredTools(json)
+        const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
+        if (overCap !== undefined) return { respond: overCap }
+        const { budget, evaluator } = evaluatorFor(request, policy, () =>
+          policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
+        )
+        const evaluation =
+          evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
+        state.noteTools(agentId, tools, now)
+        const mode = policy.defaults.enforcement_mode
+        requestVerdict = appliedVerdict(evaluation.verdict, mode)
+        // A passing request (the usual case) builds no event: no id, no date on the request path.
+        if (evaluation.verdict !== "pass") {
+          yield* announce(
+            policyViolationEvent(
+              { agentId, checkpointId: null, phase: "request", mode, evaluation },
+              randomUUID(),
+              settings.orgId ?? null,
+              new Date(now)
+            )
+          )
+        }
+        // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
+        if (requestVerdict === "fail") {
+          yield* block("policy", policyBlockReason(evaluation))
+          return { respond: policyBlocked(evaluation) }
+        }
+        if (evaluation.verdict === "fail") {
+          yield* Effect.logWarning("tool policy violated (warn mode: forwarded)").pipe(
+            Effect.annotateLogs({ agent_id: agentId, tools: evaluation.violations.map((v) => v.tool) })
+          )
+        }
+        if (requestUnreadable) {
+          // Forwarded under `fail_open`, but never as a pass: the client's header and the record say
+          // the tools went unchecked.
+          requestVerdict = "warn"
+          yield* Effect.logWarning("request tools unreadable (policy fails open: forwarded unchecked)").pipe(
+            Effect.annotateLogs({ agent_id: agentId })
+          )
+        }
+        headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
+      }
+      const plain = yield* body.plain
+      if (plain !== undefined && adapter.mayCarryToolResults?.(plain) === true) {
+        const json = yield* body.json
+        const enforce = settings.mode === "enforce"
+        const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), enforce)
+        const screened =
+          screen.kind === "judge"
+            ? yield* judgePending(
+                toolResults,
+                judgeToolResult,
+                publish,
+                {
+                  settings,
+                  agentId,
+                  agentName: who.agentName,
+                  sessionId,
+                  provider: adapter.name,
+                  model: adapter.requestInfo(json, request.url).model,
+                  tenant: settings.orgId ?? who.keyHash
+                },
+                screen
+              )
+            : screen.kind === "refuse"
+              ? screen
+              : NOTHING_LEFT
+        if (screened.kind === "refuse") {
+          yield* blocked(settings, {
+            agentId,
+            sessionId,
+            provider: adapter.name,
+            rule: "enforce",
+            reason: TOOL_RESULT_BLOCK_REASON,
+            checkpointId: screened.checkpointId
+          })
+          return { respond: toolResultBlocked(screened.checkpointId) }
+        }
+        if (screened.kind === "pass" && screened.left > 0) {
+          // More results than one request may have judged: in `enforce` the client is asked to
+          // retry (those judged are remembered, so each retry judges the next ones); else the
+          // rest are judged when a later request carries them again.
+          if (enforce) {
+            countOverCap("tool_results")
+            return { respond: toolResultsOverCap(screened.left) }
+          }
+          yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
+            Effect.annotateLogs({ agent_id: agentId, left: screened.left })
+          )
+        }
+      }
+      const exchange: Exchange = {
+        adapter,
+        agentId,
+        agentName: who.agentName,
+        sessionId,
+        keyHash: who.keyHash,
+        settings,
+        policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable },
+        trace: undefined
+      }
+      const nudge = yield* state.takeNudge(agentId)
+      let forward = request.body
+      if (nudge !== undefined) {
+        const json = yield* body.json
+        const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
+        // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
+        if (injected !== undefined) {
+          forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
+          yield* publish(agentId, {
+            type: "gateway.enforcement",
+            mode: settings.mode,
+            record: nudgedRecord(
+              { agentId, sessionId, mode: settings.mode, checkpointId: nudgeCheckpoint(nudge) },
+              randomUUID(),
+              new Date(clock.unsafeCurrentTimeMillis())
+            )
+          })
+        } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
+      }
+      const hold = holds(settings, policy) && !adapter.requestInfo(yield* body.json, request.url).stream
+      // Noted last: the decision (nudge and policy included) ends here.
+      return {
+        forward,
+        context: tracing === undefined ? exchange : { ...exchange, trace: traceOf(request) },
+        hold,
+        headers
+      }
+    })
+
+  return { beforeRequestSync, beforeRequest }
+}
