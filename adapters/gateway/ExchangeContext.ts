@@ -3,11 +3,10 @@
  * back on the response path: who the agent is, its settings at the time, and what the tool policy
  * said of the request.
  */
-import type { Policy } from "../../core/schema/Policy.js"
-import type { PolicyVerdict } from "../../core/Policy.js"
 import type { AgentSettings } from "../bus/AgentState.js"
 import type { ProviderAdapter } from "../providers/Provider.js"
 import type { ExchangeTrace } from "./ExchangeSpans.js"
+import type { RequestPolicy } from "./RequestDecision.js"
 
 /** What the request path learned, handed back on the response path. */
 export interface Exchange {
@@ -23,14 +22,7 @@ export interface Exchange {
   readonly keyHash: string
   readonly settings: AgentSettings
   /** The active policy and what `X-Policy-Verdict` said; undefined without an active policy. */
-  readonly policy:
-    | {
-        readonly policy: Policy
-        readonly requestVerdict: PolicyVerdict
-        /** The request's tools could not be read (a body undecodable or not JSON): forwarded unchecked. */
-        readonly requestUnreadable: boolean
-      }
-    | undefined
+  readonly policy: RequestPolicy | undefined
   /** What tracing notes of the exchange (ExchangeSpans.ts); undefined when the process exports no traces. */
   readonly trace: ExchangeTrace | undefined
 }

@@ -18,6 +18,7 @@
  * finding go through the effectful `beforeRequest`.
  */
 import * as Effect from "effect/Effect"
+import type { Mutable } from "effect/Types"
 import type * as Clock from "effect/Clock"
 import { randomUUID } from "node:crypto"
 import {
@@ -28,16 +29,16 @@ import {
 } from "../../core/EventData.js"
 import { nudgedRecord } from "../../core/EnforcementRecords.js"
 import type { EventOccurrence } from "../../core/Events.js"
-import { appliedVerdict, policyEvaluator, type PolicyEvaluator, type PolicyVerdict } from "../../core/Policy.js"
-import { containmentErrorBody, containmentInForce } from "../../core/Containment.js"
+import { policyEvaluator, type PolicyEvaluator } from "../../core/Policy.js"
+import { containmentErrorBody } from "../../core/Containment.js"
 import { lookupTransaction, transactionErrorBody } from "../../core/ScopedTransaction.js"
 import type { Policy } from "../../core/schema/Policy.js"
 import type { AgentSettings, AgentState } from "../bus/AgentState.js"
 import type { SpanRecorder } from "../tracing/Tracing.js"
 import { parseTraceParent } from "../tracing/TraceParent.js"
 import { countContainedThrottled, countOverCap } from "../metrics/GatewayMetrics.js"
-import type { ProviderAdapter } from "../providers/Provider.js"
-import type { makeAdmission } from "./Admission.js"
+import type { DeclaredTool, ProviderAdapter } from "../providers/Provider.js"
+import type { Admitted, makeAdmission } from "./Admission.js"
 import type { ContainedRefusals } from "./ContainedRefusals.js"
 import { encodeBody } from "./ContentCoding.js"
 import type { EventPublisher } from "./EventPublisher.js"
@@ -56,7 +57,7 @@ import {
   toolResultsOverCap
 } from "./Refusals.js"
 import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
-import { holds, policyFor } from "./RequestDecision.js"
+import { decideRequest, type RequestFacts, type RequestPolicy } from "./RequestDecision.js"
 import { nudgeCheckpoint } from "./ResponseEvent.js"
 import { type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import type { JudgedToolResult, ToolResultJudgingInput } from "./ToolResultJudging.js"
@@ -76,6 +77,14 @@ const lazyJson =
 const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
 
 const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
+
+/** `X-Policy-Verdict` of a request the policy let through; none without an active policy. */
+const verdictHeaders = (policy: RequestPolicy | undefined): Readonly<Record<string, string>> | undefined =>
+  policy === undefined
+    ? undefined
+    : policy.requestVerdict === "pass"
+      ? POLICY_PASSED
+      : { [POLICY_VERDICT_HEADER]: policy.requestVerdict }
 
 export interface RequestPathOptions {
   readonly admission: ReturnType<typeof makeAdmission>
@@ -164,10 +173,72 @@ export const makeRequestPath = ({
     screenResults(toolResults, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
 
   /**
+   * The tool results a request carries, screened against those the agent had judged, the new ones
+   * judged and recorded (ToolResultScreening.ts). A body whose bytes name no tool result is not
+   * parsed for them.
+   */
+  const screenToolResults = (
+    request: InspectedRequest,
+    body: RequestBody,
+    who: Admitted,
+    settings: AgentSettings
+  ): Effect.Effect<Screened> =>
+    Effect.gen(function* () {
+      const { adapter, agentId } = who
+      const plain = yield* body.plain
+      if (plain === undefined || adapter.mayCarryToolResults?.(plain) !== true) return NOTHING_LEFT
+      const json = yield* body.json
+      const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), settings.mode === "enforce")
+      if (screen.kind !== "judge") return screen.kind === "refuse" ? screen : NOTHING_LEFT
+      return yield* judgePending(
+        toolResults,
+        judgeToolResult,
+        publish,
+        {
+          settings,
+          agentId,
+          agentName: who.agentName,
+          sessionId: who.sessionId,
+          provider: adapter.name,
+          model: adapter.requestInfo(json, request.url).model,
+          tenant: settings.orgId ?? who.keyHash
+        },
+        screen
+      )
+    })
+
+  /** The body to forward: the client's, or with the agent's pending nudge injected (and its record published). */
+  const withNudge = (request: InspectedRequest, body: RequestBody, exchange: Exchange): Effect.Effect<Uint8Array> =>
+    Effect.gen(function* () {
+      const { adapter, agentId, sessionId, settings } = exchange
+      const nudge = yield* state.takeNudge(agentId)
+      if (nudge === undefined) return request.body
+      const json = yield* body.json
+      const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
+      if (injected === undefined) {
+        yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
+        return request.body
+      }
+      // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
+      const forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
+      yield* publish(agentId, {
+        type: "gateway.enforcement",
+        mode: settings.mode,
+        record: nudgedRecord(
+          { agentId, sessionId, mode: settings.mode, checkpointId: nudgeCheckpoint(nudge) },
+          randomUUID(),
+          new Date(clock.unsafeCurrentTimeMillis())
+        )
+      })
+      return forward
+    })
+
+  /**
    * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
-   * no containment, no pending nudge, no policy finding to announce. Anything else returns
-   * `undefined` before changing any state, and `beforeRequest` decides it (with the same result
-   * for the same state). The tools' first sightings are noted only once the request is known to pass.
+   * the decision (`decideRequest`) followed as far as it needs no effect: no containment, no pending
+   * nudge, no policy finding to announce, no tool result to judge. Anything else returns `undefined`
+   * before changing any state, and `beforeRequest` decides it (with the same result for the same
+   * state). The tools' first sightings are noted only once the request is known to pass.
    */
   const beforeRequestSync = (request: InspectedRequest): RequestDecision | undefined => {
     const { nudgePending, peek } = state
@@ -178,49 +249,71 @@ export const makeRequestPath = ({
     const refused = unrecordable()
     if (refused !== undefined) return refused
     const { adapter, agentId, now, transactionId } = who
-    const settings = peek(agentId)
-    if (settings.containment !== undefined || who.keyContainment !== undefined || nudgePending(agentId)) {
-      return undefined
-    }
-    const transaction =
-      transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
-    // A transaction the copy cannot apply is refused (or looked up again) on the effectful path.
-    if (transaction !== undefined && transaction.kind !== "open") return undefined
+    // A pending nudge is taken, and its injection recorded, on the effectful path.
+    if (nudgePending(agentId)) return undefined
     // An encoded body (Content-Encoding) is decoded, off the thread, on the effectful path.
     if (request.headers["content-encoding"] !== undefined && isEncoded(request.headers)) return undefined
+    const settings = peek(agentId)
+    const facts: Mutable<RequestFacts> = {
+      keyContainment: who.keyContainment,
+      transactionId,
+      transaction:
+        transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+    }
     const requestBody = lazyJson(request.body)
-    const policy = policyFor(settings, transaction)
-    let headers: Readonly<Record<string, string>> | undefined
-    if (policy !== undefined) {
-      const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
-      if (tooMany !== undefined) return { respond: tooMany }
-      if (requestBody() === undefined && request.body.length > 0) return undefined
-      const tools = adapter.declaredTools(requestBody())
-      const overCap = toolsOverCap(adapter.name, requestBody(), tools, toolCaps)
-      if (overCap !== undefined) return { respond: overCap }
-      const { budget, evaluator } = evaluatorFor(request, policy, () =>
-        policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
-      )
-      const evaluation = evaluator.run(budget)
-      // Not done within the request path's budget: the effectful path goes on in slices.
-      if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
-      if (unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
-      state.noteTools(agentId, tools, now)
-      headers = POLICY_PASSED
+    let tools: ReadonlyArray<DeclaredTool> | undefined
+    for (;;) {
+      const decision = decideRequest(settings, facts)
+      switch (decision._tag) {
+        case "ReadTools": {
+          const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+          if (tooMany !== undefined) return { respond: tooMany }
+          // Tools that cannot be read are refused or forwarded unchecked, recorded, on the effectful path.
+          if (requestBody() === undefined && request.body.length > 0) return undefined
+          facts.toolsUnreadable = false
+          break
+        }
+        case "EvaluateTools": {
+          const { policy } = decision
+          const declared = adapter.declaredTools(requestBody())
+          const overCap = toolsOverCap(adapter.name, requestBody(), declared, toolCaps)
+          if (overCap !== undefined) return { respond: overCap }
+          const { budget, evaluator } = evaluatorFor(request, policy, () =>
+            policyEvaluator(policy, settings.card, declared, state.toolsFirstSeen(agentId), new Date(now))
+          )
+          const evaluation = evaluator.run(budget)
+          // Not done within the request path's budget: the effectful path goes on in slices. A
+          // finding is announced there.
+          if (evaluation === undefined || evaluation.verdict !== "pass") return undefined
+          tools = declared
+          facts.evaluation = evaluation
+          break
+        }
+        case "ScreenToolResults":
+          if (unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
+          facts.toolResults = NOTHING_LEFT
+          break
+        case "Forward": {
+          if (tools !== undefined) state.noteTools(agentId, tools, now)
+          const exchange: Exchange = {
+            adapter,
+            agentId,
+            agentName: who.agentName,
+            sessionId: who.sessionId,
+            keyHash: who.keyHash,
+            settings,
+            policy: decision.policy,
+            trace: tracing === undefined ? undefined : traceOf(request)
+          }
+          const hold = decision.holdsAnswer && !adapter.requestInfo(requestBody(), request.url).stream
+          return { forward: request.body, context: exchange, hold, headers: verdictHeaders(decision.policy) }
+        }
+        default:
+          // A refusal is recorded (a contained agent's throttled) on the effectful path, and a
+          // transaction the copy cannot apply is looked up again there.
+          return undefined
+      }
     }
-    if (policy === undefined && unjudged(adapter, request.body, requestBody, agentId, settings)) return undefined
-    const exchange: Exchange = {
-      adapter,
-      agentId,
-      agentName: who.agentName,
-      sessionId: who.sessionId,
-      keyHash: who.keyHash,
-      settings,
-      policy: policy === undefined ? undefined : { policy, requestVerdict: "pass", requestUnreadable: false },
-      trace: tracing === undefined ? undefined : traceOf(request)
-    }
-    const hold = holds(settings, policy) && !adapter.requestInfo(requestBody(), request.url).stream
-    return { forward: request.body, context: exchange, hold, headers }
   }
 
   const beforeRequest = (request: InspectedRequest): Effect.Effect<RequestDecision> =>
@@ -242,183 +335,125 @@ export const makeRequestPath = ({
         settings = yield* state.refresh(agentId)
         transaction = lookupTransaction(settings.transactions, transactionId, now)
       }
-      const containment = containmentInForce(settings.containment, who.keyContainment)
-      const block = (rule: GatewayBlock["rule"], reason: string) =>
-        blocked(settings, {
-          agentId,
-          sessionId,
-          provider: adapter.name,
-          rule,
-          reason,
-          checkpointId: null
-        })
-      if (containment !== undefined) {
-        // Past its refusals recorded a second, a contained agent is answered 429, counted, not recorded.
-        const wait = refusalsRecorded.take(agentId, now)
-        if (wait !== undefined) {
-          countContainedThrottled()
-          const response = jsonResponse(429, {
-            error: `agent ${agentId} is contained and calling too often; retry later`
-          })
-          return { respond: { ...response, headers: { ...response.headers, "retry-after": String(wait) } } }
-        }
-        const body = containmentErrorBody(agentId, containment.containment, containment.scope)
-        yield* block("containment", body.reason)
-        return { respond: jsonResponse(403, body) }
-      }
-      if (transactionId !== undefined && transaction !== undefined && transaction.kind !== "open") {
-        const body = transactionErrorBody(agentId, transactionId, transaction)
-        yield* block("transaction", body.reason)
-        return { respond: jsonResponse(403, body) }
-      }
+      const block = (rule: GatewayBlock["rule"], reason: string, checkpointId: string | null = null) =>
+        blocked(settings, { agentId, sessionId, provider: adapter.name, rule, reason, checkpointId })
       // The request body is read (decoded, parsed) only when something depends on it (the fast path never does).
       const body = new RequestBody(request.body, request.headers)
-      const policy = policyFor(settings, transaction)
-      let headers: Record<string, string> | undefined
-      let requestVerdict: PolicyVerdict = "pass"
-      let requestUnreadable = false
-      if (policy !== undefined) {
-        // A flood of tools is refused from the plain bytes before any parse (an encoded body is
-        // counted once decoded, below).
-        if (body.coding === "identity") {
-          const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
-          if (tooMany !== undefined) return { respond: tooMany }
-        }
-        // Tools that cannot be read (a body undecodable or not JSON) cannot be checked: refused in
-        // `enforce` under `fail_open: false`; else forwarded, never as a pass (below).
-        requestUnreadable = yield* body.unreadable
-        if (requestUnreadable && !policy.defaults.fail_open && policy.defaults.enforcement_mode === "enforce") {
-          yield* block("policy", UNREADABLE_REQUEST_REASON)
-          return { respond: policyUnreadable }
-        }
-        const json = yield* body.json
-        const tools = adapter.declaredTools(json)
-        const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
-        if (overCap !== undefined) return { respond: overCap }
-        const { budget, evaluator } = evaluatorFor(request, policy, () =>
-          policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
-        )
-        const evaluation =
-          evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
-        state.noteTools(agentId, tools, now)
-        const mode = policy.defaults.enforcement_mode
-        requestVerdict = appliedVerdict(evaluation.verdict, mode)
-        // A passing request (the usual case) builds no event: no id, no date on the request path.
-        if (evaluation.verdict !== "pass") {
-          yield* announce(
-            policyViolationEvent(
-              { agentId, checkpointId: null, phase: "request", mode, evaluation },
-              randomUUID(),
-              settings.orgId ?? null,
-              new Date(now)
-            )
-          )
-        }
-        // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
-        if (requestVerdict === "fail") {
-          yield* block("policy", policyBlockReason(evaluation))
-          return { respond: policyBlocked(evaluation) }
-        }
-        if (evaluation.verdict === "fail") {
-          yield* Effect.logWarning("tool policy violated (warn mode: forwarded)").pipe(
-            Effect.annotateLogs({ agent_id: agentId, tools: evaluation.violations.map((v) => v.tool) })
-          )
-        }
-        if (requestUnreadable) {
-          // Forwarded under `fail_open`, but never as a pass: the client's header and the record say
-          // the tools went unchecked.
-          requestVerdict = "warn"
-          yield* Effect.logWarning("request tools unreadable (policy fails open: forwarded unchecked)").pipe(
-            Effect.annotateLogs({ agent_id: agentId })
-          )
-        }
-        headers = { [POLICY_VERDICT_HEADER]: requestVerdict }
-      }
-      const plain = yield* body.plain
-      if (plain !== undefined && adapter.mayCarryToolResults?.(plain) === true) {
-        const json = yield* body.json
-        const enforce = settings.mode === "enforce"
-        const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), enforce)
-        const screened =
-          screen.kind === "judge"
-            ? yield* judgePending(
-                toolResults,
-                judgeToolResult,
-                publish,
-                {
-                  settings,
-                  agentId,
-                  agentName: who.agentName,
-                  sessionId,
-                  provider: adapter.name,
-                  model: adapter.requestInfo(json, request.url).model,
-                  tenant: settings.orgId ?? who.keyHash
-                },
-                screen
-              )
-            : screen.kind === "refuse"
-              ? screen
-              : NOTHING_LEFT
-        if (screened.kind === "refuse") {
-          yield* blocked(settings, {
-            agentId,
-            sessionId,
-            provider: adapter.name,
-            rule: "enforce",
-            reason: TOOL_RESULT_BLOCK_REASON,
-            checkpointId: screened.checkpointId
-          })
-          return { respond: toolResultBlocked(screened.checkpointId) }
-        }
-        if (screened.kind === "pass" && screened.left > 0) {
-          // More results than one request may have judged: in `enforce` the client is asked to
-          // retry (those judged are remembered, so each retry judges the next ones); else the
-          // rest are judged when a later request carries them again.
-          if (enforce) {
-            countOverCap("tool_results")
-            return { respond: toolResultsOverCap(screened.left) }
+      const facts: Mutable<RequestFacts> = { keyContainment: who.keyContainment, transactionId, transaction }
+      for (;;) {
+        const decision = decideRequest(settings, facts)
+        switch (decision._tag) {
+          case "Contained": {
+            // Past its refusals recorded a second, a contained agent is answered 429, counted, not recorded.
+            const wait = refusalsRecorded.take(agentId, now)
+            if (wait !== undefined) {
+              countContainedThrottled()
+              const response = jsonResponse(429, {
+                error: `agent ${agentId} is contained and calling too often; retry later`
+              })
+              return { respond: { ...response, headers: { ...response.headers, "retry-after": String(wait) } } }
+            }
+            const { containment, scope } = decision.containment
+            const refusal = containmentErrorBody(agentId, containment, scope)
+            yield* block("containment", refusal.reason)
+            return { respond: jsonResponse(403, refusal) }
           }
-          yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
-            Effect.annotateLogs({ agent_id: agentId, left: screened.left })
-          )
-        }
-      }
-      const exchange: Exchange = {
-        adapter,
-        agentId,
-        agentName: who.agentName,
-        sessionId,
-        keyHash: who.keyHash,
-        settings,
-        policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable },
-        trace: undefined
-      }
-      const nudge = yield* state.takeNudge(agentId)
-      let forward = request.body
-      if (nudge !== undefined) {
-        const json = yield* body.json
-        const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
-        // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
-        if (injected !== undefined) {
-          forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
-          yield* publish(agentId, {
-            type: "gateway.enforcement",
-            mode: settings.mode,
-            record: nudgedRecord(
-              { agentId, sessionId, mode: settings.mode, checkpointId: nudgeCheckpoint(nudge) },
-              randomUUID(),
-              new Date(clock.unsafeCurrentTimeMillis())
+          case "TransactionNotOpen": {
+            const refusal = transactionErrorBody(agentId, decision.transactionId, decision.lookup)
+            yield* block("transaction", refusal.reason)
+            return { respond: jsonResponse(403, refusal) }
+          }
+          case "ReadTools":
+            // A flood of tools is refused from the plain bytes before any parse (an encoded body is
+            // counted once decoded, below).
+            if (body.coding === "identity") {
+              const tooMany = toolsOverCapBeforeParse(adapter.name, request.body, toolCaps)
+              if (tooMany !== undefined) return { respond: tooMany }
+            }
+            facts.toolsUnreadable = yield* body.unreadable
+            break
+          case "ToolsUnreadable":
+            yield* block("policy", UNREADABLE_REQUEST_REASON)
+            return { respond: policyUnreadable }
+          case "EvaluateTools": {
+            const { policy } = decision
+            const json = yield* body.json
+            const tools = adapter.declaredTools(json)
+            const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
+            if (overCap !== undefined) return { respond: overCap }
+            const { budget, evaluator } = evaluatorFor(request, policy, () =>
+              policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
             )
-          })
-        } else yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
-      }
-      const hold = holds(settings, policy) && !adapter.requestInfo(yield* body.json, request.url).stream
-      // Noted last: the decision (nudge and policy included) ends here.
-      return {
-        forward,
-        context: tracing === undefined ? exchange : { ...exchange, trace: traceOf(request) },
-        hold,
-        headers
+            const evaluation =
+              evaluator.run(budget) ?? (yield* slices.evaluate(settings.orgId ?? who.keyHash, evaluator.run))
+            state.noteTools(agentId, tools, now)
+            const mode = policy.defaults.enforcement_mode
+            // A passing request (the usual case) builds no event: no id, no date on the request path.
+            if (evaluation.verdict !== "pass") {
+              yield* announce(
+                policyViolationEvent(
+                  { agentId, checkpointId: null, phase: "request", mode, evaluation },
+                  randomUUID(),
+                  settings.orgId ?? null,
+                  new Date(now)
+                )
+              )
+            }
+            facts.evaluation = evaluation
+            break
+          }
+          // Blocked before the nudge is taken: a pending nudge waits for a request that goes out.
+          case "PolicyBlocked":
+            yield* block("policy", policyBlockReason(decision.evaluation))
+            return { respond: policyBlocked(decision.evaluation) }
+          case "ScreenToolResults": {
+            // The policy's findings on a request going out, logged before its tool results are screened.
+            if (facts.evaluation?.verdict === "fail") {
+              yield* Effect.logWarning("tool policy violated (warn mode: forwarded)").pipe(
+                Effect.annotateLogs({ agent_id: agentId, tools: facts.evaluation.violations.map((v) => v.tool) })
+              )
+            }
+            if (facts.toolsUnreadable === true) {
+              yield* Effect.logWarning("request tools unreadable (policy fails open: forwarded unchecked)").pipe(
+                Effect.annotateLogs({ agent_id: agentId })
+              )
+            }
+            facts.toolResults = yield* screenToolResults(request, body, who, settings)
+            break
+          }
+          case "ToolResultRefused":
+            yield* block("enforce", TOOL_RESULT_BLOCK_REASON, decision.checkpointId)
+            return { respond: toolResultBlocked(decision.checkpointId) }
+          case "ToolResultsOverCap":
+            countOverCap("tool_results")
+            return { respond: toolResultsOverCap(decision.left) }
+          case "Forward": {
+            if (decision.toolResultsLeft > 0) {
+              yield* Effect.logWarning("tool results left unjudged for a later request").pipe(
+                Effect.annotateLogs({ agent_id: agentId, left: decision.toolResultsLeft })
+              )
+            }
+            const exchange: Exchange = {
+              adapter,
+              agentId,
+              agentName: who.agentName,
+              sessionId,
+              keyHash: who.keyHash,
+              settings,
+              policy: decision.policy,
+              trace: undefined
+            }
+            const forward = yield* withNudge(request, body, exchange)
+            const hold = decision.holdsAnswer && !adapter.requestInfo(yield* body.json, request.url).stream
+            // Noted last: the decision (nudge and policy included) ends here.
+            return {
+              forward,
+              context: tracing === undefined ? exchange : { ...exchange, trace: traceOf(request) },
+              hold,
+              headers: verdictHeaders(decision.policy)
+            }
+          }
+        }
       }
     })
 
