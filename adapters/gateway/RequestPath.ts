@@ -27,25 +27,22 @@ import {
   policyViolationEvent,
   UNREADABLE_REQUEST_REASON
 } from "../../core/EventData.js"
-import { nudgedRecord } from "../../core/EnforcementRecords.js"
 import type { EventOccurrence } from "../../core/Events.js"
-import { policyEvaluator, type PolicyEvaluator } from "../../core/Policy.js"
+import { policyEvaluator } from "../../core/Policy.js"
 import { containmentErrorBody } from "../../core/Containment.js"
 import { lookupTransaction, transactionErrorBody } from "../../core/ScopedTransaction.js"
-import type { Policy } from "../../core/schema/Policy.js"
 import type { AgentSettings, AgentState } from "../bus/AgentState.js"
 import type { SpanRecorder } from "../tracing/Tracing.js"
 import { parseTraceParent } from "../tracing/TraceParent.js"
 import { countContainedThrottled, countOverCap } from "../metrics/GatewayMetrics.js"
-import type { DeclaredTool, ProviderAdapter } from "../providers/Provider.js"
-import type { Admitted, makeAdmission } from "./Admission.js"
+import type { DeclaredTool } from "../providers/Provider.js"
+import type { makeAdmission } from "./Admission.js"
 import type { ContainedRefusals } from "./ContainedRefusals.js"
-import { encodeBody } from "./ContentCoding.js"
 import type { EventPublisher } from "./EventPublisher.js"
 import type { Exchange } from "./ExchangeContext.js"
 import { type ExchangeTrace, newExchangeTrace } from "./ExchangeSpans.js"
 import { type InspectedRequest, jsonResponse, type RequestDecision } from "./Inspector.js"
-import { type PolicySlices, SYNC_STEPS } from "./PolicySlices.js"
+import { evaluatorFor, type PolicySlices } from "./PolicySlices.js"
 import { unrecordableRefusal } from "./Recording.js"
 import {
   POLICY_PASSED,
@@ -58,25 +55,17 @@ import {
 } from "./Refusals.js"
 import { isEncoded, parseJsonBodyOnce, RequestBody } from "./RequestBody.js"
 import { decideRequest, type RequestFacts, type RequestPolicy } from "./RequestDecision.js"
-import { nudgeCheckpoint } from "./ResponseEvent.js"
 import { type ToolCaps, toolsOverCap, toolsOverCapBeforeParse } from "./ToolCaps.js"
 import type { JudgedToolResult, ToolResultJudgingInput } from "./ToolResultJudging.js"
 import type { ToolResultMemory } from "./ToolResultMemory.js"
-import { hashedResults, judgePending, type Screened, screenResults } from "./ToolResultScreening.js"
+import { makeRequestScreening, NOTHING_LEFT } from "./ToolResultScreening.js"
+import { makeNudgeInjection } from "./NudgeInjection.js"
 
 /** The plain request body parsed on first use, once for both paths (most requests never need it). */
 const lazyJson =
   (bytes: Uint8Array): (() => unknown) =>
   () =>
     parseJsonBodyOnce(bytes)
-
-/**
- * A request's policy evaluation in progress, by the request's bytes: the effectful path goes on from
- * where the synchronous path's budget ran out, for the same policy object.
- */
-const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
-
-const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
 
 /** `X-Policy-Verdict` of a request the policy let through; none without an active policy. */
 const verdictHeaders = (policy: RequestPolicy | undefined): Readonly<Record<string, string>> | undefined =>
@@ -122,6 +111,8 @@ export const makeRequestPath = ({
   tracing
 }: RequestPathOptions) => {
   const { publish } = publisher
+  const { screenToolResults, unjudged } = makeRequestScreening(toolResults, judgeToolResult, publish)
+  const withNudge = makeNudgeInjection(state, publish, clock)
 
   /** The exchange's trace notes, continuing the agent's `traceparent` (its body kept for the model, unless encoded). */
   const traceOf = (request: InspectedRequest): ExchangeTrace =>
@@ -132,18 +123,6 @@ export const makeRequestPath = ({
       request.startedAt
     )
 
-  /**
-   * The request's policy evaluation: the one a previous call started for these bytes and this
-   * policy object, or a new one. Its own tenant's turn in `slices`: the organization, else the credential.
-   */
-  const evaluatorFor = (request: InspectedRequest, policy: Policy, make: () => PolicyEvaluator) => {
-    const started = evaluations.get(request.body)
-    // Already given the request path's budget once: whatever is left goes to the slices.
-    if (started !== undefined && started.policy === policy) return { evaluator: started.evaluator, budget: 0 }
-    const evaluator = make()
-    evaluations.set(request.body, { policy, evaluator })
-    return { evaluator, budget: SYNC_STEPS }
-  }
   const unattributed = (request: InspectedRequest): RequestDecision => ({
     forward: request.body,
     context: undefined,
@@ -156,82 +135,6 @@ export const makeRequestPath = ({
    */
   const unrecordable = (): RequestDecision | undefined =>
     publisher.saturated() ? { respond: unrecordableRefusal() } : undefined
-
-  /**
-   * Whether a plain request carries tool results not yet judged for the agent (or one judged a
-   * violation, in `enforce`): then the effectful path judges them. A body whose bytes name no
-   * tool result is not parsed for them (a few byte searches).
-   */
-  const unjudged = (
-    adapter: ProviderAdapter,
-    bytes: Uint8Array,
-    json: () => unknown,
-    agentId: string,
-    settings: AgentSettings
-  ): boolean =>
-    adapter.mayCarryToolResults?.(bytes) === true &&
-    screenResults(toolResults, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
-
-  /**
-   * The tool results a request carries, screened against those the agent had judged, the new ones
-   * judged and recorded (ToolResultScreening.ts). A body whose bytes name no tool result is not
-   * parsed for them.
-   */
-  const screenToolResults = (
-    request: InspectedRequest,
-    body: RequestBody,
-    who: Admitted,
-    settings: AgentSettings
-  ): Effect.Effect<Screened> =>
-    Effect.gen(function* () {
-      const { adapter, agentId } = who
-      const plain = yield* body.plain
-      if (plain === undefined || adapter.mayCarryToolResults?.(plain) !== true) return NOTHING_LEFT
-      const json = yield* body.json
-      const screen = screenResults(toolResults, agentId, hashedResults(adapter, json), settings.mode === "enforce")
-      if (screen.kind !== "judge") return screen.kind === "refuse" ? screen : NOTHING_LEFT
-      return yield* judgePending(
-        toolResults,
-        judgeToolResult,
-        publish,
-        {
-          settings,
-          agentId,
-          agentName: who.agentName,
-          sessionId: who.sessionId,
-          provider: adapter.name,
-          model: adapter.requestInfo(json, request.url).model,
-          tenant: settings.orgId ?? who.keyHash
-        },
-        screen
-      )
-    })
-
-  /** The body to forward: the client's, or with the agent's pending nudge injected (and its record published). */
-  const withNudge = (request: InspectedRequest, body: RequestBody, exchange: Exchange): Effect.Effect<Uint8Array> =>
-    Effect.gen(function* () {
-      const { adapter, agentId, sessionId, settings } = exchange
-      const nudge = yield* state.takeNudge(agentId)
-      if (nudge === undefined) return request.body
-      const json = yield* body.json
-      const injected = json === undefined ? undefined : adapter.injectNudge(json, nudge)
-      if (injected === undefined) {
-        yield* state.setNudge(agentId, nudge) // not a request we can rewrite: keep it for the next
-        return request.body
-      }
-      // An encoded body goes back upstream in its own coding, which its Content-Encoding still names.
-      const forward = yield* encodeBody(body.coding, Buffer.from(JSON.stringify(injected)))
-      yield* publish(agentId, {
-        type: "gateway.enforcement",
-        mode: settings.mode,
-        record: nudgedRecord(
-          { agentId, sessionId, mode: settings.mode, checkpointId: nudgeCheckpoint(nudge) },
-          randomUUID(),
-          new Date(clock.unsafeCurrentTimeMillis())
-        )
-      })
-      return forward
-    })
 
   /**
    * `beforeRequest` for the usual request, synchronously: the agent's settings from the local copy,
@@ -278,7 +181,7 @@ export const makeRequestPath = ({
           const declared = adapter.declaredTools(requestBody())
           const overCap = toolsOverCap(adapter.name, requestBody(), declared, toolCaps)
           if (overCap !== undefined) return { respond: overCap }
-          const { budget, evaluator } = evaluatorFor(request, policy, () =>
+          const { budget, evaluator } = evaluatorFor(request.body, policy, () =>
             policyEvaluator(policy, settings.card, declared, state.toolsFirstSeen(agentId), new Date(now))
           )
           const evaluation = evaluator.run(budget)
@@ -381,7 +284,7 @@ export const makeRequestPath = ({
             const tools = adapter.declaredTools(json)
             const overCap = toolsOverCap(adapter.name, json, tools, toolCaps)
             if (overCap !== undefined) return { respond: overCap }
-            const { budget, evaluator } = evaluatorFor(request, policy, () =>
+            const { budget, evaluator } = evaluatorFor(request.body, policy, () =>
               policyEvaluator(policy, settings.card, tools, state.toolsFirstSeen(agentId), new Date(now))
             )
             const evaluation =
