@@ -112,6 +112,9 @@ export type Decision =
 
 const TOOLS_UNREADABLE: Decision = { _tag: "ToolsUnreadable" }
 const SCREEN_TOOL_RESULTS: Decision = { _tag: "ScreenToolResults" }
+/** The usual request's decision (no policy, no result left), allocated once: the fast path allocates none. */
+const FORWARD_HELD: Decision = { _tag: "Forward", policy: undefined, holdsAnswer: true, toolResultsLeft: 0 }
+const FORWARD_NOT_HELD: Decision = { _tag: "Forward", policy: undefined, holdsAnswer: false, toolResultsLeft: 0 }
 
 /**
  * The next step of the request's decision from the agent's settings and the facts learned so far: a
@@ -151,6 +154,7 @@ export const decideRequest = (settings: AgentSettings, facts: RequestFacts): Dec
   // judged are remembered, so each retry judges the next ones); else the rest are judged when a
   // later request carries them again.
   if (screened.left > 0 && settings.mode === "enforce") return { _tag: "ToolResultsOverCap", left: screened.left }
+  if (policy === undefined && screened.left === 0) return holds(settings, policy) ? FORWARD_HELD : FORWARD_NOT_HELD
   return {
     _tag: "Forward",
     policy: policy === undefined ? undefined : { policy, requestVerdict, requestUnreadable },

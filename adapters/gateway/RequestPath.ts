@@ -161,7 +161,11 @@ export const makeRequestPath = ({
       keyContainment: who.keyContainment,
       transactionId,
       transaction:
-        transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now)
+        transactionId === undefined ? undefined : lookupTransaction(settings.transactions, transactionId, now),
+      // Every fact present from the start (undefined until learned): the object keeps one shape.
+      toolsUnreadable: undefined,
+      evaluation: undefined,
+      toolResults: undefined
     }
     const requestBody = lazyJson(request.body)
     let tools: ReadonlyArray<DeclaredTool> | undefined
