@@ -112,7 +112,7 @@ export type Decision =
 
 const TOOLS_UNREADABLE: Decision = { _tag: "ToolsUnreadable" }
 const SCREEN_TOOL_RESULTS: Decision = { _tag: "ScreenToolResults" }
-/** The usual request's decision (no policy, no result left), allocated once: the fast path allocates none. */
+/** The usual request's decision (no policy, no result left), allocated once rather than per request. */
 const FORWARD_HELD: Decision = { _tag: "Forward", policy: undefined, holdsAnswer: true, toolResultsLeft: 0 }
 const FORWARD_NOT_HELD: Decision = { _tag: "Forward", policy: undefined, holdsAnswer: false, toolResultsLeft: 0 }
 
