@@ -14,6 +14,8 @@
  * bench/PolicyMatch.ts measures 5 to 15 ns each on the bench machine.
  */
 import * as Effect from "effect/Effect"
+import type { PolicyEvaluator } from "../../core/Policy.js"
+import type { Policy } from "../../core/schema/Policy.js"
 import { policyEvaluationsSliced } from "../metrics/GatewayMetrics.js"
 
 /**
@@ -25,6 +27,25 @@ export const SYNC_STEPS = 100_000
 
 /** Steps per slice, one slice per turn of the event loop: about half a millisecond. */
 export const SLICE_STEPS = 50_000
+
+/**
+ * A request's policy evaluation in progress, by the request's bytes: the effectful path goes on from
+ * where the synchronous path's budget ran out, for the same policy object.
+ */
+const evaluations = new WeakMap<Uint8Array, { readonly policy: Policy; readonly evaluator: PolicyEvaluator }>()
+
+/**
+ * The request's policy evaluation: the one a previous call started for the request's bytes and this
+ * policy object, or a new one. Its own tenant's turn in `slices`: the organization, else the credential.
+ */
+export const evaluatorFor = (bytes: Uint8Array, policy: Policy, make: () => PolicyEvaluator) => {
+  const started = evaluations.get(bytes)
+  // Already given the request path's budget once: whatever is left goes to the slices.
+  if (started !== undefined && started.policy === policy) return { evaluator: started.evaluator, budget: 0 }
+  const evaluator = make()
+  evaluations.set(bytes, { policy, evaluator })
+  return { evaluator, budget: SYNC_STEPS }
+}
 
 interface Task {
   readonly step: (budget: number) => boolean

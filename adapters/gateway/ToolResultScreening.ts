@@ -19,6 +19,9 @@ import type { AgentSettings } from "../bus/AgentState.js"
 import { countToolResultJudged } from "../metrics/GatewayMetrics.js"
 import { sha256Hex } from "../providers/Identity.js"
 import type { ProviderAdapter, ToolResult } from "../providers/Provider.js"
+import type { Admitted } from "./Admission.js"
+import type { InspectedRequest } from "./Inspector.js"
+import type { RequestBody } from "./RequestBody.js"
 import type { JudgedToolResult, ToolResultJudgingInput } from "./ToolResultJudging.js"
 import type { ToolResultMemory } from "./ToolResultMemory.js"
 
@@ -136,3 +139,65 @@ export const judgePending = (
       ? { kind: "refuse", checkpointId: violation }
       : { kind: "pass", left: screen.left }
   })
+
+/** A request with no tool result left to judge. */
+export const NOTHING_LEFT: Screened = { kind: "pass", left: 0 }
+
+/** The request path's screening of tool results, over the agent's memory of judged results and the judge. */
+export const makeRequestScreening = (
+  memory: ToolResultMemory,
+  judge: (input: ToolResultJudgingInput) => Effect.Effect<JudgedToolResult>,
+  publish: (agentId: string, event: GatewayEvent) => Effect.Effect<void>
+) => {
+  /**
+   * Whether a plain request carries tool results not yet judged for the agent (or one judged a
+   * violation, in `enforce`): then the effectful path judges them. A body whose bytes name no
+   * tool result is not parsed for them (a few byte searches).
+   */
+  const unjudged = (
+    adapter: ProviderAdapter,
+    bytes: Uint8Array,
+    json: () => unknown,
+    agentId: string,
+    settings: AgentSettings
+  ): boolean =>
+    adapter.mayCarryToolResults?.(bytes) === true &&
+    screenResults(memory, agentId, hashedResults(adapter, json()), settings.mode === "enforce").kind !== "pass"
+
+  /**
+   * The tool results a request carries, screened against those the agent had judged, the new ones
+   * judged and recorded (the effectful path's). A body whose bytes name no tool result is not parsed
+   * for them.
+   */
+  const screenToolResults = (
+    request: InspectedRequest,
+    body: RequestBody,
+    who: Admitted,
+    settings: AgentSettings
+  ): Effect.Effect<Screened> =>
+    Effect.gen(function* () {
+      const { adapter, agentId } = who
+      const plain = yield* body.plain
+      if (plain === undefined || adapter.mayCarryToolResults?.(plain) !== true) return NOTHING_LEFT
+      const json = yield* body.json
+      const screen = screenResults(memory, agentId, hashedResults(adapter, json), settings.mode === "enforce")
+      if (screen.kind !== "judge") return screen.kind === "refuse" ? screen : NOTHING_LEFT
+      return yield* judgePending(
+        memory,
+        judge,
+        publish,
+        {
+          settings,
+          agentId,
+          agentName: who.agentName,
+          sessionId: who.sessionId,
+          provider: adapter.name,
+          model: adapter.requestInfo(json, request.url).model,
+          tenant: settings.orgId ?? who.keyHash
+        },
+        screen
+      )
+    })
+
+  return { screenToolResults, unjudged }
+}
