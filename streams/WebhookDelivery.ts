@@ -50,18 +50,21 @@ export const deliverWebhook = (item: OutboxItem): Effect.Effect<void, unknown, S
     const { delivery_id, sequence } = yield* decodeItem(item)
     const repo = yield* WebhookRepo
     const sender = yield* WebhookSender
-    const delivery = yield* repo.deliveryToSend(delivery_id)
-    // Redelivered since (a newer sequence), already done, or gone: nothing for this item to do.
-    if (delivery === undefined || delivery.sequence !== sequence || delivery.status !== "pending") return
     const now = new Date(yield* Clock.currentTimeMillis)
-    const endpoint = yield* repo.find(delivery.endpoint_id)
-    if (endpoint === undefined || !endpoint.is_active) {
+    // The delivery, its endpoint and the secrets that sign now, in one statement.
+    const context = yield* repo.attemptContext(delivery_id, sequence, now)
+    // Redelivered since (a newer sequence), already done, or gone: nothing for this item to do.
+    if (context === undefined) return
+    const { delivery } = context
+    if (context._tag !== "Send") {
       const reason =
-        endpoint === undefined ? "endpoint deleted" : `endpoint disabled: ${endpoint.disabled_reason ?? "inactive"}`
+        context._tag === "EndpointDeleted"
+          ? "endpoint deleted"
+          : `endpoint disabled: ${context.endpoint.disabled_reason ?? "inactive"}`
       yield* repo.abandon(delivery_id, sequence, reason, now)
       return yield* recordDelivery(delivery.event_type, "failed", undefined)
     }
-    const secrets = yield* repo.secrets(endpoint.endpoint_id, now)
+    const { endpoint, secrets } = context
     const attempt = delivery.attempts + 1
     const started = yield* Clock.currentTimeMillis
     const result = yield* Effect.either(
@@ -85,7 +88,7 @@ export const deliverWebhook = (item: OutboxItem): Effect.Effect<void, unknown, S
         at
       })
       // Only a count to reset costs a statement: most successes follow successes. (A failure of a
-      // concurrent delivery after `find` stays counted until the next success: one more, never fewer.)
+      // concurrent delivery after this read stays counted until the next success: one more, never fewer.)
       if (endpoint.consecutive_failures > 0) yield* repo.endpointAttempt(endpoint.endpoint_id, true, "", at)
       return yield* recordDelivery(delivery.event_type, "delivered", latency)
     }

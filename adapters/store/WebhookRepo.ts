@@ -3,8 +3,8 @@
  *
  * An endpoint belongs to an organization or to an agent (`EndpointOwner`); every read and change
  * through the API names its owner, so an endpoint of another owner is simply not found. Secrets are
- * sealed before they reach SQL (WebhookSecrets.ts) and opened only to sign (`secrets`); the listing
- * types here never carry them.
+ * sealed before they reach SQL (WebhookSecrets.ts) and opened only to sign (`secrets`, and
+ * `attemptContext` for the delivery relay); the listing types here never carry them.
  *
  * A delivery is one endpoint and one event (unique), holding the envelope it sends. Everything runs
  * in the caller's transaction when there is one: the fan-out stores the deliveries with their outbox
@@ -88,6 +88,22 @@ export interface DeliveryToSend extends WebhookDeliveryRecord {
   readonly envelope: WebhookEnvelope
 }
 
+/**
+ * What an attempt of a delivery needs, read in one statement (`attemptContext`): the delivery with
+ * its endpoint and the secrets that sign now; or, when the endpoint was deleted or is disabled, the
+ * delivery alone to end as failed (its secrets are then not opened).
+ */
+export type AttemptContext =
+  | {
+      readonly _tag: "Send"
+      readonly delivery: DeliveryToSend
+      readonly endpoint: WebhookEndpoint
+      /** The current secret first, then the previous one while it lives (as `secrets`). */
+      readonly secrets: ReadonlyArray<string>
+    }
+  | { readonly _tag: "EndpointDeleted"; readonly delivery: DeliveryToSend }
+  | { readonly _tag: "EndpointDisabled"; readonly delivery: DeliveryToSend; readonly endpoint: WebhookEndpoint }
+
 export interface DeliveryQuery {
   readonly endpoint_id?: string | undefined
   readonly status?: DeliveryStatus | undefined
@@ -129,7 +145,7 @@ export class WebhookRepo extends Context.Tag("candor/adapters/store/WebhookRepo"
     /** Oldest first. */
     readonly list: (owner: EndpointOwner) => Effect.Effect<ReadonlyArray<WebhookEndpoint>, StoreError>
     readonly get: (owner: EndpointOwner, endpointId: string) => Effect.Effect<WebhookEndpoint | undefined, StoreError>
-    /** Whoever owns it (the delivery relay). */
+    /** Whoever owns it. */
     readonly find: (endpointId: string) => Effect.Effect<WebhookEndpoint | undefined, StoreError>
     /** `is_active: true` also clears `disabled_reason` and the failure count. */
     readonly update: (
@@ -178,6 +194,16 @@ export class WebhookRepo extends Context.Tag("candor/adapters/store/WebhookRepo"
       deliveryId: string
     ) => Effect.Effect<WebhookDeliveryRecord | undefined, StoreError>
     readonly deliveryToSend: (deliveryId: string) => Effect.Effect<DeliveryToSend | undefined, StoreError>
+    /**
+     * The delivery relay's read for one attempt (one statement): undefined unless the delivery is
+     * pending at `sequence` (redelivered since, done, or unknown: nothing to send); else its endpoint
+     * and the secrets that sign at `now`.
+     */
+    readonly attemptContext: (
+      deliveryId: string,
+      sequence: number,
+      now: Date
+    ) => Effect.Effect<AttemptContext | undefined, StoreError>
     /** Records an attempt of `sequence` (nothing when the delivery has moved on to another). */
     readonly recordAttempt: (
       deliveryId: string,
@@ -234,6 +260,18 @@ interface EndpointRow {
 const ENDPOINT_COLUMNS = `registration_id, org_id, agent_id, callback_url, description, events, agent_ids, active,
   disabled_reason, consecutive_failures, previous_secret_expires_at, created_at, updated_at`
 
+/** The columns a delivery is signed from (`secrets`, `attemptContext`), opened only to sign. */
+interface SecretRow {
+  readonly registration_id: string
+  readonly secret_sealed: string | null
+  readonly legacy_secret: string | null
+  readonly previous_secret_sealed: string | null
+  readonly previous_secret_expires_at: unknown
+}
+
+const SECRET_COLUMNS =
+  "registration_id, secret_sealed, legacy_secret, previous_secret_sealed, previous_secret_expires_at"
+
 const ownerOf = (row: { readonly org_id: string | null; readonly agent_id: string | null }): EndpointOwner =>
   row.org_id !== null ? orgEndpointOwner(row.org_id) : agentEndpointOwner(row.agent_id ?? "")
 
@@ -251,6 +289,17 @@ const endpointOf = (row: EndpointRow): WebhookEndpoint => ({
   created_at: toIso(row.created_at),
   updated_at: toIso(row.updated_at)
 })
+
+/**
+ * A delivery joined with its endpoint (`attemptContext`): the endpoint's columns, with its timestamps
+ * renamed, or only a null `registration_id` when the endpoint was deleted. The delivery's columns
+ * are decoded with its schema; the envelope is passed on as stored.
+ */
+type AttemptRow = { readonly envelope: WebhookEnvelope } & (
+  | { readonly registration_id: null }
+  | (Omit<EndpointRow, "created_at" | "updated_at"> &
+      SecretRow & { readonly endpoint_created_at: unknown; readonly endpoint_updated_at: unknown })
+)
 
 const DELIVERY_COLUMNS = `delivery_id, endpoint_id, event_id, event_type, status, attempts, last_status, last_error,
   next_attempt_at, created_at, delivered_at, latency_ms, sequence`
@@ -347,24 +396,25 @@ export const make = Effect.gen(function* () {
       Effect.mapError((cause) => new StoreError({ operation: "webhooks.rotate", cause }))
     )
 
-  const secrets: WebhookRepo["Type"]["secrets"] = (endpointId, now) =>
-    Effect.gen(function* () {
-      const [row] = yield* sql<{
-        registration_id: string
-        secret_sealed: string | null
-        legacy_secret: string | null
-        previous_secret_sealed: string | null
-        previous_secret_expires_at: unknown
-      }>`select registration_id, secret_sealed, legacy_secret, previous_secret_sealed, previous_secret_expires_at
-         from webhooks where registration_id = ${endpointId}`
-      if (row === undefined) return []
-      const current = yield* openWebhookSecret(keys.all, row)
+  /** The secrets of a row that sign at `now`: the current one, then the previous one while it lives. */
+  const openSecrets = (row: SecretRow, now: Date) =>
+    Effect.map(openWebhookSecret(keys.all, row), (current) => {
       const previousLives =
         row.previous_secret_sealed !== null &&
         row.previous_secret_expires_at !== null &&
         Date.parse(toIso(row.previous_secret_expires_at)) > now.getTime()
-      const previous = previousLives ? openPreviousSecret(keys.all, endpointId, row.previous_secret_sealed!) : undefined
+      const previous = previousLives
+        ? openPreviousSecret(keys.all, row.registration_id, row.previous_secret_sealed!)
+        : undefined
       return previous === undefined ? [current] : [current, previous]
+    })
+
+  const secrets: WebhookRepo["Type"]["secrets"] = (endpointId, now) =>
+    Effect.gen(function* () {
+      const [row] = yield* sql<SecretRow>`select ${sql.literal(SECRET_COLUMNS)}
+         from webhooks where registration_id = ${endpointId}`
+      if (row === undefined) return []
+      return yield* openSecrets(row, now)
     }).pipe(Effect.mapError((cause) => new StoreError({ operation: "webhooks.secrets", cause })))
 
   const candidates: WebhookRepo["Type"]["candidates"] = ({ agent_id: agentId, org_id: eventOrg }) =>
@@ -458,6 +508,33 @@ export const make = Effect.gen(function* () {
       storeError("webhooks.deliveryToSend")
     )
 
+  const attemptContext: WebhookRepo["Type"]["attemptContext"] = (deliveryId, sequence, now) =>
+    Effect.gen(function* () {
+      // The delivery and its endpoint's row in one statement per attempt; no foreign key ties them,
+      // so a deleted endpoint leaves its columns null. Only `created_at` is in both tables: the
+      // endpoint's timestamps are renamed.
+      const rows = yield* sql<AttemptRow>`
+        select d.delivery_id, d.endpoint_id, d.event_id, d.event_type, d.status, d.attempts, d.last_status,
+          d.last_error, d.next_attempt_at, d.created_at, d.delivered_at, d.latency_ms, d.sequence, d.envelope,
+          w.registration_id, w.org_id, w.agent_id, w.callback_url, w.description, w.events, w.agent_ids, w.active,
+          w.disabled_reason, w.consecutive_failures, w.previous_secret_expires_at,
+          w.created_at as endpoint_created_at, w.updated_at as endpoint_updated_at,
+          w.secret_sealed, w.legacy_secret, w.previous_secret_sealed
+        from webhook_deliveries d left join webhooks w on w.registration_id = d.endpoint_id
+        where d.delivery_id = ${deliveryId} and d.sequence = ${sequence} and d.status = 'pending'`
+      const [row] = rows
+      const decoded = yield* decodeDelivery(rows)
+      if (row === undefined || decoded === undefined) return undefined
+      // The envelope passed on as stored, as `deliveryToSend` does.
+      const delivery: DeliveryToSend = { ...decoded, envelope: row.envelope }
+      if (row.registration_id === null) return { _tag: "EndpointDeleted", delivery } as const
+      const endpoint = endpointOf({ ...row, created_at: row.endpoint_created_at, updated_at: row.endpoint_updated_at })
+      if (!endpoint.is_active) return { _tag: "EndpointDisabled", delivery, endpoint } as const
+      // Opened only for an attempt that signs: a deleted or disabled endpoint's delivery ends without them.
+      const secrets = yield* openSecrets(row, now)
+      return { _tag: "Send", delivery, endpoint, secrets } as const
+    }).pipe(Effect.mapError((cause) => new StoreError({ operation: "webhooks.attemptContext", cause })))
+
   const recordAttempt: WebhookRepo["Type"]["recordAttempt"] = (deliveryId, sequence, outcome) =>
     sql`update webhook_deliveries set status = ${outcome.status}, attempts = attempts + 1,
         last_status = ${outcome.last_status}, last_error = ${outcome.last_error}, latency_ms = ${outcome.latency_ms},
@@ -520,6 +597,7 @@ export const make = Effect.gen(function* () {
     deliveries,
     delivery,
     deliveryToSend,
+    attemptContext,
     recordAttempt,
     abandon,
     endpointAttempt,

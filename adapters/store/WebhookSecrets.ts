@@ -2,7 +2,7 @@
  * Webhook endpoint signing secrets at rest: sealed under the active key-encryption key
  * (core/SecretBox.ts) before they reach SQL, bound to their endpoint id (the `registration_id`
  * column, a name kept from migration 0002) so a sealed value copied to another row does not open
- * there, and opened only when a delivery is signed (WebhookRepo.ts, `secrets`). Rows stored before
+ * there, and opened only when a delivery is signed (WebhookRepo.ts, `secrets` and `attemptContext`). Rows stored before
  * migration 0010 still hold a clear `legacy_secret`: `sealLegacySecrets` seals them when a process
  * opens the store, and until then they are read as they are.
  *

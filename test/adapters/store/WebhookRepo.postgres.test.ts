@@ -8,7 +8,7 @@ import * as SqlStore from "../../../adapters/store/SqlStore.js"
 import { migrated } from "../../../adapters/store/StoreDatabase.js"
 import { describeIntegration } from "../../support/Integration.js"
 import { throwawayDatabase } from "../../support/Postgres.js"
-import { endpointsAndDeliveries, legacyEventNamesFolded } from "./WebhookRepoCases.js"
+import { attemptContextRead, endpointsAndDeliveries, legacyEventNamesFolded } from "./WebhookRepoCases.js"
 
 const onThrowaway = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
@@ -24,6 +24,11 @@ describeIntegration("postgres", "WebhookRepo (PostgreSQL)", () => {
   it.scoped("endpoints, candidates, deliveries, redelivery, disabling", () => onThrowaway(endpointsAndDeliveries), {
     timeout: 60_000
   })
+  it.scoped(
+    "the delivery relay's read: delivery, endpoint and live secrets in one statement",
+    () => onThrowaway(attemptContextRead),
+    { timeout: 60_000 }
+  )
   it.scoped(
     "migration 0011 folds the older event names into the catalogue's",
     () => onThrowaway(legacyEventNamesFolded),

@@ -2,8 +2,8 @@
  * The webhook repository's cases, run on PGlite (WebhookRepo.pglite.test.ts) and PostgreSQL
  * (WebhookRepo.postgres.test.ts): endpoints scoped to their owner, the fan-out's candidates
  * (organization of the agent, the agent's own, active only), one delivery per endpoint and event,
- * delivery pages and redelivery, disabling at 100 failures, and migration 0011's folding of the
- * older registrations' event names.
+ * delivery pages and redelivery, disabling at 100 failures, the delivery relay's read of an attempt,
+ * and migration 0011's folding of the older registrations' event names.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
@@ -103,6 +103,88 @@ export const endpointsAndDeliveries = Effect.gen(function* () {
   expect(yield* repo.remove(org, orgEndpoint.endpoint_id)).toBeUndefined()
   // The deleted endpoint's deliveries stay on record.
   expect((yield* repo.deliveries(org, { limit: 20, offset: 0 })).total).toBe(1)
+})
+
+/**
+ * The delivery relay's one read per attempt: a pending delivery with its endpoint and the secrets
+ * that sign now (both during a rotation's grace period), a disabled or deleted endpoint's delivery
+ * without secrets, and nothing for a delivery that is done, of another sequence or unknown.
+ */
+export const attemptContextRead = Effect.gen(function* () {
+  const repo = yield* WebhookRepo
+  const sql = yield* SqlClient.SqlClient
+  const org = orgEndpointOwner("org_ctx")
+  const DAY = 86_400_000
+  const rotating = yield* repo.create(org, fields("https://ctx.example/rotating"), "whsec_first", at)
+  yield* repo.rotate(org, rotating.endpoint_id, "whsec_second", new Date(at.getTime() + DAY), at)
+  const disabled = yield* repo.create(org, fields("https://ctx.example/disabled"), "whsec_disabled", at)
+  const deleted = yield* repo.create(org, fields("https://ctx.example/deleted"), "whsec_deleted", at)
+  const subscriber = (endpoint: { readonly endpoint_id: string }) => ({
+    endpoint_id: endpoint.endpoint_id,
+    owner: org,
+    event_types: [],
+    agent_ids: []
+  })
+  const envelope = event(undefined, "org_ctx", "ctx")
+  const added = yield* repo.addDeliveries(
+    [{ envelope, subscribers: [subscriber(rotating), subscriber(disabled), subscriber(deleted)] }],
+    at
+  )
+  const deliveryTo = (endpoint: { readonly endpoint_id: string }) =>
+    added.find((delivery) => delivery.endpoint_id === endpoint.endpoint_id)!.delivery_id
+
+  // Pending, with both secrets while the rotated one lives, then the current one alone.
+  const sending = yield* repo.attemptContext(deliveryTo(rotating), 1, at)
+  expect(sending?._tag).toBe("Send")
+  if (sending?._tag !== "Send") return
+  expect(sending.secrets).toEqual(["whsec_second", "whsec_first"])
+  expect(sending.endpoint).toEqual(yield* repo.find(rotating.endpoint_id))
+  expect(sending.delivery).toEqual(yield* repo.deliveryToSend(deliveryTo(rotating)))
+  expect(sending.delivery).toMatchObject({ status: "pending", sequence: 1, attempts: 0, event_id: envelope.id })
+  // The envelope as stored (jsonb's key order), byte for byte what `deliveryToSend` hands the signer.
+  expect(sending.delivery.envelope).toEqual(envelope)
+  expect(JSON.stringify(sending.delivery.envelope)).toBe(
+    JSON.stringify((yield* repo.deliveryToSend(deliveryTo(rotating)))?.envelope)
+  )
+  const later = yield* repo.attemptContext(deliveryTo(rotating), 1, new Date(at.getTime() + DAY + 1))
+  expect(later?._tag === "Send" ? later.secrets : undefined).toEqual(["whsec_second"])
+
+  // A disabled endpoint: its reason, and its secrets not opened (one that no longer opens does not fail the read).
+  yield* repo.update(org, disabled.endpoint_id, { is_active: false }, at)
+  yield* sql`update webhooks set secret_sealed = 'not-a-sealed-value'
+    where registration_id = ${disabled.endpoint_id}`.pipe(Effect.orDie)
+  const toDisabled = yield* repo.attemptContext(deliveryTo(disabled), 1, at)
+  expect(toDisabled).toMatchObject({
+    _tag: "EndpointDisabled",
+    delivery: { delivery_id: deliveryTo(disabled), endpoint_id: disabled.endpoint_id },
+    endpoint: { endpoint_id: disabled.endpoint_id, is_active: false, disabled_reason: "disabled through the API" }
+  })
+  expect(toDisabled).not.toHaveProperty("secrets")
+
+  // A deleted endpoint: the delivery alone.
+  yield* repo.remove(org, deleted.endpoint_id)
+  const toDeleted = yield* repo.attemptContext(deliveryTo(deleted), 1, at)
+  expect(toDeleted).toMatchObject({ _tag: "EndpointDeleted", delivery: { delivery_id: deliveryTo(deleted) } })
+  expect(toDeleted).not.toHaveProperty("endpoint")
+
+  // Done, of an earlier or later sequence, unknown: nothing.
+  yield* repo.recordAttempt(deliveryTo(rotating), 1, {
+    status: "delivered",
+    last_status: 200,
+    last_error: null,
+    latency_ms: 5,
+    next_attempt_at: null,
+    at
+  })
+  expect(yield* repo.attemptContext(deliveryTo(rotating), 1, at)).toBeUndefined()
+  yield* repo.redeliver(org, deliveryTo(rotating), at)
+  expect(yield* repo.attemptContext(deliveryTo(rotating), 1, at)).toBeUndefined()
+  expect(yield* repo.attemptContext(deliveryTo(rotating), 3, at)).toBeUndefined()
+  expect(yield* repo.attemptContext(deliveryTo(rotating), 2, at)).toMatchObject({
+    _tag: "Send",
+    delivery: { sequence: 2, status: "pending" }
+  })
+  expect(yield* repo.attemptContext("whd-unknown", 1, at)).toBeUndefined()
 })
 
 export const legacyEventNamesFolded = Effect.gen(function* () {
