@@ -1045,7 +1045,6 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           reason: decision.reason.slice(0, APPROVAL_REASON_MAX),
           timeout_seconds: decision.timeoutSeconds
         })
-        const named = { approval_id: approval.approval_id }
         let progress = 0
         const progressing =
           !streaming || token === undefined
@@ -1081,7 +1080,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
               : outcome === "expired"
                 ? `the call to tool ${call.tool} was not approved by ${approval.expires_at}`
                 : `the approval of the call to tool ${call.tool} was cancelled`,
-            { ...named, status: outcome }
+            { approval_id: approval.approval_id, status: outcome }
           )
         )
       }).pipe(
@@ -1089,6 +1088,12 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
           Effect.sync(() =>
             answer(refuse(`the call waits for a person's approval, which could not be requested: ${error.reason}`))
           )
+        ),
+        // A defect never leaves the client waiting, nor lets the call through: it is refused.
+        Effect.tapErrorCause(() =>
+          Effect.sync(() => {
+            if (!answered) answer(refuse(`the call to tool ${call.tool} could not be held for approval`))
+          })
         ),
         Effect.ensuring(Effect.sync(release))
       )
