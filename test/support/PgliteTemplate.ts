@@ -26,7 +26,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createHash } from "node:crypto"
-import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Migrations from "../../adapters/store/Migrations.js"
@@ -81,6 +81,31 @@ const migratedTemplate = (): Promise<Blob> => {
   })()
   return template
 }
+
+/**
+ * The migrated template written out as a database directory (what `PgliteClient.layer({ dataDir })`
+ * opens as an existing database, skipping initdb): for the tests of the embedded default's files on
+ * disk, where initdb on the real file system takes several seconds. The dump is a plain tar
+ * (`dumpDataDir("none")`): 512-byte headers, each file's bytes padded to 512.
+ */
+export const writeTemplateTo = (dir: string): Effect.Effect<void> =>
+  Effect.promise(async () => {
+    const tar = new Uint8Array(await (await migratedTemplate()).arrayBuffer())
+    const field = (at: number, length: number) =>
+      new TextDecoder().decode(tar.subarray(at, at + length)).replace(/\0.*$/s, "")
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
+      const prefix = field(at + 257, 5) === "ustar" ? field(at + 345, 155) : ""
+      const name = prefix === "" ? field(at, 100) : `${prefix}/${field(at, 100)}`
+      const size = Number.parseInt(field(at + 124, 12).trim() || "0", 8)
+      const mode = Number.parseInt(field(at + 100, 8).trim() || "600", 8)
+      const type = field(at + 156, 1)
+      const path = join(dir, name)
+      if (type === "5") mkdirSync(path, { recursive: true, mode })
+      else if (type === "0" || type === "") writeFileSync(path, tar.subarray(at + 512, at + 512 + size), { mode })
+      at += 512 + Math.ceil(size / 512) * 512
+    }
+  })
 
 /**
  * PGlite's WebAssembly modules and file bundle, compiled and read once per module graph: PGlite
