@@ -9,7 +9,6 @@ import { describe, expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as KeyRepo from "../../adapters/store/KeyRepo.js"
-import * as PgliteClient from "../../adapters/store/PgliteClient.js"
 import * as ProofRepo from "../../adapters/store/ProofRepo.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import { Store } from "../../adapters/store/Store.js"
@@ -18,11 +17,12 @@ import { verifyCertificate } from "../../core/Certificate.js"
 import { generateSigningKey } from "../../core/Signing.js"
 import { fresh, makeInputs, resolveKey, uniqueId } from "../adapters/store/Fixtures.js"
 import * as Postgres from "../support/Postgres.js"
+import { pgliteFromTemplate } from "../support/PgliteTemplate.js"
 import { layerIntegration } from "../support/Integration.js"
 import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
 
 const backends = {
-  pglite: PgliteClient.layer(),
+  pglite: pgliteFromTemplate,
   postgres: Postgres.layerClient
 } as const
 

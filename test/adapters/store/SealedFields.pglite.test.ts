@@ -27,7 +27,7 @@ import { Store } from "../../../adapters/store/Store.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { fresh, makeInputs, resolveKey, uniqueId } from "./Fixtures.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
-import { migratedPglite } from "../../support/PgliteTemplate.js"
+import { migratedPglite, writeTemplateTo } from "../../support/PgliteTemplate.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-sealed-"))),
@@ -103,6 +103,9 @@ describe("reasoning-derived fields at rest (PGlite)", () => {
   it.scoped("no spelling of evidence or summary is found in any file of the data dir; every read opens them", () =>
     Effect.gen(function* () {
       const dataDir = yield* tempDir
+      // The database is there already, as the migrated template (initdb on the file system takes
+      // seconds); `candor serve` opens it as it would any earlier data dir.
+      yield* writeTemplateTo(join(dataDir, "pg"))
       const { agentId, inputs, texts } = chainOf(3)
       const serveLike = StoreDatabase.layer({ databaseUrl: Option.none(), dataDir }).pipe(
         Layer.provideMerge(SecretKeys.layer({ secretKey: Option.none(), dataDir })),

@@ -7,14 +7,14 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
-import * as PgliteClient from "../../../adapters/store/PgliteClient.js"
 import { transaction } from "../../../adapters/store/Transaction.js"
 import { layerClient } from "../../support/Postgres.js"
 import { skipsWithout } from "../../support/Integration.js"
+import { pgliteFromTemplate } from "../../support/PgliteTemplate.js"
 
 const backends: ReadonlyArray<readonly [string, Layer.Layer<SqlClient.SqlClient, unknown>]> = [
   ["postgres", layerClient],
-  ["pglite", PgliteClient.layer()]
+  ["pglite", pgliteFromTemplate]
 ]
 
 describe("transaction", () => {

@@ -20,7 +20,7 @@ import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { sealLegacySecrets, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
-import { migratedPglite } from "../../support/PgliteTemplate.js"
+import { migratedPglite, writeTemplateTo } from "../../support/PgliteTemplate.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "candor-secrets-"))),
@@ -46,6 +46,9 @@ describe("webhook secrets at rest (PGlite)", () => {
   it.scoped("no spelling of an endpoint's current or previous secret is found in any file of the data dir", () =>
     Effect.gen(function* () {
       const dataDir = yield* tempDir
+      // The database is there already, as the migrated template (initdb on the file system takes
+      // seconds); `candor serve` opens it as it would any earlier data dir.
+      yield* writeTemplateTo(join(dataDir, "pg"))
       const serveLike = StoreDatabase.layer({ databaseUrl: Option.none(), dataDir }).pipe(
         Layer.provideMerge(SecretKeys.layer({ secretKey: Option.none(), dataDir })),
         Layer.provide(NodeFileSystem.layer)
