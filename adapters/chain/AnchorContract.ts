@@ -5,7 +5,8 @@
  * the code at the deployed address (docs/on-chain.md, "Checking the contract").
  */
 import { readFileSync } from "node:fs"
-import solc from "solc"
+import { createRequire } from "node:module"
+import type Solc from "solc"
 
 /** The source, shipped with the package. */
 export const CONTRACT_SOURCE_URL = new URL("../../contracts/CandorAnchor.sol", import.meta.url)
@@ -56,8 +57,16 @@ interface SolcOutput {
   >
 }
 
+/**
+ * solc, loaded on the first compile: the package is the compiler built to JavaScript (some 8 MB,
+ * decompressed when it loads: half a second of CPU and 100 MB of garbage), so importing it with the
+ * module made every `candor` start (serve, verify, each CLI command) pay for `chain deploy`.
+ */
+const loadSolc = (): typeof Solc => createRequire(import.meta.url)("solc") as typeof Solc
+
 /** Compiles `source` (default: the shipped contract). Throws with solc's messages when it does not compile. */
 export const compileAnchorContract = (source: string = readFileSync(CONTRACT_SOURCE_URL, "utf8")): CompiledContract => {
+  const solc = loadSolc()
   const input = {
     language: "Solidity",
     sources: { [CONTRACT_FILE]: { content: source } },
