@@ -18,12 +18,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomBytes } from "node:crypto"
 import type { Hex } from "viem"
-import {
-  AnchorChain,
-  type AnchorChainClient,
-  type ChainError,
-  type ChainReceipt
-} from "../adapters/chain/AnchorChain.js"
+import { AnchorChain } from "../adapters/chain/AnchorChain.js"
+import type { AnchorChainClient, ChainError, ChainReceipt } from "../adapters/chain/AnchorChainClient.js"
 import { noteOrigin } from "../adapters/keys/Trust.js"
 import { AnchorRepo, type StoredAnchor } from "../adapters/store/AnchorRepo.js"
 import { ReputationRepo } from "../adapters/store/ReputationRepo.js"

@@ -7,8 +7,9 @@ import * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import type { Hex } from "viem"
 import { candorAnchorAbi } from "./AnchorAbi.js"
-import { ChainError, chainMessage, clientsFor } from "./AnchorChain.js"
+import { ChainError } from "./AnchorChainClient.js"
 import { compileAnchorContract } from "./AnchorContract.js"
+import { chainMessage, clientsFor } from "./ViemChain.js"
 
 export interface Deployment {
   readonly address: Hex

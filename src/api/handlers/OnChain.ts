@@ -13,7 +13,8 @@ import * as Effect from "effect/Effect"
 import type { Hex } from "viem"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { actorOf, CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { AnchorChain, type AnchorChainClient, type ChainError } from "../../../adapters/chain/AnchorChain.js"
+import { AnchorChain } from "../../../adapters/chain/AnchorChain.js"
+import type { AnchorChainClient, ChainError } from "../../../adapters/chain/AnchorChainClient.js"
 import { ChainSendBudget } from "../../../adapters/chain/ChainSendBudget.js"
 import {
   BadRequest,
