@@ -14,7 +14,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Hex } from "viem"
 import type { AnchorChainClient } from "./AnchorChainClient.js"
-import { makeClient } from "./ViemChain.js"
 
 export interface ChainSettings {
   readonly rpcUrl: Option.Option<Redacted.Redacted>
@@ -60,6 +59,9 @@ export const layer = (settings: ChainSettings): Layer.Layer<AnchorChain> =>
       ]
       if (Option.isNone(settings.rpcUrl) || Option.isNone(settings.privateKey) || Option.isNone(settings.contract))
         return { client: undefined, missing }
+      // viem (some 950 modules) loads only where anchoring is configured: every other start of
+      // every role is a second or more faster without it (tsx hooks each module it loads).
+      const { makeClient } = yield* Effect.promise(() => import("./ViemChain.js"))
       const client = yield* makeClient({
         rpcUrl: settings.rpcUrl.value,
         privateKey: settings.privateKey.value,

@@ -8,7 +8,6 @@ import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { deployAnchorContract } from "../../adapters/chain/Deploy.js"
 import { CandorConfig, layerFromEnv } from "../Config.js"
 
 const deploy = Command.make(
@@ -22,6 +21,8 @@ const deploy = Command.make(
         process.exitCode = 1
         return
       }
+      // Loaded here, not with the CLI: viem and solc are most of a start's module loading.
+      const { deployAnchorContract } = yield* Effect.promise(() => import("../../adapters/chain/Deploy.js"))
       const deployed = yield* Effect.either(
         deployAnchorContract({ rpcUrl: config.chainRpcUrl.value, privateKey: config.chainPrivateKey.value })
       )
