@@ -82,6 +82,9 @@ import * as Reclassifications from "../../services/Reclassifications.js"
 import * as Reputation from "../../services/Reputation.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
+import * as Checkpoints from "../../services/Checkpoints.js"
+import * as Traces from "../../services/Traces.js"
+import * as Integrity from "../../services/Integrity.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -214,7 +217,10 @@ const HandlersLive = Layer.mergeAll(
       Reclassifications.layer,
       Reputation.layer,
       Organizations.layer,
-      Transactions.layer
+      Transactions.layer,
+      Checkpoints.layer,
+      Traces.layer,
+      Integrity.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
