@@ -85,6 +85,7 @@ import * as Transactions from "../../services/Transactions.js"
 import * as Checkpoints from "../../services/Checkpoints.js"
 import * as Traces from "../../services/Traces.js"
 import * as Integrity from "../../services/Integrity.js"
+import * as GovernanceLogs from "../../services/GovernanceLogs.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -220,7 +221,8 @@ const HandlersLive = Layer.mergeAll(
       Transactions.layer,
       Checkpoints.layer,
       Traces.layer,
-      Integrity.layer
+      Integrity.layer,
+      GovernanceLogs.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
