@@ -86,6 +86,7 @@ import * as Checkpoints from "../../services/Checkpoints.js"
 import * as Traces from "../../services/Traces.js"
 import * as Integrity from "../../services/Integrity.js"
 import * as GovernanceLogs from "../../services/GovernanceLogs.js"
+import * as PublicAccess from "../../services/PublicAccess.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -222,7 +223,8 @@ const HandlersLive = Layer.mergeAll(
       Checkpoints.layer,
       Traces.layer,
       Integrity.layer,
-      GovernanceLogs.layer
+      GovernanceLogs.layer,
+      PublicAccess.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
