@@ -87,6 +87,9 @@ import * as Traces from "../../services/Traces.js"
 import * as Integrity from "../../services/Integrity.js"
 import * as GovernanceLogs from "../../services/GovernanceLogs.js"
 import * as PublicAccess from "../../services/PublicAccess.js"
+import * as EvidenceExport from "../../services/EvidenceExport.js"
+import * as ExportRepo from "../../adapters/store/ExportRepo.js"
+import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -224,7 +227,8 @@ const HandlersLive = Layer.mergeAll(
       Traces.layer,
       Integrity.layer,
       GovernanceLogs.layer,
-      PublicAccess.layer
+      PublicAccess.layer,
+      EvidenceExport.layer.pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer)))
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
