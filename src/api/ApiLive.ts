@@ -91,6 +91,7 @@ import * as EvidenceExport from "../../services/EvidenceExport.js"
 import * as ExportRepo from "../../adapters/store/ExportRepo.js"
 import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
 import * as Verification from "../../services/Verification.js"
+import * as OnChain from "../../services/OnChain.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -230,7 +231,8 @@ const HandlersLive = Layer.mergeAll(
       GovernanceLogs.layer,
       PublicAccess.layer,
       EvidenceExport.layer.pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer))),
-      Verification.layer.pipe(Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer)))
+      Verification.layer.pipe(Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))),
+      OnChain.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
