@@ -82,6 +82,11 @@ import * as Reclassifications from "../../services/Reclassifications.js"
 import * as Reputation from "../../services/Reputation.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
+import * as Billing from "../../services/Billing.js"
+import * as DeadLetters from "../../services/DeadLetters.js"
+import * as Blog from "../../services/Blog.js"
+import * as SelfSimilarity from "../../services/SelfSimilarity.js"
+import * as Licenses from "../../services/Licenses.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -214,7 +219,12 @@ const HandlersLive = Layer.mergeAll(
       Reclassifications.layer,
       Reputation.layer,
       Organizations.layer,
-      Transactions.layer
+      Transactions.layer,
+      Billing.layer,
+      DeadLetters.layer,
+      Blog.layer,
+      SelfSimilarity.layer,
+      Licenses.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
@@ -235,7 +245,7 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(TrustEdgeRepo.layer),
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
-  // Risk assessments: their records, and the key ring their signing key is registered in.
+  // Risk assessments: their records, and the key ring their signing key is registered in (and licenses are checked against).
   Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
   // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
   Layer.provide(AnchorRepo.layer),
