@@ -87,6 +87,7 @@ import * as DeadLetters from "../../services/DeadLetters.js"
 import * as Blog from "../../services/Blog.js"
 import * as SelfSimilarity from "../../services/SelfSimilarity.js"
 import * as Licenses from "../../services/Licenses.js"
+import * as Administration from "../../services/Administration.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -224,7 +225,8 @@ const HandlersLive = Layer.mergeAll(
       DeadLetters.layer,
       Blog.layer,
       SelfSimilarity.layer,
-      Licenses.layer
+      Licenses.layer,
+      Administration.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
