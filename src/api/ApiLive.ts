@@ -88,6 +88,7 @@ import * as Blog from "../../services/Blog.js"
 import * as SelfSimilarity from "../../services/SelfSimilarity.js"
 import * as Licenses from "../../services/Licenses.js"
 import * as Administration from "../../services/Administration.js"
+import * as ApiKeys from "../../services/ApiKeys.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -226,7 +227,8 @@ const HandlersLive = Layer.mergeAll(
       Blog.layer,
       SelfSimilarity.layer,
       Licenses.layer,
-      Administration.layer
+      Administration.layer,
+      ApiKeys.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
