@@ -89,6 +89,7 @@ import * as SelfSimilarity from "../../services/SelfSimilarity.js"
 import * as Licenses from "../../services/Licenses.js"
 import * as Administration from "../../services/Administration.js"
 import * as ApiKeys from "../../services/ApiKeys.js"
+import * as Credentials from "../../services/Credentials.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -271,7 +272,13 @@ export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts
 export const layer = (options: ApiOptions) =>
   Layer.mergeAll(
     HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
-      Layer.provide(Layer.merge(HandlersLive, StreamLive(options.stream))),
+      Layer.provide(
+        Layer.merge(
+          HandlersLive,
+          // The live stream re-checks its credential (services/Credentials.ts) for as long as it is open.
+          StreamLive(options.stream).pipe(Layer.provide(Credentials.layer))
+        )
+      ),
       // Per-tenant limits of what costs Candor something: API keys, on-chain sends (issue 24).
       Layer.provide(
         Layer.merge(
