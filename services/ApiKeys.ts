@@ -41,7 +41,9 @@ export const make = Effect.gen(function* () {
   const create = (userId: string, input: NewApiKey, creatorRole: OrgRole | undefined, caps: KeyCaps) =>
     Effect.gen(function* () {
       let role: ApiKey["role"] = null
-      if (input.org_id !== undefined && creatorRole !== undefined) {
+      if (input.org_id !== undefined) {
+        // The caller checks the creator's role in the organization: without it no role can be bounded.
+        if (creatorRole === undefined) return yield* Effect.dieMessage("an organization key needs its creator's role")
         role = input.role ?? creatorRole
         if (!atLeast(creatorRole, role)) {
           return yield* Effect.fail(new Forbidden({ error: `role: cannot create a ${role} key as ${creatorRole}` }))
