@@ -6,7 +6,7 @@ const production = "^(core|adapters|services|streams|prover|src)/"
 // handlers not listed yet still call the store themselves; each one moved to its service joins the
 // list, until the list is the folder ("^src/api/handlers/").
 const handlersThroughServices = [
-  "^src/api/handlers/(Agents|Cards|Checkpoints|Containment|Enforcement|EvidenceRedaction|Export|GovernanceLogs|Integrity|McpServers|OnChain|OrgConscience|Orgs|Policies|PublicAccess|Reclassifications|Reverify|Teams|Traces|Transactions|TrustEdges|Verification|Webhooks)\\.ts$"
+  "^src/api/handlers/(Admin|Agents|ApiKeys|Billing|Blog|Cards|Checkpoints|Containment|DeadLetters|Enforcement|Enterprise|EvidenceRedaction|Export|GovernanceLogs|Integrity|License|McpServers|OnChain|OrgConscience|Orgs|Plans|Policies|PublicAccess|Reclassifications|Reverify|Ssm|Stream|Teams|Traces|Transactions|TrustEdges|Verification|Webhooks)\\.ts$"
 ]
 
 /** @type {import("dependency-cruiser").IConfiguration} */

@@ -92,6 +92,14 @@ import * as ExportRepo from "../../adapters/store/ExportRepo.js"
 import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
 import * as Verification from "../../services/Verification.js"
 import * as OnChain from "../../services/OnChain.js"
+import * as Billing from "../../services/Billing.js"
+import * as DeadLetters from "../../services/DeadLetters.js"
+import * as Blog from "../../services/Blog.js"
+import * as SelfSimilarity from "../../services/SelfSimilarity.js"
+import * as Licenses from "../../services/Licenses.js"
+import * as Administration from "../../services/Administration.js"
+import * as ApiKeys from "../../services/ApiKeys.js"
+import * as Credentials from "../../services/Credentials.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -232,7 +240,14 @@ const HandlersLive = Layer.mergeAll(
       PublicAccess.layer,
       EvidenceExport.layer.pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer))),
       Verification.layer.pipe(Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))),
-      OnChain.layer
+      OnChain.layer,
+      Billing.layer,
+      DeadLetters.layer,
+      Blog.layer,
+      SelfSimilarity.layer,
+      Licenses.layer,
+      Administration.layer,
+      ApiKeys.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
@@ -253,7 +268,7 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(TrustEdgeRepo.layer),
   // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
   Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
-  // Risk assessments: their records, and the key ring their signing key is registered in.
+  // Risk assessments: their records, and the key ring their signing key is registered in (and licenses are checked against).
   Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
   // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
   Layer.provide(AnchorRepo.layer),
@@ -275,7 +290,13 @@ export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts
 export const layer = (options: ApiOptions) =>
   Layer.mergeAll(
     HttpLayerRouter.addHttpApi(CandorApi, { openapiPath: OPENAPI_PATH }).pipe(
-      Layer.provide(Layer.merge(HandlersLive, StreamLive(options.stream))),
+      Layer.provide(
+        Layer.merge(
+          HandlersLive,
+          // The live stream re-checks its credential (services/Credentials.ts) for as long as it is open.
+          StreamLive(options.stream).pipe(Layer.provide(Credentials.layer))
+        )
+      ),
       // Per-tenant limits of what costs Candor something: API keys, on-chain sends (issue 24).
       Layer.provide(
         Layer.merge(

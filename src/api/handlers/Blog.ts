@@ -1,35 +1,25 @@
-/** The blog: an author is a claimed agent that is public or readable by the caller. */
+/**
+ * The blog, through the Blog service (services/Blog.ts): an author is a claimed agent that is public
+ * or readable by the caller.
+ */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
-import { NotFound } from "../../../adapters/http/ApiErrors.js"
-import { CatalogRepo } from "../../../adapters/store/identity/CatalogRepo.js"
+import { Blog } from "../../../services/Blog.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
 
-/** An author's page shows this many of its newest posts. */
-const AUTHOR_POSTS = 50
+/** Whether the caller may read the agent (asked of a non-public author only). */
+const mayRead = (agentId: string) =>
+  Effect.gen(function* () {
+    const principal = yield* CurrentPrincipal
+    return yield* (yield* AccessControl).agent(principal, agentId, "read")
+  })
 
 export const BlogLive = HttpApiBuilder.group(CandorApi, "blog", (handlers) =>
-  handlers
-    .handle("getAuthor", ({ path }) =>
-      Effect.gen(function* () {
-        const catalog = yield* CatalogRepo
-        const author = yield* catalog.agentRecord(path.agent_id)
-        const notFound = new NotFound({ error: `author ${path.agent_id} not found` })
-        if (author === undefined) return yield* Effect.fail(notFound)
-        if (!author.public) {
-          const principal = yield* CurrentPrincipal
-          yield* (yield* AccessControl).agent(principal, path.agent_id, "read").pipe(Effect.mapError(() => notFound))
-        }
-        return { author, posts: yield* catalog.posts({ agentId: path.agent_id, limit: AUTHOR_POSTS, offset: 0 }) }
-      }).pipe(Effect.catchTag("StoreError", internal))
-    )
-    .handle("listPosts", ({ urlParams }) =>
-      Effect.gen(function* () {
-        const posts = yield* (yield* CatalogRepo).posts({ limit: urlParams.limit, offset: urlParams.offset })
-        return { posts, limit: urlParams.limit, offset: urlParams.offset }
-      }).pipe(Effect.catchTag("StoreError", internal))
-    )
+  Effect.map(Blog, (blog) =>
+    handlers
+      .handle("getAuthor", ({ path }) => blog.author(path.agent_id, mayRead(path.agent_id)))
+      .handle("listPosts", ({ urlParams }) => blog.posts({ limit: urlParams.limit, offset: urlParams.offset }))
+  )
 )

@@ -7,10 +7,11 @@
  * when the caller may read the agent, an organization's own events (no agent) when the caller
  * belongs to it; decisions are cached per connection for `accessCacheMs`, so a revoked membership
  * stops the flow within that time. Filters for an agent or organization the caller may not read are
- * refused like their routes do (404). The credential and the filters' access are checked again every
- * `credentialCheckMs` (and at a JWT's or session's end): when they end, the stream is closed. Each credential holds at most `maxConnections` streams per
- * process (429 beyond). The reader (a JetStream consumer, or a table tail) is released when the
- * client disconnects.
+ * refused like their routes do (404). The credential (through services/Credentials.ts) and the
+ * filters' access are checked again every `credentialCheckMs` (and at a JWT's or session's end): when
+ * they end, the stream is closed. Each credential holds at most `maxConnections` streams per process
+ * (429 beyond). The reader (a JetStream consumer, or a table tail) is released when the client
+ * disconnects.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -23,12 +24,11 @@ import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
-import { liveness, untilEnded } from "../../../adapters/auth/CredentialLiveness.js"
+import { untilEnded } from "../../../adapters/auth/CredentialLiveness.js"
 import { CurrentPrincipal, type Principal } from "../../../adapters/auth/Principal.js"
 import type { BusError } from "../../../adapters/bus/BusError.js"
 import { EventFeed, type FeedPosition } from "../../../adapters/bus/EventFeed.js"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../../../adapters/http/ApiErrors.js"
-import { CredentialRepo } from "../../../adapters/store/identity/CredentialRepo.js"
 import type { StoreError } from "../../../adapters/store/Store.js"
 import {
   streamAccessEnded,
@@ -39,6 +39,7 @@ import {
 import { typeSelected } from "../../../core/Events.js"
 import type { WebhookEnvelope } from "../../../core/schema/WebhookEvents.js"
 import { heartbeatFrame, ndjsonLine, parseTypeFilter, resumeFrom, sseFrame } from "../../../core/StreamFilter.js"
+import { Credentials } from "../../../services/Credentials.js"
 import { CandorApi } from "../Api.js"
 import type { StreamFormat } from "../groups/Stream.js"
 import { internal, orgRole } from "./Access.js"
@@ -150,7 +151,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
       Effect.gen(function* () {
         const principal = yield* CurrentPrincipal
         const access = yield* AccessControl
-        const credentials = yield* CredentialRepo
+        const credentials = yield* Credentials
         const feed = yield* EventFeed
         const filter = parseTypeFilter(urlParams.types)
         if (filter._tag === "Invalid") return yield* new BadRequest({ error: filter.error })
@@ -311,7 +312,7 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
         // longer readable. Then the stream is closed; a reconnection gets the 401 or 404 that says why.
         const recheck = (now: number) =>
           Effect.gen(function* () {
-            const state = yield* liveness(principal, now)
+            const state = yield* credentials.liveness(principal, now)
             if (state._tag === "Ended") return state
             if (orgId !== undefined && (yield* access.orgRole(principal, orgId)) === undefined)
               return { _tag: "Ended", reason: `no longer a member of organization ${orgId}` } as const
@@ -337,7 +338,6 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
             )
           ),
           Effect.zipRight(out.end),
-          Effect.provideService(CredentialRepo, credentials),
           Effect.forkIn(scope)
         )
         const output = Mailbox.toStream(out).pipe(
