@@ -72,6 +72,7 @@ import * as Webhooks from "../../services/Webhooks.js"
 import * as OrgConscience from "../../services/OrgConscience.js"
 import * as Containment from "../../services/Containment.js"
 import * as Enforcement from "../../services/Enforcement.js"
+import * as Drift from "../../services/Drift.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -205,6 +206,7 @@ const HandlersLive = Layer.mergeAll(
       OrgConscience.layer,
       Containment.layer,
       Enforcement.layer,
+      Drift.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
