@@ -73,6 +73,7 @@ import * as OrgConscience from "../../services/OrgConscience.js"
 import * as Containment from "../../services/Containment.js"
 import * as Enforcement from "../../services/Enforcement.js"
 import * as Drift from "../../services/Drift.js"
+import * as Claims from "../../services/Claims.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -207,6 +208,7 @@ const HandlersLive = Layer.mergeAll(
       Containment.layer,
       Enforcement.layer,
       Drift.layer,
+      Claims.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
