@@ -74,6 +74,7 @@ import * as Containment from "../../services/Containment.js"
 import * as Enforcement from "../../services/Enforcement.js"
 import * as Drift from "../../services/Drift.js"
 import * as Claims from "../../services/Claims.js"
+import * as Coherence from "../../services/Coherence.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -209,6 +210,7 @@ const HandlersLive = Layer.mergeAll(
       Enforcement.layer,
       Drift.layer,
       Claims.layer,
+      Coherence.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
@@ -233,7 +235,7 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(EvidenceRedactionRepo.layer),
   // Agent names: the rename route (the commit path writes the default name itself).
   Layer.provide(AgentNameRepo.layer),
-  // Fleet coherence: its route (and its cache, one per process).
+  // Fleet coherence: its service (and its cache, one per process).
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.
   Layer.provide(TrustEdgeRepo.layer),
