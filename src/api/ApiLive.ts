@@ -75,6 +75,7 @@ import * as Enforcement from "../../services/Enforcement.js"
 import * as Drift from "../../services/Drift.js"
 import * as Claims from "../../services/Claims.js"
 import * as Coherence from "../../services/Coherence.js"
+import * as Risk from "../../services/Risk.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -211,6 +212,7 @@ const HandlersLive = Layer.mergeAll(
       Drift.layer,
       Claims.layer,
       Coherence.layer,
+      Risk.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
