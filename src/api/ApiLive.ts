@@ -76,6 +76,7 @@ import * as Drift from "../../services/Drift.js"
 import * as Claims from "../../services/Claims.js"
 import * as Coherence from "../../services/Coherence.js"
 import * as Risk from "../../services/Risk.js"
+import * as TeamReputation from "../../services/TeamReputation.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -213,6 +214,7 @@ const HandlersLive = Layer.mergeAll(
       Claims.layer,
       Coherence.layer,
       Risk.layer,
+      TeamReputation.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
