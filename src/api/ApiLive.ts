@@ -77,6 +77,7 @@ import * as Claims from "../../services/Claims.js"
 import * as Coherence from "../../services/Coherence.js"
 import * as Risk from "../../services/Risk.js"
 import * as TeamReputation from "../../services/TeamReputation.js"
+import * as TeamIntelligence from "../../services/TeamIntelligence.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -215,6 +216,7 @@ const HandlersLive = Layer.mergeAll(
       Coherence.layer,
       Risk.layer,
       TeamReputation.layer,
+      TeamIntelligence.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
