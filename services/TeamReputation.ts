@@ -385,7 +385,10 @@ export const make = Effect.gen(function* () {
       }
     }).pipe(Effect.provide(context))
 
-  return { reputation, recompute, assessments, quota }
+  /** The team's score as last stored, if any (what its public badge shows: no plan check, nothing computed). */
+  const stored = (teamId: string) => Effect.map(repo.stored(teamId), (found) => found?.reputation)
+
+  return { reputation, recompute, assessments, quota, stored }
 })
 
 export class TeamReputation extends Context.Tag("candor/services/TeamReputation")<
