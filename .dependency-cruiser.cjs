@@ -6,7 +6,7 @@ const production = "^(core|adapters|services|streams|prover|src)/"
 // handlers not listed yet still call the store themselves; each one moved to its service joins the
 // list, until the list is the folder ("^src/api/handlers/").
 const handlersThroughServices = [
-  "^src/api/handlers/(Agents|Cards|Claims|Coherence|Containment|Drift|Enforcement|EnforcementRecords|EvidenceRedaction|McpServers|OrgConscience|Orgs|Policies|Reclassifications|Reputation|Reverify|Risk|TeamIntelligence|TeamReputation|Teams|Transactions|TrustEdges|Webhooks)\\.ts$"
+  "^src/api/handlers/(Agents|Cards|Checkpoints|Claims|Coherence|Containment|Drift|Enforcement|EnforcementRecords|EvidenceRedaction|Export|GovernanceLogs|Integrity|McpServers|OnChain|OrgConscience|Orgs|Policies|PublicAccess|Reclassifications|Reputation|Reverify|Risk|TeamIntelligence|TeamReputation|Teams|Traces|Transactions|TrustEdges|Verification|Webhooks)\\.ts$"
 ]
 
 /** @type {import("dependency-cruiser").IConfiguration} */

@@ -4,8 +4,8 @@
  * loopback; the SDK's client calls one tool `calls` times (300 by default, after 50 to warm up)
  * directly, then through the embedded gateway (in-process bus and agent state, the `rules` judge,
  * the agent in `enforce`: each answer held until judged). Each call's result is a distinct benign
- * text (~300 characters), so every call is judged, none remembered. Prints p50 and p99 of each and
- * the p50 added. `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging
+ * text (~300 characters), so every call is judged, none remembered. The two series' calls
+ * alternate. Prints p50 and p99 of each and the p50 added. `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging
  * on the side). All on one machine: compare figures of one run.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -75,18 +75,43 @@ const startServer = async () => {
   return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, http }
 }
 
-const measure = async (url: string, headers: Record<string, string>) => {
+const connect = async (url: string, headers: Record<string, string>) => {
   const client = new Client({ name: "bench", version: "1.0.0" })
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
-  const times: Array<number> = []
-  for (let i = 0; i < WARMUP + CALLS; i++) {
-    const start = performance.now()
-    await client.callTool({ name: "weather", arguments: { city: "Oslo" } })
-    if (i >= WARMUP) times.push(performance.now() - start)
-  }
-  await client.close()
+  return client
+}
+
+const timedCall = async (client: Client) => {
+  const start = performance.now()
+  await client.callTool({ name: "weather", arguments: { city: "Oslo" } })
+  return performance.now() - start
+}
+
+const percentiles = (times: Array<number>) => {
   times.sort((a, b) => a - b)
   return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]! }
+}
+
+/**
+ * The two clients' calls interleaved (direct, through, through, direct, …): a slow second of this
+ * shared machine lands on both series alike, where one series after the other would give it to one.
+ */
+const measure = async (directUrl: string, throughUrl: string, headers: Record<string, string>) => {
+  const direct = await connect(directUrl, {})
+  const through = await connect(throughUrl, headers)
+  const directTimes: Array<number> = []
+  const throughTimes: Array<number> = []
+  for (let i = 0; i < WARMUP + CALLS; i++) {
+    const first = i % 2 === 0
+    const a = await timedCall(first ? direct : through)
+    const b = await timedCall(first ? through : direct)
+    if (i < WARMUP) continue
+    directTimes.push(first ? a : b)
+    throughTimes.push(first ? b : a)
+  }
+  await direct.close()
+  await through.close()
+  return { direct: percentiles(directTimes), through: percentiles(throughTimes) }
 }
 
 const main = async () => {
@@ -115,8 +140,9 @@ const main = async () => {
   await run(state.updateKey(hashSecret(token), { mcpToken: { token_id: "t1", agent_id: agentId, org_id: orgId } }))
   await run(state.updateKey(serverId, { mcpServer: { org_id: orgId, url: server.url } }))
 
-  const direct = await measure(server.url, {})
-  const through = await measure(`${gatewayUrl}/mcp/${serverId}`, { "x-candor-agent-token": token })
+  const { direct, through } = await measure(server.url, `${gatewayUrl}/mcp/${serverId}`, {
+    "x-candor-agent-token": token
+  })
   const ms = (n: number) => `${n.toFixed(3)} ms`
   console.log(`tools/call, ${CALLS} calls after ${WARMUP} to warm up (rules judge, ${MODE}, JSON answers)`)
   console.log(`direct:          p50 ${ms(direct.p50)}  p99 ${ms(direct.p99)}`)

@@ -253,6 +253,12 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     const announcements = yield* FiberSet.make<void>()
     const runtime = yield* Effect.runtime<never>()
     const runFork = Runtime.runFork(runtime)
+    /**
+     * Side work (a record, a catalogue event, shared state) started after what the caller is doing
+     * now: a fiber forked the default way runs at once, until its first wait, so a record published
+     * while a held answer is settled would run its encoding and publish before the answer is written.
+     */
+    const runAfter = <A, E>(effect: Effect.Effect<A, E>) => runFork(effect, { immediate: false })
     const clock = yield* Effect.clock
     const pins = new ToolPins(state)
     const refusalsRecorded = new ContainedRefusals(settings.containedRefusals)
@@ -275,7 +281,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
     /** A catalogue event, off the request's path (the feed slow or down delays nothing). */
     const announce = (occurrence: EventOccurrence | undefined) => {
       if (Option.isNone(feed) || occurrence === undefined) return
-      runFork(
+      runAfter(
         FiberSet.run(
           announcements,
           logged(feed.value.publish(newEnvelope(occurrence)), "MCP gateway event not published")
@@ -285,7 +291,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
 
     /** An enforcement record, published with the agent's events (stored at least once by the workers). */
     const record = (caller: Caller, message: Parameters<typeof publisher.publish>[1]) =>
-      runFork(logged(publisher.publish(caller.agentId, message), "MCP gateway record not published"))
+      runAfter(logged(publisher.publish(caller.agentId, message), "MCP gateway record not published"))
 
     const blocked = (
       caller: Caller,
@@ -538,7 +544,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
         )
       }
       if (observed.patch !== undefined)
-        runFork(logged(state.updateKey(caller.serverId, { mcpPins: observed.patch }), "MCP tool pins not shared"))
+        runAfter(logged(state.updateKey(caller.serverId, { mcpPins: observed.patch }), "MCP tool pins not shared"))
       if (observed.unpinned > 0)
         runFork(
           Effect.logWarning("MCP tools past the per-server bound not pinned").pipe(
@@ -1245,7 +1251,7 @@ export const make = (options: Partial<McpProxyOptions> = {}) =>
       if (tokenUses.size >= TOKEN_USES_KEPT) tokenUses.clear()
       tokenUses.set(tokenId, nowMs)
       const at = new Date(nowMs).toISOString()
-      runFork(logged(state.updateKey(tokenId, { mcpTokenUsedAt: at }), "MCP token use not shared"))
+      runAfter(logged(state.updateKey(tokenId, { mcpTokenUsedAt: at }), "MCP token use not shared"))
     }
 
     const handle = (req: IncomingMessage, res: ServerResponse): void => {

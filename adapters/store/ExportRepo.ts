@@ -1,5 +1,5 @@
 /**
- * The evidence export's reads (src/api/handlers/Export.ts): an agent's checkpoints in log order, a
+ * The evidence export's reads (services/EvidenceExport.ts): an agent's checkpoints in log order, a
  * page at a time by keyset on the chain position (the `(agent_id, position)` unique index), each
  * with its certificate, linked trace and completed verdict proof; and the inclusion proofs of a
  * page's leaves at one tree size from one read of the Merkle nodes. Same SQL on PostgreSQL and PGlite.

@@ -88,6 +88,16 @@ import * as Reclassifications from "../../services/Reclassifications.js"
 import * as Reputation from "../../services/Reputation.js"
 import * as Organizations from "../../services/Organizations.js"
 import * as Transactions from "../../services/Transactions.js"
+import * as Checkpoints from "../../services/Checkpoints.js"
+import * as Traces from "../../services/Traces.js"
+import * as Integrity from "../../services/Integrity.js"
+import * as GovernanceLogs from "../../services/GovernanceLogs.js"
+import * as PublicAccess from "../../services/PublicAccess.js"
+import * as EvidenceExport from "../../services/EvidenceExport.js"
+import * as ExportRepo from "../../adapters/store/ExportRepo.js"
+import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
+import * as Verification from "../../services/Verification.js"
+import * as OnChain from "../../services/OnChain.js"
 import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
@@ -226,7 +236,15 @@ const HandlersLive = Layer.mergeAll(
       Reclassifications.layer,
       Reputation.layer,
       Organizations.layer,
-      Transactions.layer
+      Transactions.layer,
+      Checkpoints.layer,
+      Traces.layer,
+      Integrity.layer,
+      GovernanceLogs.layer,
+      PublicAccess.layer,
+      EvidenceExport.layer.pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer))),
+      Verification.layer.pipe(Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))),
+      OnChain.layer
     )
   ),
   // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).

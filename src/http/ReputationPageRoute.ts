@@ -24,9 +24,11 @@ import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../adapters/store/ProofRepo.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import type { Store } from "../../adapters/store/Store.js"
+import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { publicReputation } from "../api/handlers/Reputation.js"
-import { verifyChain } from "../api/handlers/Verification.js"
+import * as PublicAccess from "../../services/PublicAccess.js"
+import { verifyChain } from "../../services/Verification.js"
 import { PublicClient } from "./PublicRateLimit.js"
 
 export const PAGE_PATH = "/agents/:agent_id/reputation"
@@ -107,6 +109,7 @@ export const ReputationPageRoute = Layer.unwrapEffect(
       | SqlClient.SqlClient
       | Store
       | ReputationRepo.ReputationRepo
+      | PublicAccess.PublicAccess
       | ProofRepo.ProofRepo
       | KeyRepo.KeyRepo
       | ChainVerifier
@@ -115,4 +118,8 @@ export const ReputationPageRoute = Layer.unwrapEffect(
     >(),
     (context) => HttpLayerRouter.add("GET", PAGE_PATH, Effect.provide(page, context))
   )
-).pipe(Layer.provide(Layer.mergeAll(ReputationRepo.layer, ProofRepo.layer, KeyRepo.layer)))
+).pipe(
+  // What is private (the agent's visibility), as the API's public routes read it.
+  Layer.provide(PublicAccess.layer.pipe(Layer.provide(TeamRepo.layer))),
+  Layer.provide(Layer.mergeAll(ReputationRepo.layer, ProofRepo.layer, KeyRepo.layer))
+)

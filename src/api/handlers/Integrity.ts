@@ -1,25 +1,17 @@
-/** GET /v1/integrity/{agent_id}: trace verification counts, and their ratio as the score. */
+/** GET /v1/integrity/{agent_id}: trace verification counts, and their ratio as the score (services/Integrity.ts). */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import { AgentQueries } from "../../../adapters/store/AgentQueries.js"
+import { Integrity } from "../../../services/Integrity.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
 import { internal } from "./Access.js"
 
 export const IntegrityLive = HttpApiBuilder.group(CandorApi, "integrity", (handlers) =>
-  handlers.handle("getIntegrity", ({ path }) =>
-    Effect.gen(function* () {
-      yield* readAgent(path.agent_id)
-      const counts = yield* (yield* AgentQueries).traceCounts(path.agent_id)
-      const verified = counts.total - counts.violating
-      return {
-        agent_id: path.agent_id,
-        total_traces: counts.total,
-        verified_traces: verified,
-        violation_count: counts.violations,
-        // Nothing recorded is nothing inconsistent: a new agent starts at 1.
-        integrity_score: counts.total === 0 ? 1 : verified / counts.total
-      }
-    }).pipe(Effect.catchTag("StoreError", internal))
+  Effect.map(Integrity, (integrity) =>
+    handlers.handle("getIntegrity", ({ path }) =>
+      Effect.zipRight(readAgent(path.agent_id), integrity.of(path.agent_id)).pipe(
+        Effect.catchTag("StoreError", internal)
+      )
+    )
   )
 )

@@ -8,6 +8,7 @@
  * Credentials are looked at only when the agent is private, so a public route costs a public or
  * unlisted agent nothing more. A credential that does not authenticate, or may not read the agent,
  * gets the same 404 as no credential: neither 401 nor 403 may tell a private id from an unknown one.
+ * What is private is the PublicAccess service's to read (services/PublicAccess.ts).
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -16,9 +17,8 @@ import { AccessControl } from "../../../adapters/auth/AccessControl.js"
 import { Authentication } from "../../../adapters/auth/Authentication.js"
 import type { Principal } from "../../../adapters/auth/Principal.js"
 import type { InternalError, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
-import { ReputationRepo } from "../../../adapters/store/ReputationRepo.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
-import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
+import { PublicAccess } from "../../../services/PublicAccess.js"
 import { internal } from "./Access.js"
 
 const CREDENTIAL_HEADERS = ["authorization", "x-api-key", "x-service-api-key"] as const
@@ -63,7 +63,7 @@ export const viewerMayRead = (agentId: string) =>
  */
 export const agentShown = (agentId: string, visibility?: Visibility | undefined) =>
   Effect.gen(function* () {
-    const known = visibility ?? (yield* (yield* ReputationRepo).visibility(agentId))
+    const known = visibility ?? (yield* (yield* PublicAccess).visibility(agentId))
     return known !== "private" || (yield* viewerMayRead(agentId))
   }).pipe(Effect.catchTag("StoreError", internal))
 
@@ -81,12 +81,10 @@ export const hidePrivate = <E extends NotFound>(agentId: string, unknown: E) =>
  */
 export const teamShown = (teamId: string) =>
   Effect.gen(function* () {
-    const team = yield* (yield* TeamRepo).get(teamId)
-    if (team === undefined) return true
-    const found = yield* (yield* ReputationRepo).lookup(team.members.map((member) => member.agent_id))
-    if (![...found.values()].some((agent) => agent.visibility === "private")) return true
+    const orgId = yield* (yield* PublicAccess).privateTeamOrg(teamId)
+    if (orgId === undefined) return true
     const principal = yield* viewer
     if (principal === undefined) return false
     if (principal.kind === "service") return true
-    return (yield* (yield* AccessControl).orgRole(principal, team.team.org_id)) !== undefined
+    return (yield* (yield* AccessControl).orgRole(principal, orgId)) !== undefined
   }).pipe(Effect.catchTag("StoreError", internal))
