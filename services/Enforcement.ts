@@ -2,15 +2,17 @@
  * An agent's enforcement mode and failure policy: each stored in its settings with its governance
  * entry (`enforcement.mode`, `enforcement.failure_policy`) in one transaction, then pushed to the
  * gateways that enforce it before the change answers (a `BusError` then leaves it stored). Who may
- * change them is the caller's to check; the actor it names is the one recorded.
+ * change them, or read the agent's enforcement records, is the caller's to check; the actor it
+ * names is the one recorded.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { AgentState } from "../adapters/bus/AgentState.js"
+import { BadRequest } from "../adapters/http/ApiErrors.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
-import { type AgentSettingsRecord, Store, StoreError } from "../adapters/store/Store.js"
+import { type AgentSettingsRecord, type EnforcementRecordQuery, Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { GovernanceAction } from "../core/schema/Governance.js"
@@ -67,7 +69,20 @@ export const make = Effect.gen(function* () {
       return settings.failure_policy
     })
 
-  return { mode, setMode, setFailurePolicy }
+  /**
+   * A page of the agent's enforcement records (what its gateways refused, nudged, contained), newest
+   * first, with the total of the filtered set; a `from` not before `to` is refused.
+   */
+  const records = (query: EnforcementRecordQuery) =>
+    Effect.gen(function* () {
+      const { from, limit, offset, to } = query
+      if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to))
+        return yield* new BadRequest({ error: "from: must be before to" })
+      const page = yield* store.enforcementRecordPage(query)
+      return { records: page.items, total: page.total, limit, offset }
+    })
+
+  return { mode, setMode, setFailurePolicy, records }
 })
 
 export class Enforcement extends Context.Tag("candor/services/Enforcement")<

@@ -16,11 +16,18 @@
  * refresh) of one team are coalesced to one per hour: one asked for within the hour after the
  * team's last automatic computation waits (`team_reputation_triggers.pending_since`) and the
  * refresh runs it once the hour has passed. On-demand ones (and the first read) run at once.
+ *
+ * The `TeamReputation` service is what the API asks of it: a team's score (computed on its first
+ * read), an on-demand recomputation, the assessments, the organization's quota, each refused
+ * (`TeamReputationRefused`) when the organization's plan lacks the feature. Who may see the team,
+ * and recompute it, is the caller's to check.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import { MemberScores } from "../adapters/store/MemberScores.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
@@ -29,8 +36,8 @@ import { type StoredTeamReputation, TeamReputationRepo } from "../adapters/store
 import { transaction } from "../adapters/store/Transaction.js"
 import { teamGradeChangedEvent, teamQuotaEvent, teamScoreChangedEvent } from "../core/EventData.js"
 import { type EventOccurrence, newEnvelope } from "../core/Events.js"
-import { TEAM_ASSESSMENT_ID_PREFIX, type TeamReputation } from "../core/schema/TeamReputation.js"
-import type { TeamWithMembers } from "../core/schema/Team.js"
+import { TEAM_ASSESSMENT_ID_PREFIX, type TeamReputation as TeamScore } from "../core/schema/TeamReputation.js"
+import type { Team, TeamWithMembers } from "../core/schema/Team.js"
 import { assessTeam, type TeamInputs, teamInputsHash } from "../core/TeamAssessment.js"
 import { computeTeamReputation } from "../core/TeamReputation.js"
 import {
@@ -58,7 +65,7 @@ export class TeamReputationRefused extends Data.TaggedError("TeamReputationRefus
 export type ComputeMode = "on_demand" | "automatic"
 
 export interface Computed {
-  readonly reputation: TeamReputation
+  readonly reputation: TeamScore
   /** false: the inputs were unchanged, nothing recorded. */
   readonly computed: boolean
 }
@@ -92,14 +99,14 @@ const gatherInputs = (found: TeamWithMembers) =>
   })
 
 const scoreEvents = (
-  reputation: TeamReputation,
+  reputation: TeamScore,
   stored: StoredTeamReputation | undefined,
   assessmentId: string,
   at: Date
 ): {
   readonly events: ReadonlyArray<EventOccurrence>
   readonly score: number
-  readonly grade: TeamReputation["grade"]
+  readonly grade: TeamScore["grade"]
 } => {
   // The first computation sets what was notified: nothing moved yet.
   if (stored === undefined) return { events: [], score: reputation.score, grade: reputation.grade }
@@ -193,7 +200,7 @@ export const computeTeam = (teamId: string, mode: ComputeMode) =>
           now
         )
         const past = yield* repo.scoreAt(teamId, new Date(now.getTime() - TREND_WINDOW_MS).toISOString())
-        const reputation: TeamReputation = {
+        const reputation: TeamScore = {
           team_id: teamId,
           org_id: orgId,
           score: result.score,
@@ -314,3 +321,79 @@ export const markMemberChanged = (agentId: string) =>
     for (const teamId of teamIds) yield* recomputeQuietly(teamId)
     return teamIds
   })
+
+/** What the API's reads and computations go through. */
+type Needs = Effect.Effect.Context<ReturnType<typeof computeTeam>> | TeamReputationRepo
+
+export const make = Effect.gen(function* () {
+  const repo = yield* TeamReputationRepo
+  const context = yield* Effect.context<Needs>()
+
+  /** The team's stored score; the first read of an active team computes it. */
+  const reputation = (team: Team) =>
+    Effect.gen(function* () {
+      yield* requirePlan(team.org_id)
+      const stored = yield* repo.stored(team.team_id)
+      if (stored !== undefined) return stored.reputation
+      if (team.status === "archived") {
+        return yield* refused(
+          "not_found",
+          `team ${team.team_id} has no reputation: it was archived before its first computation`
+        )
+      }
+      return (yield* computeTeam(team.team_id, "on_demand")).reputation
+    }).pipe(Effect.provide(context))
+
+  /** Recomputes the team's score now; `computed: false` when its inputs were unchanged. */
+  const recompute = (team: Team) =>
+    Effect.gen(function* () {
+      yield* requirePlan(team.org_id)
+      const { computed, reputation } = yield* computeTeam(team.team_id, "on_demand")
+      return { ...reputation, computed }
+    }).pipe(Effect.provide(context))
+
+  /** A page of the team's assessments. */
+  const assessments = (team: Team, page: { readonly limit: number; readonly offset: number }) =>
+    Effect.gen(function* () {
+      yield* requirePlan(team.org_id)
+      const found = yield* repo.assessments(team.team_id, page.limit, page.offset)
+      return {
+        team_id: team.team_id,
+        assessments: found.items,
+        total: found.total,
+        limit: page.limit,
+        offset: page.offset
+      }
+    }).pipe(Effect.provide(context))
+
+  /** The organization's computations this month against what its plan includes. */
+  const quota = (orgId: string) =>
+    Effect.gen(function* () {
+      const plan = yield* requirePlan(orgId)
+      const period = periodOf(new Date(yield* Clock.currentTimeMillis))
+      const usage = yield* repo.usage(orgId, period)
+      const included = includedComputations(plan)
+      return {
+        org_id: orgId,
+        period,
+        plan_id: plan.plan_id,
+        included,
+        used: usage.used,
+        overage: usage.overage,
+        overage_cost: usage.overage_cost,
+        unlimited: included === null
+      }
+    }).pipe(Effect.provide(context))
+
+  /** The team's score as last stored, if any (what its public badge shows: no plan check, nothing computed). */
+  const stored = (teamId: string) => Effect.map(repo.stored(teamId), (found) => found?.reputation)
+
+  return { reputation, recompute, assessments, quota, stored }
+})
+
+export class TeamReputation extends Context.Tag("candor/services/TeamReputation")<
+  TeamReputation,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+export const layer = Layer.effect(TeamReputation, make)

@@ -72,6 +72,12 @@ import * as Webhooks from "../../services/Webhooks.js"
 import * as OrgConscience from "../../services/OrgConscience.js"
 import * as Containment from "../../services/Containment.js"
 import * as Enforcement from "../../services/Enforcement.js"
+import * as Drift from "../../services/Drift.js"
+import * as Claims from "../../services/Claims.js"
+import * as Coherence from "../../services/Coherence.js"
+import * as Risk from "../../services/Risk.js"
+import * as TeamReputation from "../../services/TeamReputation.js"
+import * as TeamIntelligence from "../../services/TeamIntelligence.js"
 import * as EvidenceRedaction from "../../services/EvidenceRedaction.js"
 import * as Agents from "../../services/Agents.js"
 import * as Cards from "../../services/Cards.js"
@@ -223,6 +229,12 @@ const HandlersLive = Layer.mergeAll(
       OrgConscience.layer,
       Containment.layer,
       Enforcement.layer,
+      Drift.layer,
+      Claims.layer,
+      Coherence.layer,
+      Risk.layer,
+      TeamReputation.layer,
+      TeamIntelligence.layer,
       EvidenceRedaction.layer,
       Agents.layer,
       Cards.layer,
@@ -262,7 +274,7 @@ const HandlersLive = Layer.mergeAll(
   Layer.provide(EvidenceRedactionRepo.layer),
   // Agent names: the rename route (the commit path writes the default name itself).
   Layer.provide(AgentNameRepo.layer),
-  // Fleet coherence: its route (and its cache, one per process).
+  // Fleet coherence: its service (and its cache, one per process).
   Layer.provide(CoherenceRepo.layer),
   // Trust edges: their routes.
   Layer.provide(TrustEdgeRepo.layer),

@@ -1,28 +1,28 @@
-/** An agent's enforcement records: the paged, filtered list, for whoever may read the agent (Member and up). */
+/**
+ * An agent's enforcement records: the paged, filtered list, for whoever may read the agent (Member
+ * and up), through the Enforcement service (services/Enforcement.ts).
+ */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import { BadRequest } from "../../../adapters/http/ApiErrors.js"
-import { Store } from "../../../adapters/store/Store.js"
+import { Enforcement } from "../../../services/Enforcement.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
 import { internal } from "./Access.js"
 
 export const EnforcementRecordsLive = HttpApiBuilder.group(CandorApi, "enforcementRecords", (handlers) =>
-  handlers.handle("listEnforcementRecords", ({ path, urlParams }) =>
-    Effect.gen(function* () {
-      yield* readAgent(path.agent_id)
-      const { from, kind, limit, offset, to } = urlParams
-      if (from !== undefined && to !== undefined && Date.parse(from) >= Date.parse(to))
-        return yield* new BadRequest({ error: "from: must be before to" })
-      const page = yield* (yield* Store).enforcementRecordPage({
-        agentId: path.agent_id,
-        kind,
-        from,
-        to,
-        limit,
-        offset
-      })
-      return { records: page.items, total: page.total, limit, offset }
-    }).pipe(Effect.catchTag("StoreError", internal))
+  Effect.map(Enforcement, (enforcement) =>
+    handlers.handle("listEnforcementRecords", ({ path, urlParams }) =>
+      Effect.zipRight(
+        readAgent(path.agent_id),
+        enforcement.records({
+          agentId: path.agent_id,
+          kind: urlParams.kind,
+          from: urlParams.from,
+          to: urlParams.to,
+          limit: urlParams.limit,
+          offset: urlParams.offset
+        })
+      ).pipe(Effect.catchTag("StoreError", internal))
+    )
   )
 )
