@@ -102,16 +102,17 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
       )
     )
 
-    it.live("redelivers an event not acked within the ack wait, with deliveryCount 2", () =>
+    // At least once: a redelivery the client never took (JetStream's pull reset on a loaded machine,
+    // a CI run saw it) comes back once more, so the second one seen may count 3.
+    it.live("redelivers an event not acked within the ack wait, counting its deliveries", () =>
       withBus({ ackWaitMs: 1_000 }, (bus, prefix) =>
         Effect.gen(function* () {
           yield* bus.publish(eventSubject(agentIn(1, P), prefix, P), { id: "slow", i: 0 })
           const started = Date.now()
           const got = yield* take(bus, 1, 2, (d) => (d.deliveryCount === 1 ? Effect.void : d.ack))
-          expect(got.map((d) => [payloadOf(d).id, d.deliveryCount])).toEqual([
-            ["slow", 1],
-            ["slow", 2]
-          ])
+          expect(got.map((d) => payloadOf(d).id)).toEqual(["slow", "slow"])
+          expect(got[0]!.deliveryCount).toBe(1)
+          expect(got[1]!.deliveryCount).toBeGreaterThanOrEqual(2)
           expect(Date.now() - started).toBeGreaterThanOrEqual(900)
         })
       )
@@ -130,7 +131,8 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
                 )
               : d.ack
           )
-          expect(got.map((d) => d.deliveryCount)).toEqual([1, 2])
+          expect(got[0]!.deliveryCount).toBe(1)
+          expect(got[1]!.deliveryCount).toBeGreaterThanOrEqual(2)
           expect(Date.now() - nakAt).toBeGreaterThanOrEqual(500)
         })
       )
