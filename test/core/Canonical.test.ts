@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import canonicalize from "canonicalize"
+import fc from "fast-check"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { toHex } from "../../core/Bytes.js"
@@ -44,5 +46,61 @@ describe("RFC 8785 canonical JSON", () => {
     const cycle: Record<string, unknown> = {}
     cycle.self = cycle
     expect(tryCanonicalJson(cycle)).toBeUndefined()
+  })
+
+  // The `canonicalize` package, by an RFC 8785 author, is the oracle of the serializer written here.
+  const oracle = (value: unknown): string | undefined => {
+    try {
+      return canonicalize(value)
+    } catch {
+      return undefined
+    }
+  }
+
+  it("writes what the canonicalize package writes, for any JSON value and unicode text", () => {
+    // Strings of any UTF-16 code units: lone surrogates too, refused by both.
+    const text = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) })
+    )
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.jsonValue(),
+          fc.dictionary(text, fc.oneof(text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.jsonValue()))
+        ),
+        (value) => {
+          expect(tryCanonicalJson(value)).toBe(oracle(value))
+        }
+      ),
+      { numRuns: 500 }
+    )
+  })
+
+  it("refuses a string or key with a lone surrogate wherever it is, as the package does", () => {
+    for (const bad of [["a", "\udc00"], { ["k\ud800"]: 1 }, { a: { b: "x\ud83dy" } }, "\ud83d"]) {
+      expect(() => canonicalize(bad)).toThrow()
+      expect(tryCanonicalJson(bad)).toBeUndefined()
+    }
+    expect(canonicalJson("\ud83d\ude00")).toBe(canonicalize("\ud83d\ude00"))
+  })
+
+  it("skips undefined members, writes undefined elements as null, and honours toJSON", () => {
+    const value = { a: undefined, b: [undefined, 1], at: new Date(0), nested: { toJSON: () => ({ z: 1, y: [2] }) } }
+    expect(canonicalJson(value)).toBe(canonicalize(value))
+    expect(canonicalJson(value)).toBe('{"at":"1970-01-01T00:00:00.000Z","b":[null,1],"nested":{"y":[2],"z":1}}')
+  })
+
+  it("finds a cycle however deep it starts, and serializes a deep acyclic document", () => {
+    const deep: Array<unknown> = []
+    let tip = deep
+    for (let i = 0; i < 200; i++) tip.push((tip = []))
+    expect(canonicalJson(deep)).toBe("[".repeat(201) + "]".repeat(201))
+    // A shared (not circular) object below the depth where ancestors are tracked is not a cycle.
+    const shared = { s: 1 }
+    tip.push(shared, shared)
+    expect(canonicalJson(deep)).toBe(canonicalize(deep))
+    tip.push(deep)
+    expect(tryCanonicalJson(deep)).toBeUndefined()
   })
 })
