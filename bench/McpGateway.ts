@@ -5,37 +5,29 @@
  * directly, then through the embedded gateway (in-process bus and agent state, the `rules` judge,
  * the agent in `enforce`: each answer held until judged). Each call's result is a distinct benign
  * text (~300 characters), so every call is judged, none remembered. The two series' calls
- * alternate. Prints p50 and p99 of each and the p50 added. `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging
- * on the side). All on one machine: compare figures of one run.
+ * alternate. Prints p50 and p99 of each and the p50 added. `npm run bench:mcp -- 300 observe`: the
+ * agent in `observe` (the hop alone, judging on the side).
+ *
+ * The gateway runs on a thread of its own (bench/McpGatewayThread.ts), as a deployment runs it
+ * beside the agent and the server rather than on their event loop; the client and the server share
+ * this one, for both series. All on one machine: compare figures of one run.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
-import * as Rules from "../adapters/analysis/Rules.js"
-import { hashSecret } from "../adapters/auth/Secrets.js"
-import { ApprovalDesk } from "../adapters/bus/ApprovalDesk.js"
-import { AgentState } from "../adapters/bus/AgentState.js"
-import { Bus } from "../adapters/bus/Bus.js"
-import * as GatewayServer from "../adapters/gateway/GatewayServer.js"
-import { Inspector } from "../adapters/gateway/Inspector.js"
-import * as McpProxy from "../adapters/mcp/McpProxy.js"
+import { Worker } from "node:worker_threads"
+import type { GatewayThreadData } from "./McpGatewayThread.js"
 
 const CALLS = Number(process.argv[2] ?? 300)
 /** `observe` to see the hop alone: the result passes at once and is judged on the side. */
 const MODE = process.argv[3] === "observe" ? "observe" : "enforce"
 const WARMUP = 50
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
 const startServer = async () => {
   const transports = new Map<string, StreamableHTTPServerTransport>()
@@ -114,33 +106,27 @@ const measure = async (directUrl: string, throughUrl: string, headers: Record<st
   return { direct: percentiles(directTimes), through: percentiles(throughTimes) }
 }
 
+/** The gateway on a thread of its own (bench/McpGatewayThread.ts), loaded through tsx as this module is. */
+const startGateway = async (data: GatewayThreadData) => {
+  const module = new URL("./McpGatewayThread.ts", import.meta.url).href
+  const worker = new Worker(
+    `import("tsx/esm/api").then((tsx) => tsx.tsImport(${JSON.stringify(module)}, ${JSON.stringify(module)}))`,
+    { eval: true, workerData: data }
+  )
+  const started = await new Promise<{ url?: string; error?: string }>((resolve) => worker.once("message", resolve))
+  if (started.url === undefined) throw new Error(`the gateway did not start: ${started.error}`)
+  return {
+    url: started.url,
+    stop: () => new Promise((resolve) => (worker.once("exit", resolve), worker.postMessage("stop")))
+  }
+}
+
 const main = async () => {
   const server = await startServer()
-  const scope = await run(Scope.make())
-  const state = Context.get(await run(Layer.buildWithScope(AgentState.layerMemory, scope)), AgentState)
-  const bus = await run(Layer.buildWithScope(Bus.layerMemory, scope))
-  const gateway = GatewayServer.layer({
-    port: 0,
-    host: "127.0.0.1",
-    upstreams: { anthropic: "http://127.0.0.1:9", openai: "http://127.0.0.1:9", gemini: "http://127.0.0.1:9" },
-    tuning: { shutdownGraceMs: 100 }
-  }).pipe(
-    Layer.provide(McpProxy.layer({ allowPrivate: true }).pipe(Layer.provide(Rules.layer()))),
-    Layer.provide(Inspector.layerNoop),
-    Layer.provide(Layer.succeedContext(Context.merge(bus, Context.make(AgentState, state)))),
-    // No policy holds calls for approval here.
-    Layer.provide(ApprovalDesk.layerNone)
-  )
-  const gatewayUrl = Context.get(await run(Layer.buildWithScope(gateway, scope)), GatewayServer.GatewayServer).url
-  const agentId = "agt-bench"
-  const orgId = "org-bench"
   const serverId = `mcp_${randomUUID()}`
   const token = `cmcp_${randomUUID()}`
-  await run(state.update(agentId, { mode: MODE, orgId }))
-  await run(state.updateKey(hashSecret(token), { mcpToken: { token_id: "t1", agent_id: agentId, org_id: orgId } }))
-  await run(state.updateKey(serverId, { mcpServer: { org_id: orgId, url: server.url } }))
-
-  const { direct, through } = await measure(server.url, `${gatewayUrl}/mcp/${serverId}`, {
+  const gateway = await startGateway({ mode: MODE, serverUrl: server.url, serverId, token })
+  const { direct, through } = await measure(server.url, `${gateway.url}/mcp/${serverId}`, {
     "x-candor-agent-token": token
   })
   const ms = (n: number) => `${n.toFixed(3)} ms`
@@ -148,7 +134,7 @@ const main = async () => {
   console.log(`direct:          p50 ${ms(direct.p50)}  p99 ${ms(direct.p99)}`)
   console.log(`through Candor:  p50 ${ms(through.p50)}  p99 ${ms(through.p99)}`)
   console.log(`added at p50:    ${ms(through.p50 - direct.p50)} (target: at most 1 ms)`)
-  await run(Scope.close(scope, Exit.void))
+  await gateway.stop()
   server.http.closeAllConnections()
   server.http.close()
 }
