@@ -29,6 +29,9 @@
  * Connections to servers go through the webhooks' SSRF guard at connect time (a DNS answer naming a
  * private address is refused; an IP literal is checked before dispatch) unless private addresses are
  * allowed (`CANDOR_MCP_ALLOW_PRIVATE`). Answers are asked for in `identity` coding, so they can be read.
+ *
+ * This module is the entry (the token, the server, containment) and the wiring: `make` builds the
+ * modules each part above lives in (README.md names them) around one `ProxyContext`.
  */
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
