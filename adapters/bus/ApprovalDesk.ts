@@ -1,5 +1,5 @@
 /**
- * Where the side holding a tool call (the MCP proxy, adapters/mcp/McpProxy.ts) asks for a person's
+ * Where the side holding a tool call (the MCP proxy, adapters/mcp/ApprovalHold.ts) asks for a person's
  * approval, waits for the decision and withdraws its request (docs/approvals.md). The approvals
  * live in the store, which a gateway does not open, so the desk is what reaches one:
  *

@@ -65,9 +65,5 @@ export const plainError = (res: ServerResponse, status: number, error: string) =
 export const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : value?.[0]
 
-export const errorKind = (error: unknown): string =>
-  typeof error === "object" && error !== null && "_tag" in error
-    ? String(error._tag)
-    : error instanceof Error
-      ? error.name
-      : typeof error
+/** A failure named by its kind in logs, as the LLM gateway names its own. */
+export { errorKind } from "../gateway/Publication.js"
