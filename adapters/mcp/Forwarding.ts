@@ -126,21 +126,13 @@ export const makeForwarding = (
           const upstream = answer.body
           upstream.on("data", (chunk: Buffer) => {
             if (!res.write(chunk)) upstream.pause()
-            try {
-              reader?.push(chunk)
-            } catch {
-              // A reader's bug never reaches the client: the copy is only for the side path.
-            }
+            reader?.push(chunk)
           })
           res.on("drain", () => upstream.resume())
           upstream.once("end", () => {
             finish()
             res.end()
-            try {
-              reader?.end()
-            } catch {
-              // as above
-            }
+            reader?.end()
           })
         },
         (message) => plainError(res, 502, message)

@@ -70,7 +70,10 @@ export const makeSideReading = (
       )
   }
 
-  /** The side reader of an answer the proxy watches; undefined when the answer is not read. */
+  /**
+   * The side reader of an answer the proxy watches; undefined when the answer is not read. Whoever
+   * feeds it has already sent the chunk to the client: a reader's bug stays on the side path.
+   */
   const readerFor = (
     caller: Caller,
     watch: Watch,
@@ -102,10 +105,28 @@ export const makeSideReading = (
       sink.onUnreadable("not_json")
       return undefined
     }
-    if (type.startsWith("application/json")) return jsonReader(settings.maxMessageBytes, sink)
-    if (type.startsWith("text/event-stream")) return sseReader(settings.maxMessageBytes, sink)
+    if (type.startsWith("application/json")) return guarded(jsonReader(settings.maxMessageBytes, sink))
+    if (type.startsWith("text/event-stream")) return guarded(sseReader(settings.maxMessageBytes, sink))
     return undefined
   }
 
   return { readerFor }
 }
+
+/** A reader whose failures end on the side path, never on the relay that feeds it. */
+const guarded = (reader: MessageReader): MessageReader => ({
+  push: (chunk) => {
+    try {
+      reader.push(chunk)
+    } catch {
+      // The copy is only for the side path; the client's bytes are already on their way.
+    }
+  },
+  end: () => {
+    try {
+      reader.end()
+    } catch {
+      // as above
+    }
+  }
+})
