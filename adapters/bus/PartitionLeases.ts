@@ -144,6 +144,7 @@ export const make = (
         timeoutMs: Math.min(2_000, deadAfterMs)
       })
     )
+    yield* Effect.logDebug("partition leases: bucket open").pipe(Effect.annotateLogs({ worker: workerId }))
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
     const leaseKey = (p: number) => `${LEASE}${p}`
@@ -276,6 +277,7 @@ export const make = (
       })
     )
     for (const worker of present) if (worker !== workerId && !heardFrom.has(worker)) heardFrom.set(worker, startedAt)
+    yield* Effect.logDebug("partition leases: workers counted").pipe(Effect.annotateLogs({ worker: workerId, present }))
 
     /**
      * Creates the lease, adopts one still carrying our id (a renewal lost in transit), or takes over
