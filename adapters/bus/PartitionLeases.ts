@@ -66,7 +66,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
 import { BusError } from "./BusError.js"
-import { atStart, isWrongLastSequence, openBucket, tryNats } from "./JetStreamSetup.js"
+import { atStart, isWrongLastSequence, liveKeys, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
 import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
@@ -135,8 +135,9 @@ export const make = (
       })
     }
     const nc = yield* NatsConnection
+    const bucketName = leaseBucket(options.prefix ?? DEFAULT_PREFIX)
     const kv = yield* atStart(
-      openBucket(nc, leaseBucket(options.prefix ?? DEFAULT_PREFIX), {
+      openBucket(nc, bucketName, {
         history: 1,
         ttlMs,
         replicas: options.replicas ?? 1,
@@ -269,13 +270,8 @@ export const make = (
       Effect.forkScoped
     )
     // The workers alive now, before the first tick: a newcomer must not take every partition first.
-    const present = yield* atStart(
-      tryNats("count workers", async () => {
-        const workers: Array<string> = []
-        for await (const key of await kv.keys(`${WORKER}>`)) workers.push(key.slice(WORKER.length))
-        return workers
-      })
-    )
+    // Plain requests, not `kv.keys()`, which can wait while the others' heartbeats are rewritten (liveKeys).
+    const present = Array.from(yield* atStart(liveKeys(nc, kv, bucketName, WORKER)), (key) => key.slice(WORKER.length))
     for (const worker of present) if (worker !== workerId && !heardFrom.has(worker)) heardFrom.set(worker, startedAt)
     yield* Effect.logDebug("partition leases: workers counted").pipe(Effect.annotateLogs({ worker: workerId, present }))
 
