@@ -794,7 +794,7 @@ const settings: { readonly [K in keyof Settings]: Setting<Settings[K]> } = {
     "LOG_LEVEL",
     logLevel,
     defaults.logLevel,
-    "Least severe level logged: all, trace, debug, info, warn, error, fatal, off",
+    "Least severe level logged: all, trace, debug, info, warn, error, fatal, off; debug also logs each startup step as it begins and ends (a start that hangs says where)",
     "info"
   ),
   chainRpcUrl: optional(

@@ -76,6 +76,7 @@ import { CandorConfig, tlsFiles } from "./Config.js"
 import { ListenFailed, listenErrorCode } from "../adapters/http/ListenFailed.js"
 import { loadTls, reloadOnSighup, serverTlsOptions } from "../adapters/http/Tls.js"
 import { warnIfPlainHttp } from "./http/PlainHttpWarning.js"
+import { startupStep } from "./StartupStep.js"
 import { TracingLive } from "./Tracing.js"
 import * as Gateway from "../adapters/gateway/GatewayServer.js"
 import * as McpProxy from "../adapters/mcp/McpProxy.js"
@@ -113,9 +114,9 @@ const SecretKeysFromConfig = Layer.unwrapEffect(
 /** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
 const StoreFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
-    StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    startupStep("store", StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
   )
-).pipe(Layer.provideMerge(SecretKeysFromConfig))
+).pipe(Layer.provideMerge(startupStep("secret keys", SecretKeysFromConfig)))
 
 /** The governance logs, on the process's store and signing key (the API and the workers append). */
 const GovernanceLogFromConfig = Layer.unwrapEffect(
@@ -124,7 +125,9 @@ const GovernanceLogFromConfig = Layer.unwrapEffect(
 
 /** The signing key, one per process (certificates of the workers, licenses checked by the API). */
 const SigningKeysFromConfig = Layer.unwrapEffect(
-  Effect.map(CandorConfig, (config) => SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir }))
+  Effect.map(CandorConfig, (config) =>
+    startupStep("signing key", SigningKeys.layer({ signingKey: config.signingKey, dataDir: config.dataDir }))
+  )
 )
 
 const AuthConfigLive = Layer.effect(
@@ -234,7 +237,7 @@ const HttpLive = (withApi: boolean, withStore: boolean) =>
       withApi ? ApiRoutesLive : metricsRoute(Effect.succeed([]))
     ),
     { disableListenLog: true }
-  ).pipe(Layer.provide(ReadinessLive(withStore)), Layer.provideMerge(NodeServerLive))
+  ).pipe(Layer.provide(ReadinessLive(withStore)), Layer.provideMerge(startupStep("HTTP listener", NodeServerLive)))
 
 /** HOST:PORT's server as the "listening" line names it. */
 const apiAddress = Effect.gen(function* () {
@@ -371,11 +374,17 @@ const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
           ) as Layer.Layer<Bus | AgentState | PartitionOwnership | BusHealth | NatsConnection | ApprovalSignal>
         }
         return Layer.mergeAll(
-          Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents, replicas }),
-          KvAgentState.layer({ prefix, replicas }),
-          ApprovalSignalKv.layer({ prefix, replicas }),
+          startupStep(
+            "bus streams and consumers",
+            Bus.layerJetStream({ prefix, partitions, publishBatchEvents: busBatchEvents, replicas })
+          ),
+          startupStep("agent state bucket", KvAgentState.layer({ prefix, replicas })),
+          startupStep("approval signal bucket", ApprovalSignalKv.layer({ prefix, replicas })),
           withWorkers
-            ? PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix, replicas })
+            ? startupStep(
+                "partition leases",
+                PartitionLeases.layer({ partitions, workerId: worker, ttlMs: LEASE_TTL_MS, prefix, replicas })
+              )
             : PartitionOwnership.layerAll(0, worker),
           Layer.effect(
             BusHealth,
@@ -384,7 +393,11 @@ const MessagingLive = (withWorkers: boolean, bridge?: MessagePort) =>
             )
           )
           // The connection stays in the context: the event feed (FeedLive) shares it.
-        ).pipe(Layer.provideMerge(NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` })))
+        ).pipe(
+          Layer.provideMerge(
+            startupStep("NATS connection", NatsConnection.layer(natsUrl.value, { name: `candor-${worker}` }))
+          )
+        )
       }
     )
   )
@@ -405,7 +418,7 @@ const FeedLive = (withStore: boolean) =>
         natsUrl
       }): Layer.Layer<EventFeed, BusError, NatsConnection | SqlClient.SqlClient> =>
         Option.isSome(natsUrl)
-          ? EventFeedJetStream.layer({ prefix, replicas })
+          ? startupStep("event feed stream", EventFeedJetStream.layer({ prefix, replicas }))
           : withStore
             ? EventFeedStore.layer()
             : EventFeed.layerDetached

@@ -146,6 +146,31 @@ export const openBucket = (nc: NatsConnection, name: string, options: BucketOpti
     return kv
   })
 
+/**
+ * The keys of `bucket` under `prefix` (`worker.`, say) that hold a value now, by plain requests: the
+ * stream's subjects, then each one's last entry (a deleted key keeps its delete marker). Not
+ * `kv.keys()`: it reads through a push consumer and ends on a delivery that says nothing is pending,
+ * or after 5 s without one. A key rewritten between that consumer's creation and its first delivery
+ * (another worker's heartbeat, every 500 ms; history 1 drops the old value) leaves the server's count
+ * one too high: every delivery then says one is pending, and the rewrites leave no 5 s gap. A worker
+ * started beside another (under load, where that window is long) waited there, silently, for a
+ * minute or more.
+ */
+export const liveKeys = (
+  nc: NatsConnection,
+  kv: KV,
+  bucket: string,
+  prefix: string
+): Effect.Effect<ReadonlyArray<string>, BusError> =>
+  tryNats(`list keys ${bucket}`, async () => {
+    const jsm = await jetstreamManager(nc)
+    const subjectOf = `$KV.${bucket}.`
+    const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${subjectOf}${prefix}>` })
+    const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(subjectOf.length))
+    const entries = await Promise.all(keys.map((key) => kv.get(key)))
+    return keys.filter((_, i) => entries[i]?.operation === "PUT")
+  })
+
 export const ensureConsumer = (
   jsm: JetStreamManager,
   options: BusOptions,

@@ -66,7 +66,7 @@ import type * as Scope from "effect/Scope"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { createHash } from "node:crypto"
 import { BusError } from "./BusError.js"
-import { atStart, isWrongLastSequence, openBucket, tryNats } from "./JetStreamSetup.js"
+import { atStart, isWrongLastSequence, liveKeys, openBucket, tryNats } from "./JetStreamSetup.js"
 import { NatsConnection } from "./NatsConnection.js"
 import { PartitionOwnership } from "./PartitionOwnership.js"
 import { DEFAULT_PREFIX, leaseBucket } from "./Subjects.js"
@@ -135,8 +135,9 @@ export const make = (
       })
     }
     const nc = yield* NatsConnection
+    const bucketName = leaseBucket(options.prefix ?? DEFAULT_PREFIX)
     const kv = yield* atStart(
-      openBucket(nc, leaseBucket(options.prefix ?? DEFAULT_PREFIX), {
+      openBucket(nc, bucketName, {
         history: 1,
         ttlMs,
         replicas: options.replicas ?? 1,
@@ -144,6 +145,7 @@ export const make = (
         timeoutMs: Math.min(2_000, deadAfterMs)
       })
     )
+    yield* Effect.logDebug("partition leases: bucket open").pipe(Effect.annotateLogs({ worker: workerId }))
     const held = new Map<number, Lease>()
     const owned = yield* SubscriptionRef.make<ReadonlySet<number>>(new Set())
     const leaseKey = (p: number) => `${LEASE}${p}`
@@ -268,14 +270,10 @@ export const make = (
       Effect.forkScoped
     )
     // The workers alive now, before the first tick: a newcomer must not take every partition first.
-    const present = yield* atStart(
-      tryNats("count workers", async () => {
-        const workers: Array<string> = []
-        for await (const key of await kv.keys(`${WORKER}>`)) workers.push(key.slice(WORKER.length))
-        return workers
-      })
-    )
+    // Plain requests, not `kv.keys()`, which can wait while the others' heartbeats are rewritten (liveKeys).
+    const present = Array.from(yield* atStart(liveKeys(nc, kv, bucketName, WORKER)), (key) => key.slice(WORKER.length))
     for (const worker of present) if (worker !== workerId && !heardFrom.has(worker)) heardFrom.set(worker, startedAt)
+    yield* Effect.logDebug("partition leases: workers counted").pipe(Effect.annotateLogs({ worker: workerId, present }))
 
     /**
      * Creates the lease, adopts one still carrying our id (a renewal lost in transit), or takes over

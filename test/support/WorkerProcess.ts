@@ -38,9 +38,10 @@ export interface WorkerProcessOptions {
   /** CANDOR_NATS_REPLICAS (unset: the default, 1). */
   readonly replicas?: number
   /**
-   * How long it may take to serve (default 60 s). A start takes seconds, but a CI run once saw one of
-   * two workers started together print nothing for 30 s on the loaded machine (and pass alone, three
-   * runs of three): the bound is for a start that never comes, not a timing of the machine.
+   * How long it may take to serve (default 60 s). A start takes seconds on the loaded machine; the
+   * bound is for a start that never comes, not a timing of the machine. (One of two workers started
+   * together once printed nothing for 30 s: its count of the live workers waited on `kv.keys()`,
+   * see JetStreamSetup.liveKeys. LOG_LEVEL=debug shows each startup step.)
    */
   readonly readyWithin?: Duration.DurationInput
 }

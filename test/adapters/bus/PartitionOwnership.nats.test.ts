@@ -9,6 +9,7 @@ import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Exit from "effect/Exit"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
@@ -167,6 +168,59 @@ describeIntegration("nats", "PartitionOwnership", () => {
         })
       ),
     60_000
+  )
+
+  it.live(
+    "a worker starting beside a live one whose heartbeat is rewritten as it looks counts it, at once",
+    () =>
+      withPrefix((prefix) =>
+        Effect.gen(function* () {
+          // The live worker: its heartbeat rewritten every 500 ms, as a worker's is, and at once when
+          // a consumer of the bucket is created. That rewrite is what stalled starts: `kv.keys()`
+          // counted the heartbeat it then no longer found, and waited for a "nothing pending" that
+          // never came (JetStreamSetup.liveKeys); on a loaded machine it happened by chance.
+          const nc = Context.get(yield* Layer.build(NatsTest), NatsConnection)
+          const kv = yield* Effect.promise(() => new Kvm(nc).create(leaseBucket(prefix), { history: 1, ttl: TTL }))
+          const beat = Effect.promise(() => kv.put("worker.live", "live"))
+          yield* beat
+          yield* Effect.acquireRelease(
+            Effect.sync(() =>
+              nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.CREATED.KV_${leaseBucket(prefix)}.>`, {
+                callback: () => void kv.put("worker.live", "live").catch(() => undefined)
+              })
+            ),
+            (sub) => Effect.sync(() => sub.unsubscribe())
+          )
+          yield* Effect.promise(() => nc.flush())
+          yield* beat.pipe(Effect.repeat(Schedule.spaced("500 millis")), Effect.forkScoped)
+          // Several starts: each had its chance of the stall (most did, run against the old count).
+          for (const id of ["worker-a", "worker-b", "worker-c"]) {
+            // A start takes milliseconds; the bound is for one that never comes.
+            const w = yield* startWorker(prefix, id).pipe(
+              Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`${id} never started`) })
+            )
+            // Counted before its first tick: half the partitions, not all of them first.
+            expect((yield* ownedBy(w.ownership)).size).toBe(fairShare(P, 2))
+            yield* w.stop
+          }
+        })
+      ),
+    60_000
+  )
+
+  it.live("a worker that left (its heartbeat deleted) is not counted: a newcomer takes everything at once", () =>
+    withPrefix((prefix) =>
+      Effect.gen(function* () {
+        const kv = yield* bucket(prefix)
+        yield* Effect.promise(async () => {
+          await kv.put("worker.gone", "gone")
+          await kv.delete("worker.gone")
+        })
+        const a = yield* startWorker(prefix, "worker-a")
+        expect((yield* ownedBy(a.ownership)).size).toBe(P)
+        yield* a.stop
+      })
+    )
   )
 
   it.live(
