@@ -3,11 +3,13 @@
  *
  * - a commit marks the agents it extended dirty (`mark`: a set insertion, the commit never waits);
  * - a fiber drains the dirty set every `drainInterval` (1 s), recomputing each agent once however
- *   many commits marked it in between, but an agent at most once per `minInterval` (5 s): a busy
- *   agent marked by every commit is recomputed every 5 s rather than every second (a recomputation
- *   is some fifteen statements, more than the commit of its checkpoints), while an agent idle for
- *   5 s is scored within a second of its next commit; at most `maxPerDrain` (50) agents a drain, the
- *   longest marked first, four at a time: a budget of some tenth of a core (worker and database)
+ *   many commits marked it in between, but an agent at most once per `minInterval` (30 s): a busy
+ *   agent marked by every commit is recomputed every 30 s rather than every second (a recomputation
+ *   is some eighteen statements, more than the commit of its checkpoints: at 5 s, a fleet of 200
+ *   agents committing twice a second each spent more of the database on scores than on commits),
+ *   while an agent idle for 30 s is scored within a second of its next commit; at most
+ *   `maxPerDrain` (50) agents a drain, the longest marked first, four at a time: a budget of some
+ *   tenth of a core (worker and database)
  *   whatever the fleet; with more busy agents than that, each waits its turn
  *   (docs/reputation-storage.md). When no commit came since the last drain, the commits do not need
  *   the core: up to `maxPerIdleDrain` (250) a drain. Also the agents it trusts when its base score moved
@@ -64,7 +66,7 @@ export interface ReputationWorkerOptions {
 
 export const defaultReputationWorkerOptions: ReputationWorkerOptions = {
   drainInterval: "1 second",
-  minInterval: "5 seconds",
+  minInterval: "30 seconds",
   maxPerDrain: 50,
   maxPerIdleDrain: 250,
   concurrency: 4,
