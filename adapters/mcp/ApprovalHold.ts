@@ -20,7 +20,7 @@ import type { HeldResults } from "./HeldResults.js"
 import { errorMessage, INTERNAL_ERROR, INVALID_REQUEST, REFUSED_BY_CANDOR, serverAnswerOf } from "./JsonRpc.js"
 import { type Caller, type CallWatch, headerValue, json, type ProxyContext, SESSION_HEADER } from "./ProxyContext.js"
 import type { ResultJudging } from "./ResultJudging.js"
-import type { SideReading } from "./SideReading.js"
+import { relayWithCopy, type SideReading } from "./SideReading.js"
 import { messageEvent } from "./SseEvents.js"
 
 /** A request's `params._meta.progressToken` (a string or a number), when it asks for progress. */
@@ -84,18 +84,7 @@ export const makeApprovalHold = (
         }
         if (type.startsWith("text/event-stream")) {
           if (enforce) return relayEvents(caller, watch, upstream, res, finish)
-          const reader = readerFor(caller, watch, 200, answer.headers)
-          upstream.on("data", (chunk: Buffer) => {
-            if (!res.write(chunk)) upstream.pause()
-            reader?.push(chunk)
-          })
-          res.on("drain", () => upstream.resume())
-          upstream.once("end", () => {
-            finish()
-            res.end()
-            reader?.end()
-          })
-          return
+          return relayWithCopy(upstream, res, readerFor(caller, watch, 200, answer.headers), finish)
         }
         const chunks: Array<Buffer> = []
         let size = 0

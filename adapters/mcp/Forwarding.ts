@@ -12,7 +12,7 @@ import { guardedLookup } from "../webhooks/WebhookUrlGuard.js"
 import type { HeldResults } from "./HeldResults.js"
 import { blockedLiteral } from "./McpNetwork.js"
 import { type Caller, errorKind, headerValue, plainError, type ProxyContext, type Watch } from "./ProxyContext.js"
-import type { SideReading } from "./SideReading.js"
+import { relayWithCopy, type SideReading } from "./SideReading.js"
 
 /** Upstream headers: the gateway's rules (no hop-by-hop, no `x-candor-*`, no transaction id), and answers in `identity`. */
 const upstreamHeaders = (req: IncomingMessage): Array<string> => {
@@ -123,17 +123,7 @@ export const makeForwarding = (
           res.writeHead(answer.statusCode, responseHeadersForClient(answer.headers))
           // SSE: the client waits for the headers before the first event.
           res.flushHeaders()
-          const upstream = answer.body
-          upstream.on("data", (chunk: Buffer) => {
-            if (!res.write(chunk)) upstream.pause()
-            reader?.push(chunk)
-          })
-          res.on("drain", () => upstream.resume())
-          upstream.once("end", () => {
-            finish()
-            res.end()
-            reader?.end()
-          })
+          relayWithCopy(answer.body, res, reader, finish)
         },
         (message) => plainError(res, 502, message)
       )

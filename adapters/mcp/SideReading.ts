@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
+import type { ServerResponse } from "node:http"
 import type { Dispatcher } from "undici"
 import { mcpRecord } from "../../core/EnforcementRecords.js"
 import { toolChangedEvent } from "../../core/EventData.js"
@@ -130,3 +131,25 @@ const guarded = (reader: MessageReader): MessageReader => ({
     }
   }
 })
+
+/**
+ * An answer's body relayed to the client as it comes (paused while the client is slow), a copy to
+ * the side reader: the client's bytes never wait for the reading.
+ */
+export const relayWithCopy = (
+  upstream: Dispatcher.ResponseData["body"],
+  res: ServerResponse,
+  reader: MessageReader | undefined,
+  finish: () => void
+): void => {
+  upstream.on("data", (chunk: Buffer) => {
+    if (!res.write(chunk)) upstream.pause()
+    reader?.push(chunk)
+  })
+  res.on("drain", () => upstream.resume())
+  upstream.once("end", () => {
+    finish()
+    res.end()
+    reader?.end()
+  })
+}
