@@ -21,6 +21,10 @@ export default defineConfig({
     // file, is most of the lane's time saved. What a file leaves in shared modules is reset by the
     // setup file (@effect/vitest's `it`); the metrics registry is shared, so tests read their own series.
     isolate: false,
+    // One worker per core: vitest's default is one fewer (cores − 1: one on the 2-core CI machine),
+    // which left a core idle while the one worker waited on sockets, timers and child processes (the
+    // lane's CPU time was 0.6 of its wall time). Each worker imports the module graph once more.
+    maxWorkers: "100%",
     setupFiles: ["./test/support/EffectVitestReset.ts"],
     reporters: ["default", "./test/SummaryReporter.ts"]
   }

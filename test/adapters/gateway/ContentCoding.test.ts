@@ -88,9 +88,16 @@ describe("acceptEncodingForUpstream", () => {
 
   it("a hostile header of Node's maximum size costs linear time", () => {
     const hostile = "gzip" + " ".repeat(16_000) + ",".repeat(8_000) + "x"
-    const started = process.hrtime.bigint()
-    expect(acceptEncodingForUpstream(hostile)).toBe("gzip")
-    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(50)
+    // The fastest of five runs: a quadratic cost (seconds at this size) shows in every run, while one
+    // run paused by the scheduler or the collector on a loaded machine (a test worker per core) does
+    // not fail the test (a single run once took 83 ms so).
+    let fastestMs = Number.POSITIVE_INFINITY
+    for (let run = 0; run < 5; run++) {
+      const started = process.hrtime.bigint()
+      expect(acceptEncodingForUpstream(hostile)).toBe("gzip")
+      fastestMs = Math.min(fastestMs, Number(process.hrtime.bigint() - started) / 1e6)
+    }
+    expect(fastestMs).toBeLessThan(50)
   })
 })
 
