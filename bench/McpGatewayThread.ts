@@ -2,13 +2,16 @@
  * The gateway of `npm run bench:mcp`, on a thread of its own (bench/McpGateway.ts): the embedded
  * gateway's MCP proxy (in-process bus and agent state, the `rules` judge), with one agent, its token
  * and one registered server, as a deployment runs it beside (not inside) the agent and the server.
- * Posts `{ url }` once listening; stops when told.
+ * The bus's events are consumed and acked as the workers do: left unconsumed, the in-memory bus
+ * would keep every one, and the thread's garbage collection would grow with them. Posts `{ url }`
+ * once listening; stops when told.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { parentPort, workerData } from "node:worker_threads"
 import * as Rules from "../adapters/analysis/Rules.js"
 import { hashSecret } from "../adapters/auth/Secrets.js"
@@ -33,6 +36,14 @@ const main = async () => {
   const scope = await run(Scope.make())
   const state = Context.get(await run(Layer.buildWithScope(AgentState.layerMemory, scope)), AgentState)
   const bus = await run(Layer.buildWithScope(Bus.layerMemory, scope))
+  const events = Context.get(bus, Bus)
+  for (let partition = 0; partition < events.partitions; partition++)
+    await run(
+      Effect.forkIn(
+        Stream.runForEach(events.consumePartition(partition), (delivery) => delivery.ack),
+        scope
+      )
+    )
   const gateway = GatewayServer.layer({
     port: 0,
     host: "127.0.0.1",
