@@ -1,21 +1,19 @@
 /**
- * An agent's checkpoints: the paged, filtered list (AgentQueries: flat first pages, index-only deep
- * offsets) and one by id. Whether the caller may read the agent is the caller's to check.
+ * An agent's checkpoints: the paged, filtered list (`Store.listCheckpoints`: flat first pages,
+ * index-only deep offsets) and one by id. Whether the caller may read the agent is the caller's to check.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { NotFound } from "../adapters/http/ApiErrors.js"
-import { AgentQueries } from "../adapters/store/AgentQueries.js"
 import { type CheckpointQuery, Store } from "../adapters/store/Store.js"
 
 export const make = Effect.gen(function* () {
-  const queries = yield* AgentQueries
   const store = yield* Store
 
   /** A page of the agent's checkpoints, with the total of the filtered set. */
   const list = (query: CheckpointQuery) =>
-    Effect.map(queries.checkpointPage(query), (page) => ({
+    Effect.map(store.listCheckpoints(query), (page) => ({
       checkpoints: page.items,
       total: page.total,
       limit: query.limit,

@@ -92,11 +92,6 @@ export class AgentQueries extends Context.Tag("candor/adapters/store/AgentQuerie
   {
     /** The agents with these ids, in the order of the newest activity first. */
     readonly agentSummaries: (agentIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<AgentSummary>, StoreError>
-    /**
-     * A page of an agent's checkpoints, newest first, with the total of the filtered set: the
-     * checkpoint list (`selectCheckpointPage`, the same query as `Store.listCheckpoints`).
-     */
-    readonly checkpointPage: (query: CheckpointQuery) => Effect.Effect<Page<IntegrityCheckpoint>, StoreError>
     /** An agent's non-clear checkpoints, newest first: the AIP re-verification batch. */
     readonly nonClearCheckpoints: (
       agentId: string,
@@ -186,7 +181,7 @@ const summaryOf = (row: SummaryRow, settings: AgentSettingsRecord): AgentSummary
 
 /**
  * A page of an agent's checkpoints, newest first, with the total of the filtered set: the one query
- * of the checkpoint list, behind both `Store.listCheckpoints` and `AgentQueries.checkpointPage`.
+ * of the checkpoint list (`Store.listCheckpoints`), read by the API and by the actors' rebuild.
  * Planned for deep offsets: the offset is walked in the index alone (index-only scan) and only the
  * page's rows are read.
  */
@@ -264,9 +259,6 @@ export const make = Effect.gen(function* () {
           ),
           storeError("agentSummaries")
         )
-
-  const checkpointPage = (query: CheckpointQuery): Effect.Effect<Page<IntegrityCheckpoint>, StoreError> =>
-    storeError("checkpointPage")(selectCheckpointPage(sql, secretKeys.all, query))
 
   const nonClearCheckpoints = (agentId: string, limit: number, offset: number) =>
     sql<SealedRow<IntegrityCheckpoint>>`
@@ -382,7 +374,6 @@ export const make = Effect.gen(function* () {
 
   return AgentQueries.of({
     agentSummaries,
-    checkpointPage,
     nonClearCheckpoints,
     judgedBoundedActions,
     reevaluateCheckpoints,

@@ -136,32 +136,6 @@ layerIntegration("postgres", Live, { timeout: "60 seconds" })("AgentQueries on P
     })
   )
 
-  it.effect("pages checkpoints exactly as the store's list does, with every filter", () =>
-    Effect.gen(function* () {
-      const queries = yield* AgentQueries.AgentQueries
-      const store = yield* Store
-      const agentId = uniqueId("agent")
-      const { inputs } = makeInputs(agentId, fresh(agentId), 30, {
-        sessionId: (position) => `${agentId}-s${position % 4}`
-      })
-      expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
-      const cases = [
-        { limit: 20, offset: 0 },
-        { limit: 7, offset: 5 },
-        { limit: 5, offset: 29 },
-        { limit: 5, offset: 30 },
-        { limit: 1000, offset: 0, verdict: "review_needed" as const },
-        { limit: 3, offset: 2, sessionId: `${agentId}-s1` },
-        { limit: 10, offset: 0, sessionId: `${agentId}-s2`, verdict: "clear" as const }
-      ]
-      for (const query of cases) {
-        const expected = yield* store.listCheckpoints({ agentId, ...query })
-        expect(expected.items.length).toBeGreaterThanOrEqual(query.offset >= 30 ? 0 : 1)
-        expect(yield* queries.checkpointPage({ agentId, ...query })).toEqual(expected)
-      }
-    })
-  )
-
   it.effect("pages non-clear checkpoints and violating traces newest first; counts violations", () =>
     Effect.gen(function* () {
       const queries = yield* AgentQueries.AgentQueries

@@ -302,6 +302,12 @@ export const storeConformance = (it: Vitest.MethodsNonLive<Store | SqlClient.Sql
       const newestFirst = chain.inputs.map((input) => input.checkpoint).reverse()
       const page = yield* store.listCheckpoints({ agentId: a, limit: 7, offset: 5 })
       expect(page).toEqual({ items: newestFirst.slice(5, 12), total: 30 })
+      // The last page, and one past the end: the total still counts the whole set.
+      expect(yield* store.listCheckpoints({ agentId: a, limit: 5, offset: 29 })).toEqual({
+        items: newestFirst.slice(29),
+        total: 30
+      })
+      expect(yield* store.listCheckpoints({ agentId: a, limit: 5, offset: 30 })).toEqual({ items: [], total: 30 })
       for (const verdict of ["clear", "review_needed", "boundary_violation"] as const) {
         const expected = newestFirst.filter((c) => c.verdict === verdict)
         expect(expected.length).toBe(10)
