@@ -47,7 +47,7 @@ import {
   traceFields
 } from "./SealedFields.js"
 import { transaction } from "./Transaction.js"
-import { WebhookRepo } from "./WebhookRepo.js"
+import * as WebhookRepo from "./WebhookRepo.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 
 /** Bodies of the rows, in the order the query returned them. */
@@ -484,7 +484,7 @@ export const make = Effect.gen(function* () {
  * With it, the webhook endpoints' repository (WebhookRepo.ts), on the same client and key: wherever
  * there is a store, deliveries can be fanned out and sent.
  */
-export const layer: Layer.Layer<Store | WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.merge(
+export const layer: Layer.Layer<Store | WebhookRepo.WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.merge(
   Layer.effect(Store, make),
   WebhookRepo.layer
 )
