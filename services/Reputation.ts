@@ -22,13 +22,13 @@ import { NotFound } from "../adapters/http/ApiErrors.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
 import { type Readable, ReputationRepo, type ScoreRecord, type SearchQuery } from "../adapters/store/ReputationRepo.js"
-import { type Store, StoreError } from "../adapters/store/Store.js"
+import { StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import { LABELS } from "../core/Reputation.js"
 import { type AgentReputation, COMPONENT_KEYS, type Visibility } from "../core/schema/Reputation.js"
 import { RATED_GRADES } from "../core/schema/ReputationQueries.js"
-import { recomputeReputation } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeReputation } from "./ReputationRecompute.js"
 
 /** No such agent, or one not claimed (visibility belongs to the claim). */
 export class ReputationNotFound extends Schema.TaggedError<ReputationNotFound>()(
@@ -87,7 +87,7 @@ export const make = Effect.gen(function* () {
   const governance = yield* GovernanceLog
   const sql = yield* SqlClient.SqlClient
   const repo = yield* ReputationRepo
-  const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+  const recomputation = yield* Effect.context<RecomputationNeeds>()
 
   const published = (agentId: string, visibility: Visibility, record: ScoreRecord | undefined) =>
     publishedScore(agentId, visibility, record).pipe(Effect.provide(recomputation))

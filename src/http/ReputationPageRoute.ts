@@ -24,7 +24,6 @@ import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import * as ProofRepo from "../../adapters/store/ProofRepo.js"
 import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import type { Store } from "../../adapters/store/Store.js"
-import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { publicReputation } from "../api/handlers/Reputation.js"
 import * as PublicAccess from "../../services/PublicAccess.js"
@@ -102,7 +101,7 @@ const page = Effect.gen(function* () {
   )
 )
 
-/** The page route, with the repositories it reads on the process's SqlClient and Store. */
+/** The page route, on the process's SqlClient, store and repositories. */
 export const ReputationPageRoute = Layer.unwrapEffect(
   Effect.map(
     Effect.context<
@@ -120,6 +119,5 @@ export const ReputationPageRoute = Layer.unwrapEffect(
   )
 ).pipe(
   // What is private (the agent's visibility), as the API's public routes read it.
-  Layer.provide(PublicAccess.layer.pipe(Layer.provide(TeamRepo.layer))),
-  Layer.provide(Layer.mergeAll(ReputationRepo.layer, ProofRepo.layer, KeyRepo.layer))
+  Layer.provide(PublicAccess.layer)
 )
