@@ -68,12 +68,8 @@ const publishedScore = (agentId: string, visibility: Visibility, record: ScoreRe
     (score): AgentReputation => ({ ...score, visibility })
   )
 
-/**
- * What the request may read of an agent's reputation: undefined for an unknown agent, and for one
- * not `shown`. A function of its own, beside the service, for the public reputation page
- * (src/http/ReputationPageRoute.ts), which reads on the repositories of its own context.
- */
-export const publicReputationOf = <E, R>(agentId: string, shown: Shown<E, R>) =>
+/** What the request may read of an agent's reputation: undefined for an unknown agent, and for one not `shown`. */
+const publicReputationOf = <E, R>(agentId: string, shown: Shown<E, R>) =>
   Effect.gen(function* () {
     const repo = yield* ReputationRepo
     const visibility = yield* repo.visibility(agentId)
@@ -104,6 +100,18 @@ export const make = Effect.gen(function* () {
   /** What the request may read of an agent's reputation: undefined for an unknown agent, and for one not `shown`. */
   const publicReputation = <E, R>(agentId: string, shown: Shown<E, R>) =>
     publicReputationOf(agentId, shown).pipe(Effect.provide(recomputation))
+
+  /**
+   * The public reputation page's reads (src/http/ReputationPageRoute.ts): what `publicReputation`
+   * answers, with the agent's scores of the last `days` days; undefined when there is nothing to show.
+   */
+  const publicPage = <E, R>(agentId: string, days: number, limit: number, shown: Shown<E, R>) =>
+    Effect.gen(function* () {
+      const reputation = yield* publicReputation(agentId, shown)
+      if (reputation === undefined) return undefined
+      const now = yield* Clock.currentTimeMillis
+      return { reputation, history: yield* repo.history(agentId, new Date(now - days * DAY_MS).toISOString(), limit) }
+    })
 
   /** The agent's reputation on a public route. */
   const get = <E, R>(agentId: string, shown: Shown<E, R>) =>
@@ -198,7 +206,7 @@ export const make = Effect.gen(function* () {
       Effect.as({ agent_id: agentId, visibility })
     )
 
-  return { publicReputation, get, history, benchmarks, lookup, search, compare, setVisibility }
+  return { publicReputation, publicPage, get, history, benchmarks, lookup, search, compare, setVisibility }
 })
 
 export class Reputation extends Context.Tag("candor/services/Reputation")<
