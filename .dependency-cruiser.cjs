@@ -2,8 +2,9 @@
 // direction core <- adapters <- services <- streams <- src, with prover on core only (CONTRIBUTING.md, "Folders").
 const production = "^(core|adapters|services|streams|prover|src)/"
 
-// The API's HTTP handler modules reach the database only through a domain service (services/, issue 27).
-const handlersThroughServices = ["^src/api/handlers/"]
+// The API's HTTP handler modules, and the other routes of the HTTP server (src/http/: the reputation
+// page, health, metrics), reach the database only through a domain service (services/, issue 27).
+const handlersThroughServices = ["^src/api/handlers/", "^src/http/"]
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {

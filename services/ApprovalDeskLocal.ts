@@ -9,7 +9,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import { ApprovalDesk, ApprovalUnavailable, untilExpiry } from "../adapters/bus/ApprovalDesk.js"
-import * as ApprovalRepo from "../adapters/store/ApprovalRepo.js"
 import { Approvals, layer as approvalsLayer } from "./Approvals.js"
 
 export const make = Effect.map(Approvals, (approvals) =>
@@ -46,7 +45,5 @@ export const make = Effect.map(Approvals, (approvals) =>
   })
 )
 
-/** The desk on the process's store and approval signal. */
-export const layer = Layer.effect(ApprovalDesk, make).pipe(
-  Layer.provide(approvalsLayer.pipe(Layer.provide(ApprovalRepo.layer)))
-)
+/** The desk on the process's store, approval repository and signal. */
+export const layer = Layer.effect(ApprovalDesk, make).pipe(Layer.provide(approvalsLayer))

@@ -104,14 +104,18 @@ const governanceState = (scope: ContainmentScope, containment: ContainmentState 
 
 export const changeContainment = (
   change: ContainmentChange
-): Effect.Effect<ContainmentOutcome, StoreError, Store | GovernanceLog | SqlClient.SqlClient> =>
+): Effect.Effect<
+  ContainmentOutcome,
+  StoreError,
+  Store | GovernanceLog | SqlClient.SqlClient | KeyContainmentRepo.KeyContainmentRepo
+> =>
   Effect.gen(function* () {
     const store = yield* Store
     const governance = yield* GovernanceLog
     const sql = yield* SqlClient.SqlClient
     const now = new Date(yield* Clock.currentTimeMillis)
     const at = now.toISOString()
-    const keys = yield* KeyContainmentRepo.make
+    const keys = yield* KeyContainmentRepo.KeyContainmentRepo
     const { action, actor, agentId, keyHash, reason } = change
     const scope: ContainmentScope = keyHash === undefined ? "agent" : "key"
     return yield* transaction(
@@ -180,7 +184,7 @@ export const publishKeyContainment = (keyHash: string, containment: ContainmentS
   Effect.gen(function* () {
     const state = yield* AgentState
     yield* state.updateKey(keyHash, { containment: containment ?? undefined })
-    const stored = yield* (yield* KeyContainmentRepo.make).get(keyHash)
+    const stored = yield* (yield* KeyContainmentRepo.KeyContainmentRepo).get(keyHash)
     if (!sameContainment(stored, containment)) {
       yield* state.updateKey(keyHash, { containment: stored ?? undefined })
     }
@@ -223,7 +227,7 @@ export const make = Effect.gen(function* () {
   const governance = yield* GovernanceLog
   const sql = yield* SqlClient.SqlClient
   const state = yield* AgentState
-  const keys = yield* KeyContainmentRepo.make
+  const keys = yield* KeyContainmentRepo.KeyContainmentRepo
   const context = yield* Effect.context<Store | GovernanceLog | SqlClient.SqlClient | AgentState>()
 
   /** The agent's claim (its organization and provider key hash), when it is claimed. */

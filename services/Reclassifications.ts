@@ -27,7 +27,7 @@ import { TrustEdgeRepo } from "../adapters/store/TrustEdgeRepo.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import type { ReclassifyRequest } from "../core/schema/Reclassification.js"
 import { downstreamOf, TRUST_DECAY, TRUST_MAX_DEPTH } from "../core/TrustPropagation.js"
-import { recomputeAll, recomputeReputation } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeAll, recomputeReputation } from "./ReputationRecompute.js"
 
 const body = { error: Schema.String }
 
@@ -65,13 +65,13 @@ const cardGapsApplied = (record: { readonly components: ReadonlyArray<{ key: str
 }
 
 export const make = Effect.gen(function* () {
-  const repo = yield* ReclassificationRepo.make
+  const repo = yield* ReclassificationRepo.ReclassificationRepo
   const store = yield* Store
   const governance = yield* GovernanceLog
   const trustEdges = yield* TrustEdgeRepo
   const sql = yield* SqlClient.SqlClient
   const reputation = yield* ReputationRepo
-  const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+  const recomputation = yield* Effect.context<RecomputationNeeds>()
 
   /** The service-role key may name any id: the agent must also exist. */
   const agentExists = (agentId: string) =>

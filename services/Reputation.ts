@@ -22,13 +22,13 @@ import { NotFound } from "../adapters/http/ApiErrors.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
 import { type Readable, ReputationRepo, type ScoreRecord, type SearchQuery } from "../adapters/store/ReputationRepo.js"
-import { type Store, StoreError } from "../adapters/store/Store.js"
+import { StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import { LABELS } from "../core/Reputation.js"
 import { type AgentReputation, COMPONENT_KEYS, type Visibility } from "../core/schema/Reputation.js"
 import { RATED_GRADES } from "../core/schema/ReputationQueries.js"
-import { recomputeReputation } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeReputation } from "./ReputationRecompute.js"
 
 /** No such agent, or one not claimed (visibility belongs to the claim). */
 export class ReputationNotFound extends Schema.TaggedError<ReputationNotFound>()(
@@ -68,12 +68,8 @@ const publishedScore = (agentId: string, visibility: Visibility, record: ScoreRe
     (score): AgentReputation => ({ ...score, visibility })
   )
 
-/**
- * What the request may read of an agent's reputation: undefined for an unknown agent, and for one
- * not `shown`. A function of its own, beside the service, for the public reputation page
- * (src/http/ReputationPageRoute.ts), which reads on the repositories of its own context.
- */
-export const publicReputationOf = <E, R>(agentId: string, shown: Shown<E, R>) =>
+/** What the request may read of an agent's reputation: undefined for an unknown agent, and for one not `shown`. */
+const publicReputationOf = <E, R>(agentId: string, shown: Shown<E, R>) =>
   Effect.gen(function* () {
     const repo = yield* ReputationRepo
     const visibility = yield* repo.visibility(agentId)
@@ -87,7 +83,7 @@ export const make = Effect.gen(function* () {
   const governance = yield* GovernanceLog
   const sql = yield* SqlClient.SqlClient
   const repo = yield* ReputationRepo
-  const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+  const recomputation = yield* Effect.context<RecomputationNeeds>()
 
   const published = (agentId: string, visibility: Visibility, record: ScoreRecord | undefined) =>
     publishedScore(agentId, visibility, record).pipe(Effect.provide(recomputation))
@@ -104,6 +100,18 @@ export const make = Effect.gen(function* () {
   /** What the request may read of an agent's reputation: undefined for an unknown agent, and for one not `shown`. */
   const publicReputation = <E, R>(agentId: string, shown: Shown<E, R>) =>
     publicReputationOf(agentId, shown).pipe(Effect.provide(recomputation))
+
+  /**
+   * The public reputation page's reads (src/http/ReputationPageRoute.ts): what `publicReputation`
+   * answers, with the agent's scores of the last `days` days; undefined when there is nothing to show.
+   */
+  const publicPage = <E, R>(agentId: string, days: number, limit: number, shown: Shown<E, R>) =>
+    Effect.gen(function* () {
+      const reputation = yield* publicReputation(agentId, shown)
+      if (reputation === undefined) return undefined
+      const now = yield* Clock.currentTimeMillis
+      return { reputation, history: yield* repo.history(agentId, new Date(now - days * DAY_MS).toISOString(), limit) }
+    })
 
   /** The agent's reputation on a public route. */
   const get = <E, R>(agentId: string, shown: Shown<E, R>) =>
@@ -198,7 +206,7 @@ export const make = Effect.gen(function* () {
       Effect.as({ agent_id: agentId, visibility })
     )
 
-  return { publicReputation, get, history, benchmarks, lookup, search, compare, setVisibility }
+  return { publicReputation, publicPage, get, history, benchmarks, lookup, search, compare, setVisibility }
 })
 
 export class Reputation extends Context.Tag("candor/services/Reputation")<

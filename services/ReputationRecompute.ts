@@ -27,6 +27,7 @@ import { advanceTally, isoWeekStart, SCORE_CHANGE_THRESHOLD } from "../core/Repu
 import type { ComputedOver, ReputationHistoryItem } from "../core/schema/Reputation.js"
 import type { WebhookEventType } from "../core/schema/WebhookEvents.js"
 import { coherenceInputsOf } from "../adapters/store/CoherenceInputs.js"
+import type { CoherenceRepo } from "../adapters/store/CoherenceRepo.js"
 import * as ReclassificationRepo from "../adapters/store/ReclassificationRepo.js"
 import * as ReevaluationRepo from "../adapters/store/ReevaluationRepo.js"
 import { excludeCardGaps } from "../core/Reclassification.js"
@@ -55,9 +56,17 @@ export interface Recomputed {
 const sameRating = (a: ScoreRecord, b: ScoreRecord): boolean =>
   a.score === b.score && a.grade === b.grade && a.confidence === b.confidence && a.is_eligible === b.is_eligible
 
-export const recomputeReputation = (
-  agentId: string
-): Effect.Effect<Recomputed, StoreError, SqlClient.SqlClient | ReputationRepo | Store> =>
+/** What a recomputation reads: the store and the repositories of the score's inputs. */
+export type RecomputationNeeds =
+  | SqlClient.SqlClient
+  | Store
+  | ReputationRepo
+  | ReclassificationRepo.ReclassificationRepo
+  | ReevaluationRepo.ReevaluationRepo
+  | CoherenceRepo
+  | TrustEdgeRepo.TrustEdgeRepo
+
+export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, StoreError, RecomputationNeeds> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ReputationRepo
@@ -84,8 +93,8 @@ export const recomputeReputation = (
         const violations = yield* repo.violationSessions(agentId, since)
         const orgId = yield* repo.orgOf(agentId)
         const coherence = yield* coherenceInputsOf(agentId, orgId)
-        const cardGaps = yield* (yield* ReclassificationRepo.make).cardGaps(agentId, counts.tree_size)
-        const reevaluations = yield* (yield* ReevaluationRepo.make).reevaluated(agentId, counts.tree_size)
+        const cardGaps = yield* (yield* ReclassificationRepo.ReclassificationRepo).cardGaps(agentId, counts.tree_size)
+        const reevaluations = yield* (yield* ReevaluationRepo.ReevaluationRepo).reevaluated(agentId, counts.tree_size)
         const tally = countReevaluations(
           excludeCardGaps({ ...counts, violation_sessions: violations }, cardGaps.gaps, cardGaps.sessions, since),
           reevaluations.checkpoints,
@@ -181,18 +190,14 @@ const computedOverOf = (store: Store["Type"], agentId: string, treeSize: number)
  * those within 3 hops downstream of it (at most 50, core/TrustPropagation.ts). Their base scores do
  * not depend on trust, so nothing cascades further. Each recomputation is its own transaction.
  */
-export const recomputeWithTrust = (
-  agentId: string
-): Effect.Effect<Recomputed, StoreError, SqlClient.SqlClient | ReputationRepo | Store> =>
+export const recomputeWithTrust = (agentId: string): Effect.Effect<Recomputed, StoreError, RecomputationNeeds> =>
   Effect.gen(function* () {
     const done = yield* recomputeReputation(agentId)
     if (done.base_changed)
-      yield* recomputeAll(downstreamOf(agentId, yield* (yield* TrustEdgeRepo.make).outgoingGraph(agentId)))
+      yield* recomputeAll(downstreamOf(agentId, yield* (yield* TrustEdgeRepo.TrustEdgeRepo).outgoingGraph(agentId)))
     return done
   })
 
 /** Recomputes these agents one after another (their trust adjustments after an edge or a base score moved). */
-export const recomputeAll = (
-  agentIds: Iterable<string>
-): Effect.Effect<void, StoreError, SqlClient.SqlClient | ReputationRepo | Store> =>
+export const recomputeAll = (agentIds: Iterable<string>): Effect.Effect<void, StoreError, RecomputationNeeds> =>
   Effect.forEach(agentIds, (id) => recomputeReputation(id), { discard: true })

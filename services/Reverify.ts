@@ -21,7 +21,6 @@ import * as Schema from "effect/Schema"
 import { AgentQueries, type CheckpointReevaluation } from "../adapters/store/AgentQueries.js"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
-import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { cardHash, valuesHash } from "../core/Commitments.js"
@@ -37,7 +36,7 @@ import type { APTrace } from "../core/schema/Trace.js"
 import type { Verdict } from "../core/schema/Verdict.js"
 import { verifyTrace } from "../core/TraceVerification.js"
 import { RULES_VERSION } from "../core/Verdict.js"
-import { recomputeWithTrust } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeWithTrust } from "./ReputationRecompute.js"
 
 /** The agent has no Alignment Card yet: nothing to re-verify against. */
 export class ReverifyWithoutCard extends Schema.TaggedError<ReverifyWithoutCard>()(
@@ -119,7 +118,7 @@ const currentCard = (agentId: string) =>
 const sameVerification = (a: APTrace, b: APTrace) => JSON.stringify(a.verification) === JSON.stringify(b.verification)
 
 /** What the re-verifications read and write through. */
-type Needs = Store | AgentQueries | GovernanceLog | ReputationRepo | SqlClient.SqlClient
+type Needs = RecomputationNeeds | AgentQueries | GovernanceLog
 
 export const make = Effect.gen(function* () {
   const context = yield* Effect.context<Needs>()

@@ -9,7 +9,6 @@
  * caller may not read, is "agent … not found"; a stored record is readable by whoever may read all
  * its agents, and is otherwise "not found" like an unknown id.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -20,7 +19,6 @@ import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { KeyRepo } from "../adapters/store/KeyRepo.js"
 import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
 import { RiskRepo } from "../adapters/store/RiskRepo.js"
-import type { Store } from "../adapters/store/Store.js"
 import { toBase64 } from "../core/Bytes.js"
 import { assessRisk, assessTeamRisk, RECENCY_WINDOW_DAYS, recencyInputs } from "../core/Risk.js"
 import { resultMatches, signRiskRecord, verifyRiskSignature } from "../core/RiskSignature.js"
@@ -33,7 +31,7 @@ import {
   TEAM_RISK_ASSESSMENT_ID_PREFIX,
   type TeamRiskAssessment
 } from "../core/schema/Risk.js"
-import { recomputeReputation } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeReputation } from "./ReputationRecompute.js"
 
 const DAY_MS = 86_400_000
 
@@ -47,7 +45,7 @@ export const make = Effect.gen(function* () {
   const risks = yield* RiskRepo
   const keyRing = yield* KeyRepo
   const signing = yield* SigningKeys
-  const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+  const recomputation = yield* Effect.context<RecomputationNeeds>()
 
   /** The caller may read the agent (`read`), and it exists (the service-role key reads any id). */
   const readableAgent = <E, R>(agentId: string, read: (agentId: string) => Effect.Effect<void, E, R>) =>

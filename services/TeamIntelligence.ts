@@ -40,7 +40,7 @@ const faultLinesFor = (
 export const make = Effect.gen(function* () {
   const teams = yield* TeamRepo
   const reputations = yield* ReputationRepo
-  const inputs = yield* TeamIntelligenceInputs.make
+  const inputs = yield* TeamIntelligenceInputs.TeamIntelligenceInputs
   const narrator = yield* Effect.serviceOption(ForecastNarrator)
 
   /** The team's members, their cards and its card. */

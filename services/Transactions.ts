@@ -76,7 +76,7 @@ export interface NewTransaction {
 }
 
 export const make = Effect.gen(function* () {
-  const repo = yield* ScopedTransactionRepo.make
+  const repo = yield* ScopedTransactionRepo.ScopedTransactionRepo
   const edges = yield* TrustEdgeRepo
   const policies = yield* PolicyRepo
   const governance = yield* GovernanceLog

@@ -19,13 +19,13 @@ import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import { GovernanceLog } from "../adapters/store/GovernanceLog.js"
 import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
-import { Store, StoreError } from "../adapters/store/Store.js"
+import { StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { type StoredTrustEdge, TRUST_MAX_OUTGOING, TrustEdgeRepo } from "../adapters/store/TrustEdgeRepo.js"
 import { agentGovernanceLog } from "../core/Governance.js"
 import { TRUST_EDGE_ID_PREFIX, type TrustEdge, type TrustEdgeDirection, type TrustLevel } from "../core/schema/Trust.js"
 import { affectedByEdge } from "../core/TrustPropagation.js"
-import { recomputeAll } from "./ReputationRecompute.js"
+import { type RecomputationNeeds, recomputeAll } from "./ReputationRecompute.js"
 
 const body = { error: Schema.String }
 
@@ -87,7 +87,7 @@ export const make = Effect.gen(function* () {
   const reputation = yield* ReputationRepo
   const governance = yield* GovernanceLog
   const sql = yield* SqlClient.SqlClient
-  const recomputation = yield* Effect.context<SqlClient.SqlClient | ReputationRepo | Store>()
+  const recomputation = yield* Effect.context<RecomputationNeeds>()
 
   /** The service-role key may act on any id: the agent must also exist. */
   const agentExists = (agentId: string) =>

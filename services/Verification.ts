@@ -58,9 +58,8 @@ const signedHeadValid = (head: TreeHead, keys: ReadonlyArray<Uint8Array>): boole
  * The agent's chain recomputed from its stored certificates, its Merkle root from the chain hashes,
  * every signature checked (adapters/store/ChainVerifier.ts: cached per tree size, extended when the
  * log grows, one pass per agent at a time); `limit` certificates from position `offset` listed.
- * Also the public reputation page's (src/http/ReputationPageRoute.ts).
  */
-export const verifyChain = (agentId: string, offset: number, limit: number) =>
+const verifyChain = (agentId: string, offset: number, limit: number) =>
   Effect.gen(function* () {
     const { audit, head, keys } = yield* (yield* ChainVerifier).verify(agentId)
     const size = head?.tree_size ?? 0
@@ -314,6 +313,9 @@ export const make = Effect.gen(function* () {
       proofStatus(certificate)
     )
 
+  /** Whether the agent's chain is verified at its current size already (a `chain` call then reads it back). */
+  const chainVerified = (agentId: string) => Context.get(reads, ChainVerifier).isCurrent(agentId)
+
   /** The agent's whole chain recomputed (`verifyChain`). */
   const chain = (agentId: string, offset: number, limit: number) =>
     Effect.provide(verifyChain(agentId, offset, limit), reads)
@@ -330,6 +332,7 @@ export const make = Effect.gen(function* () {
     proofStatus,
     analysisJson,
     requestProof,
+    chainVerified,
     chain
   }
 })

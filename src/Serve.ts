@@ -57,6 +57,8 @@ import * as TeamReputationRefresh from "../streams/TeamReputationRefresh.js"
 import * as ApprovalExpiry from "../streams/ApprovalExpiry.js"
 import * as Witnessing from "../streams/Witnessing.js"
 import { restoreAgentState } from "../streams/AgentStateRestore.js"
+import type { ApprovalRepo } from "../adapters/store/ApprovalRepo.js"
+import type { Repositories } from "../adapters/store/Repositories.js"
 import type { Store } from "../adapters/store/Store.js"
 import * as ChainAnchoring from "../streams/ChainAnchoring.js"
 import * as AnchorChain from "../adapters/chain/AnchorChain.js"
@@ -111,7 +113,11 @@ const SecretKeysFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) => SecretKeys.layer({ secretKey: config.secretKey, dataDir: config.dataDir }))
 )
 
-/** The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers share it. */
+/**
+ * The database (PostgreSQL or PGlite, migrated at start), one per process: the API and the workers
+ * share it. With it, the store and every repository (adapters/store/Repositories.ts), provided here
+ * once for every role of the process; no route, service or worker provides one of its own.
+ */
 const StoreFromConfig = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     startupStep("store", StoreDatabase.layer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
@@ -469,7 +475,8 @@ const McpGatewayFromConfig = (selected: ReadonlyArray<Role>) =>
  * that needs an approval is then refused). The embedded default's gateway thread asks over the
  * thread bridge instead (EmbeddedLive).
  */
-type ApprovalDeskNeeds = Store | GovernanceLog.GovernanceLog | ApprovalSignal | SqlClient.SqlClient | NatsConnection
+type ApprovalDeskNeeds =
+  Store | ApprovalRepo | GovernanceLog.GovernanceLog | ApprovalSignal | SqlClient.SqlClient | NatsConnection
 const ApprovalDeskLive = (withStore: boolean) =>
   Layer.unwrapEffect(
     Effect.map(CandorConfig, ({ natsPrefix, natsUrl }): Layer.Layer<ApprovalDesk, never, ApprovalDeskNeeds> =>
@@ -587,8 +594,12 @@ const ProverLive = ProverWorkers.layer().pipe(Layer.provide(Prover.layer()))
  */
 const rolesLive = (
   selected: ReadonlyArray<Role>,
-  /** May read the store and the agent state (the embedded backend restores that state before announcing). */
-  bound: Layer.Layer<never, never, CandorConfig | HttpServer.HttpServer | Store | SqlClient.SqlClient | AgentState>,
+  /** May read the store, its repositories and the agent state (the embedded backend restores that state before announcing). */
+  bound: Layer.Layer<
+    never,
+    never,
+    CandorConfig | HttpServer.HttpServer | Store | Repositories | SqlClient.SqlClient | AgentState
+  >,
   bridge?: MessagePort
 ) => {
   const withApi = selected.includes("api")

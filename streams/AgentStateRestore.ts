@@ -51,9 +51,9 @@ export const restoreAgentState = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const store = yield* Store
   const state = yield* AgentState
-  const policies = yield* PolicyRepo.make
-  const transactions = yield* ScopedTransactionRepo.make
-  const keys = yield* KeyContainmentRepo.make
+  const policies = yield* PolicyRepo.PolicyRepo
+  const transactions = yield* ScopedTransactionRepo.ScopedTransactionRepo
+  const keys = yield* KeyContainmentRepo.KeyContainmentRepo
   const now = Date.now()
 
   const settingsOf = (agentId: string) =>
@@ -97,7 +97,7 @@ export const restoreAgentState = Effect.gen(function* () {
     { concurrency: RESTORE_CONCURRENCY, discard: true }
   )
   // The MCP gateway's servers and tokens (docs/mcp.md); tool pins live only in the shared state.
-  const mcp = yield* McpRepo.make
+  const mcp = yield* McpRepo.McpRepo
   const servers = yield* mcp.allServers
   const tokens = yield* mcp.allTokens
   yield* Effect.forEach(

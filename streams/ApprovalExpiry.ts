@@ -9,7 +9,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import * as ApprovalRepo from "../adapters/store/ApprovalRepo.js"
 import * as Approvals from "../services/Approvals.js"
 
 export const DEFAULT_SWEEP_INTERVAL: Duration.DurationInput = "15 seconds"
@@ -27,6 +26,6 @@ export const runExpiry = (interval: Duration.DurationInput = DEFAULT_SWEEP_INTER
     )
   )
 
-/** The sweep on the process's store and approval signal (the worker role). */
+/** The sweep on the process's store, approval repository and signal (the worker role). */
 export const layer = (interval?: Duration.DurationInput) =>
-  Layer.scopedDiscard(runExpiry(interval)).pipe(Layer.provide(Approvals.layer.pipe(Layer.provide(ApprovalRepo.layer))))
+  Layer.scopedDiscard(runExpiry(interval)).pipe(Layer.provide(Approvals.layer))

@@ -26,8 +26,6 @@ import { AgentState } from "../adapters/bus/AgentState.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import { EventFeed, type FeedDelivery } from "../adapters/bus/EventFeed.js"
 import { DEFAULT_PREFIX, partitionOf } from "../adapters/bus/Subjects.js"
-import * as DeadLetterRepo from "../adapters/store/DeadLetterRepo.js"
-import * as ReputationRepo from "../adapters/store/ReputationRepo.js"
 import { Store } from "../adapters/store/Store.js"
 import { SigningKeys } from "../adapters/keys/SigningKeys.js"
 import { make as makeWebhookSender, WebhookSender } from "../adapters/webhooks/WebhookSender.js"
@@ -130,7 +128,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     // The agents of the partitions this worker owns now: the sweep recomputes only those.
     const owns = (agentId: string) =>
       Effect.map(ownership.owned.get, (owned) => owned.has(partitionOf(agentId, bus.partitions)))
-    const reputation = yield* makeReputationWorker(settings.reputation, owns).pipe(Effect.provide(ReputationRepo.layer))
+    const reputation = yield* makeReputationWorker(settings.reputation, owns)
 
     const consume = (partition: number) =>
       bus.consumePartition(partition).pipe(
@@ -196,7 +194,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
       subjectPrefix: settings.subjectPrefix,
       retryDelayMs: settings.retryDelayMs,
       wakeEvents
-    }).pipe(Effect.provide(DeadLetterRepo.layer), Effect.forkScoped)
+    }).pipe(Effect.forkScoped)
 
     // Catalogue events: from the outbox to the feed.
     yield* runRelay(

@@ -5,8 +5,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { SecretKeys } from "../adapters/keys/SecretKeys.js"
-import * as ProofRepo from "../adapters/store/ProofRepo.js"
+import type { ProofRepo } from "../adapters/store/ProofRepo.js"
 import type { Store } from "../adapters/store/Store.js"
 import type { Prover } from "../prover/Prover.js"
 import { PROVER_OUTBOX } from "./Decisions.js"
@@ -21,8 +20,8 @@ export const runProverWorkers = (options: Partial<Omit<RelayOptions, "kind">> = 
     yield* runRelay(relay, proveJobWith(relay.maxAttempts), wake).pipe(Effect.forkScoped)
   })
 
-/** The relay as a layer, with its repository; needs the store, its `SqlClient` and key, and a `Prover`. */
+/** The relay as a layer; needs the store, its `SqlClient`, the proofs' repository and a `Prover`. */
 export const layer = (
   options: Partial<Omit<RelayOptions, "kind">> = {}
-): Layer.Layer<never, never, Store | SqlClient.SqlClient | SecretKeys | Prover> =>
-  Layer.scopedDiscard(runProverWorkers(options)).pipe(Layer.provide(ProofRepo.layer))
+): Layer.Layer<never, never, Store | SqlClient.SqlClient | ProofRepo | Prover> =>
+  Layer.scopedDiscard(runProverWorkers(options))

@@ -23,19 +23,16 @@
  * during a lease handover two owners may recompute one agent, which the tally's row lock serialises.
  * A recomputation that fails leaves the agent dirty for the next drain.
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { ReputationRepo } from "../adapters/store/ReputationRepo.js"
-import type { Store } from "../adapters/store/Store.js"
-import * as Layer from "effect/Layer"
-import * as MemberScores from "../adapters/store/MemberScores.js"
-import * as TeamRepo from "../adapters/store/TeamRepo.js"
-import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
-import { recomputeWithTrust } from "../services/ReputationRecompute.js"
+import type { MemberScores } from "../adapters/store/MemberScores.js"
+import type { TeamRepo } from "../adapters/store/TeamRepo.js"
+import type { TeamReputationRepo } from "../adapters/store/TeamReputationRepo.js"
+import { type RecomputationNeeds, recomputeWithTrust } from "../services/ReputationRecompute.js"
 import { markMemberChanged } from "../services/TeamReputation.js"
 
 export interface ReputationWorkerOptions {
@@ -87,7 +84,7 @@ export interface ReputationWorker {
   readonly sweep: Effect.Effect<number>
 }
 
-type Requirements = SqlClient.SqlClient | ReputationRepo | Store
+type Requirements = RecomputationNeeds | TeamRepo | TeamReputationRepo | MemberScores
 
 /** The worker's recomputation fibers, stopped with the scope. `owns` says whether an agent is this worker's. */
 export const makeReputationWorker = (
@@ -108,10 +105,9 @@ export const makeReputationWorker = (
     /** When the drain last recomputed each agent (Clock ms); entries older than `minIntervalMs` are let go. */
     const recomputedAt = new Map<string, number>()
     // A member's grade change recomputes its teams (each coalesced to once an hour; never fails).
-    const teams = yield* Layer.build(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer))
     const teamsOfMemberChanged = (agentId: string) =>
       markMemberChanged(agentId).pipe(
-        Effect.provide(teams),
+        Effect.provide(context),
         Effect.catchAllCause((cause) =>
           Effect.logWarning("teams of a member whose grade changed were not recomputed").pipe(
             Effect.annotateLogs({ agent_id: agentId, cause: String(cause) })

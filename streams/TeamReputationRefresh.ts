@@ -12,8 +12,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
-import * as MemberScores from "../adapters/store/MemberScores.js"
-import * as TeamRepo from "../adapters/store/TeamRepo.js"
 import * as TeamReputationRepo from "../adapters/store/TeamReputationRepo.js"
 import { AUTOMATIC_WINDOW_MS, recomputeQuietly, STALE_AFTER_MS } from "../services/TeamReputation.js"
 
@@ -60,8 +58,5 @@ export const runRefresh = (options: Partial<RefreshOptions> = {}) => {
   )
 }
 
-/** The refresh on the process's SqlClient and store (the worker role). */
-export const layer = (options: Partial<RefreshOptions> = {}) =>
-  Layer.scopedDiscard(runRefresh(options)).pipe(
-    Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer))
-  )
+/** The refresh on the process's SqlClient, store and repositories (the worker role). */
+export const layer = (options: Partial<RefreshOptions> = {}) => Layer.scopedDiscard(runRefresh(options))

@@ -65,13 +65,17 @@ const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | unde
 export const coherenceInputsOf = (
   agentId: string,
   orgId: string | null
-): Effect.Effect<CoherenceInputs, StoreError, SqlClient.SqlClient | ReputationRepo> =>
+): Effect.Effect<
+  CoherenceInputs,
+  StoreError,
+  SqlClient.SqlClient | ReputationRepo | CoherenceRepo.CoherenceRepo | TrustEdgeRepo.TrustEdgeRepo
+> =>
   Effect.gen(function* () {
     const reputation = yield* ReputationRepo
-    const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.make, orgId)
+    const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.CoherenceRepo, orgId)
     const standing = fleet === undefined ? undefined : standingIn(fleet, agentId)
 
-    const edges = yield* (yield* TrustEdgeRepo.make).incomingGraph(agentId)
+    const edges = yield* (yield* TrustEdgeRepo.TrustEdgeRepo).incomingGraph(agentId)
     const bases = yield* reputation.baseScores([...new Set(edges.map((edge) => edge.source_agent_id))])
     const trust = trustAdjustmentOf(agentId, edges, (id) => bases.get(id))
     return {

@@ -9,11 +9,27 @@
  * a key-wide change can be checked against everyone it touches.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { ContainmentState } from "../../core/schema/Containment.js"
 import { json } from "./Rows.js"
-import { storeError } from "./Store.js"
+import { type StoreError, storeError } from "./Store.js"
+
+export class KeyContainmentRepo extends Context.Tag("candor/adapters/store/KeyContainmentRepo")<
+  KeyContainmentRepo,
+  {
+    /** The key's containment (null: active), its row locked until the ambient transaction ends. */
+    readonly lock: (keyHash: string) => Effect.Effect<ContainmentState | null, StoreError>
+    /** Writes the key's containment (null: active again), in the ambient transaction. */
+    readonly put: (keyHash: string, containment: ContainmentState | null, at: string) => Effect.Effect<void, StoreError>
+    /** The key's containment; null when it is active (or was never contained). */
+    readonly get: (keyHash: string) => Effect.Effect<ContainmentState | null, StoreError>
+    /** The agents claimed with this key, at most `limit`. */
+    readonly claimedAgents: (keyHash: string, limit: number) => Effect.Effect<ReadonlyArray<string>, StoreError>
+  }
+>() {}
 
 const decodeContainment = Schema.decodeUnknown(Schema.NullOr(ContainmentState))
 const parsed = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : (value ?? null))
@@ -24,8 +40,7 @@ export const make = Effect.gen(function* () {
   const read = (rows: ReadonlyArray<{ readonly containment: unknown }>) =>
     decodeContainment(rows[0] === undefined ? null : parsed(rows[0].containment))
 
-  return {
-    /** The key's containment (null: active), its row locked until the ambient transaction ends. */
+  return KeyContainmentRepo.of({
     lock: (keyHash: string) =>
       Effect.gen(function* () {
         yield* sql`insert into key_containment (key_hash) values (${keyHash}) on conflict do nothing`
@@ -35,7 +50,6 @@ export const make = Effect.gen(function* () {
         )
       }).pipe(storeError("lockKeyContainment")),
 
-    /** Writes the key's containment (null: active again), in the ambient transaction. */
     put: (keyHash: string, containment: ContainmentState | null, at: string) =>
       sql`
         update key_containment
@@ -43,21 +57,20 @@ export const make = Effect.gen(function* () {
             updated_at = ${at}::timestamptz
         where key_hash = ${keyHash}`.pipe(Effect.asVoid, storeError("putKeyContainment")),
 
-    /** The key's containment; null when it is active (or was never contained). */
     get: (keyHash: string) =>
       sql<{ containment: unknown }>`select containment from key_containment where key_hash = ${keyHash}`.pipe(
         Effect.flatMap(read),
         storeError("keyContainment")
       ),
 
-    /** The agents claimed with this key, at most `limit`. */
     claimedAgents: (keyHash: string, limit: number) =>
       sql<{ agent_id: string }>`
         select agent_id from agent_claims where agent_hash = ${keyHash} order by agent_id limit ${limit}`.pipe(
         Effect.map((rows) => rows.map((row) => row.agent_id)),
         storeError("claimedAgents")
       )
-  }
+  })
 })
 
-export type Repo = Effect.Effect.Success<typeof make>
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<KeyContainmentRepo, never, SqlClient.SqlClient> = Layer.effect(KeyContainmentRepo, make)

@@ -7,7 +7,9 @@
  * `insert` answers false when the checkpoint already has one (the primary key decides a race).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { CardGapSession } from "../../core/Reclassification.js"
 import { DRIFT_MIN_SESSION_CHECKPOINTS } from "../../core/Reputation.js"
 import * as Schema from "effect/Schema"
@@ -20,7 +22,7 @@ import {
 } from "../../core/schema/Reclassification.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
 import { Count, decodeAll, IsoTimestamp, json, toCount, toIso } from "./Rows.js"
-import { storeError } from "./Store.js"
+import { type StoreError, storeError } from "./Store.js"
 
 /** A checkpoint of the agent as the reclassify route checks it: its certified verdict. */
 export interface ReclassifiableCheckpoint {
@@ -31,6 +33,43 @@ export interface ReclassifiableCheckpoint {
 
 /** Listings are bounded: reclassifications are made by people, one at a time. */
 export const RECLASSIFICATION_LIST_LIMIT = 1000
+
+export class ReclassificationRepo extends Context.Tag("candor/adapters/store/ReclassificationRepo")<
+  ReclassificationRepo,
+  {
+    /** The agent's checkpoint with its certified verdict (a re-verification keeps it in `original_verdict`). */
+    readonly checkpoint: (
+      agentId: string,
+      checkpointId: string
+    ) => Effect.Effect<ReclassifiableCheckpoint | undefined, StoreError>
+    /** False when the checkpoint already has a reclassification. */
+    readonly insert: (row: Reclassification) => Effect.Effect<boolean, StoreError>
+    readonly exists: (checkpointId: string) => Effect.Effect<boolean, StoreError>
+    readonly insertAmendment: (row: CardAmendment) => Effect.Effect<void, StoreError>
+    /** Oldest first. */
+    readonly list: (agentId: string) => Effect.Effect<ReadonlyArray<Reclassification>, StoreError>
+    /** Oldest first. */
+    readonly amendments: (agentId: string) => Effect.Effect<ReadonlyArray<CardAmendment>, StoreError>
+    /**
+     * The agent's card-gap checkpoints among its first `treeSize` and what excluding them needs to
+     * know of their sessions (core/Reclassification.ts).
+     */
+    readonly cardGaps: (
+      agentId: string,
+      treeSize: number
+    ) => Effect.Effect<
+      { readonly gaps: ReadonlySet<string>; readonly sessions: ReadonlyArray<CardGapSession> },
+      StoreError
+    >
+    /** The agent's checkpoints in [from, to), oldest first, with their reclassification and certificate id. */
+    readonly exportRows: (
+      agentId: string,
+      from: string,
+      to: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ComplianceExportItem>, StoreError>
+  }
+>() {}
 
 /** A `reclassifications` row: the published reclassification (core/schema/Reclassification.ts). */
 const ReclassificationRow = Schema.Struct({
@@ -61,8 +100,7 @@ const decodeExportRows = decodeAll(
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  return {
-    /** The agent's checkpoint with its certified verdict (a re-verification keeps it in `original_verdict`). */
+  return ReclassificationRepo.of({
     checkpoint: (agentId: string, checkpointId: string) =>
       sql<{ checkpoint_id: string; session_id: string; verdict: Verdict }>`
         select checkpoint_id, session_id, coalesce(body ->> 'original_verdict', verdict) as verdict
@@ -100,7 +138,6 @@ export const make = Effect.gen(function* () {
         storeError("insertCardAmendment")
       ),
 
-    /** Oldest first. */
     list: (agentId: string) =>
       sql`
         select * from reclassifications where agent_id = ${agentId}
@@ -112,7 +149,6 @@ export const make = Effect.gen(function* () {
         storeError("listReclassifications")
       ),
 
-    /** Oldest first. */
     amendments: (agentId: string) =>
       sql`
         select * from card_amendments where agent_id = ${agentId}
@@ -121,10 +157,6 @@ export const make = Effect.gen(function* () {
         storeError("listCardAmendments")
       ),
 
-    /**
-     * The agent's card-gap checkpoints among its first `treeSize` and what excluding them needs to
-     * know of their sessions (core/Reclassification.ts).
-     */
     cardGaps: (agentId: string, treeSize: number) =>
       Effect.gen(function* () {
         const gaps = yield* sql<{ checkpoint_id: string; session_id: string }>`
@@ -162,7 +194,6 @@ export const make = Effect.gen(function* () {
         return { gaps: new Set(ids), sessions }
       }).pipe(storeError("cardGaps")),
 
-    /** The agent's checkpoints in [from, to), oldest first, with their reclassification and certificate id. */
     exportRows: (agentId: string, from: string, to: string, limit: number) =>
       sql`
         select c.checkpoint_id, c.session_id, c.occurred_at,
@@ -194,5 +225,11 @@ export const make = Effect.gen(function* () {
         ),
         storeError("complianceExport")
       )
-  }
+  })
 })
+
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<ReclassificationRepo, never, SqlClient.SqlClient> = Layer.effect(
+  ReclassificationRepo,
+  make
+)

@@ -8,21 +8,45 @@
  * recomputation) costs one index lookup on its log, not a scan of its checkpoints.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { agentGovernanceLog, governanceLogKey } from "../../core/Governance.js"
 import type { ReevaluatedInPrefix } from "../../core/Reevaluation.js"
 import type { Verdict } from "../../core/schema/Verdict.js"
 import { json, toCount, toIso } from "./Rows.js"
-import { storeError } from "./Store.js"
+import { type StoreError, storeError } from "./Store.js"
 
-export const make = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return {
+/** A session holding a re-evaluated checkpoint, with its newest violation by the verdicts counted. */
+export interface ReevaluatedSession {
+  readonly session_id: string
+  readonly last_violation_at: string | null
+}
+
+export class ReevaluationRepo extends Context.Tag("candor/adapters/store/ReevaluationRepo")<
+  ReevaluationRepo,
+  {
     /**
      * The agent's re-evaluated checkpoints among its first `treeSize` (verdict now differs from the
      * certified one), and per session holding one its newest violation by the verdicts counted, with
      * the card gaps left out.
      */
+    readonly reevaluated: (
+      agentId: string,
+      treeSize: number
+    ) => Effect.Effect<
+      {
+        readonly checkpoints: ReadonlyArray<ReevaluatedInPrefix>
+        readonly sessions: ReadonlyArray<ReevaluatedSession>
+      },
+      StoreError
+    >
+  }
+>() {}
+
+export const make = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return ReevaluationRepo.of({
     reevaluated: (agentId: string, treeSize: number) =>
       Effect.gen(function* () {
         const rows = yield* sql<{
@@ -49,7 +73,7 @@ export const make = Effect.gen(function* () {
         if (rows.length === 0)
           return {
             checkpoints: [] as ReadonlyArray<ReevaluatedInPrefix>,
-            sessions: [] as ReadonlyArray<{ session_id: string; last_violation_at: string | null }>
+            sessions: [] as ReadonlyArray<ReevaluatedSession>
           }
         const sessionIds = [...new Set(rows.map((row) => row.session_id))]
         const sessions = yield* sql<{ session_id: string; last_violation_at: unknown }>`
@@ -75,5 +99,8 @@ export const make = Effect.gen(function* () {
           }))
         }
       }).pipe(storeError("reevaluated"))
-  }
+  })
 })
+
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<ReevaluationRepo, never, SqlClient.SqlClient> = Layer.effect(ReevaluationRepo, make)

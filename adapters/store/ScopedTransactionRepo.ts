@@ -8,19 +8,38 @@
  * `status` is computed from `ended_at`, `expires_at` and the clock (core/ScopedTransaction.ts).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { transactionStatus } from "../../core/ScopedTransaction.js"
 import { Policy } from "../../core/schema/Policy.js"
 import type { ScopedTransaction, TransactionStatus } from "../../core/schema/ScopedTransaction.js"
 import { json, toIso } from "./Rows.js"
-import { storeError } from "./Store.js"
+import { type StoreError, storeError } from "./Store.js"
 
 /** A transaction as stored: everything but its status, which depends on the clock. */
 export type StoredTransaction = Omit<ScopedTransaction, "status">
 
 /** Listings are bounded: transactions are opened by people or their tools, a few a day. */
 export const TRANSACTION_LIST_LIMIT = 500
+
+export class ScopedTransactionRepo extends Context.Tag("candor/adapters/store/ScopedTransactionRepo")<
+  ScopedTransactionRepo,
+  {
+    /** In the caller's transaction. */
+    readonly insert: (row: StoredTransaction) => Effect.Effect<void, StoreError>
+    readonly get: (transactionId: string) => Effect.Effect<StoredTransaction | undefined, StoreError>
+    /** Newest first, at most TRANSACTION_LIST_LIMIT; `status` filters by the status at `now`. */
+    readonly list: (
+      agentId: string,
+      status: TransactionStatus | undefined,
+      now: number
+    ) => Effect.Effect<ReadonlyArray<StoredTransaction>, StoreError>
+    /** Ends an open transaction (not yet ended, whether or not expired); false when it was already ended. */
+    readonly close: (transactionId: string, at: string, actor: string) => Effect.Effect<boolean, StoreError>
+  }
+>() {}
 
 const decodePolicy = Schema.decodeUnknown(Policy)
 const parsed = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
@@ -53,7 +72,7 @@ export const withStatus = (stored: StoredTransaction, now: number): ScopedTransa
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
-  return {
+  return ScopedTransactionRepo.of({
     insert: (row: StoredTransaction) =>
       sql`
         insert into scoped_transactions (transaction_id, agent_id, action_type, tools, policy, merged_policy,
@@ -71,7 +90,6 @@ export const make = Effect.gen(function* () {
         storeError("getTransaction")
       ),
 
-    /** Newest first, at most TRANSACTION_LIST_LIMIT; `status` filters by the status at `now`. */
     list: (agentId: string, status: TransactionStatus | undefined, now: number) => {
       const at = new Date(now).toISOString()
       const filter =
@@ -90,7 +108,6 @@ export const make = Effect.gen(function* () {
       )
     },
 
-    /** Ends an open transaction (not yet ended, whether or not expired); false when it was already ended. */
     close: (transactionId: string, at: string, actor: string) =>
       sql`
         update scoped_transactions set ended_at = ${at}::timestamptz, ended_by = ${actor}
@@ -99,7 +116,11 @@ export const make = Effect.gen(function* () {
         Effect.map((updated) => updated.length === 1),
         storeError("closeTransaction")
       )
-  }
+  })
 })
 
-export type Repo = Effect.Effect.Success<typeof make>
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<ScopedTransactionRepo, never, SqlClient.SqlClient> = Layer.effect(
+  ScopedTransactionRepo,
+  make
+)

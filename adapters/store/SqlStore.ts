@@ -46,8 +46,8 @@ import {
   type SealedTable,
   traceFields
 } from "./SealedFields.js"
+import * as Repositories from "./Repositories.js"
 import { transaction } from "./Transaction.js"
-import { WebhookRepo } from "./WebhookRepo.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 
 /** Bodies of the rows, in the order the query returned them. */
@@ -481,10 +481,8 @@ export const make = Effect.gen(function* () {
 
 /**
  * The store on whichever `SqlClient` is provided; the schema must be migrated (see StoreDatabase).
- * With it, the webhook endpoints' repository (WebhookRepo.ts), on the same client and key: wherever
- * there is a store, deliveries can be fanned out and sent.
+ * With it, every repository (Repositories.ts), on the same client and key: wherever there is a
+ * store, each repository is there once, and nothing else provides one.
  */
-export const layer: Layer.Layer<Store | WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.merge(
-  Layer.effect(Store, make),
-  WebhookRepo.layer
-)
+export const layer: Layer.Layer<Store | Repositories.Repositories, never, SqlClient.SqlClient | SecretKeys> =
+  Layer.merge(Layer.effect(Store, make), Repositories.layer)

@@ -15,8 +15,8 @@ import { join } from "node:path"
 import * as Migrations from "./Migrations.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as SqlStore from "./SqlStore.js"
+import type { Repositories } from "./Repositories.js"
 import type { Store } from "./Store.js"
-import type { WebhookRepo } from "./WebhookRepo.js"
 import { SecretKeys } from "../keys/SecretKeys.js"
 import { sealLegacyFields } from "./SealedFields.js"
 import { sealLegacySecrets } from "./WebhookSecrets.js"
@@ -62,8 +62,11 @@ const sealLegacy = Layer.scopedDiscard(
   })
 )
 
-/** The store, with the client it runs on; what is still in clear is sealed (see `sealLegacy`). */
+/**
+ * The store and every repository (Repositories.ts), with the client they run on; what is still in
+ * clear is sealed (see `sealLegacy`).
+ */
 export const layer = (
   config: StoreConfig
-): Layer.Layer<Store | WebhookRepo | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>
+): Layer.Layer<Store | Repositories | SqlClient.SqlClient, SqlError | MigrationError, SecretKeys> =>
   SqlStore.layer.pipe(Layer.provideMerge(Layer.provideMerge(sealLegacy, layerSql(config))))

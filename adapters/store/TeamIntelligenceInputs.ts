@@ -5,7 +5,9 @@
  * each is one query over the members' ids (a team has at most 50).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { json, toCount } from "./Rows.js"
 import { type StoreError, storeError } from "./Store.js"
 
@@ -18,12 +20,34 @@ export interface VerdictCounts {
 /** Distinct tool names read per team: far above any real toolset, and a bound on the policy. */
 export const MAX_TOOLS_SEEN = 500
 
+export class TeamIntelligenceInputs extends Context.Tag("candor/adapters/store/TeamIntelligenceInputs")<
+  TeamIntelligenceInputs,
+  {
+    readonly verdictCounts: (
+      agentIds: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyMap<string, VerdictCounts>, StoreError>
+    readonly driftAlertsSince: (
+      agentIds: ReadonlyArray<string>,
+      since: string
+    ) => Effect.Effect<ReadonlyMap<string, number>, StoreError>
+    /** Per agent: traces of the window, and those whose `context.metadata.policy_verdict` is `fail`. */
+    readonly policyOutcomesSince: (
+      agentIds: ReadonlyArray<string>,
+      since: string
+    ) => Effect.Effect<ReadonlyMap<string, { readonly traces: number; readonly failures: number }>, StoreError>
+    /** Tool name → the agents whose traces call it (actions of type `execute`), at most MAX_TOOLS_SEEN names. */
+    readonly toolsSeen: (
+      agentIds: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, StoreError>
+  }
+>() {}
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const ids = (agentIds: ReadonlyArray<string>) => json(agentIds)
 
-  return {
-    verdictCounts: (agentIds: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, VerdictCounts>, StoreError> =>
+  return TeamIntelligenceInputs.of({
+    verdictCounts: (agentIds) =>
       sql<{ agent_id: string; verdict: string; count: unknown }>`
         select agent_id, verdict, count from checkpoint_counts
         where agent_id in (select value from json_array_elements_text(${ids(agentIds)}::json))`.pipe(
@@ -40,10 +64,7 @@ export const make = Effect.gen(function* () {
         storeError("read the verdict counts")
       ),
 
-    driftAlertsSince: (
-      agentIds: ReadonlyArray<string>,
-      since: string
-    ): Effect.Effect<ReadonlyMap<string, number>, StoreError> =>
+    driftAlertsSince: (agentIds, since) =>
       sql<{ agent_id: string; alerts: unknown }>`
         select agent_id, count(*) as alerts from drift_alerts
         where agent_id in (select value from json_array_elements_text(${ids(agentIds)}::json))
@@ -53,11 +74,7 @@ export const make = Effect.gen(function* () {
         storeError("read the drift alerts")
       ),
 
-    /** Per agent: traces of the window, and those whose `context.metadata.policy_verdict` is `fail`. */
-    policyOutcomesSince: (
-      agentIds: ReadonlyArray<string>,
-      since: string
-    ): Effect.Effect<ReadonlyMap<string, { readonly traces: number; readonly failures: number }>, StoreError> =>
+    policyOutcomesSince: (agentIds, since) =>
       sql<{ agent_id: string; traces: unknown; failures: unknown }>`
         select agent_id, count(*) as traces,
                count(*) filter (where body->'context'->'metadata'->>'policy_verdict' = 'fail') as failures
@@ -72,10 +89,7 @@ export const make = Effect.gen(function* () {
         storeError("read the policy outcomes")
       ),
 
-    /** Tool name → the agents whose traces call it (actions of type `execute`), at most MAX_TOOLS_SEEN names. */
-    toolsSeen: (
-      agentIds: ReadonlyArray<string>
-    ): Effect.Effect<ReadonlyMap<string, ReadonlyArray<string>>, StoreError> =>
+    toolsSeen: (agentIds) =>
       sql<{ tool: string; agent_id: string }>`
         with tools as (
           select distinct body->'action'->>'name' as tool, agent_id from traces
@@ -91,5 +105,11 @@ export const make = Effect.gen(function* () {
         }),
         storeError("read the tools seen")
       )
-  }
+  })
 })
+
+/** On the process's SqlClient. */
+export const layer: Layer.Layer<TeamIntelligenceInputs, never, SqlClient.SqlClient> = Layer.effect(
+  TeamIntelligenceInputs,
+  make
+)

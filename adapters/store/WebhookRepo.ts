@@ -234,12 +234,7 @@ export class WebhookRepo extends Context.Tag("candor/adapters/store/WebhookRepo"
       at: Date
     ) => Effect.Effect<WebhookDeliveryRecord | undefined, StoreError>
   }
->() {
-  static readonly layer: Layer.Layer<WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(
-    WebhookRepo,
-    Effect.suspend(() => make)
-  )
-}
+>() {}
 
 interface EndpointRow {
   readonly registration_id: string
@@ -604,3 +599,6 @@ export const make = Effect.gen(function* () {
     redeliver
   })
 })
+
+/** On the process's SqlClient, sealing and opening secrets with its key-encryption key. */
+export const layer: Layer.Layer<WebhookRepo, never, SqlClient.SqlClient | SecretKeys> = Layer.effect(WebhookRepo, make)

@@ -4,7 +4,7 @@
  * at /docs (Swagger UI, its assets inlined: no CDN), the public reputation pages at
  * /agents/{agent_id}/reputation, the `{error}` bodies and the body size limit.
  *
- * What it needs from the process (store, identity repositories, agent state, event feed, signing key, auth
+ * What it needs from the process (store and repositories, agent state, event feed, signing key, auth
  * configuration, the anchoring chain) stays a requirement, provided by Serve.ts or by the test harness.
  */
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
@@ -17,10 +17,6 @@ import * as Accounts from "../../adapters/auth/Accounts.js"
 import * as CredentialAuthentication from "../../adapters/auth/CredentialAuthentication.js"
 import * as RateLimiter from "../../adapters/auth/RateLimiter.js"
 import * as ChainVerifier from "../../adapters/store/ChainVerifier.js"
-import * as ProofRepo from "../../adapters/store/ProofRepo.js"
-import * as CatalogRepo from "../../adapters/store/identity/CatalogRepo.js"
-import * as CredentialRepo from "../../adapters/store/identity/CredentialRepo.js"
-import * as IdentityRepo from "../../adapters/store/identity/IdentityRepo.js"
 import { ReputationPageRoute } from "../http/ReputationPageRoute.js"
 import { ConsoleRoute } from "../http/ConsoleRoute.js"
 import { CandorApi } from "./Api.js"
@@ -35,7 +31,6 @@ import { LicenseLive } from "./handlers/License.js"
 import { OrgsLive } from "./handlers/Orgs.js"
 import { PlansLive } from "./handlers/Plans.js"
 // Agent data (docs/api.md, "Agent data"):
-import * as AgentQueries from "../../adapters/store/AgentQueries.js"
 import { AgentsLive } from "./handlers/Agents.js"
 import { CardsLive } from "./handlers/Cards.js"
 import { CheckpointsLive } from "./handlers/Checkpoints.js"
@@ -49,23 +44,17 @@ import { SsmLive } from "./handlers/Ssm.js"
 import { TracesLive } from "./handlers/Traces.js"
 import { VerificationLive } from "./handlers/Verification.js"
 import { GovernanceLogsLive } from "./handlers/GovernanceLogs.js"
-import * as PolicyRepo from "../../adapters/store/PolicyRepo.js"
 import { PoliciesLive } from "./handlers/Policies.js"
 import { WebhookEventTypesLive } from "./handlers/WebhookEventTypes.js"
 import { WebhooksLive } from "./handlers/Webhooks.js"
 import { McpServersLive } from "./handlers/McpServers.js"
 import * as McpServers from "../../services/McpServers.js"
 import { ContainmentLive } from "./handlers/Containment.js"
-import * as OrgConscienceRepo from "../../adapters/store/OrgConscienceRepo.js"
 import { OrgConscienceLive } from "./handlers/OrgConscience.js"
-import * as EvidenceRedactionRepo from "../../adapters/store/EvidenceRedactionRepo.js"
-import * as AgentNameRepo from "../../adapters/store/AgentNameRepo.js"
 import { EvidenceRedactionLive } from "./handlers/EvidenceRedaction.js"
 import { ExportLive } from "./handlers/Export.js"
 import { type StreamOptions, StreamLive } from "./handlers/Stream.js"
-import * as CoherenceRepo from "../../adapters/store/CoherenceRepo.js"
 import { CoherenceLive } from "./handlers/Coherence.js"
-import * as TeamRepo from "../../adapters/store/TeamRepo.js"
 import { TeamsLive } from "./handlers/Teams.js"
 import * as Teams from "../../services/Teams.js"
 import * as Webhooks from "../../services/Webhooks.js"
@@ -94,8 +83,6 @@ import * as Integrity from "../../services/Integrity.js"
 import * as GovernanceLogs from "../../services/GovernanceLogs.js"
 import * as PublicAccess from "../../services/PublicAccess.js"
 import * as EvidenceExport from "../../services/EvidenceExport.js"
-import * as ExportRepo from "../../adapters/store/ExportRepo.js"
-import * as WitnessRepo from "../../adapters/store/WitnessRepo.js"
 import * as Verification from "../../services/Verification.js"
 import * as OnChain from "../../services/OnChain.js"
 import * as Billing from "../../services/Billing.js"
@@ -106,29 +93,20 @@ import * as Licenses from "../../services/Licenses.js"
 import * as Administration from "../../services/Administration.js"
 import * as ApiKeys from "../../services/ApiKeys.js"
 import * as Credentials from "../../services/Credentials.js"
-import * as TrustEdgeRepo from "../../adapters/store/TrustEdgeRepo.js"
 import { TrustEdgesLive } from "./handlers/TrustEdges.js"
 import { ReclassificationsLive } from "./handlers/Reclassifications.js"
-import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
 import { ReputationLive, ReputationQueriesLive } from "./handlers/Reputation.js"
-import * as MemberScores from "../../adapters/store/MemberScores.js"
-import * as TeamReputationRepo from "../../adapters/store/TeamReputationRepo.js"
 import { TeamReputationLive } from "./handlers/TeamReputation.js"
 import { TeamIntelligenceLive } from "./handlers/TeamIntelligence.js"
-import * as RiskRepo from "../../adapters/store/RiskRepo.js"
-import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import { RiskLive } from "./handlers/Risk.js"
 import { TransactionsLive } from "./handlers/Transactions.js"
-import * as AnchorRepo from "../../adapters/store/AnchorRepo.js"
 import { OnChainLive } from "./handlers/OnChain.js"
 import { ConsoleLive, ConsoleSignInLive } from "./handlers/Console.js"
 import * as ChainSendBudget from "../../adapters/chain/ChainSendBudget.js"
 import type { KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
 import { defaults } from "../Config.js"
 import { ApiKeyCaps } from "./ApiKeyCaps.js"
-import * as DeadLetterRepo from "../../adapters/store/DeadLetterRepo.js"
 import { DeadLettersLive } from "./handlers/DeadLetters.js"
-import * as ApprovalRepo from "../../adapters/store/ApprovalRepo.js"
 import { ApprovalSignal } from "../../adapters/bus/ApprovalSignal.js"
 import * as Approvals from "../../services/Approvals.js"
 import { ApprovalsLive } from "./handlers/Approvals.js"
@@ -152,7 +130,7 @@ export const DOCS_PATH = "/docs"
 /** One MiB: the largest legitimate body is a card with its conscience values. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
-/** Agent data (docs/api.md, "Agent data"): its handlers, on the agent-data queries of the process's SqlClient. */
+/** Agent data (docs/api.md, "Agent data"): its handlers, on the process's agent-data queries. */
 const AgentDataLive = Layer.mergeAll(
   AgentsLive,
   CardsLive,
@@ -165,7 +143,7 @@ const AgentDataLive = Layer.mergeAll(
   EnforcementLive,
   EnforcementRecordsLive,
   AgentPermissionsLive
-).pipe(Layer.provide(AgentQueries.layer))
+)
 
 /**
  * The process's approval signal (src/Serve.ts provides the NATS KV one on a split deployment, the
@@ -221,7 +199,8 @@ const HandlersLive = Layer.mergeAll(
   McpServersLive.pipe(Layer.provide(McpServers.layer)),
   ApprovalsLive
 ).pipe(
-  // The domain services of the routes (services/), on the repositories below and the process's store.
+  // The domain services of the routes (services/), on the process's store and repositories
+  // (adapters/store/Repositories.ts, provided with the store by Serve.ts or the test harness).
   Layer.provide(
     Layer.mergeAll(
       Teams.layer,
@@ -250,8 +229,8 @@ const HandlersLive = Layer.mergeAll(
       Integrity.layer,
       GovernanceLogs.layer,
       PublicAccess.layer,
-      EvidenceExport.layer.pipe(Layer.provide(Layer.merge(ExportRepo.layer, WitnessRepo.layer))),
-      Verification.layer.pipe(Layer.provide(Layer.mergeAll(KeyRepo.layer, ProofRepo.layer, WitnessRepo.layer))),
+      EvidenceExport.layer,
+      Verification.layer,
       OnChain.layer,
       Billing.layer,
       DeadLetters.layer,
@@ -262,38 +241,12 @@ const HandlersLive = Layer.mergeAll(
       ApiKeys.layer
     )
   ),
-  // The agent-data queries of the Agents service (AgentDataLive has its own: the same layer, built once).
-  Layer.provide(AgentQueries.layer),
-  // Reputation: stored scores, and the recomputation of one read before any was stored.
-  Layer.provide(ReputationRepo.layer),
-  // Tool policies: their routes, and the claim that brings an agent under its organization's policy.
-  Layer.provide(PolicyRepo.layer),
-  // Organization conscience values: their routes.
-  Layer.provide(OrgConscienceRepo.layer),
-  // Evidence redaction: its routes (the gateways get it pushed, never read it).
-  Layer.provide(EvidenceRedactionRepo.layer),
-  // Agent names: the rename route (the commit path writes the default name itself).
-  Layer.provide(AgentNameRepo.layer),
-  // Fleet coherence: its service (and its cache, one per process).
-  Layer.provide(CoherenceRepo.layer),
-  // Trust edges: their routes.
-  Layer.provide(TrustEdgeRepo.layer),
-  // Teams and their reputation: their routes (a roster or card change recomputes the reputation).
-  Layer.provide(Layer.mergeAll(TeamRepo.layer, TeamReputationRepo.layer, MemberScores.layer)),
-  // Risk assessments: their records, and the key ring their signing key is registered in (and licenses are checked against).
-  Layer.provide(Layer.mergeAll(RiskRepo.layer, KeyRepo.layer)),
-  // On-chain anchors: their records (the chain itself, AnchorChain, is the process's: Serve.ts or the tests).
-  Layer.provide(AnchorRepo.layer),
-  // Dead letters: their routes (the workers write them).
-  Layer.provide(DeadLetterRepo.layer),
   // Human approval: its routes (the held side, the MCP proxy, calls the same service).
-  Layer.provide(Approvals.layer.pipe(Layer.provide(Layer.merge(ApprovalRepo.layer, ProcessApprovalSignal))))
+  Layer.provide(Approvals.layer.pipe(Layer.provide(ProcessApprovalSignal)))
 )
 
-/** The repositories and access rules the handlers and the middleware share, on the process's SqlClient. */
-export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(IdentityRepo.layer, CredentialRepo.layer, CatalogRepo.layer))
-)
+/** The access rules and accounts the handlers and the middleware share, on the process's identity repositories. */
+export const IdentityLive = Layer.mergeAll(IdentityAccessControl.layer, Accounts.layer)
 
 /**
  * The API's routes (with docs and error bodies), ready for `HttpLayerRouter.serve`. Requires
@@ -329,5 +282,5 @@ export const layer = (options: ApiOptions) =>
     Layer.provide(CredentialAuthentication.layer({ planRates: options.planRates })),
     Layer.provide(RateLimiter.layer),
     // Chain verification (the verify route and the reputation page): cached per tree size, one per process.
-    Layer.provide(ChainVerifier.layer().pipe(Layer.provide(Layer.mergeAll(ProofRepo.layer, KeyRepo.layer))))
+    Layer.provide(ChainVerifier.layer())
   )

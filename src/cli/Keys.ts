@@ -26,7 +26,11 @@ import * as KeyRepo from "../../adapters/store/KeyRepo.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import { CandorConfig, layerFromEnv } from "../Config.js"
 
-/** The key ring on the configured database, migrated. */
+/**
+ * The key ring on the configured database, migrated: its one repository, not every one
+ * (adapters/store/Repositories.ts). Those need the key-encryption key, whose layer writes a new one
+ * into the data dir when there is none, which listing or rotating signing keys must not do.
+ */
 const KeyRingLive = Layer.unwrapEffect(
   Effect.map(CandorConfig, (config) =>
     KeyRepo.layer.pipe(

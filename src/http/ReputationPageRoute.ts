@@ -12,30 +12,25 @@
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type PageVerification, reputationPageResponse } from "../../adapters/http/ReputationPage.js"
 import type { AccessControl } from "../../adapters/auth/AccessControl.js"
 import type { Authentication } from "../../adapters/auth/Authentication.js"
-import { ChainVerifier } from "../../adapters/store/ChainVerifier.js"
-import * as KeyRepo from "../../adapters/store/KeyRepo.js"
-import * as ProofRepo from "../../adapters/store/ProofRepo.js"
-import * as ReputationRepo from "../../adapters/store/ReputationRepo.js"
-import type { Store } from "../../adapters/store/Store.js"
-import * as TeamRepo from "../../adapters/store/TeamRepo.js"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import { publicReputation } from "../api/handlers/Reputation.js"
+import { agentShown } from "../api/handlers/PublicAccess.js"
 import * as PublicAccess from "../../services/PublicAccess.js"
-import { verifyChain } from "../../services/Verification.js"
+import * as Reputation from "../../services/Reputation.js"
+import * as Verification from "../../services/Verification.js"
 import { PublicClient } from "./PublicRateLimit.js"
 
 export const PAGE_PATH = "/agents/:agent_id/reputation"
 /** Logs up to this size are verified whole when the page is rendered. */
 export const PAGE_VERIFY_MAX = 20_000
 
-const DAY_MS = 86_400_000
+/** The page's score history: the last 90 days, at most 1000 scores. */
+const HISTORY_DAYS = 90
+const HISTORY_LIMIT = 1000
 
 /** The base URL the page prints in its commands: the one the reader used. */
 const apiBaseOf = (request: HttpServerRequest.HttpServerRequest): string => {
@@ -50,7 +45,7 @@ const apiBaseOf = (request: HttpServerRequest.HttpServerRequest): string => {
  */
 const mayVerify = (agentId: string) =>
   Effect.gen(function* () {
-    if (yield* (yield* ChainVerifier).isCurrent(agentId)) return true
+    if (yield* (yield* Verification.Verification).chainVerified(agentId)) return true
     const client = yield* Effect.serviceOption(PublicClient)
     return Option.isNone(client) || (yield* client.value.take("chain")).allowed
   })
@@ -58,25 +53,17 @@ const mayVerify = (agentId: string) =>
 const page = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const agentId = (yield* HttpLayerRouter.params).agent_id ?? ""
-  const shown = yield* publicReputation(agentId)
-  // Answered only when this request may see it (a private agent: to its readers, ./PublicAccess.ts); the
-  // page renders a private agent's reputation as an unlisted one's (adapters/http/ReputationPage.ts
+  // Answered only when this request may see it (a private agent: to its readers, ../api/handlers/PublicAccess.ts);
+  // the page renders a private agent's reputation as an unlisted one's (adapters/http/ReputationPage.ts
   // refuses "private" itself, so no other caller can render one by mistake).
-  const reputation =
-    shown === undefined
-      ? undefined
-      : { ...shown, visibility: shown.visibility === "private" ? "unlisted" : shown.visibility }
+  const found = yield* (yield* Reputation.Reputation).publicPage(agentId, HISTORY_DAYS, HISTORY_LIMIT, agentShown)
   let input = null
-  if (reputation !== undefined) {
-    const now = yield* Clock.currentTimeMillis
-    const history = yield* (yield* ReputationRepo.ReputationRepo).history(
-      agentId,
-      new Date(now - 90 * DAY_MS).toISOString(),
-      1000
-    )
+  if (found !== undefined) {
+    const { history, reputation: shown } = found
+    const reputation = { ...shown, visibility: shown.visibility === "private" ? "unlisted" : shown.visibility }
     let verification: PageVerification | null = null
     if (reputation.computed_over.tree_size <= PAGE_VERIFY_MAX && (yield* mayVerify(agentId))) {
-      const report = yield* verifyChain(agentId, 0, 1)
+      const report = yield* (yield* Verification.Verification).chain(agentId, 0, 1)
       verification = {
         chain_valid: report.chain.valid && report.signatures.valid && report.merkle.valid,
         signed_tree_head_valid: report.merkle.signed_tree_head_valid,
@@ -102,24 +89,18 @@ const page = Effect.gen(function* () {
   )
 )
 
-/** The page route, with the repositories it reads on the process's SqlClient and Store. */
+/**
+ * The page route, on the domain services it reads through (services/): the agent's reputation and
+ * history, its chain's verification, what is private.
+ */
 export const ReputationPageRoute = Layer.unwrapEffect(
   Effect.map(
     Effect.context<
-      | SqlClient.SqlClient
-      | Store
-      | ReputationRepo.ReputationRepo
-      | PublicAccess.PublicAccess
-      | ProofRepo.ProofRepo
-      | KeyRepo.KeyRepo
-      | ChainVerifier
-      | AccessControl
-      | Authentication
+      Reputation.Reputation | Verification.Verification | PublicAccess.PublicAccess | AccessControl | Authentication
     >(),
     (context) => HttpLayerRouter.add("GET", PAGE_PATH, Effect.provide(page, context))
   )
 ).pipe(
-  // What is private (the agent's visibility), as the API's public routes read it.
-  Layer.provide(PublicAccess.layer.pipe(Layer.provide(TeamRepo.layer))),
-  Layer.provide(Layer.mergeAll(ReputationRepo.layer, ProofRepo.layer, KeyRepo.layer))
+  // The same service layers as the API's handlers (src/api/ApiLive.ts): built once per process.
+  Layer.provide(Layer.mergeAll(Reputation.layer, Verification.layer, PublicAccess.layer))
 )

@@ -51,12 +51,12 @@ import * as EventFeedStore from "../../adapters/bus/EventFeedStore.js"
 import { agentIdOf } from "../../adapters/gateway/AgentIdentity.js"
 import { SigningKeys } from "../../adapters/keys/SigningKeys.js"
 import { keyHashOf } from "../../adapters/providers/Identity.js"
+import type { Repositories } from "../../adapters/store/Repositories.js"
 import { CredentialRepo, type KeyCaps } from "../../adapters/store/identity/CredentialRepo.js"
 import { IdentityRepo } from "../../adapters/store/identity/IdentityRepo.js"
 import * as GovernanceLog from "../../adapters/store/GovernanceLog.js"
 import * as SqlStore from "../../adapters/store/SqlStore.js"
 import type { Store } from "../../adapters/store/Store.js"
-import type { WebhookRepo } from "../../adapters/store/WebhookRepo.js"
 import { WebhookNetwork } from "../../adapters/webhooks/WebhookUrlGuard.js"
 import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 import type { OrgRole } from "../../core/schema/Organization.js"
@@ -336,10 +336,10 @@ const onLiveClock = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R>
     Context.add(services, Clock.Clock, Context.get(DefaultServices.liveServices, Clock.Clock))
   )
 
-/** The migrated database and the store on it, with the key its sealed fields are under (the API's reads open them too). */
+/** The migrated database and the store and repositories on it, with the key its sealed fields are under (the API's reads open them too). */
 const storeLayer = (
   client: Layer.Layer<SqlClient.SqlClient, unknown>
-): Layer.Layer<Store | WebhookRepo | SqlClient.SqlClient | SecretKeys.SecretKeys> =>
+): Layer.Layer<Store | Repositories | SqlClient.SqlClient | SecretKeys.SecretKeys> =>
   SqlStore.layer.pipe(
     Layer.provideMerge(SecretKeys.layerEphemeral),
     Layer.provideMerge(StoreDatabase.migrated(client)),

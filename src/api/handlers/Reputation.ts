@@ -25,7 +25,7 @@ import {
 } from "../../../core/Badge.js"
 import { Identifier } from "../../../core/schema/Ids.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
-import { publicReputationOf, Reputation } from "../../../services/Reputation.js"
+import { Reputation } from "../../../services/Reputation.js"
 import { TeamReputation } from "../../../services/TeamReputation.js"
 import { CandorApi } from "../Api.js"
 import { COMPARE_MAX, COMPARE_MIN } from "../groups/Reputation.js"
@@ -35,12 +35,6 @@ import { writeAgent } from "./AgentAccess.js"
 
 /** Whether the request may be shown the agent (a private one only to a credential that may read it). */
 const shown = (agentId: string, visibility: Visibility) => agentShown(agentId, visibility)
-
-/**
- * What the request may read of an agent's reputation: undefined for an unknown agent, and for a
- * private one unless the request's credential may read it (./PublicAccess.ts).
- */
-export const publicReputation = (agentId: string) => publicReputationOf(agentId, shown)
 
 /** The agents an authenticated caller's listings may hold beside the public ones. */
 const readableBy = (principal: Principal): Effect.Effect<Readable, StoreError, AccessControl> =>

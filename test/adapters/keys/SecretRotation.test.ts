@@ -16,7 +16,7 @@ import { join } from "node:path"
 import { formatSecretKey, generateSecretKey, open, type SecretKey, seal } from "../../../core/SecretBox.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 import { rotateSecretKey } from "../../../adapters/keys/SecretRotation.js"
-import { orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
+import { layer as webhookRepoLayer, orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
 import { previousSecretAad, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 import { migratedPglite } from "../../support/PgliteTemplate.js"
 
@@ -30,7 +30,7 @@ const owner = orgEndpointOwner("org_rotate")
 
 /** The repository on the migrated database at hand, sealing under `key` (and opening with it). */
 const repoUnder = (key: SecretKey) =>
-  WebhookRepo.pipe(Effect.provide(WebhookRepo.layer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
+  WebhookRepo.pipe(Effect.provide(webhookRepoLayer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
 
 interface Stored {
   readonly endpointId: string
@@ -88,7 +88,7 @@ describe("rotate-secret-key", () => {
       expect(readFileSync(join(dataDir, SecretKeys.SECRET_KEY_FILE), "utf8")).not.toContain(formatSecretKey(old))
       // The next start reads the new key, and the repository opens the secrets with it.
       const restarted = yield* WebhookRepo.pipe(
-        Effect.provide(WebhookRepo.layer),
+        Effect.provide(webhookRepoLayer),
         Effect.provide(SecretKeys.layer({ secretKey: Option.none(), dataDir }))
       )
       expect(yield* restarted.secrets(stored[1]!.endpointId, at)).toEqual([stored[1]!.secret])

@@ -17,7 +17,12 @@ import { join } from "node:path"
 import { generateSecretKey, open, type SecretKey } from "../../../core/SecretBox.js"
 import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
 import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
-import { agentEndpointOwner, orgEndpointOwner, WebhookRepo } from "../../../adapters/store/WebhookRepo.js"
+import {
+  agentEndpointOwner,
+  layer as webhookRepoLayer,
+  orgEndpointOwner,
+  WebhookRepo
+} from "../../../adapters/store/WebhookRepo.js"
 import { sealLegacySecrets, webhookSecretAad, WebhookSecretUnreadable } from "../../../adapters/store/WebhookSecrets.js"
 import { filesHolding, spellings } from "./SecretBytes.js"
 import { migratedPglite, writeTemplateTo } from "../../support/PgliteTemplate.js"
@@ -40,7 +45,7 @@ const fields = () => ({
 
 /** The repository on the migrated database at hand, sealing under `key`. */
 const repoUnder = (key: SecretKey) =>
-  WebhookRepo.pipe(Effect.provide(WebhookRepo.layer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
+  WebhookRepo.pipe(Effect.provide(webhookRepoLayer), Effect.provide(SecretKeys.SecretKeys.fromKeys(key)))
 
 describe("webhook secrets at rest (PGlite)", () => {
   it.scoped("no spelling of an endpoint's current or previous secret is found in any file of the data dir", () =>
