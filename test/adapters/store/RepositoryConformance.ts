@@ -1,0 +1,90 @@
+/**
+ * The repository conformance suite: the cases of every repository of the store
+ * (adapters/store/Repositories.ts), one `describe` per repository, run on PGlite in the fast lane
+ * (Repositories.pglite.test.ts) and on PostgreSQL in the server lane (Repositories.postgres.test.ts).
+ * A new repository gets its cases here.
+ *
+ * Each file runs every case on one migrated database, so a case works on ids of its own (organizations,
+ * agents, prefixes) and reads back only what it wrote; a case that reads a whole table says so.
+ */
+import type { Vitest } from "@effect/vitest"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { describe } from "vitest"
+import type { Repositories } from "../../../adapters/store/Repositories.js"
+import type { Store } from "../../../adapters/store/Store.js"
+import * as AgentQueries from "./AgentQueriesCases.js"
+import * as DeadLetterRepo from "./DeadLetterRepoCases.js"
+import * as TeamRepo from "./TeamRepoCases.js"
+import * as TrustEdgeRepo from "./TrustEdgeRepoCases.js"
+import * as WebhookRepo from "./WebhookRepoCases.js"
+
+export type Services = Repositories | Store | SqlClient.SqlClient
+
+export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
+  describe("AgentQueries", () => {
+    it.effect("summarises agents, unknown ones with the defaults", () => AgentQueries.summaries)
+    it.effect(
+      "names an agent by the label of its first committed batch, also over a row that came first",
+      () => AgentQueries.namesByFirstLabel
+    )
+    it.effect(
+      "pages non-clear checkpoints and violating traces newest first; counts violations",
+      () => AgentQueries.pagesAndCounts
+    )
+    it.effect(
+      "re-evaluates verdicts once, keeping the counters in step, under concurrent calls",
+      () => AgentQueries.concurrentReevaluation
+    )
+    it.effect("lists only AIP drift alerts, newest first", () => AgentQueries.aipDriftAlertsOnly)
+  })
+
+  describe("DeadLetterRepo", () => {
+    // Reads every dead letter: the only case that writes any.
+    it.effect(
+      "stored once by id; bounded pages by cursor; an organization's pages by its agents",
+      () => DeadLetterRepo.deadLetterPages
+    )
+  })
+
+  describe("TeamRepo", () => {
+    it.effect(
+      "concurrent creations of one name: one team, under the organization's lock; the index refuses a second",
+      () => TeamRepo.concurrentCreations
+    )
+    it.effect(
+      "membership periods: the roster at any time, the history newest first, an agent in several teams",
+      () => TeamRepo.membershipPeriods
+    )
+    it.effect(
+      "card versions: concurrent PUTs under the team's lock are distinct, consecutive, one active; diffs",
+      () => TeamRepo.cardVersions
+    )
+  })
+
+  describe("TrustEdgeRepo", () => {
+    it.effect("one active edge per pair, soft deletes, listing by direction", () => TrustEdgeRepo.lifecycle)
+    it.effect("at most 1000 active outgoing edges", () => TrustEdgeRepo.outgoingLimit)
+    it.effect("concurrent creates of one pair: one edge", () => TrustEdgeRepo.concurrentCreates)
+    it.effect(
+      "the recursive-CTE graphs of random graphs give the pure walk the whole graph's answers",
+      () => TrustEdgeRepo.graphsOfRandomGraphs
+    )
+    it.effect(
+      "the recursive-CTE graphs where the 50-agent limit cuts a hop",
+      () => TrustEdgeRepo.graphsWhereTheLimitCuts
+    )
+  })
+
+  describe("WebhookRepo", () => {
+    it.effect("endpoints, candidates, deliveries, redelivery, disabling", () => WebhookRepo.endpointsAndDeliveries)
+    it.effect(
+      "the delivery relay's read: delivery, endpoint and live secrets in one statement",
+      () => WebhookRepo.attemptContextRead
+    )
+    // Rewrites every webhook row's event names.
+    it.effect(
+      "migration 0011 folds the older event names into the catalogue's",
+      () => WebhookRepo.legacyEventNamesFolded
+    )
+  })
+}
