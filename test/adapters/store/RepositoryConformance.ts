@@ -14,6 +14,8 @@ import type { Repositories } from "../../../adapters/store/Repositories.js"
 import type { Store } from "../../../adapters/store/Store.js"
 import * as AgentQueries from "./AgentQueriesCases.js"
 import * as DeadLetterRepo from "./DeadLetterRepoCases.js"
+import * as KeyRepo from "./KeyRepoCases.js"
+import * as ProofRepo from "./ProofRepoCases.js"
 import * as TeamRepo from "./TeamRepoCases.js"
 import * as TrustEdgeRepo from "./TrustEdgeRepoCases.js"
 import * as WebhookRepo from "./WebhookRepoCases.js"
@@ -44,6 +46,22 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       "stored once by id; bounded pages by cursor; an organization's pages by its agents",
       () => DeadLetterRepo.deadLetterPages
     )
+  })
+
+  describe("KeyRepo", () => {
+    it.effect("a new key retires the others; known keys are left alone", () => KeyRepo.newKeyRetiresOthers)
+  })
+
+  describe("ProofRepo", () => {
+    it.effect(
+      "proof rows: request, start, fail, ask again, complete (attached outside the signature)",
+      () => ProofRepo.proofRows
+    )
+    it.effect(
+      "a failed proof whose job was given up gets a new job when asked again",
+      () => ProofRepo.givenUpJobAskedAgain
+    )
+    it.effect("lists an agent's certificates in chain order, in batches", () => ProofRepo.certificatesInChainOrder)
   })
 
   describe("TeamRepo", () => {
