@@ -13,8 +13,10 @@ import { describe } from "vitest"
 import type { Repositories } from "../../../adapters/store/Repositories.js"
 import type { Store } from "../../../adapters/store/Store.js"
 import * as AgentQueries from "./AgentQueriesCases.js"
+import * as Agent from "./AgentRepoCases.js"
 import * as DeadLetterRepo from "./DeadLetterRepoCases.js"
 import * as KeyRepo from "./KeyRepoCases.js"
+import * as Org from "./OrgRepoCases.js"
 import * as ProofRepo from "./ProofRepoCases.js"
 import * as TeamRepo from "./TeamRepoCases.js"
 import * as TrustEdgeRepo from "./TrustEdgeRepoCases.js"
@@ -23,6 +25,10 @@ import * as WebhookRepo from "./WebhookRepoCases.js"
 export type Services = Repositories | Store | SqlClient.SqlClient
 
 export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
+  describe("AgentNameRepo", () => {
+    it.effect("a display name set and removed under the row lock; the first default name stays", () => Agent.agentNames)
+  })
+
   describe("AgentQueries", () => {
     it.effect("summarises agents, unknown ones with the defaults", () => AgentQueries.summaries)
     it.effect(
@@ -40,6 +46,13 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect("lists only AIP drift alerts, newest first", () => AgentQueries.aipDriftAlertsOnly)
   })
 
+  describe("ApprovalRepo", () => {
+    it.effect(
+      "read back by id; settled once, unexpired only; due ones expired; pages newest first by status",
+      () => Org.approvals
+    )
+  })
+
   describe("DeadLetterRepo", () => {
     // Reads every dead letter: the only case that writes any.
     it.effect(
@@ -48,8 +61,36 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     )
   })
 
+  describe("EvidenceRedactionRepo", () => {
+    it.effect(
+      "an organization's mode read, locked and set; none for an unknown organization",
+      () => Org.evidenceRedaction
+    )
+  })
+
+  describe("KeyContainmentRepo", () => {
+    it.effect(
+      "a key's containment written, read and lifted; the agents claimed with it, by id, bounded",
+      () => Agent.keyContainment
+    )
+  })
+
   describe("KeyRepo", () => {
     it.effect("a new key retires the others; known keys are left alone", () => KeyRepo.newKeyRetiresOthers)
+  })
+
+  describe("McpRepo", () => {
+    it.effect(
+      "servers and tokens written, listed oldest first, updated, deleted once; a token hash is unique",
+      () => Org.mcpServersAndTokens
+    )
+  })
+
+  describe("PolicyRepo", () => {
+    it.effect(
+      "versions numbered on, in force or taken out of it, the history newest first; an agent's policies",
+      () => Agent.policies
+    )
   })
 
   describe("ProofRepo", () => {
@@ -62,6 +103,18 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       () => ProofRepo.givenUpJobAskedAgain
     )
     it.effect("lists an agent's certificates in chain order, in batches", () => ProofRepo.certificatesInChainOrder)
+  })
+
+  describe("RiskRepo", () => {
+    it.effect("assessments read back by id; an agent's history newest first, paged", () => Agent.riskAssessments)
+    it.effect("an agent's boundary violations since a time, newest first", () => Agent.riskViolations)
+  })
+
+  describe("ScopedTransactionRepo", () => {
+    it.effect(
+      "read back by id; closed once; an agent's listed newest first, by status at a time",
+      () => Agent.scopedTransactions
+    )
   })
 
   describe("TeamRepo", () => {
