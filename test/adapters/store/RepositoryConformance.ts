@@ -15,6 +15,7 @@ import type { Store } from "../../../adapters/store/Store.js"
 import * as AgentQueries from "./AgentQueriesCases.js"
 import * as Agent from "./AgentRepoCases.js"
 import * as DeadLetterRepo from "./DeadLetterRepoCases.js"
+import * as Identity from "./IdentityRepoCases.js"
 import * as KeyRepo from "./KeyRepoCases.js"
 import * as Org from "./OrgRepoCases.js"
 import * as ProofRepo from "./ProofRepoCases.js"
@@ -53,6 +54,20 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     )
   })
 
+  describe("CatalogRepo", () => {
+    it.effect(
+      "plans as seeded; a promo by code, any case, replaced; posts newest first; a claimed agent's record",
+      () => Identity.catalog
+    )
+  })
+
+  describe("CredentialRepo", () => {
+    it.effect(
+      "keys under caps, by hash with the creator's role, rotated, revoked; sessions live until ended",
+      () => Identity.keysAndSessions
+    )
+  })
+
   describe("DeadLetterRepo", () => {
     // Reads every dead letter: the only case that writes any.
     it.effect(
@@ -65,6 +80,17 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect(
       "an organization's mode read, locked and set; none for an unknown organization",
       () => Org.evidenceRedaction
+    )
+  })
+
+  describe("IdentityRepo", () => {
+    it.effect(
+      "users, organizations with a unique slug, members and roles, ownership, deletion",
+      () => Identity.usersOrgsAndMembers
+    )
+    it.effect(
+      "invites by token until accepted or expired; one claim per agent; who sees which agents",
+      () => Identity.invitesAndClaims
     )
   })
 
