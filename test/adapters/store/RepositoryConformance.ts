@@ -19,6 +19,7 @@ import * as Identity from "./IdentityRepoCases.js"
 import * as KeyRepo from "./KeyRepoCases.js"
 import * as Org from "./OrgRepoCases.js"
 import * as ProofRepo from "./ProofRepoCases.js"
+import * as Score from "./ScoreRepoCases.js"
 import * as TeamRepo from "./TeamRepoCases.js"
 import * as TrustEdgeRepo from "./TrustEdgeRepoCases.js"
 import * as WebhookRepo from "./WebhookRepoCases.js"
@@ -105,6 +106,10 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect("a new key retires the others; known keys are left alone", () => KeyRepo.newKeyRetiresOthers)
   })
 
+  describe("MemberScores", () => {
+    it.effect("each given agent's score, eligibility and status, in the order given", () => Score.memberScores)
+  })
+
   describe("McpRepo", () => {
     it.effect(
       "servers and tokens written, listed oldest first, updated, deleted once; a token hash is unique",
@@ -131,6 +136,17 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect("lists an agent's certificates in chain order, in batches", () => ProofRepo.certificatesInChainOrder)
   })
 
+  describe("ReputationRepo", () => {
+    it.effect(
+      "a stored score read back; base scores; an agent's organization and visibility",
+      () => Score.reputationScores
+    )
+    it.effect(
+      "history newest first since a time; one weekly snapshot per week; the score at a time",
+      () => Score.reputationHistory
+    )
+  })
+
   describe("RiskRepo", () => {
     it.effect("assessments read back by id; an agent's history newest first, paged", () => Agent.riskAssessments)
     it.effect("an agent's boundary violations since a time, newest first", () => Agent.riskViolations)
@@ -141,6 +157,10 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       "read back by id; closed once; an agent's listed newest first, by status at a time",
       () => Agent.scopedTransactions
     )
+  })
+
+  describe("TeamIntelligenceInputs", () => {
+    it.effect("members' verdict counts and traces since a time", () => Score.teamIntelligenceInputs)
   })
 
   describe("TeamRepo", () => {
@@ -155,6 +175,13 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect(
       "card versions: concurrent PUTs under the team's lock are distinct, consecutive, one active; diffs",
       () => TeamRepo.cardVersions
+    )
+  })
+
+  describe("TeamReputationRepo", () => {
+    it.effect(
+      "an organization's plan; roster changes; the recomputation's hour; a month's notice sent once",
+      () => Score.teamReputationBookkeeping
     )
   })
 
