@@ -1,18 +1,23 @@
 /**
  * Cases of the repositories of an organization's settings and requests, run in the repository
  * conformance suite (RepositoryConformance.ts) on PGlite and PostgreSQL: its evidence redaction
- * (EvidenceRedactionRepo), its held tool calls (ApprovalRepo), and its MCP servers and agents' MCP
- * tokens (McpRepo).
+ * (EvidenceRedactionRepo), its held tool calls (ApprovalRepo), its MCP servers and agents' MCP
+ * tokens (McpRepo), its conscience values (OrgConscienceRepo), and its fleet's cards as coherence
+ * reads them (CoherenceRepo).
  */
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import { ApprovalRepo } from "../../../adapters/store/ApprovalRepo.js"
 import { EvidenceRedactionRepo } from "../../../adapters/store/EvidenceRedactionRepo.js"
+import { CoherenceRepo } from "../../../adapters/store/CoherenceRepo.js"
 import { McpRepo } from "../../../adapters/store/McpRepo.js"
+import { OrgConscienceRepo } from "../../../adapters/store/OrgConscienceRepo.js"
+import { Store } from "../../../adapters/store/Store.js"
 import type { Approval } from "../../../core/schema/Approval.js"
+import type { OrgConscience } from "../../../core/schema/Conscience.js"
 import { claimed } from "./AgentRepoCases.js"
-import { uniqueId } from "./Fixtures.js"
+import { card, uniqueId } from "./Fixtures.js"
 
 export const evidenceRedaction = Effect.gen(function* () {
   const repo = yield* EvidenceRedactionRepo
@@ -147,4 +152,90 @@ export const mcpServersAndTokens = Effect.gen(function* () {
   expect((yield* Effect.either(repo.insertToken({ ...token(3), token_hash: later.token_hash }, at(6))))._tag).toBe(
     "Left"
   )
+})
+
+export const orgConscience = Effect.gen(function* () {
+  const repo = yield* OrgConscienceRepo
+  const orgId = uniqueId("org_con")
+  yield* claimed(orgId, [])
+  expect(yield* repo.get(uniqueId("org_none"))).toBeUndefined()
+  const empty = yield* repo.get(orgId)
+  expect(empty).toMatchObject({ org_id: orgId, values: [] })
+
+  const value = (name: string) => ({
+    type: "BOUNDARY" as const,
+    name,
+    content: `never ${name}`,
+    severity: "mandatory" as const,
+    is_active: true
+  })
+  const at = "2026-11-01T00:00:00.000Z"
+  const [deleting, exfiltrating] = [`cv-${randomUUID()}`, `cv-${randomUUID()}`]
+  yield* repo.insert(orgId, { ...value("delete"), value_id: deleting, sort_order: 0 }, "user-c", at)
+  yield* repo.insert(orgId, { ...value("exfiltrate"), value_id: exfiltrating, sort_order: 1 }, "user-c", at)
+  const names = (layer: OrgConscience | undefined) => layer?.values.map((v) => v.name)
+  expect(names(yield* repo.get(orgId))).toEqual(["delete", "exfiltrate"])
+  yield* repo.reorder(orgId, [exfiltrating, deleting], "user-c", at)
+  expect(names(yield* repo.lock(orgId))).toEqual(["exfiltrate", "delete"])
+  yield* repo.update(orgId, deleting, { ...value("delete"), severity: "advisory", is_active: false }, "user-d", at)
+  expect((yield* repo.get(orgId))?.values[1]).toMatchObject({ name: "delete", severity: "advisory", is_active: false })
+  yield* repo.remove(orgId, exfiltrating)
+  expect(names(yield* repo.get(orgId))).toEqual(["delete"])
+  yield* repo.setMode(orgId, "replace", true, "user-c", at)
+  expect(yield* repo.get(orgId)).toMatchObject({ mode: "replace", enabled: true })
+
+  // The log: ids increasing, read newest first, paged.
+  const entry = (action: "create" | "delete", n: number) => ({
+    value_id: `v-${n}`,
+    action,
+    actor: "user-c",
+    changes: { name: { from: null, to: `v-${n}` } },
+    at: `2026-11-01T00:00:0${n}.000Z`
+  })
+  const first = yield* repo.appendLog(orgId, entry("create", 1))
+  const second = yield* repo.appendLog(orgId, entry("delete", 2))
+  expect(second).toBeGreaterThan(first)
+  expect(yield* repo.log(orgId, 10, 0)).toEqual([
+    {
+      value_id: "v-2",
+      action: "delete",
+      actor: "user-c",
+      changes: entry("delete", 2).changes,
+      created_at: entry("delete", 2).at
+    },
+    {
+      value_id: "v-1",
+      action: "create",
+      actor: "user-c",
+      changes: entry("create", 1).changes,
+      created_at: entry("create", 1).at
+    }
+  ])
+  expect((yield* repo.log(orgId, 1, 1)).map((e) => e.value_id)).toEqual(["v-1"])
+})
+
+export const coherenceFleet = Effect.gen(function* () {
+  const repo = yield* CoherenceRepo
+  const store = yield* Store
+  const orgId = uniqueId("org_coh")
+  const [carded, bare] = [`${orgId}-a`, `${orgId}-b`]
+  yield* claimed(orgId, [carded, bare])
+  expect(yield* repo.fingerprint(uniqueId("org_none"))).toBeUndefined()
+  const before = yield* repo.fingerprint(orgId)
+  expect(before).toMatchObject({ agents: 2, carded: 0 })
+  expect(yield* repo.fleet(orgId)).toEqual({ agents: [], without_card: 2 })
+
+  const stored = card(carded, 30, "c-coh")
+  yield* store.putCard(carded, stored)
+  const after = yield* repo.fingerprint(orgId)
+  expect(after).toMatchObject({ agents: 2, carded: 1 })
+  expect(after?.fingerprint).not.toBe(before?.fingerprint)
+  expect(yield* repo.fleet(orgId)).toEqual({
+    agents: [
+      { agent_id: carded, values: stored.values.declared, conflicts_with: stored.values.conflicts_with ?? null }
+    ],
+    without_card: 1
+  })
+  // Unchanged while nothing changes.
+  expect((yield* repo.fingerprint(orgId))?.fingerprint).toBe(after?.fingerprint)
 })

@@ -14,6 +14,7 @@ import type { Repositories } from "../../../adapters/store/Repositories.js"
 import type { Store } from "../../../adapters/store/Store.js"
 import * as AgentQueries from "./AgentQueriesCases.js"
 import * as Agent from "./AgentRepoCases.js"
+import * as Chain from "./ChainRepoCases.js"
 import * as DeadLetterRepo from "./DeadLetterRepoCases.js"
 import * as Identity from "./IdentityRepoCases.js"
 import * as KeyRepo from "./KeyRepoCases.js"
@@ -48,6 +49,13 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect("lists only AIP drift alerts, newest first", () => AgentQueries.aipDriftAlertsOnly)
   })
 
+  describe("AnchorRepo", () => {
+    it.effect(
+      "anchors written, sent, settled, newest first by cursor and reader; the logs left to anchor",
+      () => Chain.anchors
+    )
+  })
+
   describe("ApprovalRepo", () => {
     it.effect(
       "read back by id; settled once, unexpired only; due ones expired; pages newest first by status",
@@ -59,6 +67,13 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect(
       "plans as seeded; a promo by code, any case, replaced; posts newest first; a claimed agent's record",
       () => Identity.catalog
+    )
+  })
+
+  describe("CoherenceRepo", () => {
+    it.effect(
+      "an organization's fleet fingerprint, changed by a card; the fleet's cards and the agents without",
+      () => Org.coherenceFleet
     )
   })
 
@@ -84,6 +99,10 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     )
   })
 
+  describe("ExportRepo", () => {
+    it.effect("pages of a log by position, tree head and time; inclusion proofs", () => Chain.exportPages)
+  })
+
   describe("IdentityRepo", () => {
     it.effect(
       "users, organizations with a unique slug, members and roles, ownership, deletion",
@@ -106,14 +125,21 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect("a new key retires the others; known keys are left alone", () => KeyRepo.newKeyRetiresOthers)
   })
 
-  describe("MemberScores", () => {
-    it.effect("each given agent's score, eligibility and status, in the order given", () => Score.memberScores)
-  })
-
   describe("McpRepo", () => {
     it.effect(
       "servers and tokens written, listed oldest first, updated, deleted once; a token hash is unique",
       () => Org.mcpServersAndTokens
+    )
+  })
+
+  describe("MemberScores", () => {
+    it.effect("each given agent's score, eligibility and status, in the order given", () => Score.memberScores)
+  })
+
+  describe("OrgConscienceRepo", () => {
+    it.effect(
+      "values inserted, reordered, updated, removed; the mode; the log newest first with increasing ids",
+      () => Org.orgConscience
     )
   })
 
@@ -134,6 +160,20 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       () => ProofRepo.givenUpJobAskedAgain
     )
     it.effect("lists an agent's certificates in chain order, in batches", () => ProofRepo.certificatesInChainOrder)
+  })
+
+  describe("ReclassificationRepo", () => {
+    it.effect(
+      "a checkpoint reclassified once, listed, no longer a violation; card amendments",
+      () => Chain.reclassifications
+    )
+  })
+
+  describe("ReevaluationRepo", () => {
+    it.effect(
+      "a re-evaluated verdict in the log's prefix, with its governance entry and session",
+      () => Chain.reevaluatedVerdicts
+    )
   })
 
   describe("ReputationRepo", () => {
@@ -209,6 +249,13 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
     it.effect(
       "migration 0011 folds the older event names into the catalogue's",
       () => WebhookRepo.legacyEventNamesFolded
+    )
+  })
+
+  describe("WitnessRepo", () => {
+    it.effect(
+      "logs due for a witness until cosigned at their size; failures with and without its size",
+      () => Chain.witnessCosignatures
     )
   })
 }
