@@ -11,6 +11,12 @@ import { CredentialRepo, KeyCapReached } from "../../../adapters/store/identity/
 import { IdentityRepo, SlugTaken } from "../../../adapters/store/identity/IdentityRepo.js"
 import { uniqueId } from "./Fixtures.js"
 
+/** What creates an organization of `owner`'s, with an id (and slug) of its own. */
+const orgFields = (owner: string) => {
+  const orgId = uniqueId("org")
+  return { org_id: orgId, name: "Acme", slug: orgId, billing_account_id: `ba_${orgId}`, owner_user_id: owner }
+}
+
 export const usersOrgsAndMembers = Effect.gen(function* () {
   const repo = yield* IdentityRepo
   const [owner, member] = [uniqueId("user-own"), uniqueId("user-mem")]
@@ -22,8 +28,8 @@ export const usersOrgsAndMembers = Effect.gen(function* () {
   expect(yield* repo.getUser(owner)).toMatchObject({ user_id: owner, is_admin: true })
   yield* repo.ensureUser(member, "m@example.com")
 
-  const orgId = uniqueId("org")
-  const fields = { org_id: orgId, name: "Acme", slug: orgId, billing_account_id: `ba_${orgId}`, owner_user_id: owner }
+  const fields = orgFields(owner)
+  const orgId = fields.org_id
   const org = yield* repo.createOrg(fields)
   expect(org).toMatchObject({ ...fields, member_count: 1 })
   expect(yield* repo.getOrg(orgId)).toEqual(org)
@@ -52,14 +58,7 @@ export const usersOrgsAndMembers = Effect.gen(function* () {
 export const invitesAndClaims = Effect.gen(function* () {
   const repo = yield* IdentityRepo
   const [owner, invitee, stranger] = [uniqueId("user-inv"), uniqueId("user-inv"), uniqueId("user-inv")]
-  const orgId = uniqueId("org")
-  yield* repo.createOrg({
-    org_id: orgId,
-    name: "Inv",
-    slug: orgId,
-    billing_account_id: `ba_${orgId}`,
-    owner_user_id: owner
-  })
+  const { org_id: orgId } = yield* repo.createOrg(orgFields(owner))
   const now = new Date("2026-11-01T00:00:00.000Z")
   const invite = yield* repo.createInvite({
     invite_id: uniqueId("inv"),
@@ -107,14 +106,7 @@ export const keysAndSessions = Effect.gen(function* () {
   const repo = yield* CredentialRepo
   const identity = yield* IdentityRepo
   const [owner, other] = [uniqueId("user-key"), uniqueId("user-key")]
-  const orgId = uniqueId("org")
-  yield* identity.createOrg({
-    org_id: orgId,
-    name: "Keys",
-    slug: orgId,
-    billing_account_id: `ba_${orgId}`,
-    owner_user_id: owner
-  })
+  const { org_id: orgId } = yield* identity.createOrg(orgFields(owner))
   const key = (n: number, orgKey: boolean) => ({
     key_id: `${orgId}-key-${n}`,
     key_hash: `${orgId}-hash-${n}`,

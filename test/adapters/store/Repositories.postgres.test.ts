@@ -5,23 +5,10 @@
  * separate connections, so the cases of concurrent writes (trust edges, teams, re-evaluations) test
  * the locks and unique indexes rather than PGlite's one connection.
  */
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import * as SecretKeys from "../../../adapters/keys/SecretKeys.js"
-import * as StoreDatabase from "../../../adapters/store/StoreDatabase.js"
 import { layerIntegration } from "../../support/Integration.js"
-import { throwawayDatabase } from "../../support/Postgres.js"
+import { layerStore } from "../../support/Postgres.js"
 import { repositoryConformance } from "./RepositoryConformance.js"
 
-const OnPostgres = Layer.unwrapScoped(
-  Effect.map(throwawayDatabase, (url) =>
-    StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
-      Layer.provide(SecretKeys.layerEphemeral)
-    )
-  )
-)
-
-layerIntegration("postgres", OnPostgres, { timeout: "90 seconds" })("Repositories on PostgreSQL", (it) => {
+layerIntegration("postgres", layerStore, { timeout: "90 seconds" })("Repositories on PostgreSQL", (it) => {
   repositoryConformance(it)
 })
