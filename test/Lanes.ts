@@ -37,8 +37,4 @@ export const SERVER_LANE = [
  * fast lane runs them without servers (their server cases skip), the server lane runs them again
  * with.
  */
-export const BOTH_LANES = [
-  "test/adapters/store/Transaction.test.ts",
-  "test/api/Unavailable.test.ts",
-  "test/verification/Repos.test.ts"
-]
+export const BOTH_LANES = ["test/adapters/store/Transaction.test.ts", "test/api/Unavailable.test.ts"]

@@ -4,6 +4,7 @@
  * parallel never see each other's rows.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import type { MigrationError } from "@effect/sql/Migrator"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -11,7 +12,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
+import * as SecretKeys from "../../adapters/keys/SecretKeys.js"
+import type { Repositories } from "../../adapters/store/Repositories.js"
+import type { Store } from "../../adapters/store/Store.js"
+import * as StoreDatabase from "../../adapters/store/StoreDatabase.js"
 
 /** The server the tests use; its own database only serves to create and drop the throwaway ones. */
 export const testDatabaseUrl = (): string => process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -40,3 +46,16 @@ export const throwawayDatabase: Effect.Effect<Redacted.Redacted<string>, SqlErro
 export const layerClient: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> = Layer.unwrapScoped(
   Effect.map(throwawayDatabase, (url) => PgClient.layer({ url }))
 )
+
+/**
+ * The store and its repositories on a fresh database, migrated, through `StoreDatabase.layer` as
+ * `candor serve` builds it when DATABASE_URL is set; dropped when the layer is released.
+ */
+export const layerStore: Layer.Layer<Store | Repositories | SqlClient.SqlClient, SqlError | MigrationError> =
+  Layer.unwrapScoped(
+    Effect.map(throwawayDatabase, (url) =>
+      StoreDatabase.layer({ databaseUrl: Option.some(url), dataDir: "unused" }).pipe(
+        Layer.provide(SecretKeys.layerEphemeral)
+      )
+    )
+  )

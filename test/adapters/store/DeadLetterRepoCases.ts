@@ -1,9 +1,9 @@
 /**
- * The dead-letter repository's cases (issue 24), run on PGlite (DeadLetterRepo.pglite.test.ts) and
- * PostgreSQL (DeadLetterRepo.postgres.test.ts): a dead letter is stored once by its id; every page
- * is newest recorded first, bounded, and reached from the last one's cursor; an organization's pages
- * hold only the dead letters naming the agents claimed into it (as claimed now), through the same
- * cursor; rows decode on both drivers (int8 as a string on `pg`, a number on PGlite).
+ * The dead-letter repository's cases (issue 24), run in the repository conformance suite
+ * (RepositoryConformance.ts) on PGlite and PostgreSQL: a dead letter is stored once by its id;
+ * every page is newest recorded first, bounded, and reached from the last one's cursor; an
+ * organization's pages hold only the dead letters naming the agents claimed into it (as claimed
+ * now), through the same cursor; rows decode on both drivers (int8 as a string on `pg`, a number on PGlite).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"

@@ -1,8 +1,8 @@
 /**
- * The trust edge repository's cases, run on PGlite (TrustEdgeRepo.pglite.test.ts) and PostgreSQL
- * (TrustEdgeRepo.postgres.test.ts): one active edge per pair, soft deletes kept on record, listing by
- * direction, the outgoing limit, concurrent creates of one pair, and the recursive-CTE graphs, which
- * must give the pure walk (core/TrustPropagation.ts) the same answer as the whole graph does, also
+ * The trust edge repository's cases, run in the repository conformance suite
+ * (RepositoryConformance.ts) on PGlite and PostgreSQL: one active edge per pair, soft deletes kept
+ * on record, listing by direction, the outgoing limit, concurrent creates of one pair, and the
+ * recursive-CTE graphs, which must give the pure walk (core/TrustPropagation.ts) the same answer as the whole graph does, also
  * where the 50-agent limit cuts a hop and for ids outside ASCII (the walk orders by code point).
  */
 import * as SqlClient from "@effect/sql/SqlClient"

@@ -1,9 +1,9 @@
 /**
- * The webhook repository's cases, run on PGlite (WebhookRepo.pglite.test.ts) and PostgreSQL
- * (WebhookRepo.postgres.test.ts): endpoints scoped to their owner, the fan-out's candidates
- * (organization of the agent, the agent's own, active only), one delivery per endpoint and event,
- * delivery pages and redelivery, disabling at 100 failures, the delivery relay's read of an attempt,
- * and migration 0011's folding of the older registrations' event names.
+ * The webhook repository's cases, run in the repository conformance suite
+ * (RepositoryConformance.ts) on PGlite and PostgreSQL: endpoints scoped to their owner, the
+ * fan-out's candidates (organization of the agent, the agent's own, active only), one delivery per
+ * endpoint and event, delivery pages and redelivery, disabling at 100 failures, the delivery
+ * relay's read of an attempt, and migration 0011's folding of the older registrations' event names.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
