@@ -5,8 +5,10 @@
  *
  * `StoreFailureErrors` are the two answers as HttpApi error schemas of the whole API (src/api/Api.ts):
  * a handler that calls a domain service (services/) lets its `StoreError` through, and HttpApi encodes
- * it here, once for every route. `storeFailure` is the same answer for the handlers that still catch
- * the error themselves.
+ * it here, once for every route: handlers do not catch it. `storeFailure` is the same answer where
+ * no API error schema applies: routes outside HttpApi (src/http/ReputationPageRoute.ts), a middleware
+ * whose declared failures hold no `StoreError` (adapters/auth/CredentialAuthentication.ts), a
+ * service answering with its own log line (services/McpServers.ts).
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Effect from "effect/Effect"

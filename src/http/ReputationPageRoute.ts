@@ -16,9 +16,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { type PageVerification, reputationPageResponse } from "../../adapters/http/ReputationPage.js"
+import { storeFailure } from "../../adapters/http/StoreFailure.js"
 import type { AccessControl } from "../../adapters/auth/AccessControl.js"
 import type { Authentication } from "../../adapters/auth/Authentication.js"
 import { agentShown } from "../api/handlers/PublicAccess.js"
+import type { Visibility } from "../../core/schema/Reputation.js"
 import * as PublicAccess from "../../services/PublicAccess.js"
 import * as Reputation from "../../services/Reputation.js"
 import * as Verification from "../../services/Verification.js"
@@ -50,13 +52,21 @@ const mayVerify = (agentId: string) =>
     return Option.isNone(client) || (yield* client.value.take("chain")).allowed
   })
 
+/**
+ * `agentShown`, its store failure mapped here: this route is no HttpApi endpoint, so no API error
+ * schema answers a `StoreError` (adapters/http/StoreFailure.ts); the failure is logged as every
+ * route's is, then answered by the page's own 500 below.
+ */
+const shown = (agentId: string, visibility: Visibility) =>
+  agentShown(agentId, visibility).pipe(Effect.catchTag("StoreError", storeFailure("store failure", { logCause: true })))
+
 const page = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const agentId = (yield* HttpLayerRouter.params).agent_id ?? ""
   // Answered only when this request may see it (a private agent: to its readers, ../api/handlers/PublicAccess.ts);
   // the page renders a private agent's reputation as an unlisted one's (adapters/http/ReputationPage.ts
   // refuses "private" itself, so no other caller can render one by mistake).
-  const found = yield* (yield* Reputation.Reputation).publicPage(agentId, HISTORY_DAYS, HISTORY_LIMIT, agentShown)
+  const found = yield* (yield* Reputation.Reputation).publicPage(agentId, HISTORY_DAYS, HISTORY_LIMIT, shown)
   let input = null
   if (found !== undefined) {
     const { history, reputation: shown } = found

@@ -1,6 +1,7 @@
 /**
  * Checks shared by the identity handlers (organizations, keys, admin): who the caller is, their
- * role in an organization, and store failures as bodiless 500s.
+ * role in an organization. A store failure is not caught here nor in a handler: HttpApi answers the
+ * `StoreError` itself, once for every route (adapters/http/StoreFailure.ts).
  */
 import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"
@@ -8,10 +9,6 @@ import { atLeast } from "../../../adapters/auth/IdentityAccessControl.js"
 import { CurrentPrincipal, type Principal, type Role } from "../../../adapters/auth/Principal.js"
 import type { BusError } from "../../../adapters/bus/BusError.js"
 import { Forbidden, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
-import { storeFailure } from "../../../adapters/http/StoreFailure.js"
-
-/** A store failure: 503 when the database is unreachable (try again), else 500 "internal error". */
-export const internal = storeFailure("store failure", { logCause: true })
 
 /**
  * The gateways' shared state (NATS KV) could not be written, past its retries. The change is stored;

@@ -1,7 +1,7 @@
 /**
  * What every agent-data handler does first: ask `AccessControl` whether the caller may read or write
  * the agent (404 for an agent it may not see, 403 for a write it may not make, or any write during
- * impersonation). Store failures become bodiless 500s with `internal` of ./Access.ts.
+ * impersonation). A store failure goes through to HttpApi, which answers it (adapters/http/StoreFailure.ts).
  */
 import * as Effect from "effect/Effect"
 import { AccessControl } from "../../../adapters/auth/AccessControl.js"

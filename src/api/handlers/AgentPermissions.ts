@@ -8,7 +8,6 @@ import * as Effect from "effect/Effect"
 import { AccessControl, type AgentAction } from "../../../adapters/auth/AccessControl.js"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
 import { readAgent } from "./AgentAccess.js"
 
 const ACTIONS = ["write", "pause", "resume", "kill", "reactivate"] as const satisfies ReadonlyArray<AgentAction>
@@ -37,6 +36,6 @@ export const AgentPermissionsLive = HttpApiBuilder.group(CandorApi, "agentPermis
         role,
         may: { read: true, write: write!, pause: pause!, resume: resume!, kill: kill!, reactivate: reactivate! }
       } as const
-    }).pipe(Effect.catchTag("StoreError", internal))
+    })
   )
 )

@@ -10,7 +10,7 @@ import { Conflict, NotFound } from "../../../adapters/http/ApiErrors.js"
 import type { ApprovalDecision } from "../../../core/schema/Approval.js"
 import { type ApprovalNotPending, Approvals } from "../../../services/Approvals.js"
 import { CandorApi } from "../Api.js"
-import { internal, requireOrgRole } from "./Access.js"
+import { requireOrgRole } from "./Access.js"
 
 const notFound = (approvalId: string) => () => Effect.fail(new NotFound({ error: `approval ${approvalId} not found` }))
 
@@ -40,8 +40,7 @@ const decide = (approvalId: string, decision: ApprovalDecision, reason: string |
   }).pipe(
     Effect.catchTags({
       ApprovalNotFound: notFound(approvalId),
-      ApprovalNotPending: notPending,
-      StoreError: internal
+      ApprovalNotPending: notPending
     })
   )
 
@@ -52,11 +51,11 @@ export const ApprovalsLive = HttpApiBuilder.group(CandorApi, "approvals", (handl
         yield* requireOrgRole(path.org_id, "member", false)
         const page = yield* (yield* Approvals).list(path.org_id, urlParams)
         return { ...page, limit: urlParams.limit, offset: urlParams.offset }
-      }).pipe(Effect.catchTag("StoreError", internal))
+      })
     )
     .handle("getApproval", ({ path }) =>
       approvalFor(path.approval_id, "member", false).pipe(
-        Effect.catchTags({ ApprovalNotFound: notFound(path.approval_id), StoreError: internal })
+        Effect.catchTag("ApprovalNotFound", notFound(path.approval_id))
       )
     )
     .handle("approveApproval", ({ path, payload }) => decide(path.approval_id, "approve", payload.reason))

@@ -4,7 +4,6 @@ import * as Effect from "effect/Effect"
 import { Checkpoints } from "../../../services/Checkpoints.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 export const CheckpointsLive = HttpApiBuilder.group(CandorApi, "checkpoints", (handlers) =>
   Effect.map(Checkpoints, (checkpoints) =>
@@ -19,12 +18,10 @@ export const CheckpointsLive = HttpApiBuilder.group(CandorApi, "checkpoints", (h
             verdict: urlParams.verdict,
             sessionId: urlParams.session_id
           })
-        ).pipe(Effect.catchTag("StoreError", internal))
+        )
       )
       .handle("getCheckpoint", ({ path }) =>
-        Effect.zipRight(readAgent(path.agent_id), checkpoints.get(path.agent_id, path.checkpoint_id)).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
+        Effect.zipRight(readAgent(path.agent_id), checkpoints.get(path.agent_id, path.checkpoint_id))
       )
   )
 )

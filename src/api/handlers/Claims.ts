@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { Claims } from "../../../services/Claims.js"
 import { CandorApi } from "../Api.js"
-import { gatewaysUnreachable, internal, personalUser, requireOrgRole, requireWrite } from "./Access.js"
+import { gatewaysUnreachable, personalUser, requireOrgRole, requireWrite } from "./Access.js"
 
 export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =>
   Effect.map(Claims, (claims) =>
@@ -19,7 +19,7 @@ export const ClaimsLive = HttpApiBuilder.group(CandorApi, "claims", (handlers) =
         const userId = yield* personalUser(yield* CurrentPrincipal)
         if (payload.org_id !== undefined) yield* requireOrgRole(payload.org_id, "admin", true)
         return yield* claims.claim(payload, userId)
-      }).pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("BusError", gatewaysUnreachable))
+      }).pipe(Effect.catchTag("BusError", gatewaysUnreachable))
     )
   )
 )

@@ -7,12 +7,12 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { Coherence } from "../../../services/Coherence.js"
 import { CandorApi } from "../Api.js"
-import { internal, orgRole } from "./Access.js"
+import { orgRole } from "./Access.js"
 
 export const CoherenceLive = HttpApiBuilder.group(CandorApi, "coherence", (handlers) =>
   Effect.map(Coherence, (coherence) =>
     handlers.handle("getOrgCoherence", ({ path }) =>
-      Effect.zipRight(orgRole(path.org_id), coherence.ofOrg(path.org_id)).pipe(Effect.catchTag("StoreError", internal))
+      Effect.zipRight(orgRole(path.org_id), coherence.ofOrg(path.org_id))
     )
   )
 )

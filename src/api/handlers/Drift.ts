@@ -7,20 +7,13 @@ import * as Effect from "effect/Effect"
 import { Drift } from "../../../services/Drift.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 export const DriftLive = HttpApiBuilder.group(CandorApi, "drift", (handlers) =>
   Effect.map(Drift, (drift) =>
     handlers
-      .handle("getAapDrift", ({ path }) =>
-        Effect.zipRight(readAgent(path.agent_id), drift.aap(path.agent_id)).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
-      )
+      .handle("getAapDrift", ({ path }) => Effect.zipRight(readAgent(path.agent_id), drift.aap(path.agent_id)))
       .handle("getAipDriftAlerts", ({ path }) =>
-        Effect.zipRight(readAgent(path.agent_id), drift.aipAlerts(path.agent_id)).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
+        Effect.zipRight(readAgent(path.agent_id), drift.aipAlerts(path.agent_id))
       )
   )
 )

@@ -7,7 +7,6 @@ import * as Effect from "effect/Effect"
 import { Enforcement } from "../../../services/Enforcement.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 export const EnforcementRecordsLive = HttpApiBuilder.group(CandorApi, "enforcementRecords", (handlers) =>
   Effect.map(Enforcement, (enforcement) =>
@@ -22,7 +21,7 @@ export const EnforcementRecordsLive = HttpApiBuilder.group(CandorApi, "enforceme
           limit: urlParams.limit,
           offset: urlParams.offset
         })
-      ).pipe(Effect.catchTag("StoreError", internal))
+      )
     )
   )
 )

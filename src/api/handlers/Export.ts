@@ -12,7 +12,6 @@ import type { ExportFormat } from "../../../core/schema/Export.js"
 import { EvidenceExport } from "../../../services/EvidenceExport.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 const CONTENT_TYPES: Record<ExportFormat, string> = {
   jsonl: "application/x-ndjson; charset=utf-8",
@@ -41,7 +40,7 @@ export const ExportLive = HttpApiBuilder.group(CandorApi, "export", (handlers) =
             "cache-control": "no-store"
           }
         })
-      }).pipe(Effect.catchTag("StoreError", internal))
+      })
     )
   )
 )

@@ -11,17 +11,17 @@ import { agentGovernanceLog, type GovernanceLogRef, orgGovernanceLog } from "../
 import { GovernanceLogs } from "../../../services/GovernanceLogs.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal, orgRole } from "./Access.js"
+import { orgRole } from "./Access.js"
 
 type LogRead<A> = Effect.Effect<A, BadRequest | NotFound | StoreError>
 
 /** A read of an agent's log, for readers of the agent. */
 const agentLog = <A>(agentId: string, read: (log: GovernanceLogRef) => LogRead<A>) =>
-  readAgent(agentId).pipe(Effect.zipRight(read(agentGovernanceLog(agentId))), Effect.catchTag("StoreError", internal))
+  readAgent(agentId).pipe(Effect.zipRight(read(agentGovernanceLog(agentId))))
 
 /** A read of an organization's log, for its members of any role. */
 const orgLog = <A>(orgId: string, read: (log: GovernanceLogRef) => LogRead<A>) =>
-  orgRole(orgId).pipe(Effect.zipRight(read(orgGovernanceLog(orgId))), Effect.catchTag("StoreError", internal))
+  orgRole(orgId).pipe(Effect.zipRight(read(orgGovernanceLog(orgId))))
 
 export const GovernanceLogsLive = HttpApiBuilder.group(CandorApi, "governanceLogs", (handlers) =>
   Effect.map(GovernanceLogs, (logs) =>

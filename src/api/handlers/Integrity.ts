@@ -4,14 +4,11 @@ import * as Effect from "effect/Effect"
 import { Integrity } from "../../../services/Integrity.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 export const IntegrityLive = HttpApiBuilder.group(CandorApi, "integrity", (handlers) =>
   Effect.map(Integrity, (integrity) =>
     handlers.handle("getIntegrity", ({ path }) =>
-      Effect.zipRight(readAgent(path.agent_id), integrity.of(path.agent_id)).pipe(
-        Effect.catchTag("StoreError", internal)
-      )
+      Effect.zipRight(readAgent(path.agent_id), integrity.of(path.agent_id))
     )
   )
 )

@@ -13,7 +13,7 @@ import { actorOf, CurrentPrincipal } from "../../../adapters/auth/Principal.js"
 import { Forbidden } from "../../../adapters/http/ApiErrors.js"
 import { McpServers } from "../../../services/McpServers.js"
 import { CandorApi } from "../Api.js"
-import { internal, requireOrgRole } from "./Access.js"
+import { requireOrgRole } from "./Access.js"
 
 const noImpersonation = Effect.gen(function* () {
   const principal = yield* CurrentPrincipal
@@ -24,9 +24,7 @@ const noImpersonation = Effect.gen(function* () {
 /** Admin of the organization (writes: a principal that may write), then `run` with the acting principal's name. */
 const asOrgAdmin = <A, E, R>(orgId: string, write: boolean, run: (actor: string) => Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
-    yield* Effect.zipRight(noImpersonation, requireOrgRole(orgId, "admin", write)).pipe(
-      Effect.catchTag("StoreError", internal)
-    )
+    yield* Effect.zipRight(noImpersonation, requireOrgRole(orgId, "admin", write))
     return yield* run(actorOf(yield* CurrentPrincipal))
   })
 
@@ -39,9 +37,9 @@ const asAgentAdmin = <A, E, R>(
   Effect.gen(function* () {
     yield* noImpersonation
     const principal = yield* CurrentPrincipal
-    yield* (yield* AccessControl).agent(principal, agentId, "write").pipe(Effect.catchTag("StoreError", internal))
+    yield* (yield* AccessControl).agent(principal, agentId, "write")
     const orgId = yield* (yield* McpServers).agentOrganization(agentId)
-    yield* requireOrgRole(orgId, "admin", write).pipe(Effect.catchTag("StoreError", internal))
+    yield* requireOrgRole(orgId, "admin", write)
     return yield* run(orgId, actorOf(principal))
   })
 

@@ -16,7 +16,6 @@ import { Forbidden, ServiceUnavailable } from "../../../adapters/http/ApiErrors.
 import type { Readers } from "../../../adapters/store/AnchorRepo.js"
 import { OnChain } from "../../../services/OnChain.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
 import { readAgent, writeAgent } from "./AgentAccess.js"
 
 const unavailable = (error: ChainError) =>
@@ -58,25 +57,21 @@ export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers)
     handlers
       .handle("anchorRoot", ({ payload }) =>
         Effect.flatMap(caller, (who) => onChain.anchorRoot(payload.chain, payload.agent_ids, who)).pipe(
-          Effect.catchTag("StoreError", internal),
           Effect.catchTag("ChainError", unavailable)
         )
       )
       .handle("publishScores", ({ payload }) =>
         Effect.flatMap(caller, (who) => onChain.publishScores(payload.chain, payload.agent_ids, who)).pipe(
-          Effect.catchTag("StoreError", internal),
           Effect.catchTag("ChainError", unavailable)
         )
       )
       .handle("verifyAnchorProof", ({ urlParams }) =>
         onChain
           .verifyProof(urlParams.anchor_id, urlParams.agent_id, readers, readAgent(urlParams.agent_id))
-          .pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("ChainError", unavailable))
+          .pipe(Effect.catchTag("ChainError", unavailable))
       )
       .handle("getAnchorStatus", ({ path }) =>
-        onChain
-          .status(path.anchor_id, readers)
-          .pipe(Effect.catchTag("StoreError", internal), Effect.catchTag("ChainError", unavailable))
+        onChain.status(path.anchor_id, readers).pipe(Effect.catchTag("ChainError", unavailable))
       )
       .handle("getAnchorHistory", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -87,7 +82,7 @@ export const OnChainLive = HttpApiBuilder.group(CandorApi, "onChain", (handlers)
             limit: urlParams.limit,
             cursor: urlParams.cursor
           })
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
   )
 )

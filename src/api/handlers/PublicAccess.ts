@@ -19,7 +19,6 @@ import type { Principal } from "../../../adapters/auth/Principal.js"
 import type { InternalError, NotFound, ServiceUnavailable } from "../../../adapters/http/ApiErrors.js"
 import type { Visibility } from "../../../core/schema/Reputation.js"
 import { PublicAccess } from "../../../services/PublicAccess.js"
-import { internal } from "./Access.js"
 
 const CREDENTIAL_HEADERS = ["authorization", "x-api-key", "x-service-api-key"] as const
 
@@ -65,7 +64,7 @@ export const agentShown = (agentId: string, visibility?: Visibility | undefined)
   Effect.gen(function* () {
     const known = visibility ?? (yield* (yield* PublicAccess).visibility(agentId))
     return known !== "private" || (yield* viewerMayRead(agentId))
-  }).pipe(Effect.catchTag("StoreError", internal))
+  })
 
 /**
  * Fails with `unknown` when the agent is private and the request may not read it; succeeds
@@ -87,4 +86,4 @@ export const teamShown = (teamId: string) =>
     if (principal === undefined) return false
     if (principal.kind === "service") return true
     return (yield* (yield* AccessControl).orgRole(principal, orgId)) !== undefined
-  }).pipe(Effect.catchTag("StoreError", internal))
+  })

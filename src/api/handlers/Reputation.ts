@@ -29,7 +29,6 @@ import { Reputation } from "../../../services/Reputation.js"
 import { TeamReputation } from "../../../services/TeamReputation.js"
 import { CandorApi } from "../Api.js"
 import { COMPARE_MAX, COMPARE_MIN } from "../groups/Reputation.js"
-import { internal } from "./Access.js"
 import { agentShown, teamShown } from "./PublicAccess.js"
 import { writeAgent } from "./AgentAccess.js"
 
@@ -67,13 +66,9 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
     const reputation = yield* Reputation
     const teamReputation = yield* TeamReputation
     return handlers
-      .handle("getReputation", ({ path }) =>
-        reputation.get(path.agent_id, shown).pipe(Effect.catchTag("StoreError", internal))
-      )
+      .handle("getReputation", ({ path }) => reputation.get(path.agent_id, shown))
       .handle("getReputationHistory", ({ path, urlParams }) =>
-        reputation
-          .history(path.agent_id, urlParams.days, urlParams.limit, shown)
-          .pipe(Effect.catchTag("StoreError", internal))
+        reputation.history(path.agent_id, urlParams.days, urlParams.limit, shown)
       )
       .handle("getReputationBadge", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -84,7 +79,7 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
             contentType: BADGE_CONTENT_TYPE,
             headers: { "cache-control": BADGE_CACHE_CONTROL }
           })
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
       .handle("getTeamBadge", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -96,9 +91,9 @@ export const ReputationLive = HttpApiBuilder.group(CandorApi, "reputation", (han
             contentType: BADGE_CONTENT_TYPE,
             headers: { "cache-control": BADGE_CACHE_CONTROL }
           })
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
-      .handle("getReputationBenchmarks", () => reputation.benchmarks.pipe(Effect.catchTag("StoreError", internal)))
+      .handle("getReputationBenchmarks", () => reputation.benchmarks)
   })
 )
 
@@ -108,21 +103,17 @@ export const ReputationQueriesLive = HttpApiBuilder.group(CandorApi, "reputation
       .handle("batchReputation", ({ payload }) =>
         readableByCaller.pipe(
           Effect.flatMap((readable) => reputation.lookup(distinct(payload.agent_ids), readable)),
-          Effect.map(({ notFound, reputations }) => ({ reputations, not_found: notFound })),
-          Effect.catchTag("StoreError", internal)
+          Effect.map(({ notFound, reputations }) => ({ reputations, not_found: notFound }))
         )
       )
       .handle("searchReputation", ({ urlParams }) =>
-        readableByCaller.pipe(
-          Effect.flatMap((readable) => reputation.search({ ...urlParams, readable })),
-          Effect.catchTag("StoreError", internal)
-        )
+        readableByCaller.pipe(Effect.flatMap((readable) => reputation.search({ ...urlParams, readable })))
       )
       .handle("compareReputation", ({ urlParams }) =>
         Effect.gen(function* () {
           const ids = yield* compareIds(urlParams.agent_ids)
           return yield* reputation.compare(ids, yield* readableByCaller)
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
       .handle("setAgentVisibility", ({ path, payload }) =>
         Effect.gen(function* () {

@@ -9,7 +9,6 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { Risk } from "../../../services/Risk.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
 import { readAgent } from "./AgentAccess.js"
 
 /** Whether the caller may read the agent (one it may not is no refusal here: the record is then "not found"). */
@@ -22,23 +21,11 @@ const readable = (agentId: string) =>
 export const RiskLive = HttpApiBuilder.group(CandorApi, "risk", (handlers) =>
   Effect.map(Risk, (risk) =>
     handlers
-      .handle("assessRisk", ({ payload }) =>
-        risk.assess(payload.agent_id, payload.context, readAgent).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("assessTeamRisk", ({ payload }) =>
-        risk.assessTeam(payload.agent_ids, payload.context, readAgent).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("getRiskAssessment", ({ path }) =>
-        risk.get(path.assessment_id, readable).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("getTeamRiskAssessment", ({ path }) =>
-        risk.getTeam(path.assessment_id, readable).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("getRiskHistory", ({ path, urlParams }) =>
-        risk.history(path.agent_id, urlParams, readAgent).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("getRiskProof", ({ path }) =>
-        risk.proof(path.assessment_id, readable).pipe(Effect.catchTag("StoreError", internal))
-      )
+      .handle("assessRisk", ({ payload }) => risk.assess(payload.agent_id, payload.context, readAgent))
+      .handle("assessTeamRisk", ({ payload }) => risk.assessTeam(payload.agent_ids, payload.context, readAgent))
+      .handle("getRiskAssessment", ({ path }) => risk.get(path.assessment_id, readable))
+      .handle("getTeamRiskAssessment", ({ path }) => risk.getTeam(path.assessment_id, readable))
+      .handle("getRiskHistory", ({ path, urlParams }) => risk.history(path.agent_id, urlParams, readAgent))
+      .handle("getRiskProof", ({ path }) => risk.proof(path.assessment_id, readable))
   )
 )

@@ -42,7 +42,7 @@ import { heartbeatFrame, ndjsonLine, parseTypeFilter, resumeFrom, sseFrame } fro
 import { Credentials } from "../../../services/Credentials.js"
 import { CandorApi } from "../Api.js"
 import type { StreamFormat } from "../groups/Stream.js"
-import { internal, orgRole } from "./Access.js"
+import { orgRole } from "./Access.js"
 import { readAgent } from "./AgentAccess.js"
 
 export interface StreamOptions {
@@ -350,6 +350,6 @@ export const StreamLive = (options: Partial<StreamOptions> = {}) =>
           contentType: CONTENT_TYPES[format],
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
         })
-      }).pipe(Effect.catchTag("StoreError", internal))
+      })
     )
   })

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { Forbidden } from "../../../adapters/http/ApiErrors.js"
 import { TeamIntelligence } from "../../../services/TeamIntelligence.js"
 import { CandorApi } from "../Api.js"
-import { internal, requireOrgRole } from "./Access.js"
+import { requireOrgRole } from "./Access.js"
 import { readTeam } from "./Teams.js"
 
 /**
@@ -31,18 +31,10 @@ const teamForAdmin = (teamId: string) =>
 export const TeamIntelligenceLive = HttpApiBuilder.group(CandorApi, "teamIntelligence", (handlers) =>
   Effect.map(TeamIntelligence, (intelligence) =>
     handlers
-      .handle("teamFaultLines", ({ payload }) =>
-        Effect.flatMap(readTeam(payload.team_id), intelligence.faultLines).pipe(Effect.catchTag("StoreError", internal))
-      )
-      .handle("teamForecast", ({ payload }) =>
-        Effect.flatMap(teamForAdmin(payload.team_id), intelligence.forecast).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
-      )
+      .handle("teamFaultLines", ({ payload }) => Effect.flatMap(readTeam(payload.team_id), intelligence.faultLines))
+      .handle("teamForecast", ({ payload }) => Effect.flatMap(teamForAdmin(payload.team_id), intelligence.forecast))
       .handle("recommendTeamPolicy", ({ payload }) =>
-        Effect.flatMap(readTeam(payload.team_id), intelligence.recommendation).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
+        Effect.flatMap(readTeam(payload.team_id), intelligence.recommendation)
       )
   )
 )

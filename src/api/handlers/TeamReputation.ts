@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import { Conflict, Forbidden, NotFound } from "../../../adapters/http/ApiErrors.js"
 import { TeamReputation, type TeamReputationRefused } from "../../../services/TeamReputation.js"
 import { CandorApi } from "../Api.js"
-import { internal, orgRole, requireOrgRole } from "./Access.js"
+import { orgRole, requireOrgRole } from "./Access.js"
 import { readTeam } from "./Teams.js"
 
 const answer = (refusal: TeamReputationRefused) =>
@@ -28,7 +28,7 @@ export const TeamReputationLive = HttpApiBuilder.group(CandorApi, "teamReputatio
     handlers
       .handle("getTeamReputation", ({ path }) =>
         Effect.flatMap(readTeam(path.team_id), ({ team }) => teamReputation.reputation(team)).pipe(
-          Effect.catchTags({ TeamReputationRefused: answer, StoreError: internal })
+          Effect.catchTag("TeamReputationRefused", answer)
         )
       )
       .handle("recomputeTeamReputation", ({ path }) =>
@@ -36,16 +36,16 @@ export const TeamReputationLive = HttpApiBuilder.group(CandorApi, "teamReputatio
           const { team } = yield* readTeam(path.team_id)
           yield* requireOrgRole(team.org_id, "admin", true)
           return yield* teamReputation.recompute(team)
-        }).pipe(Effect.catchTags({ TeamReputationRefused: answer, StoreError: internal }))
+        }).pipe(Effect.catchTag("TeamReputationRefused", answer))
       )
       .handle("listTeamAssessments", ({ path, urlParams }) =>
         Effect.flatMap(readTeam(path.team_id), ({ team }) => teamReputation.assessments(team, urlParams)).pipe(
-          Effect.catchTags({ TeamReputationRefused: answer, StoreError: internal })
+          Effect.catchTag("TeamReputationRefused", answer)
         )
       )
       .handle("getTeamReputationQuota", ({ path }) =>
         Effect.zipRight(orgRole(path.org_id), teamReputation.quota(path.org_id)).pipe(
-          Effect.catchTags({ TeamReputationRefused: answer, StoreError: internal })
+          Effect.catchTag("TeamReputationRefused", answer)
         )
       )
   )

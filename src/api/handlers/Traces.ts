@@ -4,7 +4,6 @@ import * as Effect from "effect/Effect"
 import { traceNotFound, Traces } from "../../../services/Traces.js"
 import { CandorApi } from "../Api.js"
 import { readAgent } from "./AgentAccess.js"
-import { internal } from "./Access.js"
 
 export const TracesLive = HttpApiBuilder.group(CandorApi, "traces", (handlers) =>
   Effect.map(Traces, (traces) =>
@@ -14,7 +13,7 @@ export const TracesLive = HttpApiBuilder.group(CandorApi, "traces", (handlers) =
         // The same answer as for a missing trace, so ids of other users' traces do not leak.
         yield* readAgent(trace.agent_id).pipe(Effect.catchTag("NotFound", () => traceNotFound(path.trace_id)))
         return trace
-      }).pipe(Effect.catchTag("StoreError", internal))
+      })
     )
   )
 )

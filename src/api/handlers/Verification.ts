@@ -13,7 +13,6 @@ import { BadRequest } from "../../../adapters/http/ApiErrors.js"
 import { PROTOCOL_DISCLAIMER } from "../../../core/schema/Disclaimer.js"
 import { notFound, Verification } from "../../../services/Verification.js"
 import { CandorApi } from "../Api.js"
-import { internal } from "./Access.js"
 import { hidePrivate, viewerMayRead } from "./PublicAccess.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -69,50 +68,43 @@ export const VerificationLive = HttpApiBuilder.group(CandorApi, "verification", 
         const certificate = yield* verification.certificate(checkpointId)
         yield* hidePrivate(certificate.subject.agent_id, notFound(`checkpoint ${checkpointId}`))
         return certificate
-      }).pipe(Effect.catchTag("StoreError", internal))
+      })
 
     /** The agent, unless it is private and the request may not read it (then an unknown one). */
     const publicAgent = (agentId: string) => hidePrivate(agentId, notFound(`agent ${agentId}`))
 
     return handlers
-      .handle("listSigningKeys", () => verification.signingKeys.pipe(Effect.catchTag("StoreError", internal)))
+      .handle("listSigningKeys", () => verification.signingKeys)
       .handle("getCertificate", ({ path }) => publicCertificateOf(path.checkpoint_id))
       .handle("verifyCertificate", ({ payload }) =>
         Effect.gen(function* () {
           const { certificate, treeHead } = yield* verifyRequest(yield* jsonBody(payload))
           return yield* verification.verifyCertificate(certificate, treeHead)
-        }).pipe(
-          Effect.map((result) => ({ ...result, disclaimer: PROTOCOL_DISCLAIMER })),
-          Effect.catchTag("StoreError", internal)
-        )
+        }).pipe(Effect.map((result) => ({ ...result, disclaimer: PROTOCOL_DISCLAIMER })))
       )
       .handle("getMerkleRoot", ({ path }) =>
-        Effect.zipRight(publicAgent(path.agent_id), verification.merkleRoot(path.agent_id)).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
+        Effect.zipRight(publicAgent(path.agent_id), verification.merkleRoot(path.agent_id))
       )
       .handle("getCosignatures", ({ path, urlParams }) =>
-        Effect.zipRight(publicAgent(path.agent_id), verification.cosignatures(path.agent_id, urlParams.tree_size)).pipe(
-          Effect.catchTag("StoreError", internal)
-        )
+        Effect.zipRight(publicAgent(path.agent_id), verification.cosignatures(path.agent_id, urlParams.tree_size))
       )
       .handle("listAgentCertificates", ({ path, urlParams }) =>
         Effect.zipRight(
           publicAgent(path.agent_id),
           verification.agentCertificates(path.agent_id, urlParams.from, urlParams.limit)
-        ).pipe(Effect.catchTag("StoreError", internal))
+        )
       )
       .handle("getInclusionProof", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const certificate = yield* publicCertificateOf(path.checkpoint_id)
           return yield* verification.inclusionProof(path.checkpoint_id, certificate, urlParams.tree_size)
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
       .handle("getConsistencyProof", ({ path, urlParams }) =>
         Effect.zipRight(
           publicAgent(path.agent_id),
           verification.consistencyProof(path.agent_id, urlParams.from, urlParams.to)
-        ).pipe(Effect.catchTag("StoreError", internal))
+        )
       )
       .handle("getVerdictProof", ({ path }) =>
         Effect.gen(function* () {
@@ -122,7 +114,7 @@ export const VerificationLive = HttpApiBuilder.group(CandorApi, "verification", 
           if (!(yield* viewerMayRead(certificate.subject.agent_id))) return status
           const analysis = yield* verification.analysisJson(path.checkpoint_id)
           return analysis === undefined ? status : { ...status, analysis_json: analysis }
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
       .handle("verifyAgentChain", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -132,7 +124,7 @@ export const VerificationLive = HttpApiBuilder.group(CandorApi, "verification", 
           if (report.merkle.signed_tree_head === null && report.chain.length === 0)
             return yield* notFound(`agent ${path.agent_id}`)
           return { ...report, disclaimer: PROTOCOL_DISCLAIMER }
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
       .handle("requestVerdictProof", ({ path }) =>
         Effect.gen(function* () {
@@ -142,7 +134,7 @@ export const VerificationLive = HttpApiBuilder.group(CandorApi, "verification", 
           yield* access.agent(principal, certificate.subject.agent_id, "write")
           yield* access.write(principal)
           return yield* verification.requestProof(path.checkpoint_id, certificate)
-        }).pipe(Effect.catchTag("StoreError", internal))
+        })
       )
   })
 )
