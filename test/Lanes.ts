@@ -33,6 +33,21 @@ export const SERVER_LANE = [
 ]
 
 /**
+ * Server-lane files that run alone, one after the other, after the rest of the lane (which runs two
+ * files at a time): they kill and restart servers and workers and assert how soon the survivors
+ * resume, bound how soon a change crosses processes (within 1 s), or drive Chromium, whose timing
+ * another file's processes on the same two cores would make theirs.
+ */
+export const SERIAL = [
+  "test/integration/**/*.test.ts",
+  "test/browser/**/*.test.ts",
+  "test/e2e/Governance.test.ts",
+  "test/e2e/ConsciencePropagation.test.ts",
+  "test/e2e/Containment.test.ts",
+  "test/e2e/PolicyEnforcement.test.ts"
+]
+
+/**
  * Files of the fast lane with a server case beside their embedded ones (a table of backends): the
  * fast lane runs them without servers (their server cases skip), the server lane runs them again
  * with.
