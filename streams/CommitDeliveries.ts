@@ -48,6 +48,12 @@ export interface CommitOptions {
   readonly keepAliveMs: number
   /** When the process exports traces: each event's consume, attest and commit spans (docs/tracing.md). */
   readonly tracing?: WorkerTracing | undefined
+  /**
+   * The deliveries may hold events committed already though delivered for the first time (a consumer
+   * just rewound after a takeover): their ids are looked up before the first attempt, as a
+   * redelivery's are.
+   */
+  readonly lookUpStored?: boolean | undefined
 }
 
 /** One event's attestation, as its span shows it. */
@@ -145,7 +151,7 @@ export const commitDeliveries = (
     // once, and a duplicate that still gets through (a republish after an outage, which the bus does
     // not deduplicate when it travels in a batch) is caught by the commit (a taken checkpoint id is a
     // conflict), after which the retry looks it up.
-    const firstDelivery = events.every(({ delivery }) => delivery.deliveryCount <= 1)
+    const firstDelivery = !options.lookUpStored && events.every(({ delivery }) => delivery.deliveryCount <= 1)
     // Tracing: when the batch arrived, each event's last attestation, the last commit's start and end.
     const tracing = options.tracing
     const receivedNs = tracing === undefined ? 0n : tracing.recorder.nowNs()

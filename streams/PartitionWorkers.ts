@@ -91,6 +91,17 @@ export const defaultWorkerOptions: WorkerOptions = {
   reputation: defaultReputationWorkerOptions
 }
 
+/**
+ * For this long after a partition's consumer starts, its batches look up which of their events are
+ * stored already, first deliveries too: the consumer starts rewound (adapters/bus/BusJetStream.ts),
+ * so what the partition's last owner had in hand comes back first, and a worker that died between
+ * its commit and its acks leaves committed events among them. Found by the lookup (one indexed query
+ * per batch), they are dropped as duplicates; missed, the commit would meet their taken ids as a
+ * conflict and rebuild every actor of the batch before it tried again: the slowest partitions of a
+ * failover (bench:pipeline failover). Past the window, only redeliveries are looked up.
+ */
+const LOOK_UP_AFTER_START_MS = 10_000
+
 /** The most deliveries one `commitDeliveries` attests and commits. */
 const MAX_COMMIT_DELIVERIES = 512
 /** Feed events fanned out to webhooks in one transaction at most. */
@@ -131,27 +142,35 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const reputation = yield* makeReputationWorker(settings.reputation, owns)
 
     const consume = (partition: number) =>
-      bus.consumePartition(partition).pipe(
-        Stream.chunks,
-        // A backlog arrives as one chunk of many batch messages: committed a slice at a time, so that
-        // attesting one never holds the event loop (leases, other partitions) for long.
-        Stream.mapConcat((chunk) => slices(Chunk.toReadonlyArray(chunk), MAX_COMMIT_DELIVERIES)),
-        Stream.mapEffect((batch) =>
-          commitDeliveries(actors, batch, commitOptions).pipe(
-            Effect.tap(({ agentIds }) => Effect.sync(() => reputation.mark(agentIds))),
-            Effect.tap(({ outboxKinds }) =>
-              Effect.all(
-                [
-                  outboxKinds.has(DECISION_OUTBOX) ? Queue.offer(wakeDecisions, undefined) : Effect.void,
-                  outboxKinds.has(WEBHOOK_OUTBOX) ? Queue.offer(wakeWebhooks, undefined) : Effect.void,
-                  outboxKinds.has(EVENT_OUTBOX) ? Queue.offer(wakeEvents, undefined) : Effect.void
-                ],
-                { discard: true }
+      Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+        bus.consumePartition(partition).pipe(
+          Stream.chunks,
+          // A backlog arrives as one chunk of many batch messages: committed a slice at a time, so that
+          // attesting one never holds the event loop (leases, other partitions) for long.
+          Stream.mapConcat((chunk) => slices(Chunk.toReadonlyArray(chunk), MAX_COMMIT_DELIVERIES)),
+          Stream.mapEffect((batch) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              commitDeliveries(actors, batch, {
+                ...commitOptions,
+                lookUpStored: now - startedAt < LOOK_UP_AFTER_START_MS
+              })
+            ).pipe(
+              Effect.tap(({ agentIds }) => Effect.sync(() => reputation.mark(agentIds))),
+              Effect.tap(({ outboxKinds }) =>
+                Effect.all(
+                  [
+                    outboxKinds.has(DECISION_OUTBOX) ? Queue.offer(wakeDecisions, undefined) : Effect.void,
+                    outboxKinds.has(WEBHOOK_OUTBOX) ? Queue.offer(wakeWebhooks, undefined) : Effect.void,
+                    outboxKinds.has(EVENT_OUTBOX) ? Queue.offer(wakeEvents, undefined) : Effect.void
+                  ],
+                  { discard: true }
+                )
               )
             )
-          )
-        ),
-        Stream.runDrain,
+          ),
+          Stream.runDrain
+        )
+      ).pipe(
         Effect.catchAllCause((cause) =>
           Effect.logError("partition consumer stopped; restarting").pipe(
             Effect.annotateLogs({ partition, cause: cause._tag })

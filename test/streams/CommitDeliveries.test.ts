@@ -1,7 +1,7 @@
 /**
  * One partition batch through `commitDeliveries`, on the real store (PGlite): first deliveries are
  * committed without looking up stored ids, a duplicate among them is still caught (and acked, not
- * committed twice); an outage of the store is waited out with the deliveries kept alive (nothing
+ * committed twice), and looked up first when the consumer was just rewound (`lookUpStored`); an outage of the store is waited out with the deliveries kept alive (nothing
  * handed back, nothing counted towards the dead-letter subject); a batch a reachable store keeps
  * refusing is handed back with a redelivery delay that grows with each delivery; an invalid event
  * is dead-lettered. The gateway's enforcement records among the events are stored before the acks,
@@ -102,6 +102,49 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
       expect((yield* store.listCheckpoints({ agentId, limit: 10, offset: 0 })).total).toBe(2)
       expect((yield* store.loadLogState(agentId)).head.position).toBe(2)
     })
+  )
+
+  it.scoped(
+    "looks a first delivery up when told (a rewound consumer): a stored event is dropped before the commit",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* Store
+        let commits = 0
+        const counting = Store.of({
+          ...store,
+          commitBatch: (inputs) =>
+            Effect.zipRight(
+              Effect.sync(() => void commits++),
+              store.commitBatch(inputs)
+            )
+        })
+        const run = (deliveries: ReadonlyArray<Delivery>, lookUpStored: boolean) =>
+          Effect.flatMap(makeAgentActors(defaultActorsOptions), (actors) =>
+            commitDeliveries(actors, deliveries, { ...options, lookUpStored })
+          ).pipe(Effect.provideService(Store, counting))
+        const settled = settledNone()
+        // Committed by a worker that died before its acks; its new owner gets it again as a first delivery.
+        const committed = gatewayEvent("agt-cd-rewound")
+        yield* run([deliveryOf(committed, settled)], false)
+        const next = gatewayEvent("agt-cd-rewound")
+        commits = 0
+        expect(yield* run([deliveryOf(committed, settled), deliveryOf(next, settled)], true)).toMatchObject({
+          committed: 1,
+          duplicates: 1,
+          retried: 0
+        })
+        // One commit: without the lookup the first would have met the taken id (a conflict) and a second followed.
+        expect(commits).toBe(1)
+        // Without it (the same redelivery, a consumer not just rewound): the conflict, then the commit.
+        const other = gatewayEvent("agt-cd-rewound-2")
+        yield* run([deliveryOf(other, settled)], false)
+        commits = 0
+        expect(
+          yield* run([deliveryOf(other, settled), deliveryOf(gatewayEvent("agt-cd-rewound-2"), settled)], false)
+        ).toMatchObject({ committed: 1, duplicates: 1, retried: 0 })
+        expect(commits).toBe(2)
+        expect((yield* store.loadLogState("agt-cd-rewound")).head.position).toBe(2)
+      })
   )
 
   it.scoped("holds a batch through a store outage, keeping its deliveries alive, and commits it after", () =>
