@@ -102,17 +102,25 @@ export const make = Effect.gen(function* () {
       ),
     page: (orgId, query) => {
       const status = query.status === undefined ? sql`` : sql`and status = ${query.status}`
-      return Effect.all({
-        approvals: sql`
-          select ${columns} from approvals where org_id = ${orgId} ${status}
-          order by requested_at desc, approval_id desc limit ${query.limit} offset ${query.offset}`.pipe(
-          Effect.flatMap(approvalsOf)
+      // One statement, so the page and its total come from one snapshot: read apart, an approval
+      // requested between the two was counted in a total whose page did not hold it. A page past the
+      // end is one row of nulls beside the total.
+      return sql<{ readonly approval_id: string | null }>`
+        with matching as (select ${columns} from approvals where org_id = ${orgId} ${status})
+        select page.*, counted.total from (select count(*) as total from matching) counted
+        left join lateral (
+          select * from matching
+          order by requested_at desc, approval_id desc limit ${query.limit} offset ${query.offset}
+        ) page on true
+        order by page.requested_at desc, page.approval_id desc`.pipe(
+        Effect.flatMap((rows) =>
+          Effect.all({
+            approvals: approvalsOf(rows.filter((row) => row.approval_id !== null)),
+            total: Effect.map(decodeCount(rows.slice(0, 1)), (counted) => Number(counted[0]?.total ?? 0))
+          })
         ),
-        total: sql`select count(*) as total from approvals where org_id = ${orgId} ${status}`.pipe(
-          Effect.flatMap(decodeCount),
-          Effect.map((rows) => Number(rows[0]?.total ?? 0))
-        )
-      }).pipe(storeError("approvals"))
+        storeError("approvals")
+      )
     },
     settle: (approvalId, s, onlyUnexpired) =>
       sql`

@@ -94,6 +94,8 @@ export const approvals = Effect.gen(function* () {
   ])
   expect(yield* repo.page(orgId, { status: "pending", limit: 10, offset: 0 })).toEqual({ approvals: [c], total: 1 })
   expect(yield* repo.page(uniqueId("org_apr"), { limit: 10, offset: 0 })).toEqual({ approvals: [], total: 0 })
+  // Past the end: no approvals, the total still counted (the page and its total are one statement).
+  expect(yield* repo.page(orgId, { limit: 2, offset: 10 })).toEqual({ approvals: [], total: 4 })
 })
 
 export const mcpServersAndTokens = Effect.gen(function* () {
