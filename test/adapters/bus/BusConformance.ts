@@ -102,17 +102,26 @@ export const busConformance = (name: string, factory: BusFactory, needs: Readonl
       )
     )
 
-    // At least once: a redelivery the client never took (JetStream's pull reset on a loaded machine,
-    // a CI run saw it) comes back once more, so the second one seen may count 3.
+    // At least once, and the server counts as it sees it: a redelivery the client never took
+    // (JetStream's pull reset on a loaded machine) comes back once more, so a count may skip (3 after
+    // 1); a delivery the server took for undelivered (its pull request's interest gone as it sent)
+    // is not counted, so a count may repeat (1 after 1, seen once in CI). The count still climbs.
     it.live("redelivers an event not acked within the ack wait, counting its deliveries", () =>
       withBus({ ackWaitMs: 1_000 }, (bus, prefix) =>
         Effect.gen(function* () {
           yield* bus.publish(eventSubject(agentIn(1, P), prefix, P), { id: "slow", i: 0 })
           const started = Date.now()
-          const got = yield* take(bus, 1, 2, (d) => (d.deliveryCount === 1 ? Effect.void : d.ack))
-          expect(got.map((d) => payloadOf(d).id)).toEqual(["slow", "slow"])
+          const got = yield* bus.consumePartition(1).pipe(
+            Stream.tap((d) => (d.deliveryCount === 1 ? Effect.void : d.ack)),
+            Stream.takeUntil((d) => d.deliveryCount >= 2),
+            Stream.runCollect,
+            Effect.map(Chunk.toReadonlyArray),
+            Effect.timeout("20 seconds")
+          )
+          expect(got.every((d) => payloadOf(d).id === "slow")).toBe(true)
+          expect(got.length).toBeGreaterThanOrEqual(2)
           expect(got[0]!.deliveryCount).toBe(1)
-          expect(got[1]!.deliveryCount).toBeGreaterThanOrEqual(2)
+          expect(got.at(-1)!.deliveryCount).toBeGreaterThanOrEqual(2)
           expect(Date.now() - started).toBeGreaterThanOrEqual(900)
         })
       )
