@@ -11,6 +11,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { jetstreamManager } from "@nats-io/jetstream"
 import * as Effect from "effect/Effect"
+import { pollIntervalMs } from "./Polling.js"
 import { settings } from "./Settings.js"
 import type { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { feedConsumerName, feedStreamName } from "../../adapters/bus/Subjects.js"
@@ -65,8 +66,8 @@ export interface Drain {
 }
 
 /**
- * Polls until every backlog is back to `start` (or below), and says when each was last above it;
- * fails after `timeoutMs` with what is still waiting.
+ * Polls (at `pollIntervalMs` of the time waited) until every backlog is back to `start` (or below),
+ * and says when each was last above it; fails after `timeoutMs` with what is still waiting.
  */
 export const awaitDrained = (
   probe: Effect.Effect<Backlog, unknown>,
@@ -74,7 +75,8 @@ export const awaitDrained = (
   timeoutMs = settings.drainSeconds * 1000
 ): Effect.Effect<Drain, unknown> =>
   Effect.gen(function* () {
-    const deadline = now() + timeoutMs
+    const since = now()
+    const deadline = since + timeoutMs
     const lastAbove = { outbox: 0, fanOut: 0, reputation: 0 }
     for (;;) {
       const backlog = yield* probe
@@ -85,6 +87,6 @@ export const awaitDrained = (
         return yield* Effect.fail(
           new Error(`backlogs not drained: ${JSON.stringify(backlog)} (they started at ${JSON.stringify(start)})`)
         )
-      yield* Effect.sleep("50 millis")
+      yield* Effect.sleep(pollIntervalMs(at - since))
     }
   })

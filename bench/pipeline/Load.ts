@@ -7,6 +7,7 @@ import * as FiberSet from "effect/FiberSet"
 import type { GatewayEvent } from "../../core/schema/Event.js"
 import { eventSubject } from "../../adapters/bus/Subjects.js"
 import { awaitDrained } from "./Backlogs.js"
+import { pollIntervalMs } from "./Polling.js"
 import { agentIds, type Deployment } from "./Deployment.js"
 import { startMeter } from "./ProcessCpu.js"
 import { settings } from "./Settings.js"
@@ -30,17 +31,21 @@ export const publishAll = (d: Deployment, events: ReadonlyArray<GatewayEvent>) =
     Effect.zipRight(Effect.sync(now))
   )
 
-/** Polls `committed` until it reaches `target`, and returns when; fails after `timeoutMs` without progress. */
-export const awaitCommitted = (d: Deployment, target: number, intervalMs = 20, timeoutMs = 60_000) =>
+/**
+ * Polls `committed` (at `pollIntervalMs` of the time waited) until it reaches `target`, and returns
+ * when; fails after `timeoutMs` without progress.
+ */
+export const awaitCommitted = (d: Deployment, target: number, timeoutMs = 60_000) =>
   Effect.gen(function* () {
     let last = -1
-    let progressAt = now()
+    const since = now()
+    let progressAt = since
     for (;;) {
       const n = yield* d.committed
       if (n >= target) return now()
       if (n !== last) [last, progressAt] = [n, now()]
       if (now() - progressAt > timeoutMs) return yield* Effect.fail(new Error(`stalled at ${n} of ${target} committed`))
-      yield* Effect.sleep(`${intervalMs} millis`)
+      yield* Effect.sleep(pollIntervalMs(now() - since))
     }
   })
 

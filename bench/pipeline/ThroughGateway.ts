@@ -28,6 +28,7 @@ import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { streamNames } from "../../adapters/bus/Subjects.js"
 import { throwawayDatabase } from "../../test/support/Postgres.js"
 import { awaitDrained, backlogProbe } from "./Backlogs.js"
+import { pollIntervalMs } from "./Polling.js"
 import { benchPrefix, natsUrl, startWorkerProcess } from "./CandorProcess.js"
 import { startUpstream } from "./Children.js"
 import { natsServer } from "./Deployment.js"
@@ -157,13 +158,14 @@ const run = (shape: Shape, dir: string | undefined) =>
     const awaitCommitted = (target: number) =>
       Effect.gen(function* () {
         let last = -1
-        let progressAt = now()
+        const since = now()
+        let progressAt = since
         for (;;) {
           const n = yield* committed
           if (n >= target) return now()
           if (n !== last) [last, progressAt] = [n, now()]
           else if (now() - progressAt > 3_000) return progressAt
-          yield* Effect.sleep("20 millis")
+          yield* Effect.sleep(pollIntervalMs(now() - since))
         }
       })
 
