@@ -2,10 +2,11 @@
  * The fleet coherence of an organization's agents with an active card (core/Coherence.ts), cached in
  * process memory.
  *
- * The cache holds one answer per organization for five minutes, tagged with the fleet's fingerprint
- * (adapters/store/CoherenceRepo.ts). Every read takes the fingerprint first (one indexed query, no
- * card document): when it differs, the answer is computed again at once, so a card changed through
- * any process is seen by the next read. There is therefore no `?refresh=true`: nothing a client
+ * The cache holds one answer per organization for five minutes, tagged with the fleet's version
+ * (adapters/store/CoherenceRepo.ts). Every read takes the version first (one primary-key read):
+ * when it differs, the answer is computed again at once, so a card changed through any process is
+ * seen by the next read. A fleet too large to compute is an answer too, kept the same way, so asking
+ * again does not read its cards again. There is therefore no `?refresh=true`: nothing a client
  * could refresh is stale. The five minutes only bound how long an unchanged answer is kept; the
  * cache keeps at most `CACHE_CAPACITY` organizations (least recently used leave first).
  *
@@ -29,8 +30,9 @@ export const CACHE_CAPACITY = 128
 export const MAX_FLEET_AGENTS = 200
 
 interface Cached {
-  readonly fingerprint: string
-  readonly body: OrgCoherence
+  readonly version: string
+  /** The answer, or the carded agents of a fleet too large to compute one for. */
+  readonly body: OrgCoherence | { readonly tooLarge: number }
 }
 
 const notFound = (orgId: string) => new NotFound({ error: `organization ${orgId} not found` })
@@ -45,13 +47,14 @@ const tooLarge = (orgId: string, carded: number) =>
 export const make = Effect.gen(function* () {
   const repo = yield* CoherenceRepo
 
-  /** Reads the fleet and computes its coherence; the fingerprint is read first, so the answer is at least that fresh. */
+  /** Reads the fleet and computes its coherence; the version is read first, so the answer is at least that fresh. */
   const compute = (orgId: string) =>
     Effect.gen(function* () {
-      const print = yield* repo.fingerprint(orgId)
-      if (print === undefined) return yield* Effect.fail(notFound(orgId))
-      if (print.carded > MAX_FLEET_AGENTS) return yield* Effect.fail(tooLarge(orgId, print.carded))
+      const version = yield* repo.fleetVersion(orgId)
+      if (version === undefined) return yield* Effect.fail(notFound(orgId))
       const fleet = yield* repo.fleet(orgId)
+      if (fleet.agents.length > MAX_FLEET_AGENTS)
+        return { version, body: { tooLarge: fleet.agents.length } } satisfies Cached
       const now = yield* Clock.currentTimeMillis
       const body: OrgCoherence = {
         org_id: orgId,
@@ -61,7 +64,7 @@ export const make = Effect.gen(function* () {
         computed_at: new Date(now).toISOString(),
         cached_until: new Date(now + Duration.toMillis(CACHE_TTL)).toISOString()
       }
-      return { fingerprint: print.fingerprint, body } satisfies Cached
+      return { version, body } satisfies Cached
     })
 
   const cache = yield* Cache.makeWith({
@@ -72,16 +75,19 @@ export const make = Effect.gen(function* () {
   })
   const cached = (orgId: string) => cache.get(orgId).pipe(Effect.tapError(() => cache.invalidate(orgId)))
 
-  /** The organization's fleet coherence: the cached answer while the fleet's fingerprint is unchanged. */
+  const answer = (orgId: string, entry: Cached) =>
+    "tooLarge" in entry.body ? Effect.fail(tooLarge(orgId, entry.body.tooLarge)) : Effect.succeed(entry.body)
+
+  /** The organization's fleet coherence: the cached answer while the fleet's version is unchanged. */
   const ofOrg = (orgId: string) =>
     Effect.gen(function* () {
-      const print = yield* repo.fingerprint(orgId)
+      const version = yield* repo.fleetVersion(orgId)
       // The service-role key has a role in every organization id, existing or not.
-      if (print === undefined) return yield* Effect.fail(notFound(orgId))
+      if (version === undefined) return yield* Effect.fail(notFound(orgId))
       const entry = yield* cached(orgId)
-      if (entry.fingerprint === print.fingerprint) return entry.body
+      if (entry.version === version) return yield* answer(orgId, entry)
       yield* cache.invalidate(orgId)
-      return (yield* cached(orgId)).body
+      return yield* answer(orgId, yield* cached(orgId))
     })
 
   return { ofOrg }

@@ -23,35 +23,38 @@ import * as TrustEdgeRepo from "./TrustEdgeRepo.js"
  * Fleets read for recent recomputations, by organization: every agent of an organization recomputed
  * after a commit would otherwise read all of its cards again, and score its card against every
  * other (O(fleet) per recomputation, O(fleet²) for the organization). An entry, and the standings
- * computed from it, are used only while the organization's card fingerprint (CoherenceRepo, one
- * index read) is unchanged, so a card change is seen by the next recomputation in any process.
+ * computed from it, are used only while the organization's fleet version (CoherenceRepo, one
+ * primary-key read) is unchanged, so a card change is seen by the next recomputation in any process.
  * Bounded: 256 organizations, the oldest entry going first, and per entry the standings of its own
  * agents.
  */
 interface Fleet {
-  readonly fingerprint: string
-  /** Normalised once per fingerprint: every standing in the fleet reads it. */
+  readonly version: string
+  /** Normalised once per version: every standing in the fleet reads it. */
   readonly agents: PreparedFleet
   readonly standings: Map<string, CoherenceAgentSummary | undefined>
 }
-const fleets = new Map<string, Fleet>()
 const FLEET_CACHE_SIZE = 256
+/** Per repository, that is per database: versions are only unique within one. */
+const fleetsOf = new WeakMap<CoherenceRepo.CoherenceRepo["Type"], Map<string, Fleet>>()
 
 const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
   Effect.gen(function* () {
-    const print = yield* repo.fingerprint(orgId)
-    if (print === undefined) return undefined
+    const version = yield* repo.fleetVersion(orgId)
+    if (version === undefined) return undefined
+    let fleets = fleetsOf.get(repo)
+    if (fleets === undefined) fleetsOf.set(repo, (fleets = new Map()))
     const cached = fleets.get(orgId)
-    if (cached !== undefined && cached.fingerprint === print.fingerprint) return cached
+    if (cached !== undefined && cached.version === version) return cached
     const { agents } = yield* repo.fleet(orgId)
     fleets.delete(orgId)
     if (fleets.size >= FLEET_CACHE_SIZE) fleets.delete(fleets.keys().next().value!)
-    const fleet: Fleet = { fingerprint: print.fingerprint, agents: prepareFleet(agents), standings: new Map() }
+    const fleet: Fleet = { version, agents: prepareFleet(agents), standings: new Map() }
     fleets.set(orgId, fleet)
     return fleet
   })
 
-/** The agent's standing in its fleet, computed once per fingerprint. */
+/** The agent's standing in its fleet, computed once per version. */
 const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | undefined => {
   if (fleet.standings.has(agentId)) return fleet.standings.get(agentId)
   const standing = agentCoherenceIn(agentId, fleet.agents)

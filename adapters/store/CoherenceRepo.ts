@@ -1,12 +1,11 @@
 /**
  * What fleet coherence reads of the store (core/Coherence.ts, docs/coherence.md): an organization's
  * agents (their claims, `agent_claims.org_id`) with the values of their active card (`cards.active`),
- * and a fingerprint of that set cheap enough to ask on every request.
+ * and the fleet's version, cheap enough to ask on every request.
  *
- * The fingerprint names every agent of the organization with its active card's version (or none):
- * a card update makes a new version, and a claim moving in or out changes the list, so any change
- * that could change the answer changes the fingerprint, whichever process served the update. It
- * reads two indexed tables and no card document.
+ * The version (`fleet_versions`, migration 0034) moves in the transaction of every change that
+ * could change the answer: an agent claimed into or out of the organization, an active card stored,
+ * deactivated or removed, whichever process made it. One primary-key read.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
@@ -14,17 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { FleetAgent } from "../../core/Coherence.js"
-import { toCount } from "./Rows.js"
 import { StoreError, storeError } from "./Store.js"
-
-export interface FleetFingerprint {
-  /** Agents of the organization (claimed into it). */
-  readonly agents: number
-  /** Of those, agents with an active card. */
-  readonly carded: number
-  /** Changes whenever an agent joins or leaves or an active card changes. */
-  readonly fingerprint: string
-}
 
 export interface OrgFleet {
   /** The agents with an active card, by id. */
@@ -35,8 +24,11 @@ export interface OrgFleet {
 export class CoherenceRepo extends Context.Tag("candor/adapters/store/CoherenceRepo")<
   CoherenceRepo,
   {
-    /** undefined when there is no such organization. */
-    readonly fingerprint: (orgId: string) => Effect.Effect<FleetFingerprint | undefined, StoreError>
+    /**
+     * Moves whenever an agent joins or leaves or an active card changes; undefined when there is no
+     * such organization.
+     */
+    readonly fleetVersion: (orgId: string) => Effect.Effect<string | undefined, StoreError>
     readonly fleet: (orgId: string) => Effect.Effect<OrgFleet, StoreError>
   }
 >() {}
@@ -53,23 +45,12 @@ export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   return CoherenceRepo.of({
-    // Ids hold no whitespace (core/schema/Ids.ts), so "id version" lines joined by newlines are unambiguous.
-    fingerprint: (orgId) =>
-      sql<{ agents: unknown; carded: unknown; fingerprint: string }>`
-        select count(c.agent_id) as agents, count(k.agent_id) as carded,
-          md5(coalesce(string_agg(c.agent_id || ' ' || coalesce(k.version::text, '-'), E'\n' order by c.agent_id), ''))
-            as fingerprint
-        from orgs o
-        left join agent_claims c on c.org_id = o.org_id
-        left join cards k on k.agent_id = c.agent_id and k.active
-        where o.org_id = ${orgId}
-        group by o.org_id`.pipe(
-        Effect.map(([row]) =>
-          row === undefined
-            ? undefined
-            : { agents: toCount(row.agents), carded: toCount(row.carded), fingerprint: row.fingerprint }
-        ),
-        storeError("coherenceFingerprint")
+    fleetVersion: (orgId) =>
+      sql<{ version: unknown }>`
+        select v.version from orgs o left join fleet_versions v on v.org_id = o.org_id where o.org_id = ${orgId}`.pipe(
+        // No row yet: nothing of the fleet has changed since the organization was made (versions start at 1).
+        Effect.map(([row]) => (row === undefined ? undefined : String(row.version ?? 0))),
+        storeError("fleetVersion")
       ),
 
     fleet: (orgId) =>

@@ -36,6 +36,7 @@ import enforcementRecordsKinds from "./migrations/0028_enforcement_records_kinds
 import agentNames from "./migrations/0029_agent_names.js"
 import mcpGateway from "./migrations/0030_mcp_gateway.js"
 import approvals from "./migrations/0033_approvals.js"
+import fleetVersion from "./migrations/0034_fleet_version.js"
 import { transaction } from "./Transaction.js"
 
 const TABLE = "candor_migrations"
@@ -71,7 +72,8 @@ export const migrationNames = [
   "0028_enforcement_records_kinds",
   "0029_agent_names",
   "0030_mcp_gateway",
-  "0033_approvals"
+  "0033_approvals",
+  "0034_fleet_version"
 ] as const
 
 export const migrations = Migrator.fromRecord({
@@ -104,7 +106,8 @@ export const migrations = Migrator.fromRecord({
   "0028_enforcement_records_kinds": enforcementRecordsKinds,
   "0029_agent_names": agentNames,
   "0030_mcp_gateway": mcpGateway,
-  "0033_approvals": approvals
+  "0033_approvals": approvals,
+  "0034_fleet_version": fleetVersion
 } satisfies Record<(typeof migrationNames)[number], unknown>)
 
 /**

@@ -1,6 +1,6 @@
 /**
- * GET /v1/orgs/{org_id}/coherence on PostgreSQL (a throwaway database): the fingerprint query
- * (md5 over `string_agg`) as `pg` runs it, concurrent readers given one answer, and a card
+ * GET /v1/orgs/{org_id}/coherence on PostgreSQL (a throwaway database): the fleet version kept by
+ * triggers (migration 0034) as PostgreSQL runs them, concurrent readers given one answer, and a card
  * stored by another writer (the store, not this API's route) seen by the next request.
  */
 import { expect } from "@effect/vitest"

@@ -5,6 +5,7 @@
  * tokens (McpRepo), its conscience values (OrgConscienceRepo), and its fleet's cards as coherence
  * reads them (CoherenceRepo).
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
@@ -219,25 +220,46 @@ export const orgConscience = Effect.gen(function* () {
 export const coherenceFleet = Effect.gen(function* () {
   const repo = yield* CoherenceRepo
   const store = yield* Store
+  const sql = yield* SqlClient.SqlClient
   const orgId = uniqueId("org_coh")
+  const other = uniqueId("org_coh")
   const [carded, bare] = [`${orgId}-a`, `${orgId}-b`]
   yield* claimed(orgId, [carded, bare])
-  expect(yield* repo.fingerprint(uniqueId("org_none"))).toBeUndefined()
-  const before = yield* repo.fingerprint(orgId)
-  expect(before).toMatchObject({ agents: 2, carded: 0 })
+  yield* claimed(other, [])
+  expect(yield* repo.fleetVersion(uniqueId("org_none"))).toBeUndefined()
+  const versions = Effect.all([repo.fleetVersion(orgId), repo.fleetVersion(other)])
+  const [before, otherBefore] = yield* versions
   expect(yield* repo.fleet(orgId)).toEqual({ agents: [], without_card: 2 })
 
+  // A card stored moves its organization's version, and no other.
   const stored = card(carded, 30, "c-coh")
   yield* store.putCard(carded, stored)
-  const after = yield* repo.fingerprint(orgId)
-  expect(after).toMatchObject({ agents: 2, carded: 1 })
-  expect(after?.fingerprint).not.toBe(before?.fingerprint)
+  const [after, otherAfter] = yield* versions
+  expect(after).not.toBe(before)
+  expect(otherAfter).toBe(otherBefore)
   expect(yield* repo.fleet(orgId)).toEqual({
     agents: [
       { agent_id: carded, values: stored.values.declared, conflicts_with: stored.values.conflicts_with ?? null }
     ],
     without_card: 1
   })
-  // Unchanged while nothing changes.
-  expect((yield* repo.fingerprint(orgId))?.fingerprint).toBe(after?.fingerprint)
-})
+  // Unchanged while nothing the fleet reads changes (a claim's visibility is not read).
+  yield* sql`update agent_claims set visibility = 'public' where agent_id = ${carded}`
+  expect(yield* versions).toEqual([after, otherAfter])
+
+  // A claim moved moves both organizations; one removed moves its own; a card of an agent in no
+  // organization moves none.
+  yield* sql`update agent_claims set org_id = ${other} where agent_id = ${bare}`
+  const [moved, otherMoved] = yield* versions
+  expect(moved).not.toBe(after)
+  expect(otherMoved).not.toBe(otherAfter)
+  yield* sql`delete from agent_claims where agent_id = ${bare}`
+  const [, otherRemoved] = yield* versions
+  expect(otherRemoved).not.toBe(otherMoved)
+  const loner = uniqueId("agt-coh")
+  yield* claimed(null, [loner])
+  yield* store.putCard(loner, card(loner, 30, "c-loner"))
+  expect(yield* versions).toEqual([moved, otherRemoved])
+  // Every version is new: one seen is never seen again, whatever the organization.
+  expect(new Set([before, otherBefore, after, moved, otherMoved, otherRemoved]).size).toBe(6)
+}).pipe(Effect.orDie)

@@ -72,7 +72,7 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
 
   describe("CoherenceRepo", () => {
     it.effect(
-      "an organization's fleet fingerprint, changed by a card; the fleet's cards and the agents without",
+      "an organization's fleet version, moved by every card and claim change of its own (triggers); the fleet's cards and the agents without",
       () => Org.coherenceFleet
     )
   })
