@@ -100,7 +100,12 @@ export interface BatchOutcome {
   readonly retried: number
   /** The outbox kinds the commit wrote items of: only their relays need waking. */
   readonly outboxKinds: ReadonlySet<string>
-  /** The agents whose logs the commit extended (their reputations are due a recomputation). */
+  /**
+   * The agents whose logs the commit extended, and those whose events were found stored already:
+   * their reputations are due a recomputation. A stored event's committer may have died (or been
+   * stopped) between its commit and marking its agent, and its redelivery is the last chance to mark
+   * it before the periodic sweep; a recomputation of an agent already counted costs a few reads.
+   */
   readonly agentIds: ReadonlySet<string>
 }
 
@@ -211,7 +216,7 @@ export const commitDeliveries = (
           committed: inputs.length,
           duplicates: events.length - inputs.length,
           outboxKinds: outboxKindsOf(inputs),
-          agentIds: new Set(inputs.map((input) => input.checkpoint.agent_id))
+          agentIds: new Set(events.map(({ event }) => event.agent_id))
         }
       })
 

@@ -133,7 +133,13 @@ layer(Pglite, { timeout: "60 seconds" })("commitDeliveries", (it) => {
           duplicates: 1,
           retried: 0
         })
-        // One commit: without the lookup the first would have met the taken id (a conflict) and a second followed.
+        // A batch found stored whole still names its agent: its committer may have died before marking
+        // it for a reputation recomputation.
+        const stored = yield* run([deliveryOf(committed, settled), deliveryOf(next, settled)], true)
+        expect(stored).toMatchObject({ committed: 0, duplicates: 2, retried: 0 })
+        expect([...stored.agentIds]).toEqual(["agt-cd-rewound"])
+        // One commit: without the lookup the first would have met the taken id (a conflict) and a second
+        // followed; the batch found stored whole commits nothing.
         expect(commits).toBe(1)
         // Without it (the same redelivery, a consumer not just rewound): the conflict, then the commit.
         const other = gatewayEvent("agt-cd-rewound-2")
