@@ -136,6 +136,7 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
     const recorder = yield* tracingOption
     const tracing = recorder === undefined ? undefined : { recorder, checkpoints: new CheckpointTraces() }
     const commitOptions = { ...settings, key, tracing }
+    const lookingUpOptions = { ...commitOptions, lookUpStored: true }
     // The agents of the partitions this worker owns now: the sweep recomputes only those.
     const owns = (agentId: string) =>
       Effect.map(ownership.owned.get, (owned) => owned.has(partitionOf(agentId, bus.partitions)))
@@ -150,10 +151,11 @@ export const runWorkers = (options: Partial<WorkerOptions> = {}) =>
           Stream.mapConcat((chunk) => slices(Chunk.toReadonlyArray(chunk), MAX_COMMIT_DELIVERIES)),
           Stream.mapEffect((batch) =>
             Effect.flatMap(Clock.currentTimeMillis, (now) =>
-              commitDeliveries(actors, batch, {
-                ...commitOptions,
-                lookUpStored: now - startedAt < LOOK_UP_AFTER_START_MS
-              })
+              commitDeliveries(
+                actors,
+                batch,
+                now - startedAt < LOOK_UP_AFTER_START_MS ? lookingUpOptions : commitOptions
+              )
             ).pipe(
               Effect.tap(({ agentIds }) => Effect.sync(() => reputation.mark(agentIds))),
               Effect.tap(({ outboxKinds }) =>

@@ -57,7 +57,7 @@ const mayVerify = (agentId: string) =>
  * schema answers a `StoreError` (adapters/http/StoreFailure.ts); the failure is logged as every
  * route's is, then answered by the page's own 500 below.
  */
-const shown = (agentId: string, visibility: Visibility) =>
+const shownOnPage = (agentId: string, visibility: Visibility) =>
   agentShown(agentId, visibility).pipe(Effect.catchTag("StoreError", storeFailure("store failure", { logCause: true })))
 
 const page = Effect.gen(function* () {
@@ -66,7 +66,7 @@ const page = Effect.gen(function* () {
   // Answered only when this request may see it (a private agent: to its readers, ../api/handlers/PublicAccess.ts);
   // the page renders a private agent's reputation as an unlisted one's (adapters/http/ReputationPage.ts
   // refuses "private" itself, so no other caller can render one by mistake).
-  const found = yield* (yield* Reputation.Reputation).publicPage(agentId, HISTORY_DAYS, HISTORY_LIMIT, shown)
+  const found = yield* (yield* Reputation.Reputation).publicPage(agentId, HISTORY_DAYS, HISTORY_LIMIT, shownOnPage)
   let input = null
   if (found !== undefined) {
     const { history, reputation: shown } = found
