@@ -11,8 +11,7 @@
  */
 import * as Effect from "effect/Effect"
 import { AgentState } from "../adapters/bus/AgentState.js"
-import { IdentityRepo } from "../adapters/store/identity/IdentityRepo.js"
-import { agentPolicyOwner, orgPolicyOwner, PolicyRepo } from "../adapters/store/PolicyRepo.js"
+import { orgPolicyOwner, PolicyRepo } from "../adapters/store/PolicyRepo.js"
 import { resolvePolicy } from "../core/Policy.js"
 
 /** Agents of an organization told at once: enough to be quick, few enough not to flood NATS KV. */
@@ -35,13 +34,10 @@ export const pushOrgPolicy = (orgId: string) =>
     const repo = yield* PolicyRepo
     const state = yield* AgentState
     const org = yield* repo.current(orgPolicyOwner(orgId))
-    const agents = yield* (yield* IdentityRepo).agentsOfOrg(orgId)
+    const agents = yield* repo.agentsOfOrg(orgId)
     yield* Effect.forEach(
       agents,
-      (agentId) =>
-        Effect.flatMap(repo.current(agentPolicyOwner(agentId)), (agent) =>
-          state.update(agentId, { policy: resolvePolicy(org?.policy, agent?.policy), orgId })
-        ),
+      ({ agent, agentId }) => state.update(agentId, { policy: resolvePolicy(org?.policy, agent?.policy), orgId }),
       { concurrency: PUSH_CONCURRENCY, discard: true }
     )
   })

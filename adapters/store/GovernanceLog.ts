@@ -103,6 +103,20 @@ export const make = (options: GovernanceLogOptions) =>
     })
     const origin = (log: GovernanceLogRef) => governanceOrigin(options.logOrigin, log)
 
+    type Head = { readonly size: unknown; readonly frontier: ReadonlyArray<string> }
+    const selectHead = (logId: string) =>
+      sql<Head>`select size, frontier from governance_logs where log_id = ${logId} for update`
+    /** The log's head row, locked until the transaction ends; created on the log's first append. */
+    const lockHead = (logId: string) =>
+      Effect.flatMap(selectHead(logId), ([head]) =>
+        head !== undefined
+          ? Effect.succeed(head)
+          : sql`insert into governance_logs (log_id, size, frontier) values (${logId}, 0, '[]') on conflict do nothing`.pipe(
+              Effect.zipRight(selectHead(logId)),
+              Effect.map(([created]) => created ?? { size: 0, frontier: [] })
+            )
+      )
+
     const append = (log: GovernanceLogRef, draft: GovernanceDraft) =>
       Effect.gen(function* () {
         const logId = governanceLogKey(log)
@@ -118,10 +132,8 @@ export const make = (options: GovernanceLogOptions) =>
           created_at: new Date(now).toISOString()
         }
         const leaf = governanceLeafHash(record)
-        yield* sql`insert into governance_logs (log_id, size, frontier) values (${logId}, 0, '[]') on conflict do nothing`
-        const [head] = yield* sql<{ size: unknown; frontier: ReadonlyArray<string> }>`
-          select size, frontier from governance_logs where log_id = ${logId} for update`
-        const before = { size: toCount(head?.size), hashes: (head?.frontier ?? []).map((hash) => fromHex(hash)!) }
+        const head = yield* lockHead(logId)
+        const before = { size: toCount(head.size), hashes: head.frontier.map((hash) => fromHex(hash)!) }
         const { frontier, nodes } = appendToFrontier(before, leaf)
         const root = frontierRoot(frontier)
         const note = signNote(formatCheckpoint({ origin: record.origin, size: frontier.size, root, extensions: [] }), {
@@ -129,20 +141,24 @@ export const make = (options: GovernanceLogOptions) =>
           key: keys.active
         })
         const index = before.size
+        // One statement for the entry, its tree nodes, the signed head and the log's new frontier: an
+        // append is two round trips (the lock above, this), not six. Data-modifying CTEs run exactly
+        // once, whether or not the outer statement reads them.
         yield* sql`
-          insert into governance_entries (log_id, idx, leaf_hash, record)
-          values (${logId}, ${index}, decode(${toHex(leaf)}, 'hex'), ${json(record)}::json)`
-        yield* sql`
-          insert into governance_nodes (log_id, level, idx, hash)
-          select ${logId}, level, idx, decode(hash, 'hex')
-          from json_to_recordset(${json(nodes.map((node) => ({ level: node.level, idx: node.index, hash: toHex(node.hash) })))}::json)
-            as r(level smallint, idx bigint, hash text)`
-        yield* sql`
+          with entry as (
+            insert into governance_entries (log_id, idx, leaf_hash, record)
+            values (${logId}, ${index}, decode(${toHex(leaf)}, 'hex'), ${json(record)}::json)
+          ), tree_nodes as (
+            insert into governance_nodes (log_id, level, idx, hash)
+            select ${logId}, level, idx, decode(hash, 'hex')
+            from json_to_recordset(${json(nodes.map((node) => ({ level: node.level, idx: node.index, hash: toHex(node.hash) })))}::json)
+              as r(level smallint, idx bigint, hash text)
+          ), tree_head as (
+            insert into governance_tree_heads (log_id, tree_size, root, note)
+            values (${logId}, ${frontier.size}, decode(${toHex(root)}, 'hex'), ${note})
+          )
           update governance_logs set size = ${frontier.size}, frontier = ${json(frontier.hashes.map(toHex))}::jsonb
           where log_id = ${logId}`
-        yield* sql`
-          insert into governance_tree_heads (log_id, tree_size, root, note)
-          values (${logId}, ${frontier.size}, decode(${toHex(root)}, 'hex'), ${note})`
         return { index, leaf_hash: toHex(leaf), record } satisfies GovernanceLogEntry
       }).pipe((effect) => transaction(sql, effect), storeError("governance append"))
 

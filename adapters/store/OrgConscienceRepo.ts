@@ -118,22 +118,32 @@ export const orgLayerOfAgent = (
   agentId: string
 ): Effect.Effect<OrgConscienceLayer | undefined, StoreError> =>
   Effect.gen(function* () {
-    const [claim] = yield* sql<{ org_id: string | null; mode: string | null; enabled: boolean | null }>`
-      select c.org_id, s.mode, s.enabled from agent_claims c
+    // One round trip (an actor's start reads it for every new agent): the claim, the settings and
+    // the values, aggregated in their order.
+    const [claim] = yield* sql<{
+      org_id: string | null
+      mode: string | null
+      enabled: boolean | null
+      value_rows: ReadonlyArray<{
+        value_id: string
+        type: ConscienceValueType
+        name: string
+        content: string
+        severity: ConscienceSeverity
+        is_active: boolean
+        sort_order: unknown
+      }> | null
+    }>`
+      select c.org_id, s.mode, s.enabled,
+        (select json_agg(json_build_object('value_id', v.value_id, 'type', v.type, 'name', v.name,
+                  'content', v.content, 'severity', v.severity, 'is_active', v.is_active, 'sort_order', v.sort_order)
+                order by v.sort_order, v.value_id)
+         from org_conscience_values v where v.org_id = c.org_id) as value_rows
+      from agent_claims c
       left join org_conscience_settings s on s.org_id = c.org_id
       where c.agent_id = ${agentId}`
     if (claim === undefined || claim.org_id === null) return undefined
-    const rows = yield* sql<{
-      value_id: string
-      type: ConscienceValueType
-      name: string
-      content: string
-      severity: ConscienceSeverity
-      is_active: boolean
-      sort_order: unknown
-    }>`
-      select value_id, type, name, content, severity, is_active, sort_order from org_conscience_values
-      where org_id = ${claim.org_id} order by sort_order, value_id`
+    const rows = claim.value_rows ?? []
     return {
       org_id: claim.org_id,
       mode: (claim.mode ?? DEFAULT_SETTINGS.mode) as OrgConscienceMode,

@@ -82,6 +82,13 @@ export class PolicyRepo extends Context.Tag("candor/adapters/store/PolicyRepo")<
     /** Every version, newest first. */
     readonly history: (owner: PolicyOwner) => Effect.Effect<ReadonlyArray<PolicyVersion>, StoreError>
     readonly forAgent: (agentId: string) => Effect.Effect<AgentPolicies, StoreError>
+    /** Every agent of the organization, by id, with the policy in force for it (its own, not merged). */
+    readonly agentsOfOrg: (
+      orgId: string
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly agentId: string; readonly agent: StoredPolicy | undefined }>,
+      StoreError
+    >
   }
 >() {}
 
@@ -114,6 +121,10 @@ const storedOf = (row: PolicyRow) =>
     })
   )
 
+/** The newest version read, unless it was taken out of force. */
+const inForce = (row: PolicyRow | null | undefined) =>
+  row == null || row.deleted === true ? Effect.succeed(undefined) : storedOf(row)
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
@@ -122,7 +133,7 @@ export const make = Effect.gen(function* () {
       const [row] = yield* sql<PolicyRow>`
         select * from policies where scope = ${owner.scope} and owner_id = ${owner.id}
         order by version desc limit 1`
-      return row === undefined || row.deleted === true ? undefined : yield* storedOf(row)
+      return yield* inForce(row)
     })
 
   return PolicyRepo.of({
@@ -178,20 +189,47 @@ export const make = Effect.gen(function* () {
 
     forAgent: (agentId) =>
       Effect.gen(function* () {
-        const [claim] = yield* sql<{
+        // One round trip: the claim, the organization's redaction and both policies in force. Every
+        // actor an agent's first checkpoint starts reads this, and so does every policy push.
+        const [row] = yield* sql<{
           org_id: string | null
           evidence_redaction: unknown
-        }>`select c.org_id, o.evidence_redaction from agent_claims c left join orgs o on o.org_id = c.org_id
-           where c.agent_id = ${agentId}`
-        const orgId = claim?.org_id ?? null
-        const agent = yield* current(agentPolicyOwner(agentId))
-        const org = orgId === null ? undefined : yield* current(orgPolicyOwner(orgId))
+          agent_policy: PolicyRow | null
+          org_policy: PolicyRow | null
+        }>`
+          select c.org_id, o.evidence_redaction,
+            (select row_to_json(p) from policies p where p.scope = 'agent' and p.owner_id = a.agent_id
+              order by p.version desc limit 1) as agent_policy,
+            (select row_to_json(p) from policies p where p.scope = 'org' and p.owner_id = c.org_id
+              order by p.version desc limit 1) as org_policy
+          from (select ${agentId}::text as agent_id) a
+          left join agent_claims c on c.agent_id = a.agent_id
+          left join orgs o on o.org_id = c.org_id`
+        const orgId = row?.org_id ?? null
+        const agent = yield* inForce(row?.agent_policy)
+        const org = orgId === null ? undefined : yield* inForce(row?.org_policy)
         const evidenceRedaction =
-          orgId === null || claim?.evidence_redaction == null
+          orgId === null || row?.evidence_redaction == null
             ? "none"
-            : yield* Schema.decodeUnknown(EvidenceRedactionMode)(claim.evidence_redaction)
+            : yield* Schema.decodeUnknown(EvidenceRedactionMode)(row.evidence_redaction)
         return { orgId, org, agent, evidenceRedaction }
-      }).pipe(storeError("agent policies"))
+      }).pipe(storeError("agent policies")),
+
+    // One statement for the whole organization, not one per agent: an organization's policy change
+    // is pushed to each of its agents.
+    agentsOfOrg: (orgId) =>
+      sql<{ agent_id: string; agent_policy: PolicyRow | null }>`
+        select c.agent_id,
+          (select row_to_json(p) from policies p where p.scope = 'agent' and p.owner_id = c.agent_id
+            order by p.version desc limit 1) as agent_policy
+        from agent_claims c where c.org_id = ${orgId} order by c.agent_id`.pipe(
+        Effect.flatMap((rows) =>
+          Effect.forEach(rows, (row) =>
+            Effect.map(inForce(row.agent_policy), (agent) => ({ agentId: row.agent_id, agent }))
+          )
+        ),
+        storeError("policies of an organization's agents")
+      )
   })
 })
 
