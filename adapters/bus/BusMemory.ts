@@ -94,10 +94,17 @@ export const make = (options: BusOptions): Effect.Effect<BusService, never, Scop
     const seen = new Map<string, number>()
     let seq = 0
 
+    // The map is kept in expiry order (a msgId stored again moves to the end), so expired ids are
+    // pruned from its front, each once: a scan of every id on each publish once the window held many
+    // made a busy embedded bus quadratic.
     const isDuplicate = (msgId: string, now: number): boolean => {
       const until = seen.get(msgId)
       if (until !== undefined && until > now) return true
-      if (seen.size > 100_000) for (const [id, t] of seen) if (t <= now) seen.delete(id)
+      for (const [id, t] of seen) {
+        if (t > now) break
+        seen.delete(id)
+      }
+      seen.delete(msgId)
       seen.set(msgId, now + duplicateWindowMs)
       return false
     }

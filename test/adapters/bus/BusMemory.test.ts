@@ -43,6 +43,25 @@ describe("Bus.layerMemory", () => {
       expect([...got].map((d) => d.payload)).toEqual([1, 3])
     }).pipe(Effect.provide(Bus.layerMemory))
   )
+
+  it.scoped("counts a msgId's window from when it was last stored, whatever expired around it", () =>
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      const subject = eventSubject(agentIn(0, bus.partitions))
+      yield* bus.publish(subject, 1, { msgId: "m" })
+      yield* TestClock.adjust("121 seconds")
+      yield* bus.publish(subject, 2, { msgId: "m" }) // the first window is over: stored again
+      yield* bus.publish(subject, 3, { msgId: "n" })
+      yield* TestClock.adjust("60 seconds")
+      yield* bus.publish(subject, 4, { msgId: "m" }) // within the second window
+      yield* bus.publish(subject, 5, { msgId: "n" })
+      yield* TestClock.adjust("61 seconds")
+      yield* bus.publish(subject, 6, { msgId: "m" })
+      yield* bus.publish(subject, 7, { msgId: "n" })
+      const got = yield* bus.consumePartition(0).pipe(Stream.take(5), Stream.runCollect)
+      expect([...got].map((d) => d.payload)).toEqual([1, 2, 3, 6, 7])
+    }).pipe(Effect.provide(Bus.layerMemory))
+  )
 })
 
 describe("Bus.layerMemory settled", () => {
