@@ -17,7 +17,7 @@ import { violationStreakOf } from "../core/Containment.js"
 import { isToolResultCheckpoint, isToolResultTrace } from "../core/ToolResultScope.js"
 import { chronological, replayAapDrift } from "../core/DriftAap.js"
 import { type AipDriftState, DEFAULT_AIP_DRIFT_CONFIG, replayAipDrift } from "../core/DriftAip.js"
-import { resolvedConscienceOf } from "../adapters/store/OrgConscienceRepo.js"
+import { resolveConscience } from "../core/ConscienceResolution.js"
 import { Store, type StoreError } from "../adapters/store/Store.js"
 import { agentContext, CONTEXT_TTL_MS } from "./AgentContext.js"
 import type { AgentActorState } from "./AttestEvent.js"
@@ -133,22 +133,19 @@ export const makeAgentActors = (options: AgentActorsOptions = defaultActorsOptio
       !stale.has(agentId) && now - state.context.loadedAt < contextTtl(agentId)
 
     const loadContext = (agentId: string, now: number) =>
-      Effect.map(
-        Effect.all([store.activeCard(agentId), resolvedConscienceOf(store, agentId), store.agentSettings(agentId)], {
-          concurrency: "unbounded"
-        }),
-        ([card, conscience, settings]) =>
-          agentContext(
-            card?.card,
-            conscience,
-            {
-              autoContainThreshold: settings.auto_containment_threshold ?? undefined,
-              contained: settings.containment !== null,
-              orgId: conscience.orgId
-            },
-            now
-          )
-      )
+      Effect.map(store.agentContextInputs(agentId), ({ agentValues, card, orgLayer, settings }) => {
+        const conscience = resolveConscience({ org: orgLayer, agentValues })
+        return agentContext(
+          card?.card,
+          conscience,
+          {
+            autoContainThreshold: settings.auto_containment_threshold ?? undefined,
+            contained: settings.containment !== null,
+            orgId: conscience.orgId
+          },
+          now
+        )
+      })
 
     /** Rebuilt from the store: the log, the card context, the AAP baseline and the violation streak. */
     const load = (agentId: string, now: number) =>

@@ -117,40 +117,54 @@ export const orgLayerOfAgent = (
   sql: SqlClient.SqlClient,
   agentId: string
 ): Effect.Effect<OrgConscienceLayer | undefined, StoreError> =>
-  Effect.gen(function* () {
-    // One round trip (an actor's start reads it for every new agent): the claim, the settings and
-    // the values, aggregated in their order.
-    const [claim] = yield* sql<{
-      org_id: string | null
-      mode: string | null
-      enabled: boolean | null
-      value_rows: ReadonlyArray<{
-        value_id: string
-        type: ConscienceValueType
-        name: string
-        content: string
-        severity: ConscienceSeverity
-        is_active: boolean
-        sort_order: unknown
-      }> | null
-    }>`
-      select c.org_id, s.mode, s.enabled,
-        (select json_agg(json_build_object('value_id', v.value_id, 'type', v.type, 'name', v.name,
-                  'content', v.content, 'severity', v.severity, 'is_active', v.is_active, 'sort_order', v.sort_order)
-                order by v.sort_order, v.value_id)
-         from org_conscience_values v where v.org_id = c.org_id) as value_rows
-      from agent_claims c
-      left join org_conscience_settings s on s.org_id = c.org_id
-      where c.agent_id = ${agentId}`
-    if (claim === undefined || claim.org_id === null) return undefined
-    const rows = claim.value_rows ?? []
-    return {
-      org_id: claim.org_id,
-      mode: (claim.mode ?? DEFAULT_SETTINGS.mode) as OrgConscienceMode,
-      enabled: claim.enabled ?? DEFAULT_SETTINGS.enabled,
-      values: rows.map((row) => ({ ...row, sort_order: toCount(row.sort_order) }))
-    } satisfies OrgConscienceLayer
-  }).pipe(storeError("orgLayerOfAgent"))
+  sql<OrgLayerRow>`
+    select ${orgLayerColumns(sql)}
+    from agent_claims c
+    left join org_conscience_settings s on s.org_id = c.org_id
+    where c.agent_id = ${agentId}`.pipe(
+    Effect.map(([row]) => orgLayerOf(row)),
+    storeError("orgLayerOfAgent")
+  )
+
+/** What {@link orgLayerColumns} reads. */
+export interface OrgLayerRow {
+  readonly org_id: string | null
+  readonly mode: string | null
+  readonly enabled: boolean | null
+  readonly value_rows: ReadonlyArray<{
+    readonly value_id: string
+    readonly type: ConscienceValueType
+    readonly name: string
+    readonly content: string
+    readonly severity: ConscienceSeverity
+    readonly is_active: boolean
+    readonly sort_order: unknown
+  }> | null
+}
+
+/**
+ * The organization layer's columns, for a statement joining the agent's claim as `c` and its
+ * organization's settings as `s` (left joins): the organization, its settings and its values
+ * aggregated in their order, so the layer costs one round trip (an actor's start reads it for every
+ * new agent) however the statement is shaped.
+ */
+export const orgLayerColumns = (sql: SqlClient.SqlClient) => sql`
+  c.org_id, s.mode, s.enabled,
+  (select json_agg(json_build_object('value_id', v.value_id, 'type', v.type, 'name', v.name,
+            'content', v.content, 'severity', v.severity, 'is_active', v.is_active, 'sort_order', v.sort_order)
+          order by v.sort_order, v.value_id)
+   from org_conscience_values v where v.org_id = c.org_id) as value_rows`
+
+/** The layer those columns hold; undefined for an agent outside any organization. */
+export const orgLayerOf = (row: OrgLayerRow | undefined): OrgConscienceLayer | undefined =>
+  row === undefined || row.org_id === null
+    ? undefined
+    : {
+        org_id: row.org_id,
+        mode: (row.mode ?? DEFAULT_SETTINGS.mode) as OrgConscienceMode,
+        enabled: row.enabled ?? DEFAULT_SETTINGS.enabled,
+        values: (row.value_rows ?? []).map((value) => ({ ...value, sort_order: toCount(value.sort_order) }))
+      }
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

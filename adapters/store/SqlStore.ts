@@ -21,7 +21,7 @@ import type { ConscienceValue } from "../../core/schema/Conscience.js"
 import type { DriftAlert } from "../../core/schema/Drift.js"
 import type { APTrace } from "../../core/schema/Trace.js"
 import { selectCheckpointPage } from "./AgentQueries.js"
-import { orgLayerOfAgent } from "./OrgConscienceRepo.js"
+import { orgLayerColumns, orgLayerOf, type OrgLayerRow, orgLayerOfAgent } from "./OrgConscienceRepo.js"
 import { enforcementRecordOf, type EnforcementRecordRow } from "./EnforcementRecordRows.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { makeCommitBatch } from "./SqlCommit.js"
@@ -440,6 +440,34 @@ export const make = Effect.gen(function* () {
         storeError("conscienceValues")
       ),
     orgConscienceLayer: (agentId) => orgLayerOfAgent(sql, agentId),
+    agentContextInputs: (agentId) =>
+      Effect.gen(function* () {
+        const [row] = yield* sql<
+          OrgLayerRow & {
+            active_card: { card: unknown; version: number } | null
+            settings: unknown
+            agent_values: ReadonlyArray<ConscienceValue> | null
+          }
+        >`
+          select
+            (select json_build_object('card', k.card, 'version', k.version) from cards k
+              where k.agent_id = a.agent_id and k.active) as active_card,
+            (select g.settings from agents g where g.agent_id = a.agent_id) as settings,
+            (select cv."values" from conscience_values cv where cv.agent_id = a.agent_id) as agent_values,
+            ${orgLayerColumns(sql)}
+          from (select ${agentId}::text as agent_id) a
+          left join agent_claims c on c.agent_id = a.agent_id
+          left join org_conscience_settings s on s.org_id = c.org_id`
+        return {
+          card:
+            row?.active_card == null
+              ? undefined
+              : { card: row.active_card.card as AlignmentCard, version: row.active_card.version },
+          settings: yield* agentSettingsOf(row?.settings),
+          agentValues: row?.agent_values ?? [],
+          orgLayer: orgLayerOf(row)
+        }
+      }).pipe(storeError("agentContextInputs")),
 
     agentSettings: (agentId) =>
       sql<{ settings: unknown }>`select settings from agents where agent_id = ${agentId}`.pipe(

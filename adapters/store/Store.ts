@@ -133,6 +133,14 @@ const decodeStoredSettings = Schema.decodeUnknown(Schema.partialWith(AgentSettin
   errors: "all"
 })
 
+/** What `Store.agentContextInputs` reads. */
+export interface AgentContextInputs {
+  readonly card: { readonly card: AlignmentCard; readonly version: number } | undefined
+  readonly settings: AgentSettingsRecord
+  readonly agentValues: ReadonlyArray<ConscienceValue>
+  readonly orgLayer: OrgConscienceLayer | undefined
+}
+
 /**
  * The settings of an `agents.settings` value, which holds only what was ever set (none: a row-less
  * agent); the defaults fill the rest. A value that is not settings fails: guessing could lift a containment.
@@ -255,6 +263,12 @@ export class Store extends Context.Tag("candor/adapters/store/Store")<
     readonly conscienceValues: (agentId: string) => Effect.Effect<ReadonlyArray<ConscienceValue>, StoreError>
     /** The conscience layer of the agent's organization (through its claim); undefined outside any organization. */
     readonly orgConscienceLayer: (agentId: string) => Effect.Effect<OrgConscienceLayer | undefined, StoreError>
+    /**
+     * What an agent's actor is built on, in one statement rather than four (`activeCard`,
+     * `agentSettings`, `conscienceValues`, `orgConscienceLayer`): every new actor and every context
+     * refresh reads it.
+     */
+    readonly agentContextInputs: (agentId: string) => Effect.Effect<AgentContextInputs, StoreError>
 
     // ---- agent settings and enforcement records ----
     /** The agent's settings; `defaultAgentSettings` for an agent never configured. */

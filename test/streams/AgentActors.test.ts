@@ -25,10 +25,10 @@ const counting = Effect.map(Store, (store) => {
   const reads = { context: 0, history: 0 }
   const counted = Store.of({
     ...store,
-    activeCard: (agentId) =>
+    agentContextInputs: (agentId) =>
       Effect.zipRight(
         Effect.sync(() => void reads.context++),
-        store.activeCard(agentId)
+        store.agentContextInputs(agentId)
       ),
     recentTraces: (agentId, limit) =>
       Effect.zipRight(

@@ -217,6 +217,60 @@ export const orgConscience = Effect.gen(function* () {
   expect((yield* repo.log(orgId, 1, 1)).map((e) => e.value_id)).toEqual(["v-1"])
 })
 
+/** `Store.agentContextInputs`, one statement, reads what the four reads it replaces read. */
+export const agentContextInputs = Effect.gen(function* () {
+  const store = yield* Store
+  const repo = yield* OrgConscienceRepo
+  const orgId = uniqueId("org_ctx")
+  const [member, loner, unknown] = [uniqueId("agt-ctx"), uniqueId("agt-ctx"), uniqueId("agt-ctx")]
+  yield* claimed(orgId, [member])
+  const at = "2026-11-01T00:00:00.000Z"
+  const value = (name: string, sort_order: number) => ({
+    value_id: `cv-${randomUUID()}`,
+    type: "BOUNDARY" as const,
+    name,
+    content: `never ${name}`,
+    severity: "mandatory" as const,
+    is_active: sort_order !== 1,
+    sort_order
+  })
+  yield* repo.insert(orgId, value("second", 2), "user-c", at)
+  yield* repo.insert(orgId, value("first", 0), "user-c", at)
+  yield* repo.insert(orgId, value("inactive", 1), "user-c", at)
+  yield* repo.setMode(orgId, "replace", true, "user-c", at)
+  for (const agentId of [member, loner]) {
+    yield* store.putCard(agentId, card(agentId, 30, "card-1"))
+    yield* store.putCard(agentId, card(agentId, 60, "card-2"))
+    yield* store.putConscienceValues(agentId, [{ type: "FEAR", name: `own-${agentId}`, content: "c", id: "v1" }])
+    yield* store.putAgentSettings(agentId, { mode: "enforce", auto_containment_threshold: 3 })
+  }
+
+  for (const agentId of [member, loner, unknown]) {
+    const inputs = yield* store.agentContextInputs(agentId)
+    expect(inputs).toEqual({
+      card: yield* store.activeCard(agentId),
+      settings: yield* store.agentSettings(agentId),
+      agentValues: yield* store.conscienceValues(agentId),
+      orgLayer: yield* store.orgConscienceLayer(agentId)
+    })
+  }
+  const inputs = yield* store.agentContextInputs(member)
+  expect(inputs.card).toEqual({ card: card(member, 60, "card-2"), version: 2 })
+  expect(inputs.settings).toMatchObject({ mode: "enforce", auto_containment_threshold: 3 })
+  expect(inputs.orgLayer).toMatchObject({ org_id: orgId, mode: "replace", enabled: true })
+  expect(inputs.orgLayer?.values.map((v) => [v.name, v.sort_order, v.is_active])).toEqual([
+    ["first", 0, true],
+    ["inactive", 1, false],
+    ["second", 2, true]
+  ])
+  expect((yield* store.agentContextInputs(loner)).orgLayer).toBeUndefined()
+  expect(yield* store.agentContextInputs(unknown)).toMatchObject({
+    card: undefined,
+    agentValues: [],
+    orgLayer: undefined
+  })
+})
+
 export const coherenceFleet = Effect.gen(function* () {
   const repo = yield* CoherenceRepo
   const store = yield* Store

@@ -141,6 +141,10 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       "values inserted, reordered, updated, removed; the mode; the log newest first with increasing ids",
       () => Org.orgConscience
     )
+    it.effect(
+      "an agent's context inputs in one statement equal the four reads they replace",
+      () => Org.agentContextInputs
+    )
   })
 
   describe("PolicyRepo", () => {
