@@ -190,7 +190,8 @@ export const make = Effect.gen(function* () {
     forAgent: (agentId) =>
       Effect.gen(function* () {
         // One round trip: the claim, the organization's redaction and both policies in force. Every
-        // actor an agent's first checkpoint starts reads this, and so does every policy push.
+        // policy push (each claim change, each agent policy change) reads this, and so does a restart's
+        // rebuild of the gateways' state for every agent.
         const [row] = yield* sql<{
           org_id: string | null
           evidence_redaction: unknown

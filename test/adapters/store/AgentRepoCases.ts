@@ -174,6 +174,23 @@ export const policies = Effect.gen(function* () {
     agent: undefined,
     evidenceRedaction: "none"
   })
+
+  // Every agent of the organization, in id order, with its own policy in force (none stored, or
+  // the last one taken out of force: none).
+  const [bare, removed] = [uniqueId("agt-pol"), uniqueId("agt-pol")]
+  yield* claimed(orgId, [bare, removed])
+  yield* put(agentPolicyOwner(removed), "gone", "user-p")
+  yield* repo.remove(agentPolicyOwner(removed), "user-r")
+  const expected = [
+    { agentId, agent: third.stored },
+    { agentId: bare, agent: undefined },
+    { agentId: removed, agent: undefined }
+  ].sort((x, y) => (x.agentId < y.agentId ? -1 : 1))
+  expect(yield* repo.agentsOfOrg(orgId)).toEqual(expected)
+  expect(yield* repo.agentsOfOrg(uniqueId("org_none"))).toEqual([])
+  // The organization's policy taken out of force: the agent is subject to its own alone.
+  yield* repo.remove(orgPolicyOwner(orgId), "user-o")
+  expect(yield* repo.forAgent(agentId)).toMatchObject({ orgId, org: undefined, agent: third.stored })
 })
 
 export const riskAssessments = Effect.gen(function* () {
