@@ -159,16 +159,29 @@ export const feedConformance = (name: string, factory: FeedFactory, needs: Reado
             if (i === 0 || d.deliveryCount > 1) return d.ack
             return i === 1 ? d.nak() : Effect.void
           }
-          yield* feed
-            .consume("webhooks")
-            .pipe(Stream.tap(settle), Stream.take(5), Stream.runDrain, Effect.timeout("20 seconds"))
-          expect([...seen].sort()).toEqual([
+          const redelivered = (i: number) => seen.some(([j, count]) => j === i && count > 1)
+          yield* feed.consume("webhooks").pipe(
+            Stream.tap(settle),
+            Stream.takeUntil(() => redelivered(1) && redelivered(2)),
+            Stream.runDrain,
+            Effect.timeout("20 seconds")
+          )
+          // Each event's first delivery counts 1; the acked one never comes back; the nak'd and the
+          // unsettled one come back counting more. JetStream may count a delivery its client never
+          // saw (the count skips: 3 after 1) or not count one it took for undelivered (a count 1
+          // again), so a redelivery is a count above 1, not exactly 2 (as in BusConformance.ts).
+          expect([0, 1, 2].map((i) => seen.find(([j]) => j === i))).toEqual([
             [0, 1],
             [1, 1],
-            [1, 2],
-            [2, 1],
-            [2, 2]
+            [2, 1]
           ])
+          expect(seen.filter(([i]) => i === 0)).toEqual([[0, 1]])
+          expect(
+            seen
+              .filter(([, count]) => count > 1)
+              .map(([i]) => i)
+              .sort()
+          ).toEqual([1, 2])
           // Everything acked: a consumer under the same name gets only what is published next.
           yield* feed.publish(testEvent(run, 3))
           const next = yield* feed.consume("webhooks").pipe(
