@@ -67,7 +67,7 @@ const typeCheck = (dir: string) => {
   return { diagnostics, sources }
 }
 
-/** The receiver running under tsx; its stdout lines as they come. Killed when the scope closes. */
+/** The receiver running under tsx; its stdout lines as they come. Stopped when the scope closes. */
 const runReceiver = (dir: string, port: number, secret: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -82,7 +82,18 @@ const runReceiver = (dir: string, port: number, secret: string) =>
       createInterface({ input: child.stderr }).on("line", (line) => errors.push(line))
       return { child, lines, errors }
     }),
-    ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+    // SIGTERM, which tsx relays to the node process it runs the receiver in, then waits for: a
+    // SIGKILL stopped tsx alone and left that process running after the tests.
+    ({ child }) =>
+      Effect.async<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+        const force = setTimeout(() => child.kill("SIGKILL"), 5_000)
+        child.once("exit", () => {
+          clearTimeout(force)
+          resume(Effect.void)
+        })
+        child.kill("SIGTERM")
+      })
   )
 
 /** Succeeds once something accepts connections on the port. */
