@@ -18,6 +18,11 @@ it("counts files that fail to load, failed hooks and unhandled errors as failure
     include: ["*.ts"],
     watch: false,
     globalSetup: [],
+    // One worker thread, not isolated, for the four fixtures: no child process, no module graph per file.
+    pool: "threads",
+    maxWorkers: 1,
+    minWorkers: 1,
+    isolate: false,
     reporters: [{ onTestRunEnd: (modules, errors, reason) => void (summary = summarize(modules, errors, reason)) }]
   })
   const exitCode = process.exitCode

@@ -87,7 +87,7 @@ const FlakyBus = Layer.effect(
   )
 ).pipe(Layer.provide(Bus.layerMemory))
 
-const DEADLINE_MS = 1_500
+const DEADLINE_MS = 1_000
 const PUBLISHER_CAPACITY = 24
 
 let scope: Scope.CloseableScope
