@@ -34,12 +34,15 @@ import { excludeCardGaps } from "../core/Reclassification.js"
 import { countReevaluations } from "../core/Reevaluation.js"
 import * as TrustEdgeRepo from "../adapters/store/TrustEdgeRepo.js"
 import { downstreamOf } from "../core/TrustPropagation.js"
-import { ReputationRepo, type ScoreRecord } from "../adapters/store/ReputationRepo.js"
+import { type RecomputationReads, ReputationRepo, type ScoreRecord } from "../adapters/store/ReputationRepo.js"
 import { Store, StoreError } from "../adapters/store/Store.js"
 import { transaction } from "../adapters/store/Transaction.js"
 import { eventDraft } from "../adapters/store/EventOutbox.js"
 
 const DAY_MS = 86_400_000
+/** What `cardGaps` and `reevaluated` answer for an agent with none: spared when the reads say so. */
+const NO_CARD_GAPS = { gaps: new Set<string>(), sessions: [] } as const
+const NO_REEVALUATIONS = { checkpoints: [], sessions: [] } as const
 /** trend_30d compares with the newest history score this long before the computation. */
 const TREND_MS = 30 * DAY_MS
 
@@ -90,13 +93,26 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
         }
 
         const since = new Date(now.getTime() - COMPLIANCE_WINDOW_MS).toISOString()
-        const violations = yield* repo.violationSessions(agentId, since)
-        const orgId = yield* repo.orgOf(agentId)
+        const reads = yield* repo.recomputationReads(agentId, {
+          since,
+          trendAt: new Date(now.getTime() - TREND_MS).toISOString(),
+          treeSize: counts.tree_size
+        })
+        const orgId = reads.orgId
         const coherence = yield* coherenceInputsOf(agentId, orgId)
-        const cardGaps = yield* (yield* ReclassificationRepo.ReclassificationRepo).cardGaps(agentId, counts.tree_size)
-        const reevaluations = yield* (yield* ReevaluationRepo.ReevaluationRepo).reevaluated(agentId, counts.tree_size)
+        const cardGaps = reads.mayHaveCardGaps
+          ? yield* (yield* ReclassificationRepo.ReclassificationRepo).cardGaps(agentId, counts.tree_size)
+          : NO_CARD_GAPS
+        const reevaluations = reads.mayHaveReevaluations
+          ? yield* (yield* ReevaluationRepo.ReevaluationRepo).reevaluated(agentId, counts.tree_size)
+          : NO_REEVALUATIONS
         const tally = countReevaluations(
-          excludeCardGaps({ ...counts, violation_sessions: violations }, cardGaps.gaps, cardGaps.sessions, since),
+          excludeCardGaps(
+            { ...counts, violation_sessions: reads.violationSessions },
+            cardGaps.gaps,
+            cardGaps.sessions,
+            since
+          ),
           reevaluations.checkpoints,
           reevaluations.sessions,
           since
@@ -106,8 +122,8 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
           coherence.trust_adjustment === 0
             ? result.score
             : computeReputation(tally, { ...coherence, trust_adjustment: 0, trusters: undefined }, now).score
-        const computedOver = yield* computedOverOf(store, agentId, counts.tree_size)
-        const past = yield* repo.scoreAt(agentId, new Date(now.getTime() - TREND_MS).toISOString())
+        const computedOver = yield* computedOverOf(store, agentId, counts.tree_size, reads.treeHead)
+        const past = reads.scoreAt
         const record: ScoreRecord = {
           agent_id: agentId,
           ...result,
@@ -116,7 +132,7 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
           trend_30d: past === undefined ? null : result.score - past
         }
 
-        const previous = yield* repo.stored(agentId)
+        const previous = reads.stored
         const item = (kind: ReputationHistoryItem["kind"]): ReputationHistoryItem => ({
           score: record.score,
           grade: record.grade,
@@ -169,13 +185,17 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
 
 /**
  * The log prefix of `treeSize` certificates: the signed tree head stored at exactly that size (the
- * commits store one per agent and batch, and a tally always ends at a chain head). A size without a
- * stored head (none expected) names its root, unsigned.
+ * commits store one per agent and batch, and a tally always ends at a chain head), read with the
+ * recomputation's other inputs. A size without a stored head (none expected) names its root, unsigned.
  */
-const computedOverOf = (store: Store["Type"], agentId: string, treeSize: number) =>
+const computedOverOf = (
+  store: Store["Type"],
+  agentId: string,
+  treeSize: number,
+  head: RecomputationReads["treeHead"]
+) =>
   Effect.gen(function* () {
     if (treeSize === 0) return { tree_size: 0, root: null, checkpoint: null } satisfies ComputedOver
-    const head = yield* store.treeHead(agentId, treeSize)
     if (head !== undefined)
       return { tree_size: treeSize, root: head.root, checkpoint: head.note } satisfies ComputedOver
     return {

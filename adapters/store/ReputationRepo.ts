@@ -20,8 +20,33 @@ import type {
   ReputationHistoryItem,
   Visibility
 } from "../../core/schema/Reputation.js"
+import { agentGovernanceLog, governanceLogKey } from "../../core/Governance.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { type StoreError, storeError } from "./Store.js"
+
+/** A session whose newest violation weighs on compliance. */
+export interface ViolationSession {
+  readonly session_id: string
+  readonly last_violation_at: string
+}
+
+/**
+ * What a recomputation reads once its tally is counted, in one statement (each member is what the
+ * method of its name, or Store.treeHead, answers): the agent's organization, its violation sessions
+ * since `since`, its stored score, its newest history score at or before `trendAt`, and the signed
+ * tree head at exactly `treeSize`. The two `may…` say whether the agent has any card-gap
+ * reclassification or AIP re-evaluation at all: without one, their reads (ReclassificationRepo
+ * `cardGaps`, ReevaluationRepo `reevaluated`) answer nothing and are spared.
+ */
+export interface RecomputationReads {
+  readonly orgId: string | null
+  readonly violationSessions: ReadonlyArray<ViolationSession>
+  readonly stored: StoredScore | undefined
+  readonly scoreAt: number | undefined
+  readonly treeHead: { readonly root: string; readonly note: string } | undefined
+  readonly mayHaveCardGaps: boolean
+  readonly mayHaveReevaluations: boolean
+}
 
 /** A score as stored: the published record but its visibility, which is read from the claim. */
 export type ScoreRecord = Omit<AgentReputation, "visibility">
@@ -94,7 +119,7 @@ export class ReputationRepo extends Context.Tag("candor/adapters/store/Reputatio
     readonly violationSessions: (
       agentId: string,
       since: string
-    ) => Effect.Effect<ReadonlyArray<{ readonly session_id: string; readonly last_violation_at: string }>, StoreError>
+    ) => Effect.Effect<ReadonlyArray<ViolationSession>, StoreError>
     readonly stored: (agentId: string) => Effect.Effect<StoredScore | undefined, StoreError>
     readonly saveScore: (agentId: string, score: StoredScore) => Effect.Effect<void, StoreError>
     /** The base scores (and eligibility) of those of these agents that have a stored score. */
@@ -119,6 +144,11 @@ export class ReputationRepo extends Context.Tag("candor/adapters/store/Reputatio
     readonly visibility: (agentId: string) => Effect.Effect<Visibility | undefined, StoreError>
     /** The organization the agent is claimed into (null: personal or unclaimed). */
     readonly orgOf: (agentId: string) => Effect.Effect<string | null, StoreError>
+    /** {@link RecomputationReads}: five reads and two checks in one statement. */
+    readonly recomputationReads: (
+      agentId: string,
+      at: { readonly since: string; readonly trendAt: string; readonly treeSize: number }
+    ) => Effect.Effect<RecomputationReads, StoreError>
     /** Of these agents, those that exist, with their visibility and stored score (if any). */
     readonly lookup: (
       agentIds: ReadonlyArray<string>
@@ -147,6 +177,35 @@ const tallyOf = (row: Record<string, unknown>): TallyCounts => ({
   stable_sessions: toCount(row.stable_sessions)
 })
 
+interface ViolationSessionRow {
+  readonly session_id: string
+  readonly last_violation_at: unknown
+}
+
+// In code-unit order of the session id (not the database's collation): the impacts are summed in
+// this order, and a verifier summing in the same order gets the same bits.
+const violationSessionsOf = (rows: ReadonlyArray<ViolationSessionRow>): ReadonlyArray<ViolationSession> =>
+  rows
+    .map((row) => ({ session_id: row.session_id, last_violation_at: toIso(row.last_violation_at) }))
+    .sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0))
+
+interface StoredScoreRow {
+  readonly result: unknown
+  readonly notified_score: unknown
+  readonly notified_grade: Grade | null
+  readonly base_score: unknown
+}
+
+const storedScoreOf = (row: StoredScoreRow | undefined): StoredScore | undefined =>
+  row === undefined
+    ? undefined
+    : {
+        record: row.result as ScoreRecord,
+        notified_score: numberOrNull(row.notified_score),
+        notified_grade: row.notified_grade ?? null,
+        base_score: Number(row.base_score)
+      }
+
 const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : toIso(value))
 const numberOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value))
 
@@ -168,6 +227,15 @@ const publishedOf = (row: { readonly result: unknown; readonly visibility: Visib
 
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+
+  const violationSessionsQuery = (agentId: string, since: string) =>
+    sql`select session_id, last_violation_at from reputation_sessions
+      where agent_id = ${agentId} and last_violation_at >= ${since}::timestamptz`
+  const storedScoreQuery = (agentId: string) =>
+    sql`select result, notified_score, notified_grade, base_score from reputation_scores where agent_id = ${agentId}`
+  const scoreAtQuery = (agentId: string, at: string) =>
+    sql`select score from reputation_history where agent_id = ${agentId} and computed_at <= ${at}::timestamptz
+      order by computed_at desc, id desc limit 1`
 
   const readableClause = (readable: Readable) =>
     readable === "all"
@@ -288,33 +356,14 @@ export const make = Effect.gen(function* () {
       }).pipe(storeError("saveTally")),
 
     violationSessions: (agentId, since) =>
-      sql<{ session_id: string; last_violation_at: unknown }>`
-        select session_id, last_violation_at from reputation_sessions
-        where agent_id = ${agentId} and last_violation_at >= ${since}::timestamptz`.pipe(
-        // In code-unit order of the session id (not the database's collation): the impacts are summed
-        // in this order, and a verifier summing in the same order gets the same bits.
-        Effect.map((rows) =>
-          rows
-            .map((row) => ({ session_id: row.session_id, last_violation_at: toIso(row.last_violation_at) }))
-            .sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0))
-        ),
+      sql<ViolationSessionRow>`${violationSessionsQuery(agentId, since)}`.pipe(
+        Effect.map(violationSessionsOf),
         storeError("violationSessions")
       ),
 
     stored: (agentId) =>
-      sql<{ result: unknown; notified_score: unknown; notified_grade: Grade | null; base_score: unknown }>`
-        select result, notified_score, notified_grade, base_score from reputation_scores
-        where agent_id = ${agentId}`.pipe(
-        Effect.map(([row]) =>
-          row === undefined
-            ? undefined
-            : {
-                record: row.result as ScoreRecord,
-                notified_score: numberOrNull(row.notified_score),
-                notified_grade: row.notified_grade ?? null,
-                base_score: Number(row.base_score)
-              }
-        ),
+      sql<StoredScoreRow>`${storedScoreQuery(agentId)}`.pipe(
+        Effect.map(([row]) => storedScoreOf(row)),
         storeError("storedScore")
       ),
 
@@ -350,9 +399,7 @@ export const make = Effect.gen(function* () {
           ),
 
     scoreAt: (agentId, at) =>
-      sql<{ score: unknown }>`
-        select score from reputation_history where agent_id = ${agentId} and computed_at <= ${at}::timestamptz
-        order by computed_at desc, id desc limit 1`.pipe(
+      sql<{ score: unknown }>`${scoreAtQuery(agentId, at)}`.pipe(
         Effect.map(([row]) => (row === undefined ? undefined : Number(row.score))),
         storeError("scoreAt")
       ),
@@ -391,6 +438,41 @@ export const make = Effect.gen(function* () {
       sql<{ org_id: string | null }>`select org_id from agent_claims where agent_id = ${agentId}`.pipe(
         Effect.map(([row]) => row?.org_id ?? null),
         storeError("agentOrg")
+      ),
+
+    // The queries of the methods above, as scalar subqueries of one statement; the tree head's is
+    // Store.treeHead's at an exact size, and the two checks are the first conditions of the reads they spare.
+    recomputationReads: (agentId, { since, treeSize, trendAt }) =>
+      sql<{
+        org_id: string | null
+        violation_sessions: ReadonlyArray<ViolationSessionRow> | null
+        stored: StoredScoreRow | null
+        score_at: unknown
+        tree_head: { root: string; note: string } | null
+        card_gaps: boolean
+        reevaluations: boolean
+      }>`
+        select
+          (select org_id from agent_claims where agent_id = ${agentId}) as org_id,
+          (select json_agg(v) from (${violationSessionsQuery(agentId, since)}) v) as violation_sessions,
+          (select row_to_json(s) from (${storedScoreQuery(agentId)}) s) as stored,
+          (select score from (${scoreAtQuery(agentId, trendAt)}) h) as score_at,
+          (select json_build_object('root', encode(root, 'hex'), 'note', note) from tree_heads
+            where agent_id = ${agentId} and tree_size = ${treeSize}) as tree_head,
+          exists (select 1 from reclassifications where agent_id = ${agentId} and new_type = 'card_gap') as card_gaps,
+          exists (select 1 from governance_entries
+            where log_id = ${governanceLogKey(agentGovernanceLog(agentId))}
+              and record ->> 'action' = 'aip.reevaluation') as reevaluations`.pipe(
+        Effect.map(([row]): RecomputationReads => ({
+          orgId: row!.org_id,
+          violationSessions: violationSessionsOf(row!.violation_sessions ?? []),
+          stored: storedScoreOf(row!.stored ?? undefined),
+          scoreAt: row!.score_at === null ? undefined : Number(row!.score_at),
+          treeHead: row!.tree_head ?? undefined,
+          mayHaveCardGaps: row!.card_gaps,
+          mayHaveReevaluations: row!.reevaluations
+        })),
+        storeError("recomputationReads")
       ),
 
     lookup: (agentIds) =>

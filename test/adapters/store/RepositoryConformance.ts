@@ -189,6 +189,10 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       "history newest first since a time; one weekly snapshot per week; the score at a time",
       () => Score.reputationHistory
     )
+    it.effect(
+      "a recomputation's reads in one statement equal the five reads they replace; the checks of the two others",
+      () => Score.recomputationReads
+    )
   })
 
   describe("RiskRepo", () => {

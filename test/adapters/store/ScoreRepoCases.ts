@@ -5,15 +5,18 @@
  * reputation bookkeeping (TeamReputationRepo), and the team intelligence's reads of its members'
  * logs (TeamIntelligenceInputs).
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
 import { MemberScores } from "../../../adapters/store/MemberScores.js"
+import { ReclassificationRepo } from "../../../adapters/store/ReclassificationRepo.js"
 import { ReputationRepo, type StoredScore } from "../../../adapters/store/ReputationRepo.js"
 import { Store } from "../../../adapters/store/Store.js"
 import { TeamIntelligenceInputs } from "../../../adapters/store/TeamIntelligenceInputs.js"
 import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
 import { TeamReputationRepo } from "../../../adapters/store/TeamReputationRepo.js"
+import { agentGovernanceLog, governanceLogKey } from "../../../core/Governance.js"
 import type { ReputationHistoryItem } from "../../../core/schema/Reputation.js"
 import { ratedAgent } from "../../support/ReputationFixtures.js"
 import { claimed } from "./AgentRepoCases.js"
@@ -52,6 +55,98 @@ export const reputationScores = Effect.gen(function* () {
   expect(yield* repo.orgOf(unknown)).toBeNull()
   expect(yield* repo.visibility(agentId)).toBe("unlisted")
   expect(yield* repo.visibility(unknown)).toBeUndefined()
+})
+
+/** The recomputation's reads in one statement equal the five reads they replace; the two checks say when the others have anything. */
+export const recomputationReads = Effect.gen(function* () {
+  const repo = yield* ReputationRepo
+  const store = yield* Store
+  const sql = yield* SqlClient.SqlClient
+  const orgId = uniqueId("org_rr")
+  const agentId = uniqueId("agt-rr")
+  const { inputs } = makeInputs(agentId, fresh(agentId), 4)
+  expect(yield* store.commitBatch(inputs)).toEqual({ _tag: "Committed" })
+  yield* claimed(orgId, [agentId])
+  yield* repo.lockTally(agentId)
+  const session = (id: string, last: string | null) =>
+    [id, { checkpoints: 2, last_violation_at: last, drifted: false }] as const
+  yield* repo.saveTally(
+    agentId,
+    { tree_size: 4, certified: 4, analysed: 4, analysed_clear: 3, long_sessions: 0, stable_sessions: 0 },
+    new Map([
+      session("s-b", "2026-11-20T10:00:00.000Z"),
+      session("s-a", "2026-11-21T10:00:00.000Z"),
+      session("s-old", "2026-09-01T00:00:00.000Z"),
+      session("s-clear", null)
+    ]),
+    "2026-11-22T00:00:00.000Z"
+  )
+  yield* repo.saveScore(agentId, { ...storedScore(agentId, 610), notified_score: 600, notified_grade: "A" })
+  yield* repo.appendHistory(agentId, historyItem("2026-10-01T00:00:00.000Z", "recomputation"))
+  yield* repo.appendHistory(agentId, { ...historyItem("2026-10-20T00:00:00.000Z", "recomputation"), score: 555 })
+
+  const separately = (id: string, at: { since: string; trendAt: string; treeSize: number }) =>
+    Effect.gen(function* () {
+      const head = yield* store.treeHead(id, at.treeSize)
+      return {
+        orgId: yield* repo.orgOf(id),
+        violationSessions: yield* repo.violationSessions(id, at.since),
+        stored: yield* repo.stored(id),
+        scoreAt: yield* repo.scoreAt(id, at.trendAt),
+        treeHead: head === undefined ? undefined : { root: head.root, note: head.note }
+      }
+    })
+  const at = { since: "2026-10-30T00:00:00.000Z", trendAt: "2026-10-25T00:00:00.000Z", treeSize: 4 }
+  const reads = yield* repo.recomputationReads(agentId, at)
+  expect(reads).toEqual({
+    ...(yield* separately(agentId, at)),
+    mayHaveCardGaps: false,
+    mayHaveReevaluations: false
+  })
+  // Each member holds something here, so the comparison above compares values, not absences.
+  expect(reads.orgId).toBe(orgId)
+  expect(reads.violationSessions.map((v) => v.session_id)).toEqual(["s-a", "s-b"])
+  expect(reads.stored?.notified_grade).toBe("A")
+  expect(reads.scoreAt).toBe(555)
+  expect(reads.treeHead?.note).toContain(`\n4\n`)
+  // Before the history and at a size with no signed head.
+  const earlier = { since: "2026-11-21T00:00:00.000Z", trendAt: "2026-09-01T00:00:00.000Z", treeSize: 3 }
+  expect(yield* repo.recomputationReads(agentId, earlier)).toEqual({
+    ...(yield* separately(agentId, earlier)),
+    mayHaveCardGaps: false,
+    mayHaveReevaluations: false
+  })
+
+  const violation = inputs.find((input) => input.checkpoint.verdict === "boundary_violation")!
+  yield* (yield* ReclassificationRepo).insert({
+    reclassification_id: `rc-${randomUUID()}`,
+    agent_id: agentId,
+    checkpoint_id: violation.checkpoint.checkpoint_id,
+    session_id: violation.checkpoint.session_id,
+    original_verdict: "boundary_violation",
+    new_type: "card_gap",
+    reason: "the card lacked the action",
+    approved_by: "user-rr",
+    chain_hash: violation.attestation.certificate.chain.hash,
+    governance_index: 0,
+    created_at: "2026-11-02T00:00:00.000Z"
+  })
+  expect((yield* repo.recomputationReads(agentId, at)).mayHaveCardGaps).toBe(true)
+  const record = { action: "aip.reevaluation", new_state: { changed: [] } }
+  yield* sql`insert into governance_entries (log_id, idx, leaf_hash, record)
+    values (${governanceLogKey(agentGovernanceLog(agentId))}, 0, ${new Uint8Array(32)}, ${JSON.stringify(record)}::json)`
+  expect((yield* repo.recomputationReads(agentId, at)).mayHaveReevaluations).toBe(true)
+
+  const unknown = uniqueId("agt-rr")
+  expect(yield* repo.recomputationReads(unknown, at)).toEqual({
+    orgId: null,
+    violationSessions: [],
+    stored: undefined,
+    scoreAt: undefined,
+    treeHead: undefined,
+    mayHaveCardGaps: false,
+    mayHaveReevaluations: false
+  })
 })
 
 export const reputationHistory = Effect.gen(function* () {
