@@ -52,7 +52,10 @@ export interface Recomputed {
   readonly counted: number
   /** The webhook events it enqueued. */
   readonly events: ReadonlyArray<WebhookEventType>
-  /** The base score (no trust adjustment) moved: the agents this one trusts are to be recomputed. */
+  /**
+   * The base score (no trust adjustment) moved and the agent trusts others (an active edge out of
+   * it): the agents it trusts are to be recomputed.
+   */
   readonly base_changed: boolean
 }
 
@@ -99,7 +102,7 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
           treeSize: counts.tree_size
         })
         const orgId = reads.orgId
-        const coherence = yield* coherenceInputsOf(agentId, orgId)
+        const coherence = yield* coherenceInputsOf(agentId, orgId, reads.mayHaveTrusters)
         const cardGaps = reads.mayHaveCardGaps
           ? yield* (yield* ReclassificationRepo.ReclassificationRepo).cardGaps(agentId, counts.tree_size)
           : NO_CARD_GAPS
@@ -175,7 +178,7 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
           record,
           counted: counts.tree_size - before.tree_size,
           events,
-          base_changed: previous?.base_score !== baseScore
+          base_changed: reads.mayTrustOthers && previous?.base_score !== baseScore
         }
       })
     ).pipe(

@@ -64,10 +64,15 @@ const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | unde
   return standing
 }
 
-/** `orgId`: the organization the agent is claimed into (null: personal or unclaimed), which the caller has read. */
+/**
+ * `orgId`: the organization the agent is claimed into (null: personal or unclaimed), and
+ * `mayHaveTrusters`: whether any active trust edge points at it (false: no walk, no trust), both
+ * read by the caller.
+ */
 export const coherenceInputsOf = (
   agentId: string,
-  orgId: string | null
+  orgId: string | null,
+  mayHaveTrusters: boolean
 ): Effect.Effect<
   CoherenceInputs,
   StoreError,
@@ -78,7 +83,7 @@ export const coherenceInputsOf = (
     const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.CoherenceRepo, orgId)
     const standing = fleet === undefined ? undefined : standingIn(fleet, agentId)
 
-    const edges = yield* (yield* TrustEdgeRepo.TrustEdgeRepo).incomingGraph(agentId)
+    const edges = mayHaveTrusters ? yield* (yield* TrustEdgeRepo.TrustEdgeRepo).incomingGraph(agentId) : []
     const bases = yield* reputation.baseScores([...new Set(edges.map((edge) => edge.source_agent_id))])
     const trust = trustAdjustmentOf(agentId, edges, (id) => bases.get(id))
     return {

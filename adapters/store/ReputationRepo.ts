@@ -34,9 +34,10 @@ export interface ViolationSession {
  * What a recomputation reads once its tally is counted, in one statement (each member is what the
  * method of its name, or Store.treeHead, answers): the agent's organization, its violation sessions
  * since `since`, its stored score, its newest history score at or before `trendAt`, and the signed
- * tree head at exactly `treeSize`. The two `may…` say whether the agent has any card-gap
- * reclassification or AIP re-evaluation at all: without one, their reads (ReclassificationRepo
- * `cardGaps`, ReevaluationRepo `reevaluated`) answer nothing and are spared.
+ * tree head at exactly `treeSize`. The checks say whether the agent has any card-gap
+ * reclassification, AIP re-evaluation, active trust edge into it or out of it at all: without one,
+ * the read that would look (ReclassificationRepo `cardGaps`, ReevaluationRepo `reevaluated`,
+ * TrustEdgeRepo `incomingGraph` and `outgoingGraph`) answers nothing and is spared.
  */
 export interface RecomputationReads {
   readonly orgId: string | null
@@ -46,6 +47,8 @@ export interface RecomputationReads {
   readonly treeHead: { readonly root: string; readonly note: string } | undefined
   readonly mayHaveCardGaps: boolean
   readonly mayHaveReevaluations: boolean
+  readonly mayHaveTrusters: boolean
+  readonly mayTrustOthers: boolean
 }
 
 /** A score as stored: the published record but its visibility, which is read from the claim. */
@@ -144,7 +147,7 @@ export class ReputationRepo extends Context.Tag("candor/adapters/store/Reputatio
     readonly visibility: (agentId: string) => Effect.Effect<Visibility | undefined, StoreError>
     /** The organization the agent is claimed into (null: personal or unclaimed). */
     readonly orgOf: (agentId: string) => Effect.Effect<string | null, StoreError>
-    /** {@link RecomputationReads}: five reads and two checks in one statement. */
+    /** {@link RecomputationReads}: five reads and four checks in one statement. */
     readonly recomputationReads: (
       agentId: string,
       at: { readonly since: string; readonly trendAt: string; readonly treeSize: number }
@@ -441,7 +444,8 @@ export const make = Effect.gen(function* () {
       ),
 
     // The queries of the methods above, as scalar subqueries of one statement; the tree head's is
-    // Store.treeHead's at an exact size, and the two checks are the first conditions of the reads they spare.
+    // Store.treeHead's at an exact size, and each check is the first condition of the read it spares
+    // (a trust walk from an agent with no edge in its direction finds no edge).
     recomputationReads: (agentId, { since, treeSize, trendAt }) =>
       sql<{
         org_id: string | null
@@ -451,6 +455,8 @@ export const make = Effect.gen(function* () {
         tree_head: { root: string; note: string } | null
         card_gaps: boolean
         reevaluations: boolean
+        trusters: boolean
+        trusts: boolean
       }>`
         select
           (select org_id from agent_claims where agent_id = ${agentId}) as org_id,
@@ -462,7 +468,9 @@ export const make = Effect.gen(function* () {
           exists (select 1 from reclassifications where agent_id = ${agentId} and new_type = 'card_gap') as card_gaps,
           exists (select 1 from governance_entries
             where log_id = ${governanceLogKey(agentGovernanceLog(agentId))}
-              and record ->> 'action' = 'aip.reevaluation') as reevaluations`.pipe(
+              and record ->> 'action' = 'aip.reevaluation') as reevaluations,
+          exists (select 1 from trust_edges where target_agent_id = ${agentId} and deleted_at is null) as trusters,
+          exists (select 1 from trust_edges where source_agent_id = ${agentId} and deleted_at is null) as trusts`.pipe(
         Effect.map(([row]): RecomputationReads => ({
           orgId: row!.org_id,
           violationSessions: violationSessionsOf(row!.violation_sessions ?? []),
@@ -470,7 +478,9 @@ export const make = Effect.gen(function* () {
           scoreAt: row!.score_at === null ? undefined : Number(row!.score_at),
           treeHead: row!.tree_head ?? undefined,
           mayHaveCardGaps: row!.card_gaps,
-          mayHaveReevaluations: row!.reevaluations
+          mayHaveReevaluations: row!.reevaluations,
+          mayHaveTrusters: row!.trusters,
+          mayTrustOthers: row!.trusts
         })),
         storeError("recomputationReads")
       ),

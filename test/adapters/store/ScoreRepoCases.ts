@@ -16,6 +16,7 @@ import { Store } from "../../../adapters/store/Store.js"
 import { TeamIntelligenceInputs } from "../../../adapters/store/TeamIntelligenceInputs.js"
 import { TeamRepo } from "../../../adapters/store/TeamRepo.js"
 import { TeamReputationRepo } from "../../../adapters/store/TeamReputationRepo.js"
+import { TrustEdgeRepo } from "../../../adapters/store/TrustEdgeRepo.js"
 import { agentGovernanceLog, governanceLogKey } from "../../../core/Governance.js"
 import type { ReputationHistoryItem } from "../../../core/schema/Reputation.js"
 import { ratedAgent } from "../../support/ReputationFixtures.js"
@@ -57,7 +58,7 @@ export const reputationScores = Effect.gen(function* () {
   expect(yield* repo.visibility(unknown)).toBeUndefined()
 })
 
-/** The recomputation's reads in one statement equal the five reads they replace; the two checks say when the others have anything. */
+/** The recomputation's reads in one statement equal the five reads they replace; the checks say when the others have anything. */
 export const recomputationReads = Effect.gen(function* () {
   const repo = yield* ReputationRepo
   const store = yield* Store
@@ -101,7 +102,9 @@ export const recomputationReads = Effect.gen(function* () {
   expect(reads).toEqual({
     ...(yield* separately(agentId, at)),
     mayHaveCardGaps: false,
-    mayHaveReevaluations: false
+    mayHaveReevaluations: false,
+    mayHaveTrusters: false,
+    mayTrustOthers: false
   })
   // Each member holds something here, so the comparison above compares values, not absences.
   expect(reads.orgId).toBe(orgId)
@@ -114,7 +117,9 @@ export const recomputationReads = Effect.gen(function* () {
   expect(yield* repo.recomputationReads(agentId, earlier)).toEqual({
     ...(yield* separately(agentId, earlier)),
     mayHaveCardGaps: false,
-    mayHaveReevaluations: false
+    mayHaveReevaluations: false,
+    mayHaveTrusters: false,
+    mayTrustOthers: false
   })
 
   const violation = inputs.find((input) => input.checkpoint.verdict === "boundary_violation")!
@@ -136,6 +141,25 @@ export const recomputationReads = Effect.gen(function* () {
   yield* sql`insert into governance_entries (log_id, idx, leaf_hash, record)
     values (${governanceLogKey(agentGovernanceLog(agentId))}, 0, ${new Uint8Array(32)}, ${JSON.stringify(record)}::json)`
   expect((yield* repo.recomputationReads(agentId, at)).mayHaveReevaluations).toBe(true)
+  const trust = yield* TrustEdgeRepo
+  const edge = (source: string, target: string) => ({
+    id: `te-${randomUUID()}`,
+    source_agent_id: source,
+    target_agent_id: target,
+    trust_level: "high" as const,
+    reason: "recomputation reads",
+    created_by: "user-rr",
+    created_at: "2026-11-02T00:00:00.000Z"
+  })
+  const [truster, trusted] = [uniqueId("agt-rr"), uniqueId("agt-rr")]
+  yield* trust.create(edge(truster, agentId))
+  expect(yield* repo.recomputationReads(agentId, at)).toMatchObject({ mayHaveTrusters: true, mayTrustOthers: false })
+  const out = edge(agentId, trusted)
+  yield* trust.create(out)
+  expect(yield* repo.recomputationReads(agentId, at)).toMatchObject({ mayHaveTrusters: true, mayTrustOthers: true })
+  // A deleted edge is no edge.
+  yield* trust.remove(agentId, out.id, "user-rr")
+  expect((yield* repo.recomputationReads(agentId, at)).mayTrustOthers).toBe(false)
 
   const unknown = uniqueId("agt-rr")
   expect(yield* repo.recomputationReads(unknown, at)).toEqual({
@@ -145,7 +169,9 @@ export const recomputationReads = Effect.gen(function* () {
     scoreAt: undefined,
     treeHead: undefined,
     mayHaveCardGaps: false,
-    mayHaveReevaluations: false
+    mayHaveReevaluations: false,
+    mayHaveTrusters: false,
+    mayTrustOthers: false
   })
 })
 
