@@ -17,6 +17,17 @@ import { type Subscriber, WebhookRepo } from "../adapters/store/WebhookRepo.js"
 import { endpointSelects } from "../adapters/webhooks/WebhookEndpoints.js"
 import { deliveryDraft } from "../adapters/store/WebhookDeliveryOutbox.js"
 
+/** The first of the items of each key, in order. */
+const firstOfEach = <A>(items: ReadonlyArray<A>, key: (item: A) => string): ReadonlyArray<A> => {
+  const seen = new Set<string>()
+  return items.filter((item) => {
+    const k = key(item)
+    if (seen.has(k)) return false
+    seen.add(k)
+    return true
+  })
+}
+
 export const fanOutEvents = (
   envelopes: ReadonlyArray<WebhookEnvelope>
 ): Effect.Effect<void, StoreError, SqlClient.SqlClient | WebhookRepo | Store> =>
@@ -28,18 +39,20 @@ export const fanOutEvents = (
     yield* transaction(
       sql,
       Effect.gen(function* () {
-        /** The candidates of each agent (or, for an event naming none, organization) of the batch. */
-        const candidates = new Map<string, ReadonlyArray<Subscriber>>()
-        const seen = new Set<string>()
-        const fanOut: Array<{ envelope: WebhookEnvelope; subscribers: ReadonlyArray<Subscriber> }> = []
-        for (const envelope of envelopes) {
-          if (seen.has(envelope.id)) continue
-          seen.add(envelope.id)
-          const key = envelope.agent_id === undefined ? `org:${envelope.org_id}` : `agent:${envelope.agent_id}`
-          let found = candidates.get(key)
-          if (found === undefined) candidates.set(key, (found = yield* repo.candidates(envelope)))
-          fanOut.push({ envelope, subscribers: found.filter((endpoint) => endpointSelects(endpoint, envelope)) })
-        }
+        // The batch's events once each, and the candidates of each of its agents (or, for an event
+        // naming none, organizations), read in one statement.
+        const unique = firstOfEach(envelopes, (envelope) => envelope.id)
+        const keyOf = (envelope: WebhookEnvelope) =>
+          envelope.agent_id === undefined ? `org:${envelope.org_id}` : `agent:${envelope.agent_id}`
+        const looked = firstOfEach(unique, keyOf)
+        const found = yield* repo.candidates(looked)
+        const candidates = new Map<string, ReadonlyArray<Subscriber>>(
+          looked.map((envelope, i) => [keyOf(envelope), found[i]!])
+        )
+        const fanOut = unique.map((envelope) => ({
+          envelope,
+          subscribers: candidates.get(keyOf(envelope))!.filter((endpoint) => endpointSelects(endpoint, envelope))
+        }))
         const added = yield* repo.addDeliveries(fanOut, at)
         yield* store.enqueueOutbox(added.map(deliveryDraft))
       })

@@ -169,13 +169,13 @@ export class WebhookRepo extends Context.Tag("candor/adapters/store/WebhookRepo"
     /** The secrets that sign at `now`: the current one first, then the previous one while it lives. */
     readonly secrets: (endpointId: string, now: Date) => Effect.Effect<ReadonlyArray<string>, StoreError>
     /**
-     * Active endpoints an event may go to: those of the agent's organization (when the event names
-     * an agent, its organization as claimed now; else the event's `org_id`) and the agent's own.
+     * For each event, the active endpoints it may go to: those of the agent's organization (when the
+     * event names an agent, its organization as claimed now; else the event's `org_id`) and the
+     * agent's own, oldest first. One statement for a fan-out batch's events, however many.
      */
-    readonly candidates: (event: {
-      readonly org_id: string | null
-      readonly agent_id?: string | undefined
-    }) => Effect.Effect<ReadonlyArray<Subscriber>, StoreError>
+    readonly candidates: (
+      events: ReadonlyArray<{ readonly org_id: string | null; readonly agent_id?: string | undefined }>
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<Subscriber>>, StoreError>
     /**
      * Inserts one pending delivery per event and subscriber (none twice per event), every event of
      * a fan-out batch in one statement; returns those inserted.
@@ -412,28 +412,37 @@ export const make = Effect.gen(function* () {
       return yield* openSecrets(row, now)
     }).pipe(Effect.mapError((cause) => new StoreError({ operation: "webhooks.secrets", cause })))
 
-  const candidates: WebhookRepo["Type"]["candidates"] = ({ agent_id: agentId, org_id: eventOrg }) =>
-    sql<{
-      registration_id: string
-      org_id: string | null
-      agent_id: string | null
-      events: ReadonlyArray<string>
-      agent_ids: ReadonlyArray<string>
-    }>`select registration_id, org_id, agent_id, events, agent_ids from webhooks
-      where active and (org_id = ${
-        agentId === undefined ? sql`${eventOrg}` : sql`(select org_id from agent_claims where agent_id = ${agentId})`
-      } or ${agentId === undefined ? sql`false` : sql`(org_id is null and agent_id = ${agentId})`})
-      order by created_at, registration_id`.pipe(
-      Effect.map((rows) =>
-        rows.map((row) => ({
-          endpoint_id: row.registration_id,
-          owner: ownerOf(row),
-          event_types: row.events,
-          agent_ids: row.agent_ids
-        }))
-      ),
-      storeError("webhooks.candidates")
-    )
+  const candidates: WebhookRepo["Type"]["candidates"] = (events) =>
+    events.length === 0
+      ? Effect.succeed([])
+      : sql<{
+          i: number
+          registration_id: string
+          org_id: string | null
+          agent_id: string | null
+          events: ReadonlyArray<string>
+          agent_ids: ReadonlyArray<string>
+        }>`select k.i, w.registration_id, w.org_id, w.agent_id, w.events, w.agent_ids
+          from json_to_recordset(${json(events.map((event, i) => ({ i, agent_id: event.agent_id ?? null, org_id: event.org_id })))}::json)
+            as k(i int, agent_id text, org_id text)
+          join webhooks w on w.active and (
+            w.org_id = case when k.agent_id is null then k.org_id
+              else (select c.org_id from agent_claims c where c.agent_id = k.agent_id) end
+            or (k.agent_id is not null and w.org_id is null and w.agent_id = k.agent_id))
+          order by k.i, w.created_at, w.registration_id`.pipe(
+          Effect.map((rows) => {
+            const found = events.map((): Array<Subscriber> => [])
+            for (const row of rows)
+              found[row.i]!.push({
+                endpoint_id: row.registration_id,
+                owner: ownerOf(row),
+                event_types: row.events,
+                agent_ids: row.agent_ids
+              })
+            return found
+          }),
+          storeError("webhooks.candidates")
+        )
 
   const addDeliveries: WebhookRepo["Type"]["addDeliveries"] = (fanOut, at) => {
     const rows = fanOut.flatMap(({ envelope, subscribers }) =>

@@ -46,12 +46,25 @@ export const endpointsAndDeliveries = Effect.gen(function* () {
 
   // The agent's organization comes from its claim, not from the event.
   const ids = (subscribers: ReadonlyArray<{ endpoint_id: string }>) => subscribers.map((s) => s.endpoint_id)
-  expect(ids(yield* repo.candidates({ org_id: null, agent_id: "agt-r1" }))).toEqual([orgEndpoint.endpoint_id])
-  expect(ids(yield* repo.candidates({ org_id: "org_r", agent_id: "agt-r2" }))).toEqual([agentEndpoint.endpoint_id])
-  expect(ids(yield* repo.candidates({ org_id: "org_r" }))).toEqual([orgEndpoint.endpoint_id])
+  // Several events in one read, each answered in its place.
+  const found = yield* repo.candidates([
+    { org_id: null, agent_id: "agt-r1" },
+    { org_id: "org_r", agent_id: "agt-r2" },
+    { org_id: "org_r" },
+    { org_id: null },
+    { org_id: "org_none", agent_id: "agt-unknown" }
+  ])
+  expect(found.map(ids)).toEqual([
+    [orgEndpoint.endpoint_id],
+    [agentEndpoint.endpoint_id],
+    [orgEndpoint.endpoint_id],
+    [],
+    []
+  ])
+  expect(yield* repo.candidates([])).toEqual([])
 
   const envelope = event("agt-r1", "org_r", "one")
-  const subscribers = yield* repo.candidates(envelope)
+  const subscribers = (yield* repo.candidates([envelope]))[0]!
   const added = yield* repo.addDeliveries([{ envelope, subscribers }], at)
   expect(added).toHaveLength(1)
   expect(yield* repo.addDeliveries([{ envelope, subscribers }], at)).toEqual([])
@@ -96,7 +109,7 @@ export const endpointsAndDeliveries = Effect.gen(function* () {
   const disabled = yield* repo.find(orgEndpoint.endpoint_id)
   expect(disabled).toMatchObject({ is_active: false, consecutive_failures: 100 })
   expect(disabled?.disabled_reason).toContain("HTTP 500")
-  expect(yield* repo.candidates(envelope)).toEqual([])
+  expect(yield* repo.candidates([envelope])).toEqual([[]])
   const enabled = yield* repo.update(org, orgEndpoint.endpoint_id, { is_active: true }, at)
   expect(enabled).toMatchObject({ is_active: true, disabled_reason: null, consecutive_failures: 0 })
   expect(yield* repo.remove(org, orgEndpoint.endpoint_id)).toMatchObject({ endpoint_id: orgEndpoint.endpoint_id })
