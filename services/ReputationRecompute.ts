@@ -102,7 +102,7 @@ export const recomputeReputation = (agentId: string): Effect.Effect<Recomputed, 
           treeSize: counts.tree_size
         })
         const orgId = reads.orgId
-        const coherence = yield* coherenceInputsOf(agentId, orgId, reads.mayHaveTrusters)
+        const coherence = yield* coherenceInputsOf(agentId, reads)
         const cardGaps = reads.mayHaveCardGaps
           ? yield* (yield* ReclassificationRepo.ReclassificationRepo).cardGaps(agentId, counts.tree_size)
           : NO_CARD_GAPS

@@ -15,7 +15,7 @@ import type { CoherenceAgentSummary } from "../../core/schema/Coherence.js"
 import type { CoherenceInputs } from "../../core/Reputation.js"
 import { trustAdjustmentOf } from "../../core/TrustPropagation.js"
 import * as CoherenceRepo from "./CoherenceRepo.js"
-import { ReputationRepo } from "./ReputationRepo.js"
+import { type RecomputationReads, ReputationRepo } from "./ReputationRepo.js"
 import type { StoreError } from "./Store.js"
 import * as TrustEdgeRepo from "./TrustEdgeRepo.js"
 
@@ -38,9 +38,9 @@ const FLEET_CACHE_SIZE = 256
 /** Per repository, that is per database: versions are only unique within one. */
 const fleetsOf = new WeakMap<CoherenceRepo.CoherenceRepo["Type"], Map<string, Fleet>>()
 
-const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string) =>
+/** `version`: the organization's fleet version, read by the caller (undefined: no such organization). */
+const fleetOf = (repo: CoherenceRepo.CoherenceRepo["Type"], orgId: string, version: string | undefined) =>
   Effect.gen(function* () {
-    const version = yield* repo.fleetVersion(orgId)
     if (version === undefined) return undefined
     let fleets = fleetsOf.get(repo)
     if (fleets === undefined) fleetsOf.set(repo, (fleets = new Map()))
@@ -65,14 +65,13 @@ const standingIn = (fleet: Fleet, agentId: string): CoherenceAgentSummary | unde
 }
 
 /**
- * `orgId`: the organization the agent is claimed into (null: personal or unclaimed), and
- * `mayHaveTrusters`: whether any active trust edge points at it (false: no walk, no trust), both
- * read by the caller.
+ * What the caller read of the agent (ReputationRepo `recomputationReads`): the organization it is
+ * claimed into (null: personal or unclaimed) and that organization's fleet version, and whether any
+ * active trust edge points at it (false: no walk, no trust).
  */
 export const coherenceInputsOf = (
   agentId: string,
-  orgId: string | null,
-  mayHaveTrusters: boolean
+  { fleetVersion, mayHaveTrusters, orgId }: Pick<RecomputationReads, "orgId" | "fleetVersion" | "mayHaveTrusters">
 ): Effect.Effect<
   CoherenceInputs,
   StoreError,
@@ -80,7 +79,7 @@ export const coherenceInputsOf = (
 > =>
   Effect.gen(function* () {
     const reputation = yield* ReputationRepo
-    const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.CoherenceRepo, orgId)
+    const fleet = orgId === null ? undefined : yield* fleetOf(yield* CoherenceRepo.CoherenceRepo, orgId, fleetVersion)
     const standing = fleet === undefined ? undefined : standingIn(fleet, agentId)
 
     const edges = mayHaveTrusters ? yield* (yield* TrustEdgeRepo.TrustEdgeRepo).incomingGraph(agentId) : []

@@ -8,6 +8,7 @@
  * deactivated or removed, whichever process made it. One primary-key read.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,15 +42,22 @@ const CardValues = Schema.Struct({
 /** jsonb arrives parsed from both drivers; text is accepted too rather than trusted to never happen. */
 const decodeValues = Schema.decodeUnknown(Schema.Union(CardValues, Schema.parseJson(CardValues)))
 
+/**
+ * The fleet version of the organization `orgId` names (a parameter or a subquery), as text, as a
+ * scalar subquery: null when there is no such organization, '0' before any change (versions start
+ * at 1). Also read with a reputation recomputation's other inputs (ReputationRepo).
+ */
+export const fleetVersionOf = (sql: SqlClient.SqlClient, orgId: Statement.Fragment | string) =>
+  sql`(select coalesce(v.version::text, '0') from orgs o left join fleet_versions v on v.org_id = o.org_id
+    where o.org_id = ${orgId})`
+
 export const make = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
 
   return CoherenceRepo.of({
     fleetVersion: (orgId) =>
-      sql<{ version: unknown }>`
-        select v.version from orgs o left join fleet_versions v on v.org_id = o.org_id where o.org_id = ${orgId}`.pipe(
-        // No row yet: nothing of the fleet has changed since the organization was made (versions start at 1).
-        Effect.map(([row]) => (row === undefined ? undefined : String(row.version ?? 0))),
+      sql<{ version: string | null }>`select ${fleetVersionOf(sql, orgId)} as version`.pipe(
+        Effect.map(([row]) => row?.version ?? undefined),
         storeError("fleetVersion")
       ),
 

@@ -21,6 +21,7 @@ import type {
   Visibility
 } from "../../core/schema/Reputation.js"
 import { agentGovernanceLog, governanceLogKey } from "../../core/Governance.js"
+import { fleetVersionOf } from "./CoherenceRepo.js"
 import { json, toCount, toIso } from "./Rows.js"
 import { type StoreError, storeError } from "./Store.js"
 
@@ -41,6 +42,8 @@ export interface ViolationSession {
  */
 export interface RecomputationReads {
   readonly orgId: string | null
+  /** CoherenceRepo `fleetVersion` of the agent's organization (undefined without one). */
+  readonly fleetVersion: string | undefined
   readonly violationSessions: ReadonlyArray<ViolationSession>
   readonly stored: StoredScore | undefined
   readonly scoreAt: number | undefined
@@ -147,7 +150,7 @@ export class ReputationRepo extends Context.Tag("candor/adapters/store/Reputatio
     readonly visibility: (agentId: string) => Effect.Effect<Visibility | undefined, StoreError>
     /** The organization the agent is claimed into (null: personal or unclaimed). */
     readonly orgOf: (agentId: string) => Effect.Effect<string | null, StoreError>
-    /** {@link RecomputationReads}: five reads and four checks in one statement. */
+    /** {@link RecomputationReads}: six reads and four checks in one statement. */
     readonly recomputationReads: (
       agentId: string,
       at: { readonly since: string; readonly trendAt: string; readonly treeSize: number }
@@ -259,11 +262,16 @@ export const make = Effect.gen(function* () {
         : sql`s.score desc, s.agent_id`
 
   return ReputationRepo.of({
+    // One statement for an agent with a tally (every recomputation but its first); the first
+    // creates it, and locks it as any other would (two first ones racing: one insert wins, both lock).
     lockTally: (agentId) =>
       Effect.gen(function* () {
+        const lock = sql`select * from reputation_tallies where agent_id = ${agentId} for update`
+        const [row] = yield* lock
+        if (row !== undefined) return tallyOf(row)
         yield* sql`insert into reputation_tallies (agent_id) values (${agentId}) on conflict do nothing`
-        const [row] = yield* sql`select * from reputation_tallies where agent_id = ${agentId} for update`
-        return tallyOf(row!)
+        const [created] = yield* lock
+        return tallyOf(created!)
       }).pipe(storeError("lockTally")),
 
     scan: (agentId, from) =>
@@ -449,6 +457,7 @@ export const make = Effect.gen(function* () {
     recomputationReads: (agentId, { since, treeSize, trendAt }) =>
       sql<{
         org_id: string | null
+        fleet_version: string | null
         violation_sessions: ReadonlyArray<ViolationSessionRow> | null
         stored: StoredScoreRow | null
         score_at: unknown
@@ -460,6 +469,7 @@ export const make = Effect.gen(function* () {
       }>`
         select
           (select org_id from agent_claims where agent_id = ${agentId}) as org_id,
+          ${fleetVersionOf(sql, sql`(select org_id from agent_claims where agent_id = ${agentId})`)} as fleet_version,
           (select json_agg(v) from (${violationSessionsQuery(agentId, since)}) v) as violation_sessions,
           (select row_to_json(s) from (${storedScoreQuery(agentId)}) s) as stored,
           (select score from (${scoreAtQuery(agentId, trendAt)}) h) as score_at,
@@ -473,6 +483,7 @@ export const make = Effect.gen(function* () {
           exists (select 1 from trust_edges where source_agent_id = ${agentId} and deleted_at is null) as trusts`.pipe(
         Effect.map(([row]): RecomputationReads => ({
           orgId: row!.org_id,
+          fleetVersion: row!.fleet_version ?? undefined,
           violationSessions: violationSessionsOf(row!.violation_sessions ?? []),
           stored: storedScoreOf(row!.stored ?? undefined),
           scoreAt: row!.score_at === null ? undefined : Number(row!.score_at),

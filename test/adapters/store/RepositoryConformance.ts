@@ -190,7 +190,7 @@ export const repositoryConformance = (it: Vitest.MethodsNonLive<Services>) => {
       () => Score.reputationHistory
     )
     it.effect(
-      "a recomputation's reads in one statement equal the five reads they replace; the checks of the four others",
+      "a recomputation's reads in one statement equal the six reads they replace; the checks of the four others",
       () => Score.recomputationReads
     )
   })

@@ -9,6 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
+import { CoherenceRepo } from "../../../adapters/store/CoherenceRepo.js"
 import { MemberScores } from "../../../adapters/store/MemberScores.js"
 import { ReclassificationRepo } from "../../../adapters/store/ReclassificationRepo.js"
 import { ReputationRepo, type StoredScore } from "../../../adapters/store/ReputationRepo.js"
@@ -58,7 +59,7 @@ export const reputationScores = Effect.gen(function* () {
   expect(yield* repo.visibility(unknown)).toBeUndefined()
 })
 
-/** The recomputation's reads in one statement equal the five reads they replace; the checks say when the others have anything. */
+/** The recomputation's reads in one statement equal the six reads they replace; the checks say when the others have anything. */
 export const recomputationReads = Effect.gen(function* () {
   const repo = yield* ReputationRepo
   const store = yield* Store
@@ -89,8 +90,10 @@ export const recomputationReads = Effect.gen(function* () {
   const separately = (id: string, at: { since: string; trendAt: string; treeSize: number }) =>
     Effect.gen(function* () {
       const head = yield* store.treeHead(id, at.treeSize)
+      const org = yield* repo.orgOf(id)
       return {
-        orgId: yield* repo.orgOf(id),
+        orgId: org,
+        fleetVersion: org === null ? undefined : yield* (yield* CoherenceRepo).fleetVersion(org),
         violationSessions: yield* repo.violationSessions(id, at.since),
         stored: yield* repo.stored(id),
         scoreAt: yield* repo.scoreAt(id, at.trendAt),
@@ -108,6 +111,7 @@ export const recomputationReads = Effect.gen(function* () {
   })
   // Each member holds something here, so the comparison above compares values, not absences.
   expect(reads.orgId).toBe(orgId)
+  expect(reads.fleetVersion).toMatch(/^[0-9]+$/)
   expect(reads.violationSessions.map((v) => v.session_id)).toEqual(["s-a", "s-b"])
   expect(reads.stored?.notified_grade).toBe("A")
   expect(reads.scoreAt).toBe(555)
@@ -162,8 +166,9 @@ export const recomputationReads = Effect.gen(function* () {
   expect((yield* repo.recomputationReads(agentId, at)).mayTrustOthers).toBe(false)
 
   const unknown = uniqueId("agt-rr")
-  expect(yield* repo.recomputationReads(unknown, at)).toEqual({
+  expect(yield* repo.recomputationReads(unknown, at)).toStrictEqual({
     orgId: null,
+    fleetVersion: undefined,
     violationSessions: [],
     stored: undefined,
     scoreAt: undefined,
