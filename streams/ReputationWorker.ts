@@ -5,7 +5,7 @@
  * - a fiber drains the dirty set every `drainInterval` (1 s), recomputing each agent once however
  *   many commits marked it in between, but an agent at most once per `minInterval` (30 s): a busy
  *   agent marked by every commit is recomputed every 30 s rather than every second (a recomputation
- *   is some twelve statements, more than the commit of its checkpoints: at 5 s, a fleet of 200
+ *   is some eight statements, more than the commit of its checkpoints: at 5 s, a fleet of 200
  *   agents committing twice a second each spent more of the database on scores than on commits),
  *   while an agent idle for 30 s is scored within a second of its next commit; at most
  *   `maxPerDrain` (50) agents a drain, the longest marked first, four at a time: a budget of some
@@ -43,7 +43,7 @@ export interface ReputationWorkerOptions {
    * The most agents one drain (or sweep) recomputes (no bound when absent); the others stay marked,
    * in the order they were marked, for the next drains. Bounds the database's work whatever the
    * number of busy agents: with 10,000 agents each marked every few seconds, recomputing all of
-   * them (some twelve statements each) would cost more than committing their checkpoints.
+   * them (some eight statements each) would cost more than committing their checkpoints.
    */
   readonly maxPerDrain?: number
   /**
