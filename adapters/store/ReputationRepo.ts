@@ -33,9 +33,10 @@ export interface ViolationSession {
 
 /**
  * What a recomputation reads once its tally is counted, in one statement (each member is what the
- * method of its name, or Store.treeHead, answers): the agent's organization, its violation sessions
- * since `since`, its stored score, its newest history score at or before `trendAt`, and the signed
- * tree head at exactly `treeSize`. The checks say whether the agent has any card-gap
+ * method of its name, CoherenceRepo `fleetVersion` or Store.treeHead, answers): the agent's
+ * organization and its fleet version, the agent's violation sessions since `since`, its stored
+ * score, its newest history score at or before `trendAt`, and the signed tree head at exactly
+ * `treeSize`. The checks say whether the agent has any card-gap
  * reclassification, AIP re-evaluation, active trust edge into it or out of it at all: without one,
  * the read that would look (ReclassificationRepo `cardGaps`, ReevaluationRepo `reevaluated`,
  * TrustEdgeRepo `incomingGraph` and `outgoingGraph`) answers nothing and is spared.
