@@ -103,14 +103,24 @@ const redactedEverywhere = (mode: "none" | "mask" | "omit") =>
     }).pipe(printLogsOnFailure(serve))
   })
 
+// Each test starts `candor serve` on a fresh database: that alone took most of vitest's default 30 s
+// on a slow machine (one CI run timed the first out at 30 s).
+const SERVE_TIMEOUT = 120_000
+
 layer(Layer.empty, { timeout: "300 seconds", excludeTestServices: true })("evidence redaction end to end", (it) => {
-  it.scoped.skipIf(skipsWithout("postgres"))("none (the control): the excerpt and the answers hold all three", () =>
-    redactedEverywhere("none")
+  it.scoped.skipIf(skipsWithout("postgres"))(
+    "none (the control): the excerpt and the answers hold all three",
+    () => redactedEverywhere("none"),
+    SERVE_TIMEOUT
   )
-  it.scoped.skipIf(skipsWithout("postgres"))("mask: no e-mail, key or card number in any answer or row", () =>
-    redactedEverywhere("mask")
+  it.scoped.skipIf(skipsWithout("postgres"))(
+    "mask: no e-mail, key or card number in any answer or row",
+    () => redactedEverywhere("mask"),
+    SERVE_TIMEOUT
   )
-  it.scoped.skipIf(skipsWithout("postgres"))("omit: no evidence at all, and no secret in any answer or row", () =>
-    redactedEverywhere("omit")
+  it.scoped.skipIf(skipsWithout("postgres"))(
+    "omit: no evidence at all, and no secret in any answer or row",
+    () => redactedEverywhere("omit"),
+    SERVE_TIMEOUT
   )
 })
