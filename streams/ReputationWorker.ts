@@ -3,8 +3,9 @@
  *
  * - a commit marks the agents it extended dirty (`mark`: a set insertion, the commit never waits);
  * - a fiber drains the dirty set every `drainInterval` (1 s), recomputing each agent once however
- *   many commits marked it in between, but an agent at most once per `minInterval` (30 s): a busy
- *   agent marked by every commit is recomputed every 30 s rather than every second (a recomputation
+ *   many commits marked it in between, but an agent at most once per `minInterval` (30 s) while
+ *   commits keep coming: a busy agent marked by every commit is recomputed every 30 s rather than
+ *   every second, and within a second or two once the commits pause (a recomputation
  *   is some eight statements, more than the commit of its checkpoints: at 5 s, a fleet of 200
  *   agents committing twice a second each spent more of the database on scores than on commits),
  *   while an agent idle for 30 s is scored within a second of its next commit; at most
@@ -37,7 +38,10 @@ import { markMemberChanged } from "../services/TeamReputation.js"
 
 export interface ReputationWorkerOptions {
   readonly drainInterval: Duration.DurationInput
-  /** The least time between two recomputations of one agent by the drain (none when absent); the sweep ignores it. */
+  /**
+   * The least time between two recomputations of one agent by the drain while commits keep marking
+   * agents (none when absent); a drain with no commit since the one before, and the sweep, ignore it.
+   */
   readonly minInterval?: Duration.DurationInput
   /**
    * The most agents one drain (or sweep) recomputes (no bound when absent); the others stay marked,
@@ -76,8 +80,8 @@ export interface ReputationWorker {
   /** Marks agents for the next drain; never blocks. */
   readonly mark: (agentIds: Iterable<string>) => void
   /**
-   * Recomputes every agent marked so far, but those recomputed less than `minInterval` ago, which
-   * stay marked; returns how many were recomputed.
+   * Recomputes every agent marked so far, but, when a commit marked agents since the drain before,
+   * those recomputed less than `minInterval` ago, which stay marked; returns how many were recomputed.
    */
   readonly drain: Effect.Effect<number>
   /** Marks the lagging and stale agents this worker owns, then drains. */
@@ -117,11 +121,15 @@ export const makeReputationWorker = (
 
     /**
      * Recomputes the marked agents, the longest marked first, at most `maxPerDrain`: every one
-     * (`all`), else those not recomputed within `minIntervalMs`.
+     * (`all`), else those not recomputed within `minIntervalMs`. When no commit marked any agent
+     * since the drain before, the interval holds nobody back either: it spares the database while
+     * commits keep coming, and once they pause a score waits for nothing (a burst's scores are
+     * current within seconds of its last commit, not 30 s).
      */
     const drainMarked = (all: boolean) =>
       Effect.gen(function* () {
-        const budget = markedSinceDrain ? maxPerDrain : maxPerIdleDrain
+        const busy = markedSinceDrain
+        const budget = busy ? maxPerDrain : maxPerIdleDrain
         markedSinceDrain = false
         if (dirty.size === 0) return 0
         const now = yield* Clock.currentTimeMillis
@@ -129,7 +137,7 @@ export const makeReputationWorker = (
         const agents: Array<string> = []
         for (const agentId of dirty) {
           if (agents.length >= budget) break
-          if (all || !recomputedAt.has(agentId)) agents.push(agentId)
+          if (all || !busy || !recomputedAt.has(agentId)) agents.push(agentId)
         }
         for (const agentId of agents) dirty.delete(agentId)
         if (minIntervalMs > 0) for (const agentId of agents) recomputedAt.set(agentId, now)

@@ -139,7 +139,7 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("reputatio
   )
 
   it.scoped(
-    "a busy agent is recomputed at most once per minInterval; it stays marked meanwhile, and the sweep ignores the interval",
+    "a busy agent is recomputed at most once per minInterval while commits come; it stays marked meanwhile, and the sweep and a drain after the commits pause ignore the interval",
     () =>
       Effect.gen(function* () {
         const busy = uniqueId("agt-rep-busy")
@@ -163,10 +163,19 @@ layer(Workers, { timeout: "120 seconds", excludeTestServices: true })("reputatio
         expect(yield* worker.drain).toBe(1)
         expect((yield* scoreOf(busy))!.tree_size).toBe(2)
         expect((yield* scoreOf(quiet))!.tree_size).toBe(1)
+        // The commits go on: still held back.
+        worker.mark([busy])
         expect(yield* worker.drain).toBe(0)
         // Still marked: the sweep (which ignores the interval) takes it.
         yield* worker.sweep
         expect((yield* scoreOf(busy))!.tree_size).toBe(5)
+        // A commit again: the drain after it holds the agent back, the next (no commit since) takes it.
+        yield* seed(busy, 1)
+        worker.mark([busy])
+        expect(yield* worker.drain).toBe(0)
+        expect((yield* scoreOf(busy))!.tree_size).toBe(5)
+        expect(yield* worker.drain).toBe(1)
+        expect((yield* scoreOf(busy))!.tree_size).toBe(6)
       })
   )
 
