@@ -205,8 +205,17 @@ const MAX_VALUE_SETS_PER_CARD = 8
 const valuesKey = (values: ReadonlyArray<Value>): string =>
   values.map((v) => `${v.type}\u0001${v.severity ?? ""}\u0001${v.name}\u0001${v.content}`).join("\u0000")
 
+/**
+ * The last compilation for a values array, by identity: an agent's settings keep one array until
+ * they change, so most calls skip building and hashing the values' key (their whole text, some
+ * kilobytes with an organization's values).
+ */
+const lastByValues = new WeakMap<ReadonlyArray<Value>, { readonly card: object; readonly compiled: Compiled }>()
+
 export const compiledFor = (card: Card | undefined, values: ReadonlyArray<Value>): Compiled => {
   const cardKey: object = card ?? NO_CARD
+  const last = lastByValues.get(values)
+  if (last !== undefined && last.card === cardKey) return last.compiled
   let byValues = cache.get(cardKey)
   if (byValues === undefined) {
     byValues = new Map()
@@ -219,6 +228,7 @@ export const compiledFor = (card: Card | undefined, values: ReadonlyArray<Value>
     if (byValues.size >= MAX_VALUE_SETS_PER_CARD) byValues.clear()
     byValues.set(key, compiled)
   }
+  lastByValues.set(values, { card: cardKey, compiled })
   return compiled
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { AnalysisModel } from "../../../adapters/analysis/AnalysisModel.js"
 import { maskEvidence, redactEvidence } from "../../../adapters/analysis/Evidence.js"
-import { analyzeWithRules, layer as rulesJudgeLayer } from "../../../adapters/analysis/Rules.js"
+import { analyzeWithRules, compiledFor, layer as rulesJudgeLayer } from "../../../adapters/analysis/Rules.js"
 import { boundaryValueNames } from "../../../core/ConscienceResolution.js"
 import type { ConcernCategory, Severity } from "../../../core/schema/Concern.js"
 import type { ConscienceValue } from "../../../core/schema/Conscience.js"
@@ -260,6 +260,22 @@ describe("rules judge", () => {
     console.log(`rules judge: ${microseconds.toFixed(1)} µs per 4 KB thinking text`)
     // Generous bound so a loaded CI machine does not flake; the measured figure is logged above.
     expect(microseconds).toBeLessThan(1000)
+  })
+
+  it("compiles once per card and values: the same array, an equal copy or another card", () => {
+    const { card, conscienceValues } = request("")
+    const values = [...conscienceValues!]
+    const compiled = compiledFor(card, values)
+    expect(compiledFor(card, values)).toBe(compiled)
+    expect(compiledFor(card, [...values])).toBe(compiled)
+    // The same array under another card, or none, is compiled for that card.
+    const other = { ...card!, autonomy_envelope: { ...card!.autonomy_envelope, forbidden_actions: ["sell_the_house"] } }
+    expect(compiledFor(other, values)).not.toBe(compiled)
+    expect(compiledFor(other, values).rules.some((rule) => rule.description.includes("sell_the_house"))).toBe(true)
+    expect(compiledFor(undefined, values)).not.toBe(compiled)
+    expect(compiledFor(card, values)).toBe(compiled)
+    // Other values: another compilation.
+    expect(compiledFor(card, values.slice(1))).not.toBe(compiled)
   })
 
   it.effect("is served as the AnalysisModel named rules", () =>
