@@ -40,11 +40,25 @@ const leave = (value: object, ancestors: Ancestors): void => {
   if (ancestors.depth-- > CYCLE_CHECK_DEPTH) ancestors.deep!.delete(value)
 }
 
+/** Printable ASCII but `"` and `\\`: a string JSON quotes as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+
+/**
+ * A string as JSON text. Member names, ids, hashes, enums and most prose we hash are plain ASCII,
+ * which needs neither the check for lone surrogates nor `JSON.stringify`'s escaping: quoted as they
+ * are, a checkpoint's analysis takes some 40% less time (bench/Core.ts). One pass over the text, and
+ * a second only for a string that is not plain.
+ */
+const quoted = (text: string): string => {
+  if (PLAIN.test(text)) return `"${text}"`
+  if (!isWellFormed(text)) throw new TypeError("lone surrogates are not allowed")
+  return JSON.stringify(text)
+}
+
 const serialize = (value: unknown, ancestors: Ancestors): string => {
   switch (typeof value) {
     case "string":
-      if (!isWellFormed(value)) throw new TypeError("lone surrogates are not allowed")
-      return JSON.stringify(value)
+      return quoted(value)
     case "number":
       if (!Number.isFinite(value)) throw new TypeError(`${value} is not allowed`)
       return JSON.stringify(value)
@@ -80,7 +94,7 @@ const serialize = (value: unknown, ancestors: Ancestors): string => {
       const member = record[key]
       if (member === undefined || typeof member === "symbol") continue
       if (text.length > 1) text += ","
-      text += serialize(key, ancestors) + ":" + serialize(member, ancestors)
+      text += quoted(key) + ":" + serialize(member, ancestors)
     }
     text += "}"
   }

@@ -77,6 +77,17 @@ describe("RFC 8785 canonical JSON", () => {
     )
   })
 
+  it("quotes every code unit at the edges of plain ASCII as the package does, in keys and values", () => {
+    // Plain ASCII is quoted as it is; each of these needs an escape, or lies just past the plain range.
+    const edges = ["", " ", "~", '"', "\\", "\u001f", "\u007f", "\u0080", "a\"b", "a\\b", "tab\there", "é", "\u2028"]
+    for (const text of edges) {
+      expect(canonicalJson(text)).toBe(canonicalize(text))
+      expect(canonicalJson({ [text]: text })).toBe(canonicalize({ [text]: text }))
+    }
+    const everyAscii = String.fromCharCode(...Array.from({ length: 128 }, (_, i) => i))
+    expect(canonicalJson({ [everyAscii]: everyAscii })).toBe(canonicalize({ [everyAscii]: everyAscii }))
+  })
+
   it("refuses a string or key with a lone surrogate wherever it is, as the package does", () => {
     for (const bad of [["a", "\udc00"], { ["k\ud800"]: 1 }, { a: { b: "x\ud83dy" } }, "\ud83d"]) {
       expect(() => canonicalize(bad)).toThrow()
