@@ -77,5 +77,11 @@ export class AnalysisModel extends Context.Tag("candor/adapters/analysis/Analysi
   {
     readonly name: string
     readonly analyze: (request: AnalysisRequest) => Effect.Effect<AnalysisResult, AnalysisFailed>
+    /**
+     * `true` when `analyze` answers in the calling fiber without waiting (the rules judge): callers
+     * set no deadline on it. A deadline could not interrupt synchronous work anyway, and racing one
+     * costs a fiber, a timer and a wake-up per call on the gateway's hot path.
+     */
+    readonly synchronous?: boolean
   }
 >() {}

@@ -403,5 +403,6 @@ const summarize = (concerns: ReadonlyArray<Concern>, tokens: number): string => 
 export const layer = (options: RulesJudgeOptions = {}): Layer.Layer<AnalysisModel> =>
   Layer.succeed(AnalysisModel, {
     name: RULES_JUDGE_NAME,
-    analyze: (request) => Effect.sync(() => analyzeWithRules(request, options))
+    analyze: (request) => Effect.sync(() => analyzeWithRules(request, options)),
+    synchronous: true
   })

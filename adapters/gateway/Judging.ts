@@ -53,6 +53,10 @@ export interface TextJudgingInput {
   readonly unread?: ReadAnswer["unanalysed"]
 }
 
+/** The judge's deadline: past it, a `Deadline` failure (the failure policy's `judge_timeout`). */
+const deadline = (timeoutMs: number) =>
+  Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => ({ _tag: "Deadline" }) as const })
+
 /**
  * The judge on one text, within its deadline, its verdict derived (`core/Verdict.ts`), its evidence
  * redacted; a judge past its deadline or failed gives the failure policy's verdict.
@@ -63,42 +67,38 @@ export const makeTextJudging =
     const policy = settings.failurePolicy
     const values = settings.conscienceValues ?? DEFAULT_CONSCIENCE_VALUES
     const redaction = stricterRedaction(deploymentRedaction, settings.evidenceRedaction ?? "none")
-    return judge
-      .analyze({
-        thinking: text,
-        card: settings.card,
-        conscienceValues: values,
-        window: [], // the session window is the session actor's
-        provider,
-        model,
-        tenant,
-        ...(scope === undefined ? {} : { scope })
+    const analyzed = judge.analyze({
+      thinking: text,
+      card: settings.card,
+      conscienceValues: values,
+      window: [], // the session window is the session actor's
+      provider,
+      model,
+      tenant,
+      ...(scope === undefined ? {} : { scope })
+    })
+    // A synchronous judge (the rules judge) gets no deadline: it answers before one could fire.
+    return (judge.synchronous === true ? analyzed : analyzed.pipe(deadline(timeoutMs))).pipe(
+      Effect.map((judged): Judgement => {
+        const analysis = redactAnalysis(judged, redaction)
+        return judgedOrUnanalysed(
+          {
+            verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)),
+            thinkingHash: hash,
+            analysis,
+            synthetic: analysis.synthetic_reason
+          },
+          unread,
+          policy
+        )
+      }),
+      Effect.catchAllCause((cause) => {
+        const failure = cause._tag === "Fail" ? cause.error : undefined
+        const timedOut =
+          failure?._tag === "Deadline" || (failure?._tag === "AnalysisFailed" && failure.cause === "timeout")
+        return Effect.succeed(unanalysedJudgement(policy, timedOut ? "judge_timeout" : "analysis_failed", hash))
       })
-      .pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(timeoutMs),
-          onTimeout: () => ({ _tag: "Deadline" }) as const
-        }),
-        Effect.map((judged): Judgement => {
-          const analysis = redactAnalysis(judged, redaction)
-          return judgedOrUnanalysed(
-            {
-              verdict: deriveVerdict(analysis.concerns, boundaryValueNames(values)),
-              thinkingHash: hash,
-              analysis,
-              synthetic: analysis.synthetic_reason
-            },
-            unread,
-            policy
-          )
-        }),
-        Effect.catchAllCause((cause) => {
-          const failure = cause._tag === "Fail" ? cause.error : undefined
-          const timedOut =
-            failure?._tag === "Deadline" || (failure?._tag === "AnalysisFailed" && failure.cause === "timeout")
-          return Effect.succeed(unanalysedJudgement(policy, timedOut ? "judge_timeout" : "analysis_failed", hash))
-        })
-      )
+    )
   }
 
 export const makeJudging = (

@@ -5,9 +5,11 @@
  * rules judge and an LLM judge alike (here a judge that quotes the reasoning everywhere it writes).
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type { AnalysisModel, AnalysisResult } from "../../../adapters/analysis/AnalysisModel.js"
-import { analyzeWithRules } from "../../../adapters/analysis/Rules.js"
+import * as Layer from "effect/Layer"
+import { AnalysisModel, type AnalysisResult } from "../../../adapters/analysis/AnalysisModel.js"
+import * as Rules from "../../../adapters/analysis/Rules.js"
 import { defaultSettings } from "../../../adapters/bus/AgentState.js"
 import { makeJudging } from "../../../adapters/gateway/Judging.js"
 import type { EvidenceRedactionMode } from "../../../core/schema/EvidenceRedaction.js"
@@ -49,7 +51,7 @@ const quotingJudge: AnalysisModel["Type"] = {
 
 const rulesJudge: AnalysisModel["Type"] = {
   name: "rules",
-  analyze: (request) => Effect.sync(() => analyzeWithRules(request))
+  analyze: (request) => Effect.sync(() => Rules.analyzeWithRules(request))
 }
 
 const judge = (
@@ -122,4 +124,43 @@ describe("judging with evidence redaction", () => {
       )
     }
   }
+})
+
+describe("the judge's deadline", () => {
+  const theRulesJudge = Context.get(Effect.runSync(Effect.scoped(Layer.build(Rules.layer()))), AnalysisModel)
+
+  it("the rules judge is marked synchronous: judged in the calling fiber, with no deadline raced", () => {
+    expect(theRulesJudge.synchronous).toBe(true)
+    const judged = Effect.runSync(judge(theRulesJudge, "none", undefined))
+    expect(judged.verdict).toBe("boundary_violation")
+    expect(judged.analysis?.analysis_model).toBe(theRulesJudge.name)
+  })
+
+  it("a judge not marked synchronous keeps the deadline: one past it is judge_timeout", async () => {
+    const silent: AnalysisModel["Type"] = { name: "anthropic:silent", analyze: () => Effect.never }
+    const judged = await Effect.runPromise(
+      makeJudging(
+        silent,
+        1,
+        "none"
+      )({
+        settings: defaultSettings,
+        provider: "anthropic",
+        tenant: "t",
+        read: {
+          extraction: {
+            thinking: { text: THINKING, source: "thinking_blocks", confidence: 1 },
+            redactedThinking: false,
+            toolCalls: [],
+            outputText: "Done.",
+            model: "claude",
+            stopReason: "end_turn",
+            providerError: undefined
+          },
+          unanalysed: undefined
+        }
+      })
+    )
+    expect(judged.unanalysed).toBe("judge_timeout")
+  })
 })
