@@ -2,22 +2,27 @@
  * `npm run bench:mcp [calls]` (issue 28 item 7): what Candor's MCP gateway adds to a `tools/call`
  * whose result is judged. The official SDK's server (Streamable HTTP, JSON answers, one session) on
  * loopback; the SDK's client calls one tool `calls` times (300 by default, after 50 to warm up)
- * directly, then through the embedded gateway (in-process bus and agent state, the `rules` judge,
- * the agent in `enforce`: each answer held until judged). Each call's result is a distinct benign
- * text (~300 characters), so every call is judged, none remembered. The two series' calls
- * alternate. Prints p50 and p99 of each and the p50 added. `npm run bench:mcp -- 300 observe`: the
- * agent in `observe` (the hop alone, judging on the side).
+ * directly, through the bare pass-through (bench/gateway/BarePassThrough.ts: node:http and undici,
+ * no inspection, the floor of any proxy on this stack) and through the embedded gateway (in-process
+ * bus and agent state, the `rules` judge, the agent in `enforce`: each answer held until judged).
+ * Each call's result is a distinct benign text (~300 characters), so every call is judged, none
+ * remembered. The three series' calls are interleaved, each following each one alike. Prints p50 and p99 of
+ * each, the p50 each proxy adds, and Candor's own part (what it adds over the bare pass-through).
+ * `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging on the side).
  *
  * The gateway runs on a thread of its own (bench/McpGatewayThread.ts), as a deployment runs it
- * beside the agent and the server rather than on their event loop; the client and the server share
- * this one, for both series. All on one machine: compare figures of one run.
+ * beside the agent and the server rather than on their event loop, and the bare pass-through in a
+ * process of its own; the client and the server share this one, for every series. All on one
+ * machine: compare figures of one run.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { once } from "node:events"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
@@ -84,26 +89,57 @@ const percentiles = (times: Array<number>) => {
   return { p50: times[Math.floor(times.length * 0.5)]!, p99: times[Math.floor(times.length * 0.99)]! }
 }
 
+type Series = "direct" | "bare" | "candor"
+const SERIES: ReadonlyArray<Series> = ["direct", "bare", "candor"]
 /**
- * The two clients' calls interleaved (direct, through, through, direct, …): a slow second of this
- * shared machine lands on both series alike, where one series after the other would give it to one.
+ * The order of the calls, repeated: a de Bruijn sequence of the three series, where each series
+ * follows each one (itself included) exactly once per nine calls. A call's time depends on what ran
+ * just before it (a thread woken from idle, caches), so no series always follows the same one.
  */
-const measure = async (directUrl: string, throughUrl: string, headers: Record<string, string>) => {
-  const direct = await connect(directUrl, {})
-  const through = await connect(throughUrl, headers)
-  const directTimes: Array<number> = []
-  const throughTimes: Array<number> = []
-  for (let i = 0; i < WARMUP + CALLS; i++) {
-    const first = i % 2 === 0
-    const a = await timedCall(first ? direct : through)
-    const b = await timedCall(first ? through : direct)
-    if (i < WARMUP) continue
-    directTimes.push(first ? a : b)
-    throughTimes.push(first ? b : a)
+const ORDER: ReadonlyArray<Series> = [
+  "direct",
+  "direct",
+  "bare",
+  "bare",
+  "candor",
+  "candor",
+  "direct",
+  "candor",
+  "bare"
+]
+
+/**
+ * The three clients' calls interleaved in `ORDER`: a slow second of this shared machine lands on
+ * every series alike. Each series' first WARMUP calls are not recorded.
+ */
+const measure = async (urls: Record<Series, string>, headers: Record<string, string>) => {
+  const clients = {
+    direct: await connect(urls.direct, {}),
+    bare: await connect(urls.bare, {}),
+    candor: await connect(urls.candor, headers)
   }
-  await direct.close()
-  await through.close()
-  return { direct: percentiles(directTimes), through: percentiles(throughTimes) }
+  const times: Record<Series, Array<number>> = { direct: [], bare: [], candor: [] }
+  const calls: Record<Series, number> = { direct: 0, bare: 0, candor: 0 }
+  for (let i = 0; i < (WARMUP + CALLS) * SERIES.length; i++) {
+    const series = ORDER[i % ORDER.length]!
+    const time = await timedCall(clients[series])
+    if (calls[series]++ >= WARMUP) times[series].push(time)
+  }
+  for (const series of SERIES) await clients[series].close()
+  return { direct: percentiles(times.direct), bare: percentiles(times.bare), candor: percentiles(times.candor) }
+}
+
+/** The bare pass-through (bench/gateway/BarePassThrough.ts) to the server's origin, in a process of its own. */
+const startBare = async (origin: string) => {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./gateway/BarePassThrough.ts", import.meta.url).pathname, origin],
+    {
+      stdio: ["ignore", "pipe", "inherit"]
+    }
+  )
+  const [line] = (await once(child.stdout!, "data")) as [Buffer]
+  return { origin: `http://127.0.0.1:${line.toString().trim()}`, stop: () => child.kill() }
 }
 
 /** The gateway on a thread of its own (bench/McpGatewayThread.ts), loaded through tsx as this module is. */
@@ -126,14 +162,28 @@ const main = async () => {
   const serverId = `mcp_${randomUUID()}`
   const token = `cmcp_${randomUUID()}`
   const gateway = await startGateway({ mode: MODE, serverUrl: server.url, serverId, token })
-  const { direct, through } = await measure(server.url, `${gateway.url}/mcp/${serverId}`, {
-    "x-candor-agent-token": token
-  })
+  const bare = await startBare(new URL(server.url).origin)
+  const {
+    bare: viaBare,
+    candor,
+    direct
+  } = await measure(
+    {
+      direct: server.url,
+      bare: `${bare.origin}${new URL(server.url).pathname}`,
+      candor: `${gateway.url}/mcp/${serverId}`
+    },
+    { "x-candor-agent-token": token }
+  )
   const ms = (n: number) => `${n.toFixed(3)} ms`
+  const added = { bare: viaBare.p50 - direct.p50, candor: candor.p50 - direct.p50 }
   console.log(`tools/call, ${CALLS} calls after ${WARMUP} to warm up (rules judge, ${MODE}, JSON answers)`)
-  console.log(`direct:          p50 ${ms(direct.p50)}  p99 ${ms(direct.p99)}`)
-  console.log(`through Candor:  p50 ${ms(through.p50)}  p99 ${ms(through.p99)}`)
-  console.log(`added at p50:    ${ms(through.p50 - direct.p50)} (target: at most 1 ms)`)
+  console.log(`direct:            p50 ${ms(direct.p50)}  p99 ${ms(direct.p99)}`)
+  console.log(`through bare:      p50 ${ms(viaBare.p50)}  p99 ${ms(viaBare.p99)}  added at p50 ${ms(added.bare)}`)
+  console.log(`through Candor:    p50 ${ms(candor.p50)}  p99 ${ms(candor.p99)}  added at p50 ${ms(added.candor)}`)
+  console.log(`Candor's own part: ${ms(added.candor - added.bare)} at p50 (over the bare pass-through)`)
+  console.log(`added at p50:      ${ms(added.candor)} (target: at most 1 ms)`)
+  bare.stop()
   await gateway.stop()
   server.http.closeAllConnections()
   server.http.close()
