@@ -26,8 +26,8 @@ import { once } from "node:events"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
-import { Worker } from "node:worker_threads"
-import type { GatewayThreadData } from "./McpGatewayThread.js"
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads"
+import type { BackendThreadData } from "./McpBackendThread.js"
 
 const CALLS = Number(process.argv[2] ?? 300)
 /** `observe` to see the hop alone: the result passes at once and is judged on the side. */
@@ -142,19 +142,29 @@ const startBare = async (origin: string) => {
   return { origin: `http://127.0.0.1:${line.toString().trim()}`, stop: () => child.kill() }
 }
 
-/** The gateway on a thread of its own (bench/McpGatewayThread.ts), loaded through tsx as this module is. */
-const startGateway = async (data: GatewayThreadData) => {
-  const module = new URL("./McpGatewayThread.ts", import.meta.url).href
+/** A module run on a thread of its own, loaded through tsx as this module is; resolves with its first message. */
+const startThread = async <A>(file: string, workerData: unknown, transferList: Array<MessagePort>) => {
+  const module = new URL(file, import.meta.url).href
   const worker = new Worker(
     `import("tsx/esm/api").then((tsx) => tsx.tsImport(${JSON.stringify(module)}, ${JSON.stringify(module)}))`,
-    { eval: true, workerData: data }
+    { eval: true, workerData, transferList }
   )
-  const started = await new Promise<{ url?: string; error?: string }>((resolve) => worker.once("message", resolve))
-  if (started.url === undefined) throw new Error(`the gateway did not start: ${started.error}`)
-  return {
-    url: started.url,
-    stop: () => new Promise((resolve) => (worker.once("exit", resolve), worker.postMessage("stop")))
-  }
+  const first = await new Promise<A & { error?: string }>((resolve) => worker.once("message", resolve))
+  if (first.error !== undefined) throw new Error(`${file} did not start: ${first.error}`)
+  return { first, stop: () => new Promise((resolve) => (worker.once("exit", resolve), worker.postMessage("stop"))) }
+}
+
+/**
+ * The embedded gateway as `npm start` runs it: the gateway on one thread (bench/McpGatewayThread.ts),
+ * the bus and agent state on another (bench/McpBackendThread.ts), the thread bridge between them.
+ */
+const startGateway = async (data: Omit<BackendThreadData, "port">) => {
+  const bridge = new MessageChannel()
+  const [gateway, backend] = await Promise.all([
+    startThread<{ url: string }>("./McpGatewayThread.ts", { ...data, port: bridge.port1 }, [bridge.port1]),
+    startThread<{ ready: true }>("./McpBackendThread.ts", { ...data, port: bridge.port2 }, [bridge.port2])
+  ])
+  return { url: gateway.first.url, stop: () => Promise.all([gateway.stop(), backend.stop()]) }
 }
 
 const main = async () => {
