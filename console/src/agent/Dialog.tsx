@@ -4,7 +4,7 @@
  * and focus returns to the button that opened it.
  */
 import type { ComponentChildren } from "preact"
-import { useEffect, useRef } from "preact/hooks"
+import { useLayoutEffect, useRef } from "preact/hooks"
 
 const FOCUSABLE = "button:not([disabled]), input:not([disabled]), textarea:not([disabled]), select, a[href]"
 
@@ -18,7 +18,9 @@ export const ConfirmDialog = (props: {
   readonly onCancel: () => void
 }) => {
   const box = useRef<HTMLDivElement>(null)
-  useEffect(() => {
+  // Before the dialog is painted: a key pressed as it appears goes to the dialog, never to the page
+  // behind it (an effect runs after paint, which left the opener focused for a frame).
+  useLayoutEffect(() => {
     const opener = document.activeElement as HTMLElement | null
     const first =
       box.current?.querySelector<HTMLElement>("[data-autofocus]") ?? box.current?.querySelector<HTMLElement>(FOCUSABLE)
