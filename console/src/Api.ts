@@ -28,6 +28,8 @@ export interface RequestOptions {
   readonly anonymous?: boolean
   /** Send this credential instead of the stored one (a sign-in, checked before it is stored). */
   readonly credential?: Credential
+  /** A body that is not JSON (a policy in YAML), sent as it is with its content type. */
+  readonly text?: { readonly contentType: string; readonly body: string }
 }
 
 const errorText = async (response: Response): Promise<string> => {
@@ -41,8 +43,8 @@ const errorText = async (response: Response): Promise<string> => {
   return text === "" ? `${response.status} ${response.statusText}` : text
 }
 
-/** Reads retried after a 429 at most this many times, each after the answer's Retry-After (capped). */
-const READ_RETRIES = 3
+/** Requests retried after a 429 at most this many times, each after the answer's Retry-After (capped). */
+const RETRIES = 3
 const MAX_RETRY_WAIT_MS = 5_000
 
 /** The wait a 429 asks for: Retry-After in seconds, 1 s when absent or unreadable, at most the cap. */
@@ -61,20 +63,30 @@ export const rawRequest = async (path: string, options: RequestOptions = {}): Pr
   const credential = options.anonymous === true ? undefined : (options.credential ?? currentCredential())
   const headers: Record<string, string> = { accept: "application/json" }
   if (credential !== undefined) Object.assign(headers, credentialHeaders(credential))
-  if (options.body !== undefined) headers["content-type"] = "application/json"
+  let body: string | undefined
+  if (options.text !== undefined) {
+    headers["content-type"] = options.text.contentType
+    body = options.text.body
+  } else if (options.body !== undefined) {
+    headers["content-type"] = "application/json"
+    body = JSON.stringify(options.body)
+  }
   const method = options.method ?? "GET"
   const send = () =>
     fetch(path, {
       method,
       headers,
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(body === undefined ? {} : { body }),
       ...(options.signal === undefined ? {} : { signal: options.signal })
     })
   let response = await send()
-  // A page opens with several reads at once, and the Free plan's burst is ten requests: a read the
-  // rate limit refused is sent again once the limit says, so a busy page fills in instead of
-  // showing "rate limited". Writes are never repeated (the user sees the 429 and decides).
-  for (let retry = 0; response.status === 429 && method === "GET" && retry < READ_RETRIES; retry++) {
+  // A page opens with several reads at once, and the Free plan's burst is ten requests: a request the
+  // rate limit refused is sent again once the limit says, so a busy page fills in, and a save right
+  // after it goes through, instead of showing "rate limited". Every 429 of the API refuses before
+  // anything is done, so sending a write again cannot do it twice. A sign-in being checked is not
+  // repeated: its 429 is the failed sign-ins' throttle, and the person decides.
+  const repeatable = method === "GET" || (options.credential === undefined && options.anonymous !== true)
+  for (let retry = 0; response.status === 429 && repeatable && retry < RETRIES; retry++) {
     await waitFor(retryWaitMs(response), options.signal)
     if (options.signal?.aborted === true) break
     response = await send()

@@ -1,6 +1,7 @@
 /**
- * The console's requests (console/src/Api.ts) under the API's rate limit: a read refused with 429 is
- * sent again after the answer's Retry-After, a few times at most; a write is never repeated. Driven
+ * The console's requests (console/src/Api.ts) under the API's rate limit: a request refused with 429
+ * is sent again after the answer's Retry-After, a few times at most (every 429 of the API refuses
+ * before anything is done, so a write too); a sign-in being checked is not repeated. Driven
  * by a fake `fetch` and vitest's fake timers (restored after each test: the fast lane shares globals
  * between files).
  */
@@ -55,12 +56,33 @@ describe("console requests under the rate limit", () => {
     expect(calls).toHaveLength(4)
   })
 
-  it("a write refused with 429 is not repeated", async () => {
-    const calls = fakeFetch([() => answer(429, { error: "rate limited" }, { "retry-after": "1" })])
-    const error = await api("/v1/agents/agt-1", { method: "PATCH", body: { display_name: "x" } }).catch(
-      (failure: unknown) => failure
-    )
-    expect((error as ApiError).status).toBe(429)
-    expect(calls).toEqual(["PATCH /v1/agents/agt-1"])
+  it("a write refused with 429 is sent again after Retry-After, with the same body", async () => {
+    const bodies: Array<unknown> = []
+    const answers = [() => answer(429, { error: "rate limited" }, { "retry-after": "1" }), () => answer(200, { ok: 1 })]
+    vi.stubGlobal("fetch", (_path: string, init: RequestInit) => {
+      bodies.push(`${init.method} ${String(init.body)} ${(init.headers as Record<string, string>)["content-type"]}`)
+      return Promise.resolve(answers.shift()!())
+    })
+    const result = api("/v1/agents/agt-1/policy", {
+      method: "PUT",
+      text: { contentType: "application/yaml", body: "forbidden: []\n" }
+    })
+    await vi.advanceTimersByTimeAsync(999)
+    expect(bodies).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(await result).toEqual({ ok: 1 })
+    expect(bodies).toEqual(["PUT forbidden: []\n application/yaml", "PUT forbidden: []\n application/yaml"])
+  })
+
+  it("a sign-in refused with 429 is not repeated: the failed sign-ins' throttle, the person decides", async () => {
+    for (const options of [
+      { method: "POST" as const, body: { code: "x" }, anonymous: true },
+      { method: "POST" as const, credential: { value: "t" } }
+    ]) {
+      const calls = fakeFetch([() => answer(429, { error: "too many failed sign-ins" }, { "retry-after": "1" })])
+      const error = await api("/v1/console/sessions", options).catch((failure: unknown) => failure)
+      expect((error as ApiError).status).toBe(429)
+      expect(calls).toEqual(["POST /v1/console/sessions"])
+    }
   })
 })

@@ -5,8 +5,7 @@
  * and, when it names a line, that line is marked in the editor.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { ApiError } from "../Api.js"
-import { credentialHeaders, currentCredential } from "../Session.js"
+import { api, ApiError } from "../Api.js"
 import type { PolicyEditorHandle } from "./Editor.js"
 
 const EXAMPLE = `# No policy yet. An example (schema version 1.0, docs/formats.md "Tool policy"):
@@ -22,21 +21,8 @@ interface StoredPolicy {
   readonly updated_at: string
 }
 
-const putYaml = async (path: string, text: string): Promise<StoredPolicy> => {
-  const credential = currentCredential()
-  const response = await fetch(path, {
-    method: "PUT",
-    headers: {
-      accept: "application/json",
-      "content-type": "application/yaml",
-      ...(credential === undefined ? {} : credentialHeaders(credential))
-    },
-    body: text
-  })
-  const body = (await response.json().catch(() => ({}))) as { error?: string }
-  if (!response.ok) throw new ApiError(response.status, body.error ?? `${response.status} ${response.statusText}`)
-  return body as StoredPolicy
-}
+const putYaml = (path: string, text: string): Promise<StoredPolicy> =>
+  api<StoredPolicy>(path, { method: "PUT", text: { contentType: "application/yaml", body: text } })
 
 /** The line an API error names (`line 3, column 7: …`), if any. */
 export const errorLineOf = (message: string): number | null => {
@@ -76,16 +62,10 @@ export const PolicyEditor = ({ agentId, canWrite }: { readonly agentId: string; 
 
   useEffect(() => {
     let cancelled = false
-    const headers: Record<string, string> = { accept: "application/json" }
-    const credential = currentCredential()
-    if (credential !== undefined) Object.assign(headers, credentialHeaders(credential))
     Promise.all([
-      fetch(path, { headers }).then(async (response) =>
-        response.status === 404
-          ? null
-          : response.ok
-            ? ((await response.json()) as StoredPolicy)
-            : Promise.reject(new Error(`${response.status}`))
+      // No policy yet: 404, the example is shown.
+      api<StoredPolicy>(path).catch((error: unknown) =>
+        error instanceof ApiError && error.status === 404 ? null : Promise.reject(error)
       ),
       import("./Editor.js")
     ]).then(
