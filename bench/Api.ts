@@ -28,6 +28,7 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Pool } from "undici"
 import * as StoreDatabase from "../adapters/store/StoreDatabase.js"
+import { SERVE_NODE_FLAGS } from "../src/NodeFlags.js"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const CHECKPOINTS = Number(process.env.BENCH_CHECKPOINTS ?? 1_000_000)
@@ -98,7 +99,7 @@ const seed = Effect.gen(function* () {
 })
 
 const launchApi = (databaseUrl: string, port: number, dataDir: string): ChildProcess =>
-  spawn(process.execPath, [join(root, "bin", "candor.js"), "serve", "--role", "api"], {
+  spawn(process.execPath, [...SERVE_NODE_FLAGS, join(root, "bin", "candor.js"), "serve", "--role", "api"], {
     cwd: root,
     env: {
       ...process.env,

@@ -33,6 +33,7 @@ import { connect } from "@nats-io/transport-node"
 import { Pool } from "undici"
 import { embeddedCommand, settleEmbedded } from "./gateway/Embedded.js"
 import { toolResultRequestBody } from "./gateway/ToolResultRequest.js"
+import { SERVE_NODE_FLAGS } from "../src/NodeFlags.js"
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)))
 const peerDir = join(root, "bench", ".peer")
@@ -217,7 +218,7 @@ const main = async () => {
   /** Responses the embedded gateway answered, each one checkpoint to commit. */
   let embeddedSent = 0
   const commitWaits: Array<string> = []
-  const candor = launch(process.execPath, ["bin/candor.js", "serve", "--role", "gateway"], {
+  const candor = launch(process.execPath, [...SERVE_NODE_FLAGS, "bin/candor.js", "serve", "--role", "gateway"], {
     ...(nats === undefined ? {} : { NATS_URL: nats.url, CANDOR_NATS_PREFIX: nats.prefix }),
     PORT: String(apiPort),
     GATEWAY_PORT: String(gatewayPort),

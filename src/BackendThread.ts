@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads"
 import { ListenFailed } from "../adapters/http/ListenFailed.js"
+import { BACKEND_YOUNG_GENERATION_MB } from "./NodeFlags.js"
 
 /** HOST:PORT's server, as the "listening" line names it. */
 export interface ApiAddress {
@@ -91,7 +92,11 @@ export const startBackend = (options: { readonly forwardSighup: boolean }) =>
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const data: BackendData = { bridge: port2 }
-        return new Worker(BACKEND_ENTRY, { workerData: data, transferList: [port2] })
+        return new Worker(BACKEND_ENTRY, {
+          workerData: data,
+          transferList: [port2],
+          resourceLimits: { maxYoungGenerationSizeMb: BACKEND_YOUNG_GENERATION_MB }
+        })
       }),
       (worker) =>
         Effect.suspend(() => {

@@ -14,6 +14,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { SERVE_NODE_FLAGS } from "../../src/NodeFlags.js"
 
 export interface EmbeddedSettings {
   readonly apiPort: number
@@ -23,7 +24,7 @@ export interface EmbeddedSettings {
 
 /** The command line and environment of the embedded default. */
 export const embeddedCommand = ({ apiPort, gatewayPort, upstreamOrigin }: EmbeddedSettings) => ({
-  args: ["bin/candor.js", "serve"],
+  args: [...SERVE_NODE_FLAGS, "bin/candor.js", "serve"],
   env: {
     NATS_URL: "",
     DATABASE_URL: "",

@@ -15,6 +15,7 @@ import { NatsConnection } from "../../adapters/bus/NatsConnection.js"
 import { removeNatsResources } from "../../test/adapters/bus/NatsSupport.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { procCpuMs } from "./ProcessCpu.js"
+import { SERVE_NODE_FLAGS } from "../../src/NodeFlags.js"
 
 export const natsUrl = (): string => process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222"
 
@@ -58,6 +59,7 @@ export const startWorkerProcess = (
     const port = yield* Effect.promise(freePort)
     const dataDir = mkdtempSync(join(tmpdir(), "candor-bench-"))
     const args = [
+      ...SERVE_NODE_FLAGS,
       "--expose-gc",
       "--import",
       probe,
