@@ -27,6 +27,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads"
+import { BACKEND_YOUNG_GENERATION_MB } from "../src/NodeFlags.js"
 import type { BackendThreadData } from "./McpBackendThread.js"
 
 const CALLS = Number(process.argv[2] ?? 300)
@@ -147,7 +148,8 @@ const startThread = async <A>(file: string, workerData: unknown, transferList: A
   const module = new URL(file, import.meta.url).href
   const worker = new Worker(
     `import("tsx/esm/api").then((tsx) => tsx.tsImport(${JSON.stringify(module)}, ${JSON.stringify(module)}))`,
-    { eval: true, workerData, transferList }
+    // The young generation `npm start` gives its threads (src/NodeFlags.ts).
+    { eval: true, workerData, transferList, resourceLimits: { maxYoungGenerationSizeMb: BACKEND_YOUNG_GENERATION_MB } }
   )
   const first = await new Promise<A & { error?: string }>((resolve) => worker.once("message", resolve))
   if (first.error !== undefined) throw new Error(`${file} did not start: ${first.error}`)
