@@ -6,14 +6,15 @@
  * no inspection, the floor of any proxy on this stack) and through the embedded gateway (in-process
  * bus and agent state, the `rules` judge, the agent in `enforce`: each answer held until judged).
  * Each call's result is a distinct benign text (~300 characters), so every call is judged, none
- * remembered. The three series' calls are interleaved, each following each one alike. Prints p50 and p99 of
- * each, the p50 each proxy adds, and Candor's own part (what it adds over the bare pass-through).
+ * remembered. The three series' calls are interleaved (`ORDER`). Prints p50 and p99 of each, the
+ * p50 each proxy adds, and Candor's own part (what it adds over the bare pass-through).
  * `npm run bench:mcp -- 300 observe`: the agent in `observe` (the hop alone, judging on the side).
  *
- * The gateway runs on a thread of its own (bench/McpGatewayThread.ts), as a deployment runs it
- * beside the agent and the server rather than on their event loop, and the bare pass-through in a
- * process of its own; the client and the server share this one, for every series. All on one
- * machine: compare figures of one run.
+ * The gateway runs as `npm start` runs it, beside the agent and the server rather than on their
+ * event loop: on a thread of its own (bench/McpGatewayThread.ts), its bus and agent state on another
+ * (bench/McpBackendThread.ts), the thread bridge between them. The bare pass-through is a process of
+ * its own; the client and the server share this thread, for every series. All on one machine:
+ * compare figures of one run.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
