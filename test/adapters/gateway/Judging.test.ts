@@ -57,11 +57,12 @@ const rulesJudge: AnalysisModel["Type"] = {
 const judge = (
   model: AnalysisModel["Type"],
   deployment: EvidenceRedactionMode,
-  organization: EvidenceRedactionMode | undefined
+  organization: EvidenceRedactionMode | undefined,
+  timeoutMs = 10_000
 ) =>
   makeJudging(
     model,
-    10_000,
+    timeoutMs,
     deployment
   )({
     settings: organization === undefined ? defaultSettings : { ...defaultSettings, evidenceRedaction: organization },
@@ -138,29 +139,7 @@ describe("the judge's deadline", () => {
 
   it("a judge not marked synchronous keeps the deadline: one past it is judge_timeout", async () => {
     const silent: AnalysisModel["Type"] = { name: "anthropic:silent", analyze: () => Effect.never }
-    const judged = await Effect.runPromise(
-      makeJudging(
-        silent,
-        1,
-        "none"
-      )({
-        settings: defaultSettings,
-        provider: "anthropic",
-        tenant: "t",
-        read: {
-          extraction: {
-            thinking: { text: THINKING, source: "thinking_blocks", confidence: 1 },
-            redactedThinking: false,
-            toolCalls: [],
-            outputText: "Done.",
-            model: "claude",
-            stopReason: "end_turn",
-            providerError: undefined
-          },
-          unanalysed: undefined
-        }
-      })
-    )
+    const judged = await Effect.runPromise(judge(silent, "none", undefined, 1))
     expect(judged.unanalysed).toBe("judge_timeout")
   })
 })
