@@ -43,16 +43,14 @@ const errorText = async (response: Response): Promise<string> => {
   return text === "" ? `${response.status} ${response.statusText}` : text
 }
 
-/** Requests retried after a 429 at most this many times, each after the answer's Retry-After. */
+/** Requests retried after a 429 at most this many times, each after the answer's Retry-After (capped). */
 const RETRIES = 3
-/** A longer wait (an organization's on-chain sends, a throttle) is the person's to wait: shown at once. */
 const MAX_RETRY_WAIT_MS = 5_000
 
-/** The wait a 429 asks for: Retry-After in seconds, 1 s when absent or unreadable; `undefined` past the cap. */
-const retryWaitMs = (response: Response): number | undefined => {
+/** The wait a 429 asks for: Retry-After in seconds, 1 s when absent or unreadable, at most the cap. */
+const retryWaitMs = (response: Response): number => {
   const seconds = Number(response.headers.get("retry-after"))
-  const ms = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000
-  return ms > MAX_RETRY_WAIT_MS ? undefined : ms
+  return Math.min(MAX_RETRY_WAIT_MS, Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000)
 }
 
 const waitFor = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
@@ -89,9 +87,7 @@ export const rawRequest = async (path: string, options: RequestOptions = {}): Pr
   // repeated: its 429 is the failed sign-ins' throttle, and the person decides.
   const repeatable = method === "GET" || (options.credential === undefined && options.anonymous !== true)
   for (let retry = 0; response.status === 429 && repeatable && retry < RETRIES; retry++) {
-    const wait = retryWaitMs(response)
-    if (wait === undefined) break
-    await waitFor(wait, options.signal)
+    await waitFor(retryWaitMs(response), options.signal)
     if (options.signal?.aborted === true) break
     response = await send()
   }

@@ -85,13 +85,4 @@ describe("console requests under the rate limit", () => {
       expect(calls).toEqual(["POST /v1/console/sessions"])
     }
   })
-
-  it("a 429 asking for longer than 5 s is shown at once: the wait is the person's", async () => {
-    const calls = fakeFetch([() => answer(429, { error: "on-chain sends are limited" }, { "retry-after": "60" })])
-    const error = await api("/v1/agents/agt-1/anchors", { method: "POST", body: {} }).catch(
-      (failure: unknown) => failure
-    )
-    expect((error as ApiError).status).toBe(429)
-    expect(calls).toEqual(["POST /v1/agents/agt-1/anchors"])
-  })
 })
