@@ -19,12 +19,16 @@ import { ApprovalDesk } from "../adapters/bus/ApprovalDesk.js"
 import { Bus } from "../adapters/bus/Bus.js"
 import { EventFeed } from "../adapters/bus/EventFeed.js"
 import * as ThreadBridgeBackend from "../adapters/bus/ThreadBridgeBackend.js"
-import type { GatewayThreadData } from "./McpGatewayThread.js"
 
-export interface BackendThreadData extends Omit<GatewayThreadData, "port"> {
+export interface BackendThreadData {
+  /** The agent's enforcement mode: `enforce` holds each answer until judged. */
+  readonly mode: "enforce" | "observe"
+  /** The registered MCP server, its id and URL, and the agent's token. */
+  readonly serverId: string
+  readonly serverUrl: string
+  readonly token: string
   /** The backend's end of the bridge; the gateway thread holds the other. */
   readonly port: MessagePort
-  readonly serverUrl: string
 }
 
 const { mode, port, serverId, serverUrl, token } = workerData as BackendThreadData

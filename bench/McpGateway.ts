@@ -164,7 +164,7 @@ const startThread = async <A>(file: string, workerData: unknown, transferList: A
 const startGateway = async (data: Omit<BackendThreadData, "port">) => {
   const bridge = new MessageChannel()
   const [gateway, backend] = await Promise.all([
-    startThread<{ url: string }>("./McpGatewayThread.ts", { ...data, port: bridge.port1 }, [bridge.port1]),
+    startThread<{ url: string }>("./McpGatewayThread.ts", { port: bridge.port1 }, [bridge.port1]),
     startThread<{ ready: true }>("./McpBackendThread.ts", { ...data, port: bridge.port2 }, [bridge.port2])
   ])
   return { url: gateway.first.url, stop: () => Promise.all([gateway.stop(), backend.stop()]) }

@@ -1,7 +1,7 @@
 /**
  * The gateway of `npm run bench:mcp` (bench/McpGateway.ts), on a thread of its own as the embedded
- * default runs it (src/Serve.ts): the MCP proxy with the `rules` judge, its bus, agent state and
- * approval desk the thread bridge to the backend thread (adapters/bus/ThreadBridgeGateway.ts,
+ * default runs it (src/Serve.ts): the MCP proxy with the `rules` judge, whose bus, agent state and
+ * approval desk are the thread bridge to the backend thread (adapters/bus/ThreadBridgeGateway.ts,
  * bench/McpBackendThread.ts), as a deployment runs it beside (not inside) the agent and the server.
  * Posts `{ url }` once listening; stops when told.
  */
@@ -19,9 +19,6 @@ import { Inspector } from "../adapters/gateway/Inspector.js"
 import * as McpProxy from "../adapters/mcp/McpProxy.js"
 
 export interface GatewayThreadData {
-  readonly mode: "enforce" | "observe"
-  readonly serverId: string
-  readonly token: string
   /** The gateway's end of the bridge; the backend thread holds the other. */
   readonly port: MessagePort
 }
