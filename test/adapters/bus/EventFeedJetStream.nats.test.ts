@@ -9,7 +9,8 @@ import * as Layer from "effect/Layer"
 import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import * as EventFeedJetStream from "../../../adapters/bus/EventFeedJetStream.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
-import { feedStreamName } from "../../../adapters/bus/Subjects.js"
+import { Kvm } from "@nats-io/kv"
+import { feedIndexBucket, feedStreamName } from "../../../adapters/bus/Subjects.js"
 import { describeIntegration } from "../../support/Integration.js"
 import { feedConformance, testEvent } from "./EventFeedConformance.js"
 import { natsForPrefix, uniquePrefix } from "./NatsSupport.js"
@@ -56,5 +57,31 @@ describeIntegration("nats", "EventFeedJetStream", () => {
         EventFeedJetStream.layer({ prefix, duplicateWindowMs: 1_000 }).pipe(Layer.provideMerge(natsForPrefix(prefix)))
       )
     )
+  })
+  it.live("asks the index only for an envelope older than half the duplicate window", () => {
+    const prefix = uniquePrefix("feed-fresh")
+    return Effect.gen(function* () {
+      const feed = yield* EventFeed
+      const nc = yield* NatsConnection
+      const jsm = yield* Effect.promise(() => jetstreamManager(nc))
+      const stored = () =>
+        Effect.map(
+          Effect.promise(() => jsm.streams.info(feedStreamName(prefix))),
+          (info) => info.state.messages
+        )
+      // Both ids indexed as if published already, though the stream has neither.
+      const old = { ...testEvent(prefix, 0), created_at: new Date(Date.now() - 3_600_000).toISOString() }
+      const fresh = testEvent(prefix, 1)
+      const index = yield* Effect.promise(() => new Kvm(nc).open(feedIndexBucket(prefix)))
+      yield* Effect.promise(() => index.put(old.id, "1"))
+      yield* Effect.promise(() => index.put(fresh.id, "1"))
+      // The old one is taken as published: a retry past the window must not repeat it.
+      yield* feed.publish(old)
+      expect(yield* stored()).toBe(0)
+      // The fresh one, made within the window, goes to JetStream unasked, which drops a repeat.
+      yield* feed.publish(fresh)
+      yield* feed.publish(fresh)
+      expect(yield* stored()).toBe(1)
+    }).pipe(Effect.provide(EventFeedJetStream.layer({ prefix }).pipe(Layer.provideMerge(natsForPrefix(prefix)))))
   })
 })
