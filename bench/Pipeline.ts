@@ -340,17 +340,34 @@ const program = Effect.gen(function* () {
     const soakRate = settings.soakRate
     for (const shape of shapes) {
       const samples = yield* soak(soakRate, shape)
+      const withApi = samples[0]?.api !== undefined
       table(
-        `Worker memory, ${shape} shape, ${fmt(settings.soakAgents)} agents at ${fmt(soakRate)} events/s for ${settings.soakSeconds} s ` +
+        `${withApi ? "Worker and API memory" : "Worker memory"}, ${shape} shape, ${fmt(settings.soakAgents)} agents at ${fmt(soakRate)} events/s for ${settings.soakSeconds} s ` +
           `(PostgreSQL, worker ${settings.pgWorker})`,
-        ["second", "RSS MB", "heap used MB", "live heap MB (after a full GC)", "published", "backlog"],
+        [
+          "second",
+          "RSS MB",
+          "heap used MB",
+          "live heap MB (after a full GC)",
+          "published",
+          "backlog",
+          ...(withApi ? ["API RSS MB", "API live heap MB", "API V8 heap MB", "API external MB"] : [])
+        ],
         samples.map((s) => [
           fmt(s.second),
           fmt(s.rssMb, 1),
           fmt(s.heapMb, 1),
           fmt(s.liveMb, 1),
           fmt(s.published),
-          fmt(s.backlog)
+          fmt(s.backlog),
+          ...(s.api === undefined
+            ? []
+            : [
+                fmt(s.processRssMb.api ?? 0, 1),
+                fmt(s.api.liveMb, 1),
+                fmt(s.api.heapTotalMb, 1),
+                fmt(s.api.externalMb, 1)
+              ])
         ])
       )
       const first = samples[0]!

@@ -24,6 +24,10 @@ export interface Memory {
   readonly heapUsed: number
   /** Heap used after a full collection: what is really retained. */
   readonly heapLive: number
+  /** What V8 has allocated for its heap (the young generation's semi-spaces included). */
+  readonly heapTotal: number
+  /** Memory outside V8's heap held by JavaScript objects (buffers). */
+  readonly external: number
 }
 
 export type Role = "worker" | "gateway" | "api"

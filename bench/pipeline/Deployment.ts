@@ -68,6 +68,8 @@ export interface Deployment {
   ) => Effect.Effect<ReadonlyArray<{ readonly agent_id: string; readonly position: number }>, unknown>
   /** The worker's memory now (inline: this whole process, publisher included; live heap only with --expose-gc). */
   readonly memory: Effect.Effect<Memory>
+  /** The API process's memory, when the deployment runs one (the realistic shape). */
+  readonly apiMemory: Effect.Effect<Memory> | undefined
   /** CPU time the worker process has used so far, ms (inline: this whole process). */
   readonly cpuMs: Effect.Effect<number>
   /** The processes whose CPU a row counts, by name (bench/pipeline/ProcessCpu.ts `startMeter`). */
@@ -92,7 +94,13 @@ export interface DeploymentOptions {
 const selfMemory = Effect.sync((): Memory => {
   const before = process.memoryUsage()
   ;(globalThis as { gc?: () => void }).gc?.()
-  return { rss: before.rss, heapUsed: before.heapUsed, heapLive: process.memoryUsage().heapUsed }
+  return {
+    rss: before.rss,
+    heapUsed: before.heapUsed,
+    heapLive: process.memoryUsage().heapUsed,
+    heapTotal: before.heapTotal,
+    external: before.external
+  }
 })
 const selfCpuMs = Effect.sync(() => {
   const usage = process.cpuUsage()
@@ -138,6 +146,7 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
       nats: natsServer
     }
     let peers: Peers | undefined
+    let apiMemory: Effect.Effect<Memory> | undefined
     let published = 0
     if (options.worker === "process") {
       if (backend !== "postgres") return yield* Effect.fail(new Error("a worker process needs PostgreSQL"))
@@ -158,6 +167,7 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
       if (shape === "realistic") {
         const parts = yield* setUpRealistic(shared, options.agents.count, options.profileDir)
         processes.api = Effect.succeed([parts.apiPid])
+        apiMemory = parts.apiMemory
         processes.peers = Effect.succeed([parts.peers.pid])
         peers = parts.peers
         ;({ source, published } = yield* realisticEvents(shared, nc, parts))
@@ -221,6 +231,7 @@ export const deploy = (options: DeploymentOptions): Effect.Effect<Deployment, un
       committed,
       heads,
       memory,
+      apiMemory,
       cpuMs,
       processes,
       backlog: backlogProbe(sql, nc, prefix),

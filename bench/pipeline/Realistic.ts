@@ -17,7 +17,7 @@ import { formatSecretKey, generateSecretKey } from "../../core/SecretBox.js"
 import { formatSigningKey, generateSigningKey } from "../../core/Signing.js"
 import { freePort } from "../../test/support/NatsServer.js"
 import { type Peers, startPeers, startUpstream } from "./Children.js"
-import { startWorkerProcess } from "./CandorProcess.js"
+import { type Memory, startWorkerProcess } from "./CandorProcess.js"
 import { type Organization, setUpOrganizations } from "./Operator.js"
 import { ANSWER_KINDS } from "./RealisticContent.js"
 import { progress } from "./Progress.js"
@@ -88,6 +88,8 @@ export interface RealisticParts {
   readonly organizations: ReadonlyArray<Organization>
   readonly agents: ReadonlyArray<string>
   readonly apiPid: number
+  /** The API's memory now (its live heap too: bench/pipeline/MemoryProbe.mjs). */
+  readonly apiMemory: Effect.Effect<Memory>
   readonly apiUrl: string
   readonly peers: Peers
 }
@@ -127,6 +129,7 @@ export const setUpRealistic = (
       organizations: orgs,
       agents: orgs.flatMap((org) => org.agents.map((agent) => agent.agentId)).slice(0, agents),
       apiPid: api.pid,
+      apiMemory: api.memory,
       apiUrl,
       peers
     }

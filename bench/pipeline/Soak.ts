@@ -5,7 +5,7 @@
  * `settings.soakSeconds`, sampling the worker's memory every `settings.soakSampleSeconds` with the
  * backlog (published, not yet committed) that says whether the worker kept up, and once more when
  * the last event is committed. Each Candor process's RSS (the worker's, and in the realistic shape
- * the API's) is read from /proc at every sample: issue 25 asks that none grows by 5% or more from
+ * the API's, with its live heap) is read from /proc at every sample: issue 25 asks that none grows by 5% or more from
  * the end of a 2-minute warm-up (`WARM_SECONDS`) to the end of the run.
  */
 import * as Effect from "effect/Effect"
@@ -32,6 +32,8 @@ export interface Sample {
   readonly backlog: number
   /** RSS of each Candor process (`CANDOR_PROCESSES` that the deployment runs as processes), MB. */
   readonly processRssMb: Readonly<Record<string, number>>
+  /** The API's memory, MB, when the deployment runs an API process: its live heap and V8's whole heap. */
+  readonly api: { readonly liveMb: number; readonly heapTotalMb: number; readonly externalMb: number } | undefined
 }
 
 /**
@@ -92,6 +94,7 @@ export const soak = (rate: number, shape: Shape) =>
       }
       const sample = Effect.gen(function* () {
         const memory = yield* d.memory
+        const api = d.apiMemory === undefined ? undefined : yield* d.apiMemory
         const committed = (yield* d.committed) - before
         samples.push({
           second: (now() - start) / 1000,
@@ -100,7 +103,11 @@ export const soak = (rate: number, shape: Shape) =>
           liveMb: mb(memory.heapLive),
           published,
           backlog: published - committed,
-          processRssMb: Object.fromEntries(pids.map(([name, pid]) => [name, mb(procRssBytes(pid))]))
+          processRssMb: Object.fromEntries(pids.map(([name, pid]) => [name, mb(procRssBytes(pid))])),
+          api:
+            api === undefined
+              ? undefined
+              : { liveMb: mb(api.heapLive), heapTotalMb: mb(api.heapTotal), externalMb: mb(api.external) }
         })
       })
       yield* sample
