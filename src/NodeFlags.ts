@@ -8,10 +8,20 @@
  * 10–20% off the CPU per checkpoint, the gateway's and in all (docs/benchmarks.md), for some
  * 100–150 MB more resident memory per process under load. V8 reads it only at start, so
  * it cannot be set from inside the process (`v8.setFlagsFromString` is too late).
+ *
+ * The semi-spaces start at that size too (`--min-semi-space-size`): V8 otherwise grows them by
+ * doubling whenever a burst of allocation calls for it, and a process that met its first burst
+ * minutes into its life (the API, when the live stream's feed caught up on a backlog) took tens of
+ * megabytes more resident memory then, and kept them: growth that looks like a leak to whoever
+ * watches the RSS (the soak of docs/benchmarks.md). At full size from the start, the young
+ * generation is resident once the process has allocated through it, and stays the same after.
  */
 const SEMI_SPACE_MB = 64
 
-export const SERVE_NODE_FLAGS: ReadonlyArray<string> = [`--max-semi-space-size=${SEMI_SPACE_MB}`]
+export const SERVE_NODE_FLAGS: ReadonlyArray<string> = [
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+  `--min-semi-space-size=${SEMI_SPACE_MB}`
+]
 
 /**
  * The same for the embedded default's backend thread, whose heap is configured by its `Worker`:

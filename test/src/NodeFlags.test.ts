@@ -28,6 +28,13 @@ describe("the Node flags of candor serve", () => {
     }
   })
 
+  it("the semi-spaces start at their largest size, so the nursery never grows in steps later", () => {
+    const size = (name: string) =>
+      SERVE_NODE_FLAGS.map((flag) => new RegExp(`^--${name}=(\\d+)$`).exec(flag)?.[1]).find((s) => s !== undefined)
+    expect(size("max-semi-space-size")).toBeDefined()
+    expect(size("min-semi-space-size")).toBe(size("max-semi-space-size"))
+  })
+
   it("the backend thread's young generation is three semi-spaces of the flag's size", () => {
     const semiSpace = SERVE_NODE_FLAGS.map((flag) => /^--max-semi-space-size=(\d+)$/.exec(flag)?.[1]).find(
       (size) => size !== undefined
