@@ -3,13 +3,13 @@
  * its stream and subjects as in-cluster subscribers see them, and idempotence past the duplicate window.
  */
 import { jetstream, jetstreamManager } from "@nats-io/jetstream"
+import { Kvm } from "@nats-io/kv"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { EventFeed } from "../../../adapters/bus/EventFeed.js"
 import * as EventFeedJetStream from "../../../adapters/bus/EventFeedJetStream.js"
 import { NatsConnection } from "../../../adapters/bus/NatsConnection.js"
-import { Kvm } from "@nats-io/kv"
 import { feedIndexBucket, feedStreamName } from "../../../adapters/bus/Subjects.js"
 import { describeIntegration } from "../../support/Integration.js"
 import { feedConformance, testEvent } from "./EventFeedConformance.js"
@@ -58,6 +58,7 @@ describeIntegration("nats", "EventFeedJetStream", () => {
       )
     )
   })
+
   it.live("asks the index only for an envelope older than half the duplicate window", () => {
     const prefix = uniquePrefix("feed-fresh")
     return Effect.gen(function* () {
