@@ -37,7 +37,14 @@ const PageOf = ({ route }: { readonly route: Route }) => {
     case "agent":
       return <AgentPage agentId={route.agentId} />
     case "verify":
-      return <VerifyPage {...(route.checkpointId === undefined ? {} : { checkpointId: route.checkpointId })} />
+      // Keyed by the checkpoint: opening another one (or the empty form) mounts a fresh page, which
+      // never shows the last certificate's result under the new address while it fetches its own.
+      return (
+        <VerifyPage
+          key={route.checkpointId ?? ""}
+          {...(route.checkpointId === undefined ? {} : { checkpointId: route.checkpointId })}
+        />
+      )
     case "webhooks":
       return <WebhooksPage />
     case "organization":
