@@ -10,6 +10,10 @@ import { BACKEND_YOUNG_GENERATION_MB, SERVE_NODE_FLAGS } from "../../src/NodeFla
 const root = new URL("../../", import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, root), "utf8")
 
+/** The value of `--<name>=<n>` among the flags, if one sets it. */
+const flagValue = (name: string): string | undefined =>
+  SERVE_NODE_FLAGS.map((flag) => new RegExp(`^--${name}=(\\d+)$`).exec(flag)?.[1]).find((value) => value !== undefined)
+
 describe("the Node flags of candor serve", () => {
   it("the bin's shebang passes each flag to node", () => {
     const shebang = read("bin/candor.js").split("\n")[0]!
@@ -29,16 +33,11 @@ describe("the Node flags of candor serve", () => {
   })
 
   it("the semi-spaces start at their largest size, so the nursery never grows in steps later", () => {
-    const size = (name: string) =>
-      SERVE_NODE_FLAGS.map((flag) => new RegExp(`^--${name}=(\\d+)$`).exec(flag)?.[1]).find((s) => s !== undefined)
-    expect(size("max-semi-space-size")).toBeDefined()
-    expect(size("min-semi-space-size")).toBe(size("max-semi-space-size"))
+    expect(flagValue("max-semi-space-size")).toBeDefined()
+    expect(flagValue("min-semi-space-size")).toBe(flagValue("max-semi-space-size"))
   })
 
   it("the backend thread's young generation is three semi-spaces of the flag's size", () => {
-    const semiSpace = SERVE_NODE_FLAGS.map((flag) => /^--max-semi-space-size=(\d+)$/.exec(flag)?.[1]).find(
-      (size) => size !== undefined
-    )
-    expect(BACKEND_YOUNG_GENERATION_MB).toBe(3 * Number(semiSpace))
+    expect(BACKEND_YOUNG_GENERATION_MB).toBe(3 * Number(flagValue("max-semi-space-size")))
   })
 })
